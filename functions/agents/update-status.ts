@@ -1,0 +1,5 @@
+import { http } from '../../shared/http/handler';
+import { updateAgentStatus as op } from '../../shared/domain/agents/operations';
+import { updateAgent } from '../../shared/domain/agents/service';
+
+export const handler = http(op, ({ caller, params, body }) => updateAgent(caller.organizationId, params.id, { status: body.status }));

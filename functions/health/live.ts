@@ -1,0 +1,5 @@
+import { http } from '../../shared/http/handler';
+import { getHealth } from '../../shared/domain/health/operations';
+import { liveness } from '../../shared/domain/health/service';
+
+export const handler = http(getHealth, () => liveness());

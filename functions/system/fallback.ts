@@ -1,0 +1,3 @@
+import { fallback } from '../../shared/http/fallback';
+
+export const handler = fallback();

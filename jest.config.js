@@ -1,0 +1,17 @@
+// @swc/jest compiles TypeScript and the ESM-only @middy packages to CommonJS (see ../shared/TOOLING.md).
+const base = {
+  transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
+  transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
+  moduleNameMapper: { '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js' },
+  testEnvironment: 'node',
+};
+module.exports = {
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts', globalTeardown: '<rootDir>/test/support/global-teardown.ts' },
+    { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    { ...base, displayName: 'acceptance', testMatch: ['<rootDir>/test/acceptance/**/*.test.ts'] },
+  ],
+  testTimeout: 60000,
+};

@@ -1,0 +1,27 @@
+import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { config } from '../config';
+
+let client: S3Client | undefined;
+
+/** The S3 client, built once (the local S3-compatible server when S3_ENDPOINT is set). */
+export function s3(): S3Client {
+  if (client) return client;
+  const { region, s3Endpoint } = config();
+  client = new S3Client({
+    region,
+    ...(s3Endpoint
+      ? { endpoint: s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
+      : {}),
+  });
+  return client;
+}
+
+/** Whether the bucket answers (readiness). */
+export async function bucketReachable(): Promise<void> {
+  await s3().send(new HeadBucketCommand({ Bucket: config().bucketName }));
+}
+
+/** Drop the cached client (tests). */
+export function resetBlobStore(): void {
+  client = undefined;
+}

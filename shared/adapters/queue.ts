@@ -1,0 +1,38 @@
+import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { queueUrlVariable } from '../jobs/definition';
+
+export interface SendOptions {
+  /** Seconds before the message becomes visible (SQS allows up to 900). */
+  delaySeconds?: number;
+}
+
+/** Sends job messages; SQS in AWS, the in-process runner in the local runtime. */
+export interface QueuePort {
+  send(queue: string, body: unknown, options?: SendOptions): Promise<void>;
+}
+
+/** The local runtime installs its in-process queue here before serving requests. */
+const LOCAL_QUEUE = Symbol.for('vap.localQueue');
+type Holder = { [LOCAL_QUEUE]?: QueuePort };
+
+export function installLocalQueue(port: QueuePort | undefined): void {
+  (globalThis as Holder)[LOCAL_QUEUE] = port;
+}
+
+let sqs: SQSClient | undefined;
+
+const sqsPort: QueuePort = {
+  async send(queue, body, options) {
+    const url = process.env[queueUrlVariable(queue)];
+    if (!url) throw new Error(`Missing ${queueUrlVariable(queue)}: the function was not granted queue "${queue}".`);
+    sqs ??= new SQSClient({});
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body), DelaySeconds: options?.delaySeconds }),
+    );
+  },
+};
+
+/** The queue port for this process. */
+export function queue(): QueuePort {
+  return (globalThis as Holder)[LOCAL_QUEUE] ?? sqsPort;
+}

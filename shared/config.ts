@@ -1,0 +1,65 @@
+/**
+ * Configuration read once from the environment. Required settings fail fast with a
+ * message that names the variable; the local runtime sets every one of them.
+ */
+export interface Config {
+  tableName: string;
+  bucketName: string;
+  region: string;
+  /** Set only by the local runtime: DynamoDB Local's endpoint. */
+  dynamoEndpoint?: string;
+  /** Set only by the local runtime: the S3-compatible server's endpoint. */
+  s3Endpoint?: string;
+  /** Public base URL of the API, used in links handed to clients. */
+  publicBaseUrl?: string;
+  /** Version string reported by GET /health. */
+  version: string;
+  /** Seconds an API key lookup stays cached in memory. */
+  apiKeyCacheSeconds: number;
+  /** Requests per minute per API key, unless the organization sets its own. */
+  rateLimitPerMinute: number;
+  /** Lets outbound fetches (crawler, webhooks) reach loopback addresses. Local only. */
+  allowLoopbackFetch: boolean;
+  /** `local` in the local runtime, `aws` when deployed. */
+  runtime: 'local' | 'aws';
+}
+
+let cached: Config | undefined;
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`Missing required setting ${name}: set it in the environment (the CDK stack and the local runtime both do).`);
+  return value;
+}
+
+function int(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`Setting ${name} must be a non-negative number, got "${raw}".`);
+  return n;
+}
+
+/** The process configuration, read from the environment on first use. */
+export function config(): Config {
+  if (cached) return cached;
+  cached = {
+    tableName: required('TABLE_NAME'),
+    bucketName: required('BUCKET_NAME'),
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    dynamoEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
+    s3Endpoint: process.env.S3_ENDPOINT || undefined,
+    publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
+    version: process.env.APP_VERSION ?? '0.1.0',
+    apiKeyCacheSeconds: int('API_KEY_CACHE_SECONDS', 10),
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 1200),
+    allowLoopbackFetch: process.env.ALLOW_LOOPBACK_FETCH === 'true',
+    runtime: process.env.RUNTIME === 'local' ? 'local' : 'aws',
+  };
+  return cached;
+}
+
+/** Forget the cached configuration (tests and the local runtime change the environment). */
+export function resetConfig(): void {
+  cached = undefined;
+}

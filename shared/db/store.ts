@@ -1,0 +1,287 @@
+import {
+  DeleteCommand,
+  PutCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type QueryCommandInput,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { db, tableName } from './client';
+import { keys, type Key } from './keys';
+import { ValidationError } from '../errors';
+
+type Item = Record<string, unknown>;
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** A counter change written in the same transaction as the item it counts. */
+export interface CounterDelta {
+  orgId: string;
+  collection: string;
+  delta: number;
+}
+
+/**
+ * A condition another item must meet for a write to land (a referenced tool exists…).
+ * `onFail` is thrown when it does not.
+ */
+export interface Guard {
+  key: Key;
+  condition?: string;
+  values?: Record<string, unknown>;
+  names?: Record<string, string>;
+  onFail: () => Error;
+}
+
+/** Thrown by `transact` when the main write's own condition fails. */
+export class ConditionFailed extends Error {}
+
+/** Strips storage attributes (keys, index keys, version) from an item before it leaves the store. */
+export function stripKeys<T extends Item>(item: T): Omit<T, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'version' | 'entity' | 'ttl'> {
+  const { pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, version, entity, ttl, ...rest } = item;
+  void pk; void sk; void gsi1pk; void gsi1sk; void gsi2pk; void gsi2sk; void version; void entity; void ttl;
+  return rest as never;
+}
+
+/** One GetItem; strongly consistent so a read after a write sees it. */
+export async function getItem<T extends object = Item>(key: Key, consistent = true): Promise<T | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: consistent }));
+  return out.Item as T | undefined;
+}
+
+export function counterUpdate(c: CounterDelta): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.counter(c.orgId, c.collection),
+      UpdateExpression: 'ADD #n :d',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: { ':d': c.delta },
+    },
+  };
+}
+
+function guardCheck(g: Guard): TransactItem {
+  return {
+    ConditionCheck: {
+      TableName: tableName(),
+      Key: g.key,
+      ConditionExpression: g.condition ?? 'attribute_exists(pk)',
+      ...(g.values ? { ExpressionAttributeValues: g.values } : {}),
+      ...(g.names ? { ExpressionAttributeNames: g.names } : {}),
+    },
+  };
+}
+
+/**
+ * Runs one transaction: the main write first, then counters and guards. A failed guard
+ * throws its own error; a failed main condition throws ConditionFailed.
+ */
+export async function transact(main: TransactItem[], counters: CounterDelta[] = [], guards: Guard[] = []): Promise<void> {
+  const items = [...main, ...counters.filter((c) => c.delta !== 0).map(counterUpdate), ...guards.map(guardCheck)];
+  if (items.length === 1) return single(items[0]);
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (err) {
+    if (err instanceof TransactionCanceledException) {
+      const reasons = err.CancellationReasons ?? [];
+      const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
+      if (failed >= 0 && failed < main.length) throw new ConditionFailed('condition failed', { cause: err });
+      const guardIndex = failed - main.length - counters.filter((c) => c.delta !== 0).length;
+      if (failed >= 0 && guards[guardIndex]) throw guards[guardIndex].onFail();
+      if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new ConditionFailed('transaction conflict', { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** A lone write skips the transaction: half the write cost and no transaction conflicts. */
+async function single(item: TransactItem): Promise<void> {
+  try {
+    if (item.Put) await db().send(new PutCommand(item.Put));
+    else if (item.Update) await db().send(new UpdateCommand(item.Update as UpdateCommandInput));
+    else if (item.Delete) await db().send(new DeleteCommand(item.Delete));
+    else await db().send(new TransactWriteCommand({ TransactItems: [item] }));
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) throw new ConditionFailed('condition failed', { cause: err });
+    throw err;
+  }
+}
+
+/** A Put that only lands when the key is new. */
+export function putNew(item: Item): TransactItem {
+  return { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } };
+}
+
+/** An update of the named fields of an existing item; bumps `version` and `updated_at`. */
+export function updateExisting(
+  key: Key,
+  set: Item,
+  opts: { remove?: string[]; condition?: string; values?: Item; names?: Record<string, string> } = {},
+): TransactItem {
+  const names: Record<string, string> = { ...opts.names, '#v': 'version' };
+  const values: Item = { ...opts.values, ':one': 1 };
+  const sets: string[] = [];
+  Object.entries(set).forEach(([field, value], i) => {
+    names[`#f${i}`] = field;
+    values[`:f${i}`] = value;
+    sets.push(`#f${i} = :f${i}`);
+  });
+  const removes = (opts.remove ?? []).map((field, i) => {
+    names[`#r${i}`] = field;
+    return `#r${i}`;
+  });
+  const expr = [`SET ${[...sets, '#v = if_not_exists(#v, :zero) + :one'].join(', ')}`, removes.length ? `REMOVE ${removes.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
+  values[':zero'] = 0;
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: expr,
+      ConditionExpression: ['attribute_exists(pk)', opts.condition].filter(Boolean).join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+export function deleteExisting(key: Key, condition?: string, values?: Item, names?: Record<string, string>): TransactItem {
+  return {
+    Delete: {
+      TableName: tableName(),
+      Key: key,
+      ConditionExpression: ['attribute_exists(pk)', condition].filter(Boolean).join(' AND '),
+      ...(values ? { ExpressionAttributeValues: values } : {}),
+      ...(names ? { ExpressionAttributeNames: names } : {}),
+    },
+  };
+}
+
+/** Reads an exact collection count kept by `transact`. */
+export async function readCounter(orgId: string, collection: string): Promise<number> {
+  const item = await getItem<{ n?: number }>(keys.counter(orgId, collection));
+  return Math.max(0, item?.n ?? 0);
+}
+
+export interface PageRequest {
+  limit: number;
+  offset?: number;
+  cursor?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** What a collection query reads: a partition (of the table or an index) and a sort-key prefix. */
+export interface CollectionQuery {
+  index?: string;
+  pkName: string;
+  pkValue: string;
+  skName?: string;
+  skPrefix?: string;
+  /** Newest first when true. */
+  descending?: boolean;
+}
+
+function encodeCursor(key: Item): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+function decodeCursor(cursor: string, q: CollectionQuery): Item {
+  let key: Item;
+  try {
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Item;
+  } catch {
+    throw ValidationError.field('cursor', 'is not a cursor returned by this list');
+  }
+  // A cursor is only honoured inside the partition it was issued for, so it can never
+  // be used to read another organization's items.
+  const sk = q.skName ? key[q.skName] : undefined;
+  if (!key || typeof key !== 'object' || key[q.pkName] !== q.pkValue || (q.skPrefix && (typeof sk !== 'string' || !sk.startsWith(q.skPrefix)))) {
+    throw ValidationError.field('cursor', 'is not a cursor returned by this list');
+  }
+  return key;
+}
+
+function baseQuery(q: CollectionQuery): QueryCommandInput {
+  const names: Record<string, string> = { '#pk': q.pkName };
+  const values: Item = { ':pk': q.pkValue };
+  let cond = '#pk = :pk';
+  if (q.skPrefix && q.skName) {
+    names['#sk'] = q.skName;
+    values[':sk'] = q.skPrefix;
+    cond += ' AND begins_with(#sk, :sk)';
+  }
+  return {
+    TableName: tableName(),
+    ...(q.index ? { IndexName: q.index } : {}),
+    KeyConditionExpression: cond,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ScanIndexForward: !q.descending,
+  };
+}
+
+/**
+ * One page of a collection. `cursor` continues where the last page ended (cost independent of
+ * depth); `offset` skips items by reading only their keys first, as the spec's paging asks.
+ */
+export async function queryPage<T extends object>(q: CollectionQuery, page: PageRequest): Promise<Page<T>> {
+  const base = baseQuery(q);
+  let startKey: Item | undefined = page.cursor ? decodeCursor(page.cursor, q) : undefined;
+  if (!page.cursor && page.offset) {
+    let toSkip = page.offset;
+    const keyNames = ['pk', 'sk', ...(q.index ? [q.pkName, q.skName ?? ''] : [])].filter(Boolean);
+    while (toSkip > 0) {
+      const out = await db().send(
+        new QueryCommand({
+          ...base,
+          Limit: toSkip,
+          ExclusiveStartKey: startKey,
+          ProjectionExpression: keyNames.map((_, i) => `#k${i}`).join(', '),
+          ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...Object.fromEntries(keyNames.map((k, i) => [`#k${i}`, k])) },
+        }),
+      );
+      toSkip -= out.Items?.length ?? 0;
+      startKey = out.LastEvaluatedKey;
+      if (!startKey) return { items: [], nextCursor: null };
+    }
+  }
+  const items: T[] = [];
+  let lastKey: Item | undefined = startKey;
+  do {
+    const out = await db().send(new QueryCommand({ ...base, Limit: page.limit - items.length, ExclusiveStartKey: lastKey }));
+    items.push(...((out.Items ?? []) as T[]));
+    lastKey = out.LastEvaluatedKey;
+  } while (lastKey && items.length < page.limit);
+  return { items, nextCursor: lastKey ? encodeCursor(lastKey) : null };
+}
+
+/** Every item of a collection, page by page (bounded internal work such as cascades). */
+export async function* queryAll<T extends object>(q: CollectionQuery, projection?: string[]): AsyncGenerator<T> {
+  const base = baseQuery(q);
+  let startKey: Item | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        ...base,
+        ExclusiveStartKey: startKey,
+        ...(projection
+          ? {
+              ProjectionExpression: projection.map((_, i) => `#p${i}`).join(', '),
+              ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...Object.fromEntries(projection.map((p, i) => [`#p${i}`, p])) },
+            }
+          : {}),
+      }),
+    );
+    for (const item of out.Items ?? []) yield item as T;
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+}

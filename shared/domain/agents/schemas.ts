@@ -1,0 +1,93 @@
+import * as z from 'zod/mini';
+import { pageQueryShape, uuid } from '../common/schemas';
+
+export const AGENT_STATUSES = ['AGENT_STATUS_UNSPECIFIED', 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_INACTIVE'] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+
+const FOUR_HOURS_MS = 4 * 60 * 60 * 1000;
+const text = (max: number) => z.string().check(z.maxLength(max));
+const durationMs = () => z.int().check(z.minimum(0), z.maximum(FOUR_HOURS_MS));
+const jsonObject = () => z.record(z.string(), z.unknown());
+
+/** An item of `selected_tools`: `tool_id` must name a tool of the organization; other members are kept. */
+export const SelectedTool = z.looseObject({ tool_id: uuid() });
+
+/** Every writable agent field; create requires `name`, PATCH takes any subset. */
+export const agentFields = {
+  widget_settings_id: z.nullable(uuid()),
+  name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
+  agent_name: text(200),
+  status: z.enum(AGENT_STATUSES),
+  model: text(200),
+  s2s_model: text(200),
+  voice_id: text(200),
+  temperature: z.number().check(z.minimum(0), z.maximum(2)),
+  reminder_trigger_ms: durationMs(),
+  reminder_max_count: z.int().check(z.minimum(0), z.maximum(100)),
+  ambient_sound: text(100),
+  ambient_sound_volume: z.number().check(z.minimum(0), z.maximum(1)),
+  end_call_after_silence: z.boolean(),
+  max_call_duration_ms: durationMs(),
+  ring_duration_ms: durationMs(),
+  enable_voicemail_detection: z.boolean(),
+  voicemail_message: text(5000),
+  voicemail_detection_timeout_ms: durationMs(),
+  ivr_options: z.nullable(jsonObject()),
+  post_call_analysis_model: text(200),
+  analysis_summary_prompt: text(20000),
+  selected_tools: z.array(SelectedTool).check(z.maxLength(50)),
+  integrations: z.nullable(jsonObject()),
+  knowledge_base: text(100),
+  begin_message: text(5000),
+  start_speaker: z.enum(['agent', 'user']),
+};
+
+type Fields = typeof agentFields;
+const optionalFields = Object.fromEntries(Object.entries(agentFields).map(([k, v]) => [k, z.optional(v)])) as {
+  [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
+};
+
+export const CreateAgentBody = z.strictObject({ ...optionalFields, name: agentFields.name });
+export const UpdateAgentBody = z.strictObject(optionalFields);
+export const AgentStatusBody = z.strictObject({ status: agentFields.status });
+export const AgentListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) });
+
+export type CreateAgentInput = z.output<typeof CreateAgentBody>;
+export type UpdateAgentInput = z.output<typeof UpdateAgentBody>;
+
+export const Agent = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  ...agentFields,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type Agent = z.output<typeof Agent>;
+
+/** What an agent is when the create body leaves a field out. docs/api.md lists these. */
+export const agentDefaults = {
+  widget_settings_id: null,
+  status: 'AGENT_STATUS_ACTIVE' as AgentStatus,
+  model: 'gpt-4o-mini',
+  s2s_model: '',
+  voice_id: '',
+  temperature: 0.7,
+  reminder_trigger_ms: 10_000,
+  reminder_max_count: 1,
+  ambient_sound: '',
+  ambient_sound_volume: 0.5,
+  end_call_after_silence: false,
+  max_call_duration_ms: 1_800_000,
+  ring_duration_ms: 30_000,
+  enable_voicemail_detection: false,
+  voicemail_message: '',
+  voicemail_detection_timeout_ms: 5_000,
+  ivr_options: null,
+  post_call_analysis_model: 'gpt-4o-mini',
+  analysis_summary_prompt: '',
+  selected_tools: [],
+  integrations: null,
+  knowledge_base: '',
+  begin_message: '',
+  start_speaker: 'agent' as const,
+};

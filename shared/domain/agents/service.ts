@@ -1,0 +1,168 @@
+import { v7 as uuidv7 } from 'uuid';
+import { collections, gsi1, gsi2, keys, Prefix } from '../../db/keys';
+import {
+  ConditionFailed,
+  deleteExisting,
+  getItem,
+  putNew,
+  queryPage,
+  readCounter,
+  stripKeys,
+  transact,
+  updateExisting,
+  type Guard,
+  type PageRequest,
+} from '../../db/store';
+import { NotFoundError, ConflictError, ValidationError } from '../../errors';
+import { listResult } from '../../http/result';
+import { references } from '../references';
+import { agentDefaults, type Agent, type AgentStatus, type CreateAgentInput, type UpdateAgentInput } from './schemas';
+
+type AgentItem = Agent & { pk: string; sk: string; version: number };
+
+const ENTITY = 'AGENT';
+const MAX_ATTEMPTS = 25;
+
+function view(item: AgentItem): Agent {
+  return stripKeys(item) as Agent;
+}
+
+/** Index attributes that follow an agent's status and widget. */
+function indexAttributes(orgId: string, id: string, status: AgentStatus, widgetId: string | null) {
+  return {
+    gsi1pk: gsi1.byStatus(orgId, ENTITY, status),
+    gsi1sk: id,
+    ...(widgetId ? { gsi2pk: gsi2.widget(widgetId), gsi2sk: gsi2.agentOfWidget(id) } : {}),
+  };
+}
+
+/** Guards for every resource the given fields point to. */
+function referenceGuards(orgId: string, fields: UpdateAgentInput): Guard[] {
+  const guards: Guard[] = [];
+  if (fields.widget_settings_id) guards.push(references.widget(orgId, fields.widget_settings_id));
+  if (fields.knowledge_base) guards.push(references.knowledgeBase(orgId, fields.knowledge_base));
+  const seen = new Set<string>();
+  (fields.selected_tools ?? []).forEach((t, i) => {
+    if (seen.has(t.tool_id)) throw ValidationError.field(`selected_tools.${i}.tool_id`, `tool ${t.tool_id} is selected twice`);
+    seen.add(t.tool_id);
+    guards.push(references.tool(orgId, t.tool_id, `selected_tools.${i}.tool_id`));
+  });
+  return guards;
+}
+
+const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+
+export async function createAgent(orgId: string, input: CreateAgentInput): Promise<Agent> {
+  const now = new Date().toISOString();
+  const id = uuidv7();
+  const agent: Agent = {
+    id,
+    organization_id: orgId,
+    ...agentDefaults,
+    agent_name: input.name,
+    ...input,
+    created_at: now,
+    updated_at: now,
+  } as Agent;
+  await transact(
+    [putNew({ ...keys.agent(orgId, id), entity: ENTITY, version: 1, ...indexAttributes(orgId, id, agent.status, agent.widget_settings_id), ...agent })],
+    [
+      { orgId, collection: collections.agents, delta: 1 },
+      { orgId, collection: collections.agentsByStatus(agent.status), delta: 1 },
+    ],
+    referenceGuards(orgId, input),
+  );
+  return agent;
+}
+
+export async function getAgent(orgId: string, id: string): Promise<Agent> {
+  const item = await getItem<AgentItem>(keys.agent(orgId, id));
+  if (!item) throw new NotFoundError('Agent', id);
+  return view(item);
+}
+
+export async function listAgents(orgId: string, query: PageRequest & { status?: AgentStatus }) {
+  const [page, total] = query.status
+    ? await Promise.all([
+        queryPage<AgentItem>({ index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.byStatus(orgId, ENTITY, query.status), skName: 'gsi1sk' }, query),
+        readCounter(orgId, collections.agentsByStatus(query.status)),
+      ])
+    : await Promise.all([
+        queryPage<AgentItem>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.agent }, query),
+        readCounter(orgId, collections.agents),
+      ]);
+  return listResult({ items: page.items.map(view), nextCursor: page.nextCursor }, total, query);
+}
+
+/**
+ * Applies a partial update. Fields other than `status` are written in one conditional
+ * UpdateItem (plus reference guards), so concurrent PATCHes never lose each other's fields.
+ * A status change also moves the per-status counters; it is conditioned on the status read,
+ * and retried when another writer moved it first.
+ */
+export async function updateAgent(orgId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
+  if (Object.keys(input).length === 0) throw new ValidationError('Body must contain at least one field to update', [{ path: 'body', message: 'is empty' }]);
+  const key = keys.agent(orgId, id);
+  const guards = referenceGuards(orgId, input);
+  // Only a status change depends on the stored item; any other patch needs no read first.
+  const needsRead = input.status !== undefined;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const current = needsRead ? await getItem<AgentItem>(key) : undefined;
+    if (needsRead && !current) throw new NotFoundError('Agent', id);
+    const now = new Date().toISOString();
+    const set: Record<string, unknown> = { ...input, updated_at: now };
+    const remove: string[] = [];
+    if ('widget_settings_id' in input) {
+      if (input.widget_settings_id) Object.assign(set, { gsi2pk: gsi2.widget(input.widget_settings_id), gsi2sk: gsi2.agentOfWidget(id) });
+      else remove.push('gsi2pk', 'gsi2sk');
+    }
+    const statusChanges = current !== undefined && input.status !== current.status;
+    if (statusChanges) set.gsi1pk = gsi1.byStatus(orgId, ENTITY, input.status!);
+    try {
+      await transact(
+        [
+          updateExisting(key, set, {
+            remove,
+            // Only a status move depends on what was read; other fields are last-writer-wins per field.
+            ...(current ? { condition: '#st = :st', names: { '#st': 'status' }, values: { ':st': current.status } } : {}),
+          }),
+        ],
+        statusChanges
+          ? [
+              { orgId, collection: collections.agentsByStatus(current.status), delta: -1 },
+              { orgId, collection: collections.agentsByStatus(input.status!), delta: 1 },
+            ]
+          : [],
+        guards,
+      );
+      return getAgent(orgId, id);
+    } catch (err) {
+      if (!(err instanceof ConditionFailed)) throw err;
+      if (!needsRead && !(await getItem(key))) throw new NotFoundError('Agent', id);
+      await pause(attempt);
+    }
+  }
+  throw new ConflictError('The agent is being changed by other requests; retry', { id });
+}
+
+export async function deleteAgent(orgId: string, id: string): Promise<void> {
+  const key = keys.agent(orgId, id);
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const current = await getItem<AgentItem>(key);
+    if (!current) throw new NotFoundError('Agent', id);
+    try {
+      await transact(
+        [deleteExisting(key, '#st = :st', { ':st': current.status }, { '#st': 'status' })],
+        [
+          { orgId, collection: collections.agents, delta: -1 },
+          { orgId, collection: collections.agentsByStatus(current.status), delta: -1 },
+        ],
+      );
+      return;
+    } catch (err) {
+      if (!(err instanceof ConditionFailed)) throw err;
+      await pause(attempt);
+    }
+  }
+  throw new ConflictError('The agent is being changed by other requests; retry', { id });
+}

@@ -1,0 +1,20 @@
+import * as z from 'zod/mini';
+import { pageQueryShape } from '../common/schemas';
+
+export const CreateApiKeyBody = z.strictObject({
+  name: z.string().check(z.minLength(1), z.maxLength(100)),
+  expires_at: z.optional(z.iso.datetime({ offset: true })),
+});
+
+export const ApiKeyListQuery = z.strictObject(pageQueryShape);
+
+export const ApiKey = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  created_at: z.string(),
+  expires_at: z.optional(z.string()),
+  last_used_at: z.optional(z.string()),
+});
+
+export const IssuedApiKey = z.object({ ...ApiKey.shape, key: z.string() });

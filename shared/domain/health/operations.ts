@@ -1,0 +1,37 @@
+import * as z from 'zod/mini';
+import { defineOperation } from '../../http/operation';
+
+export const getHealth = defineOperation({
+  method: 'GET',
+  path: '/api/v1/health',
+  operationId: 'getHealth',
+  summary: 'Liveness: the API answers',
+  tag: 'Health',
+  entry: 'functions/health/live.ts',
+  auth: false,
+  response: z.object({ status: z.literal('ok'), version: z.string() }),
+  access: {},
+});
+
+export const getReadiness = defineOperation({
+  method: 'GET',
+  path: '/api/v1/health/ready',
+  operationId: 'getReadiness',
+  summary: 'Readiness: the table and the bucket answer (503 naming the one that does not)',
+  tag: 'Health',
+  entry: 'functions/health/ready.ts',
+  auth: false,
+  response: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
+  access: { table: 'R', bucket: 'R' },
+});
+
+export const getOpenApi = defineOperation({
+  method: 'GET',
+  path: '/api/v1/openapi.json',
+  operationId: 'getOpenApi',
+  summary: 'The OpenAPI 3.1 document of this API (no key)',
+  tag: 'Health',
+  entry: 'functions/system/openapi.ts',
+  auth: false,
+  access: {},
+});

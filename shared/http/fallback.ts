@@ -1,0 +1,35 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { operations } from './registry';
+import { compileRoutes, matchRoute } from './route-match';
+import { requestContext } from './middleware/request-context';
+import { errorEnvelope } from './middleware/error-envelope';
+import { MethodNotAllowedError, AppError } from '../errors';
+import type { Operation } from './operation';
+
+const routes = compileRoutes(operations);
+
+const fallbackOperation: Operation = {
+  method: 'GET',
+  path: '/{proxy+}',
+  operationId: 'fallback',
+  summary: 'Unknown routes and wrong methods',
+  tag: 'System',
+  entry: 'functions/system/fallback.ts',
+  auth: false,
+  access: {},
+};
+
+/** Answers what no operation matched: 405 when the path exists with other methods, else 404. */
+export function fallback() {
+  const core = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
+    const method = event.requestContext?.http?.method ?? 'GET';
+    const path = event.rawPath ?? '/';
+    const result = matchRoute(routes, method, path);
+    if (result.kind === 'method-not-allowed') throw new MethodNotAllowedError(method, path, result.allowed);
+    throw new AppError(404, 'NOT_FOUND', `No route for ${method} ${path}`, { method, path });
+  };
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>(core)
+    .use(requestContext(fallbackOperation))
+    .use(errorEnvelope());
+}

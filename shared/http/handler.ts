@@ -1,0 +1,62 @@
+import middy from '@middy/core';
+import type * as z from 'zod/mini';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Operation } from './operation';
+import { stateOf, type Caller } from './context';
+import { requestContext } from './middleware/request-context';
+import { errorEnvelope } from './middleware/error-envelope';
+import { jsonBody } from './middleware/json-body';
+import { apiKeyAuth } from './middleware/auth';
+import { rateLimit } from './middleware/rate-limit';
+import { validate } from './middleware/validate';
+import { idempotency } from './middleware/idempotency';
+import { successEnvelope } from './middleware/success-envelope';
+
+type Out<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
+
+/** What an entry file's function receives: validated input and the caller. */
+export interface HandlerInput<P, Q, B> {
+  params: Out<P>;
+  query: Out<Q>;
+  body: Out<B>;
+  caller: Caller;
+  requestId: string;
+  event: APIGatewayProxyEventV2;
+  /** Adds a header to the response (CORS on public endpoints, for instance). */
+  setHeader(name: string, value: string): void;
+}
+
+/**
+ * Wraps an operation's function in the shared middleware stack, in this fixed order:
+ * request context (request id, access log, response headers) → error envelope → JSON body →
+ * API-key auth → rate limit → validation → idempotency (POST) → success envelope.
+ * Middy runs `before` in that order and `after`/`onError` in reverse.
+ */
+export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
+  operation: Operation<P, Q, B>,
+  fn: (input: HandlerInput<P, Q, B>) => unknown,
+) {
+  const core = async (event: APIGatewayProxyEventV2) => {
+    const state = stateOf(event);
+    const input = state.input as { params: Out<P>; query: Out<Q>; body: Out<B> };
+    return fn({
+      ...input,
+      caller: state.caller as Caller,
+      requestId: state.requestId,
+      event,
+      setHeader: (name, value) => {
+        state.responseHeaders[name.toLowerCase()] = value;
+      },
+    }) as Promise<APIGatewayProxyStructuredResultV2>;
+  };
+  const op = operation as Operation;
+  const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>(core)
+    .use(requestContext(op))
+    .use(errorEnvelope())
+    .use(jsonBody());
+  if (op.auth) handler.use(apiKeyAuth()).use(rateLimit());
+  handler.use(validate());
+  if (op.auth && op.method === 'POST') handler.use(idempotency());
+  handler.use(successEnvelope());
+  return handler;
+}

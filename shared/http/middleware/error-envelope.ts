@@ -1,0 +1,42 @@
+import { AppError } from '../../errors';
+import { errorBody, jsonResponse } from '../envelope';
+import { logger } from '../../logger';
+import type { HttpMiddleware } from './types';
+
+/** Thrown to answer with a response computed before the handler (an idempotent replay). */
+export class EarlyResponse extends Error {
+  constructor(readonly response: { statusCode: number; body: string; headers?: Record<string, string> }) {
+    super('early response');
+  }
+}
+
+/**
+ * The one place errors become HTTP answers. Typed errors keep their status, code and details;
+ * anything else is logged with its cause and answered with a generic 500 naming the request id.
+ */
+export function errorEnvelope(): HttpMiddleware {
+  return {
+    name: 'error-envelope',
+    onError: (request) => {
+      const err = request.error;
+      if (err instanceof EarlyResponse) {
+        request.response = { ...err.response, headers: { 'content-type': 'application/json; charset=utf-8', ...err.response.headers } };
+        return;
+      }
+      const requestId = request.internal.http?.requestId;
+      if (err instanceof AppError) {
+        if (err.statusCode >= 500) logger.error('request failed', { request_id: requestId, error: err });
+        const extra: Record<string, string> =
+          err.code === 'RATE_LIMITED' ? { 'retry-after': String((err as AppError & { retryAfterSeconds: number }).retryAfterSeconds) } : {};
+        if (err.code === 'METHOD_NOT_ALLOWED') extra.allow = ((err.details.allowed as string[]) ?? []).join(', ');
+        request.response = jsonResponse(err.statusCode, errorBody(err), extra);
+        return;
+      }
+      logger.error('unhandled error', { request_id: requestId, error: err as Error });
+      request.response = jsonResponse(
+        500,
+        errorBody({ code: 'INTERNAL', message: 'Internal server error', details: { request_id: requestId } }),
+      );
+    },
+  };
+}

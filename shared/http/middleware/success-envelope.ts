@@ -1,0 +1,52 @@
+import { httpState } from '../context';
+import { jsonResponse, successBody } from '../envelope';
+import { isListResult } from '../result';
+import type { HttpMiddleware } from './types';
+
+const DEFAULT_MESSAGES: Record<string, string> = {
+  GET: 'Retrieved successfully',
+  POST: 'Created successfully',
+  PUT: 'Updated successfully',
+  PATCH: 'Updated successfully',
+  DELETE: 'Deleted successfully',
+};
+
+/** A handler's value that carries its own message (e.g. an action such as "Campaign started"). */
+export interface WithMessage {
+  __message: string;
+  data?: unknown;
+}
+
+export function withMessage(message: string, data?: unknown): WithMessage {
+  return { __message: message, data };
+}
+
+/**
+ * Wraps what the handler returned in the success envelope: `data` (absent for deletions),
+ * `meta` for lists. Success is always HTTP 200, as the API promises.
+ */
+export function successEnvelope(): HttpMiddleware {
+  return {
+    name: 'success-envelope',
+    after: (request) => {
+      const state = httpState(request);
+      const op = state.operation;
+      const value = request.response as unknown;
+      if (op.rawResponse) {
+        request.response = jsonResponse(200, value);
+        return;
+      }
+      let message = op.successMessage ?? DEFAULT_MESSAGES[op.method];
+      let data: unknown = value;
+      if (value && typeof value === 'object' && '__message' in value) {
+        message = (value as WithMessage).__message;
+        data = (value as WithMessage).data;
+      }
+      if (isListResult(data)) {
+        request.response = jsonResponse(200, successBody(message, data.items, data.meta));
+        return;
+      }
+      request.response = jsonResponse(200, successBody(message, op.method === 'DELETE' ? undefined : data ?? undefined));
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import type * as z from 'zod/mini';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+/** What a function may touch; the CDK stack turns this into least-privilege grants. */
+export interface Access {
+  table?: 'R' | 'RW';
+  bucket?: 'R' | 'RW';
+  /** Queues the function sends to, by name from the job registry. */
+  queues?: string[];
+  /** Needs the secrets key (KMS in AWS) to encrypt or decrypt secrets at rest. */
+  secrets?: boolean;
+}
+
+/**
+ * One API operation, declared once. The route registry collects these; the CDK stack,
+ * the local runtime, the OpenAPI document and a test all read the same declaration.
+ */
+export interface Operation<
+  P extends z.ZodMiniType = z.ZodMiniType,
+  Q extends z.ZodMiniType = z.ZodMiniType,
+  B extends z.ZodMiniType = z.ZodMiniType,
+> {
+  method: HttpMethod;
+  /** Path under the base URL with `{param}` placeholders, without a trailing slash. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  /** Entry file, relative to the repository root. */
+  entry: string;
+  /** False only for public operations (health, widget config, OpenAPI). */
+  auth: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Schema of `data` in the success envelope; absent for deletions. */
+  response?: z.ZodMiniType;
+  /** True for list operations, whose envelope carries `meta`. */
+  list?: boolean;
+  access: Access;
+  /** The function returns the HTTP body itself (the OpenAPI document), not envelope data. */
+  rawResponse?: boolean;
+  /** The envelope's `message` on success (a default per method otherwise). */
+  successMessage?: string;
+  /** Lambda memory and timeout overrides. */
+  memoryMb?: number;
+  timeoutSeconds?: number;
+}
+
+/** Declares an operation; a helper only so the schema types flow to the handler. */
+export function defineOperation<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
+  op: Operation<P, Q, B>,
+): Operation<P, Q, B> {
+  // Authentication stamps a key's last use through the api-key-usage queue, so every
+  // authenticated function may send to it.
+  if (!op.auth) return op;
+  return { ...op, access: { ...op.access, queues: [...new Set([...(op.access.queues ?? []), 'api-key-usage'])] } };
+}

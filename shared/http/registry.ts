@@ -1,0 +1,18 @@
+import type { Operation } from './operation';
+import * as health from '../domain/health/operations';
+import * as apiKeys from '../domain/api-keys/operations';
+import * as agents from '../domain/agents/operations';
+
+/**
+ * The route registry: every operation of the API, once. The CDK stack, the local runtime,
+ * the OpenAPI document and the registry test all read this list. Entry files import only
+ * their own area's operation, never this module, so a bundle holds one area's schemas.
+ */
+export const operations: Operation[] = [
+  ...Object.values(health),
+  ...Object.values(apiKeys),
+  ...Object.values(agents),
+] as Operation[];
+
+/** Handles every request no operation matches: 404, or 405 when the path exists with another method. */
+export const fallbackEntry = 'functions/system/fallback.ts';

@@ -1,0 +1,24 @@
+import type { ListMeta } from './envelope';
+import type { Page } from '../db/store';
+
+const LIST = Symbol('list');
+
+/** What a list operation returns: one page and the exact total. */
+export interface ListResult<T> {
+  [LIST]: true;
+  items: T[];
+  meta: ListMeta;
+}
+
+/** Builds a list result from a store page and the query's paging. */
+export function listResult<T>(page: Page<T>, total: number, paging: { limit: number; offset?: number }): ListResult<T> {
+  return {
+    [LIST]: true,
+    items: page.items,
+    meta: { total, limit: paging.limit, offset: paging.offset ?? 0, next_cursor: page.nextCursor },
+  };
+}
+
+export function isListResult(value: unknown): value is ListResult<unknown> {
+  return typeof value === 'object' && value !== null && LIST in value;
+}

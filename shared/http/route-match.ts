@@ -1,0 +1,54 @@
+/** A compiled path template: literal segments outrank `{param}` segments. */
+export interface CompiledRoute<T> {
+  method: string;
+  segments: string[];
+  value: T;
+}
+
+export function compileRoutes<T extends { method: string; path: string }>(routes: T[]): CompiledRoute<T>[] {
+  return routes.map((r) => ({ method: r.method, segments: r.path.split('/').filter(Boolean), value: r }));
+}
+
+function matchSegments(template: string[], actual: string[]): Record<string, string> | null {
+  if (template.length !== actual.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < template.length; i++) {
+    const t = template[i];
+    if (t.startsWith('{') && t.endsWith('}')) {
+      let value: string;
+      try {
+        value = decodeURIComponent(actual[i]);
+      } catch {
+        value = actual[i];
+      }
+      params[t.slice(1, -1)] = value;
+    } else if (t !== actual[i]) return null;
+  }
+  return params;
+}
+
+/** Specificity: more literal segments first, so `/health/ready` beats `/health/{x}`. */
+function literalCount(segments: string[]): number {
+  return segments.filter((s) => !s.startsWith('{')).length;
+}
+
+export type MatchResult<T> =
+  | { kind: 'match'; route: T; params: Record<string, string> }
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' };
+
+/** Finds the route for a method and path, tolerating one trailing slash. */
+export function matchRoute<T>(routes: CompiledRoute<T>[], method: string, path: string): MatchResult<T> {
+  const actual = path.split('?')[0].split('/').filter(Boolean);
+  const candidates = routes
+    .map((r) => ({ r, params: matchSegments(r.segments, actual) }))
+    .filter((c): c is { r: CompiledRoute<T>; params: Record<string, string> } => c.params !== null);
+  if (!candidates.length) return { kind: 'not-found' };
+  const best = Math.max(...candidates.map((c) => literalCount(c.r.segments)));
+  const top = candidates.filter((c) => literalCount(c.r.segments) === best);
+  const hit = top.find((c) => c.r.method === method.toUpperCase());
+  if (hit) return { kind: 'match', route: hit.r.value, params: hit.params };
+  const elsewhere = candidates.find((c) => c.r.method === method.toUpperCase());
+  if (elsewhere) return { kind: 'match', route: elsewhere.r.value, params: elsewhere.params };
+  return { kind: 'method-not-allowed', allowed: [...new Set(candidates.map((c) => c.r.method))].sort() };
+}

@@ -1,0 +1,18 @@
+import type { JobDefinition } from './definition';
+
+/**
+ * Every background job. The CDK stack makes a queue (with a dead-letter queue and an alarm)
+ * or a schedule for each, and the local runtime runs the same handlers in process.
+ */
+export const jobs: JobDefinition[] = [
+  {
+    kind: 'queue',
+    name: 'api-key-usage',
+    entry: 'functions/jobs/api-key-usage.ts',
+    description: 'Records when each API key was last used, off the request path.',
+    visibilityTimeoutSeconds: 30,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    access: { table: 'RW' },
+  },
+];

@@ -1,0 +1,25 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { logger } from '../logger';
+
+/**
+ * Wraps a per-message function as an SQS batch handler: every record is parsed and handled,
+ * failures are reported per record (partial batch response) so only they are retried, and
+ * one bad record never stops the others. The function must be idempotent (at-least-once).
+ */
+export function sqsWorker<T>(fn: (message: T, record: SQSRecord) => Promise<void>) {
+  const processor = new BatchProcessor(EventType.SQS);
+  const recordHandler = async (record: SQSRecord) => {
+    let message: T;
+    try {
+      message = JSON.parse(record.body) as T;
+    } catch (err) {
+      // A body that is not JSON will never parse: log it and drop it rather than retry forever.
+      logger.error('dropping unparseable message', { message_id: record.messageId, error: (err as Error).message });
+      return;
+    }
+    await fn(message, record);
+  };
+  return async (event: SQSEvent, context: Context) =>
+    processPartialResponse(event, recordHandler, processor, { context });
+}

@@ -1,0 +1,50 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { operations, fallbackEntry } from '../../../shared/http/registry';
+import { jobs } from '../../../shared/jobs/registry';
+import { buildOpenApi } from '../../../shared/http/openapi';
+import pkg from '../../../package.json';
+
+const root = join(__dirname, '..', '..', '..');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = join(dir, name);
+    return statSync(full).isDirectory() ? filesUnder(full) : [relative(root, full)];
+  });
+}
+
+describe('route registry', () => {
+  const entries = new Set([...operations.map((o) => o.entry), fallbackEntry, ...jobs.map((j) => j.entry)]);
+
+  it('has an entry file for every operation and job', () => {
+    const missing = [...entries].filter((e) => !existsSync(join(root, e)));
+    expect(missing).toEqual([]);
+  });
+
+  it('has a registry entry for every entry file', () => {
+    const orphans = filesUnder(join(root, 'functions')).filter((f) => f.endsWith('.ts') && !entries.has(f));
+    expect(orphans).toEqual([]);
+  });
+
+  it('declares each method and path once, and each operation id once', () => {
+    const routes = operations.map((o) => `${o.method} ${o.path}`);
+    expect(routes.length).toBe(new Set(routes).size);
+    const ids = operations.map((o) => o.operationId);
+    expect(ids.length).toBe(new Set(ids).size);
+  });
+
+  it('keeps paths under /api/v1 without a trailing slash, and each entry file imports its own operation', () => {
+    for (const op of operations) {
+      expect(op.path).toMatch(/^\/api\/v1\/[^?#]*[^/]$/);
+      const source = readFileSync(join(root, op.entry), 'utf8');
+      expect(source).toMatch(new RegExp(`\\b${op.operationId}\\b`));
+      expect(source).not.toMatch(/shared\/http\/registry/);
+    }
+  });
+
+  it('keeps docs/openapi.json in step with the registry (run `npm run openapi`)', () => {
+    const written = JSON.parse(readFileSync(join(root, 'docs', 'openapi.json'), 'utf8'));
+    expect(written).toEqual(JSON.parse(JSON.stringify(buildOpenApi(operations, pkg.version))));
+  });
+});
