@@ -1,7 +1,7 @@
 // @swc/jest compiles TypeScript and the ESM-only @middy packages to CommonJS (see ../shared/TOOLING.md).
 const base = {
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
-  transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
+  transformIgnorePatterns: ['/node_modules/(?!@middy/|uuid/)'],
   moduleNameMapper: { '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js' },
   testEnvironment: 'node',
 };
@@ -14,4 +14,5 @@ module.exports = {
     { ...base, displayName: 'acceptance', testMatch: ['<rootDir>/test/acceptance/**/*.test.ts'] },
   ],
   testTimeout: 60000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

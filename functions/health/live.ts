@@ -1,5 +1,5 @@
 import { http } from '../../shared/http/handler';
 import { getHealth } from '../../shared/domain/health/operations';
-import { liveness } from '../../shared/domain/health/service';
+import { liveness } from '../../shared/domain/health/liveness';
 
 export const handler = http(getHealth, () => liveness());

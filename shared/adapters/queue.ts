@@ -1,4 +1,4 @@
-import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { queueUrlVariable } from '../jobs/definition';
 
 export interface SendOptions {
@@ -25,6 +25,8 @@ const sqsPort: QueuePort = {
   async send(queue, body, options) {
     const url = process.env[queueUrlVariable(queue)];
     if (!url) throw new Error(`Missing ${queueUrlVariable(queue)}: the function was not granted queue "${queue}".`);
+    // Loaded on first send, so functions that never queue anything do not pay for the SQS client at cold start.
+    const { SQSClient, SendMessageCommand } = await import('@aws-sdk/client-sqs');
     sqs ??= new SQSClient({});
     await sqs.send(
       new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body), DelaySeconds: options?.delaySeconds }),

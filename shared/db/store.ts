@@ -265,8 +265,9 @@ export async function queryPage<T extends object>(q: CollectionQuery, page: Page
 }
 
 /** Every item of a collection, page by page (bounded internal work such as cascades). */
-export async function* queryAll<T extends object>(q: CollectionQuery, projection?: string[]): AsyncGenerator<T> {
-  const base = baseQuery(q);
+export async function* queryAll<T extends object>(q: CollectionQuery, projection?: string[], consistent = false): AsyncGenerator<T> {
+  // Strongly consistent reads exist only on the table, not on a global index.
+  const base = { ...baseQuery(q), ...(consistent && !q.index ? { ConsistentRead: true } : {}) };
   let startKey: Item | undefined;
   do {
     const out = await db().send(

@@ -5,6 +5,7 @@ import { compileRoutes, matchRoute } from './route-match';
 import { requestContext } from './middleware/request-context';
 import { errorEnvelope } from './middleware/error-envelope';
 import { MethodNotAllowedError, AppError } from '../errors';
+import { errorBody, jsonResponse } from './envelope';
 import type { Operation } from './operation';
 
 const routes = compileRoutes(operations);
@@ -26,6 +27,14 @@ export function fallback() {
     const method = event.requestContext?.http?.method ?? 'GET';
     const path = event.rawPath ?? '/';
     const result = matchRoute(routes, method, path);
+    // API Gateway routes `/x/` to the `/x` route itself; should a trailing-slash request ever
+    // land here instead, send the client to the canonical path (308 keeps method and body).
+    if (result.kind === 'match' && path.length > 1 && path.endsWith('/')) {
+      const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
+      return jsonResponse(308, errorBody({ code: 'NOT_FOUND', message: `Use ${path.replace(/\/+$/, '')}`, details: {} }), {
+        location: `${path.replace(/\/+$/, '')}${query}`,
+      });
+    }
     if (result.kind === 'method-not-allowed') throw new MethodNotAllowedError(method, path, result.allowed);
     throw new AppError(404, 'NOT_FOUND', `No route for ${method} ${path}`, { method, path });
   };

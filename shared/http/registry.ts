@@ -2,6 +2,8 @@ import type { Operation } from './operation';
 import * as health from '../domain/health/operations';
 import * as apiKeys from '../domain/api-keys/operations';
 import * as agents from '../domain/agents/operations';
+import * as tools from '../domain/tools/operations';
+import * as widgets from '../domain/widgets/operations';
 
 /**
  * The route registry: every operation of the API, once. The CDK stack, the local runtime,
@@ -12,6 +14,8 @@ export const operations: Operation[] = [
   ...Object.values(health),
   ...Object.values(apiKeys),
   ...Object.values(agents),
+  ...Object.values(tools),
+  ...Object.values(widgets),
 ] as Operation[];
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */

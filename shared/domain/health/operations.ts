@@ -33,5 +33,6 @@ export const getOpenApi = defineOperation({
   tag: 'Health',
   entry: 'functions/system/openapi.ts',
   auth: false,
+  rawResponse: true,
   access: {},
 });

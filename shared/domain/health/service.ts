@@ -1,12 +1,6 @@
 import { getItem } from '../../db/store';
 import { bucketReachable } from '../../adapters/blob-store';
-import { config } from '../../config';
 import { UnavailableError } from '../../errors';
-
-/** Liveness: answers without touching any dependency. */
-export function liveness() {
-  return { status: 'ok' as const, version: config().version };
-}
 
 async function check(fn: () => Promise<unknown>): Promise<string> {
   try {

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { VoiceAgentPlatformStack } from '../lib/stack';
+
+// aws-cdk-lib's built-in CloudFormation template validation adds ~2.3 s to every synth and
+// cdk-nag below already checks the stack; CDK_VALIDATION=true turns it back on.
+const app = new App({ builtinCloudFormationValidation: process.env.CDK_VALIDATION === 'true' });
+
+new VoiceAgentPlatformStack(app, 'VoiceAgentPlatform', {
+  description: 'Voice AI Agent Platform API',
+  // Account and region come from the CLI's profile at deploy time; synth needs neither.
+  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+  alarmEmail: process.env.ALARM_EMAIL || undefined,
+});
+
+// cdk-nag 3: a policy validation plugin; any unacknowledged finding fails the synth. Each
+// acknowledgment sits next to the resource it concerns, with its reason.
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,0 +1,86 @@
+/**
+ * `npm start`: the whole platform on this machine, no AWS account (see DESIGN.md, "The local
+ * runtime"). Settings, each with a default that works:
+ *   PORT (3000) · DATA_DIR (.data) · LOCAL_API_KEYS (comma-separated; none: one is generated
+ *   and kept in DATA_DIR) · ALLOW_LOOPBACK_FETCH (false) · TICK_SECONDS (5) · LOG_LEVEL
+ */
+import type { Platform } from '../shared/local/platform';
+
+function setting(name: string, fallback: string): string {
+  const value = process.env[name];
+  return value === undefined || value.trim() === '' ? fallback : value.trim();
+}
+
+function positiveNumber(name: string, fallback: number, integer: boolean): number {
+  const raw = setting(name, String(fallback));
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || (integer && !Number.isInteger(n))) {
+    throw new Error(`${name} must be a ${integer ? 'non-negative integer' : 'positive number'}, got "${raw}".`);
+  }
+  return n;
+}
+
+async function main(): Promise<Platform> {
+  const startedAt = Date.now();
+  const port = positiveNumber('PORT', 3000, true);
+  const tickSeconds = positiveNumber('TICK_SECONDS', 5, false);
+  const dataDir = setting('DATA_DIR', '.data');
+  const apiKeys = setting('LOCAL_API_KEYS', '').split(',').map((k) => k.trim()).filter(Boolean);
+  const allowLoopbackFetch = setting('ALLOW_LOOPBACK_FETCH', 'false') === 'true';
+  // Set before any module that builds the logger is loaded.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  if (!process.env.LOG_LEVEL) process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+
+  const { startPlatform } = await import('../shared/local/platform');
+  const platform = await startPlatform({ port, dataDir, apiKeys, allowLoopbackFetch, tickSeconds });
+  const key = platform.apiKeys[0]!;
+  const keyLines = platform.keys.map((k) => `  ${k.key}${k.generated ? `   (generated, kept in ${dataDir}/local-api-key)` : ''}`);
+  console.log(
+    [
+      '',
+      `Voice AI Agent Platform API, local runtime (ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s)`,
+      '',
+      `  API:      ${platform.url}/api/v1`,
+      `  Health:   ${platform.url}/api/v1/health`,
+      `  OpenAPI:  ${platform.url}/api/v1/openapi.json`,
+      `  Data:     ${platform.dataDir}`,
+      '',
+      `API key${platform.keys.length > 1 ? 's' : ''} (header X-Api-Key):`,
+      ...keyLines,
+      '',
+      'Try:',
+      `  curl -s -H "X-Api-Key: ${key}" ${platform.url}/api/v1/agents`,
+      '',
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+  return platform;
+}
+
+main().then(
+  (platform) => {
+    let stopping = false;
+    const shutdown = (signal: NodeJS.Signals) => {
+      if (stopping) process.exit(1);
+      stopping = true;
+      console.log(`\n${signal}: stopping…`);
+      // A second Ctrl-C while stopping, or a stop that hangs, still ends the process.
+      const force = setTimeout(() => process.exit(1), 10_000);
+      force.unref();
+      platform.stop().then(
+        () => process.exit(0),
+        (err: Error) => {
+          console.error(`Error while stopping: ${err.message}`);
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', shutdown);
+    process.on('SIGTERM', shutdown);
+  },
+  (err: unknown) => {
+    console.error(`\nThe local runtime could not start:\n${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

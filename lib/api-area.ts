@@ -1,0 +1,57 @@
+import { NestedStack, type NestedStackProps } from 'aws-cdk-lib';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { Operation } from '../shared/http/operation';
+import { ApiFunction, type AccessTargets } from './api-function';
+import type { Api } from './api';
+import type { CodeSource } from './bundle';
+import type { Monitoring } from './monitoring';
+import { pascalCase } from './names';
+
+export interface ApiAreaProps extends NestedStackProps {
+  /** The operations of one area (one registry tag). */
+  operations: Operation[];
+  api: Api;
+  code: CodeSource;
+  environment: Record<string, string>;
+  targets: AccessTargets;
+  monitoring: Monitoring;
+  logRetention?: logs.RetentionDays;
+}
+
+/**
+ * The functions and routes of one area of the API (agents, campaigns, …) in a nested stack.
+ *
+ * Each operation costs eight CloudFormation resources (function, role, policy, log group,
+ * integration, route, permission, alarm) and a stack holds at most 500: the full API (about 85
+ * operations) would not fit in one. Grouping by the registry's tag keeps every operation in the same stack as the
+ * registry grows, so no route ever has to move between stacks (which CloudFormation could not do
+ * in one deployment: the new route would clash with the old one).
+ */
+export class ApiArea extends NestedStack {
+  /** Functions by operation id. */
+  readonly functions = new Map<string, ApiFunction>();
+
+  constructor(scope: Construct, id: string, props: ApiAreaProps) {
+    super(scope, id, props);
+    for (const operation of props.operations) {
+      const fn = new ApiFunction(this, `${pascalCase(operation.operationId)}Function`, {
+        code: props.code.code(operationBundleName(operation)),
+        description: `${operation.method} ${operation.path}: ${operation.summary}`,
+        environment: props.environment,
+        memoryMb: operation.memoryMb,
+        timeoutSeconds: operation.timeoutSeconds,
+        logRetention: props.logRetention,
+      });
+      fn.applyAccess(operation.access, props.targets, `Operation ${operation.operationId}`);
+      props.api.addOperation(this, operation, fn);
+      props.monitoring.alarmOnErrors(fn);
+      this.functions.set(operation.operationId, fn);
+    }
+  }
+}
+
+/** The bundle name of an operation's function. */
+export function operationBundleName(operation: Operation): string {
+  return operation.operationId;
+}

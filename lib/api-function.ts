@@ -1,0 +1,163 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { Access } from '../shared/http/operation';
+import { queueUrlVariable } from '../shared/jobs/definition';
+import { acknowledgeGrantedActionWildcards, acknowledgeGrantedResourceWildcard } from './acknowledge';
+
+/** Read, or read and write. */
+export type AccessMode = 'R' | 'RW';
+
+/** The resources an `Access` declaration can name, for `ApiFunction.applyAccess`. */
+export interface AccessTargets {
+  table: dynamodb.ITable;
+  bucket: s3.IBucket;
+  secretsKey: kms.IKey;
+  /** Queues by job name (shared/jobs/registry.ts). */
+  queues: ReadonlyMap<string, sqs.IQueue>;
+}
+
+export interface ApiFunctionProps {
+  code: lambda.Code;
+  description: string;
+  /** Settings every function reads (shared/config.ts); merged over the runtime defaults below. */
+  environment: Record<string, string>;
+  /** Default 256 MB. */
+  memoryMb?: number;
+  /** Default 10 s. */
+  timeoutSeconds?: number;
+  /** Default one month. */
+  logRetention?: logs.RetentionDays;
+}
+
+/** The runtime every function uses; pinned so an upgrade is a reviewed change (see the L1 acknowledgment). */
+export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_22_X;
+
+/** Service name in every structured log line and trace. */
+export const SERVICE_NAME = 'voice-agent-platform';
+
+/**
+ * A Lambda function with every default of this project in one place: Node.js 22 on arm64, its
+ * own log group with a retention, active tracing, source maps, the shared environment, and a
+ * role that starts with nothing but writing to that log group. Everything else it may touch is
+ * added with the `bind…` grants below, which is how least privilege follows `Access`.
+ */
+export class ApiFunction extends lambda.Function {
+  /** The execution role (the base class types it as optional; here it always exists). */
+  private readonly executionRole: iam.Role;
+
+  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+    // The log group and role are created beside the function (the pattern of the Powertools
+    // examples) because they must exist before the base constructor runs.
+    const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      // Logs may be needed after a teardown (an incident review); they expire by retention anyway.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    // Our own role instead of the managed AWSLambdaBasicExecutionRole, which would allow
+    // creating and writing any log group in the account: this one writes to its own group only.
+    const role = new iam.Role(scope, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs ${id}: ${props.description}`.slice(0, 1000),
+    });
+    super(scope, id, {
+      code: props.code,
+      handler: 'index.handler',
+      runtime: FUNCTION_RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memoryMb ?? 256,
+      timeout: Duration.seconds(props.timeoutSeconds ?? 10),
+      description: props.description.slice(0, 256),
+      role,
+      logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      environment: {
+        RUNTIME: 'aws',
+        NODE_OPTIONS: '--enable-source-maps',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        ...props.environment,
+      },
+    });
+    this.executionRole = role;
+    logGroup.grantWrite(role);
+
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no ' +
+        'resource-level permissions; the infra test checks that "*" carries only these X-Ray actions.',
+    });
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'The runtime is pinned to nodejs22.x by design (the bundles target node22 and the local ' +
+        'runtime is tested against it); moving to a newer runtime is a deliberate, reviewed change.',
+    });
+  }
+
+  /** Grants reading (`R`) or reading and writing (`RW`) the table's items and indexes. */
+  bindTable({ table, accessMode }: { table: dynamodb.ITable; accessMode: AccessMode }): void {
+    if (accessMode === 'RW') table.grantReadWriteData(this);
+    else table.grantReadData(this);
+    acknowledgeGrantedResourceWildcard(
+      this.executionRole,
+      table.tableArn,
+      '/index/*',
+      "The CDK table grant covers this table's global secondary indexes (<table arn>/index/*), which every query by gsi1/gsi2 needs; no other table.",
+    );
+  }
+
+  /** Grants reading (`R`) or reading, writing and deleting (`RW`) the bucket's objects. */
+  bindBucket({ bucket, accessMode }: { bucket: s3.IBucket; accessMode: AccessMode }): void {
+    if (accessMode === 'RW') bucket.grantReadWrite(this);
+    else bucket.grantRead(this);
+    const reason =
+      'These wildcards come from the CDK bucket grant: object keys are per organization and not ' +
+      'known in advance (<bucket arn>/*), and the s3:GetObject*/s3:List* style action groups are how ' +
+      'CDK expresses read (and write) access to this one bucket.';
+    acknowledgeGrantedResourceWildcard(this.executionRole, bucket.bucketArn, '/*', reason);
+    const actions = ['s3:GetObject*', 's3:GetBucket*', 's3:List*'];
+    if (accessMode === 'RW') actions.push('s3:DeleteObject*', 's3:Abort*');
+    acknowledgeGrantedActionWildcards(this.executionRole, actions, reason);
+  }
+
+  /** Grants encrypting and decrypting with the secrets key, and tells the function its id (SECRETS_KEY_ID). */
+  bindSecretsKey(key: kms.IKey): void {
+    key.grantEncryptDecrypt(this);
+    this.addEnvironment('SECRETS_KEY_ID', key.keyArn);
+    acknowledgeGrantedActionWildcards(
+      this.executionRole,
+      ['kms:ReEncrypt*', 'kms:GenerateDataKey*'],
+      'The CDK encrypt/decrypt grant on the one secrets key uses these action groups; envelope encryption needs GenerateDataKey.',
+    );
+  }
+
+  /** Grants sending to a job's queue and tells the function its URL (queueUrlVariable(name)). */
+  bindSendQueue({ name, queue }: { name: string; queue: sqs.IQueue }): void {
+    queue.grantSendMessages(this);
+    this.addEnvironment(queueUrlVariable(name), queue.queueUrl);
+  }
+
+  /** Applies an `Access` declaration from a registry: each field becomes the matching grant. */
+  applyAccess(access: Access, targets: AccessTargets, owner: string): void {
+    if (access.table) this.bindTable({ table: targets.table, accessMode: access.table });
+    if (access.bucket) this.bindBucket({ bucket: targets.bucket, accessMode: access.bucket });
+    if (access.secrets) this.bindSecretsKey(targets.secretsKey);
+    for (const name of access.queues ?? []) {
+      const queue = targets.queues.get(name);
+      if (!queue) {
+        throw new Error(
+          `${owner} sends to queue "${name}", but no queue job has that name (known: ${[...targets.queues.keys()].join(', ') || 'none'}).`,
+        );
+      }
+      this.bindSendQueue({ name, queue });
+    }
+  }
+}

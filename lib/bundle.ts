@@ -1,0 +1,135 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { buildSync, type BuildOptions } from 'esbuild';
+
+/** One function's source: a unique name (its bundle directory) and its entry file, relative to the repository root. */
+export interface BundleEntry {
+  name: string;
+  entry: string;
+}
+
+export interface BundleOptions {
+  /** Repository root the entries are relative to. */
+  rootDir: string;
+  /** Directory the bundles are written to, one sub-directory per entry; emptied first. */
+  outDir: string;
+  /**
+   * Leave `@aws-sdk/*` out of the bundles (default true). The nodejs22.x runtime ships the
+   * AWS SDK v3, so leaving it out makes bundles several hundred KB smaller and module load
+   * faster; the price is that the SDK version is the runtime's, not our lock file's. Set it
+   * to false to pin the SDK in every bundle (tree-shaken) when a feature needs a newer SDK.
+   */
+  externalAwsSdk?: boolean;
+}
+
+/** What one build produced: the directory holding each entry's `index.mjs`, and sizes for the record. */
+export interface BundleResult {
+  dirs: Map<string, string>;
+  /** Bytes of each `index.mjs`, by entry name. */
+  sizes: Map<string, number>;
+  millis: number;
+}
+
+// A bundle in ESM format that contains a CommonJS dependency calling `require()` (for a Node
+// built-in, say) fails with "Dynamic require is not supported"; giving the module a real
+// `require` made from its own URL fixes that. The alias keeps the import from clashing
+// with a bundled module's own `createRequire`.
+const REQUIRE_BANNER = "import { createRequire as __vapCreateRequire } from 'node:module'; const require = __vapCreateRequire(import.meta.url);";
+
+/**
+ * Bundles every entry with ONE esbuild call (each `NodejsFunction` would start its own esbuild,
+ * ~0.5 s apiece). Fails with one message naming every missing entry file, before building.
+ */
+export function bundleEntries(entries: BundleEntry[], options: BundleOptions): BundleResult {
+  const started = Date.now();
+  const names = new Set<string>();
+  for (const { name } of entries) {
+    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`Bundle name "${name}" must be a plain directory name.`);
+    if (names.has(name)) throw new Error(`Two functions share the bundle name "${name}".`);
+    names.add(name);
+  }
+  const missing = entries.filter((e) => !existsSync(path.resolve(options.rootDir, e.entry)));
+  if (missing.length > 0) {
+    throw new Error(
+      `Cannot bundle: ${missing.length} entry file(s) do not exist:\n` +
+        missing.map((e) => `  - ${e.entry} (function ${e.name})`).join('\n') +
+        '\nCreate them, or fix the entry path in shared/http/registry.ts or shared/jobs/registry.ts.',
+    );
+  }
+
+  rmSync(options.outDir, { recursive: true, force: true });
+  mkdirSync(options.outDir, { recursive: true });
+  const buildOptions: BuildOptions = {
+    absWorkingDir: options.rootDir,
+    entryPoints: Object.fromEntries(entries.map((e) => [`${e.name}/index`, e.entry])),
+    outdir: options.outDir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    // Prefer ESM builds of dependencies: they tree-shake, CommonJS builds do not.
+    mainFields: ['module', 'main'],
+    minify: true,
+    treeShaking: true,
+    // Linked maps (a `//# sourceMappingURL` comment) are what NODE_OPTIONS=--enable-source-maps
+    // needs for readable stack traces; without sources inside, a map stays small.
+    sourcemap: 'linked',
+    sourcesContent: false,
+    legalComments: 'none',
+    external: options.externalAwsSdk === false ? [] : ['@aws-sdk/*'],
+    banner: { js: REQUIRE_BANNER },
+    metafile: true,
+    logLevel: 'silent',
+  };
+  let result;
+  try {
+    result = buildSync(buildOptions);
+  } catch (error) {
+    throw new Error(`esbuild failed to bundle the Lambda functions: ${(error as Error).message}`, { cause: error });
+  }
+  writeFileSync(path.join(options.outDir, 'metafile.json'), JSON.stringify(result.metafile));
+
+  const dirs = new Map<string, string>();
+  const sizes = new Map<string, number>();
+  for (const { name } of entries) {
+    const dir = path.join(options.outDir, name);
+    dirs.set(name, dir);
+    const output = result.metafile?.outputs[path.relative(options.rootDir, path.join(dir, 'index.mjs')).split(path.sep).join('/')];
+    if (output) sizes.set(name, output.bytes);
+  }
+  return { dirs, sizes, millis: Date.now() - started };
+}
+
+/** Code for each function: the real bundle, or a placeholder when this synthesis skips bundling. */
+export interface CodeSource {
+  code(name: string): lambda.Code;
+  /** False when functions get placeholder code (unit tests, `cdk ls`, stacks not being deployed). */
+  readonly bundled: boolean;
+}
+
+/** Bundles all entries now, once, and hands out `Code.fromAsset` per function. */
+export function bundledCode(entries: BundleEntry[], options: BundleOptions): CodeSource & { result: BundleResult } {
+  const result = bundleEntries(entries, options);
+  return {
+    bundled: true,
+    result,
+    code(name) {
+      const dir = result.dirs.get(name);
+      if (!dir) throw new Error(`No bundle named "${name}": it was not among the entries bundled.`);
+      return lambda.Code.fromAsset(dir);
+    },
+  };
+}
+
+/**
+ * Placeholder code for syntheses that will not be deployed. It is never run; it throws if it
+ * is, so a stack synthesized this way and deployed by mistake fails loudly.
+ */
+export function placeholderCode(): CodeSource {
+  const code = lambda.Code.fromInline(
+    "exports.handler = async () => { throw new Error('Placeholder code: this stack was synthesized without bundling.'); };",
+  );
+  return { bundled: false, code: () => code };
+}

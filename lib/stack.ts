@@ -1,0 +1,178 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { Operation } from '../shared/http/operation';
+import { fallbackEntry as registryFallbackEntry, operations as registryOperations } from '../shared/http/registry';
+import type { JobDefinition } from '../shared/jobs/definition';
+import { jobs as registryJobs } from '../shared/jobs/registry';
+import { Api, type ApiThrottle } from './api';
+import { ApiArea, operationBundleName } from './api-area';
+import { ApiFunction } from './api-function';
+import { bundledCode, placeholderCode, type BundleEntry, type CodeSource } from './bundle';
+import { Data } from './data';
+import { Jobs, jobBundleName } from './jobs';
+import { Monitoring } from './monitoring';
+import { pascalCase } from './names';
+import { Storage } from './storage';
+
+/** Repository root: entry files in the registries are relative to it. */
+export const ROOT_DIR = path.resolve(__dirname, '..');
+
+/** Context key that turns bundling off even for a stack being deployed (`-c vap:skipBundling=true`). */
+export const SKIP_BUNDLING_CONTEXT = 'vap:skipBundling';
+
+/** The bundle name of the `$default` route's function. */
+export const FALLBACK_BUNDLE = 'fallback';
+
+export interface VoiceAgentPlatformStackProps extends StackProps {
+  /** The route registry; the default is shared/http/registry.ts (tests pass their own). */
+  operations?: Operation[];
+  /** Entry file of the `$default` route's function. */
+  fallbackEntry?: string;
+  /** The job registry; the default is shared/jobs/registry.ts. */
+  jobs?: JobDefinition[];
+  /** Reported by GET /health (APP_VERSION); default the package version. */
+  appVersion?: string;
+  /** Stage-wide throttling of the default route. */
+  throttle?: ApiThrottle;
+  /** RATE_LIMIT_PER_MINUTE: requests per minute per API key unless the organization sets its own. */
+  rateLimitPerMinute?: number;
+  /** API_KEY_CACHE_SECONDS: how long a function keeps an API key lookup in memory. */
+  apiKeyCacheSeconds?: number;
+  /** Retention of every function's and the API's logs; default one month. */
+  logRetention?: logs.RetentionDays;
+  /** Subscribed to the alarm topic when given. */
+  alarmEmail?: string;
+  /** Where bundles are written; default `.build/bundles` in the repository. */
+  bundleDir?: string;
+}
+
+/**
+ * The whole platform in one deployable unit: table, bucket and keys, queues and schedules, the
+ * HTTP API with one function per registry operation (grouped by area into nested stacks), and
+ * alarms. Routes, functions and grants all come from the registries, never from a list here.
+ */
+export class VoiceAgentPlatformStack extends Stack {
+  readonly data: Data;
+  readonly storage: Storage;
+  readonly monitoring: Monitoring;
+  readonly jobs: Jobs;
+  readonly api: Api;
+  readonly fallback: ApiFunction;
+  /** Area stacks by registry tag. */
+  readonly areas = new Map<string, ApiArea>();
+  /** How the functions got their code (bundled, or placeholders). */
+  readonly code: CodeSource;
+
+  constructor(scope: Construct, id: string, props: VoiceAgentPlatformStackProps = {}) {
+    super(scope, id, props);
+    const operations = props.operations ?? registryOperations;
+    const fallbackEntry = props.fallbackEntry ?? registryFallbackEntry;
+    const jobs = props.jobs ?? registryJobs;
+    checkUnique(operations.map((op) => op.operationId), 'operation id');
+    checkUnique(operations.map((op) => `${op.method} ${op.path}`), 'route');
+    checkUnique(jobs.map((job) => job.name), 'job name');
+
+    this.code = this.codeFor(
+      [
+        ...operations.map((op) => ({ name: operationBundleName(op), entry: op.entry })),
+        { name: FALLBACK_BUNDLE, entry: fallbackEntry },
+        ...jobs.map((job) => ({ name: jobBundleName(job), entry: job.entry })),
+      ],
+      props.bundleDir ?? path.join(ROOT_DIR, '.build', 'bundles'),
+    );
+
+    this.data = new Data(this, 'Data');
+    this.storage = new Storage(this, 'Storage');
+    this.monitoring = new Monitoring(this, 'Monitoring', { alarmEmail: props.alarmEmail });
+
+    // What every function reads from the environment (shared/config.ts). Names are not secrets
+    // and grant nothing: permissions come from each function's Access only.
+    const environment: Record<string, string> = {
+      TABLE_NAME: this.data.table.tableName,
+      BUCKET_NAME: this.storage.bucket.bucketName,
+      APP_VERSION: props.appVersion ?? packageVersion(),
+      RATE_LIMIT_PER_MINUTE: String(props.rateLimitPerMinute ?? 1200),
+      API_KEY_CACHE_SECONDS: String(props.apiKeyCacheSeconds ?? 10),
+    };
+    const targets = { table: this.data.table, bucket: this.storage.bucket, secretsKey: this.storage.secretsKey };
+
+    this.jobs = new Jobs(this, 'Jobs', {
+      jobs,
+      code: this.code,
+      environment,
+      targets,
+      monitoring: this.monitoring,
+      logRetention: props.logRetention,
+    });
+
+    this.fallback = new ApiFunction(this, 'FallbackFunction', {
+      code: this.code.code(FALLBACK_BUNDLE),
+      description: 'Answers requests no route matches: 404, or 405 when the path exists with another method',
+      environment,
+      logRetention: props.logRetention,
+    });
+    this.monitoring.alarmOnErrors(this.fallback);
+
+    this.api = new Api(this, 'Api', { fallback: this.fallback, throttle: props.throttle, logRetention: props.logRetention });
+    this.monitoring.alarmOnServerErrors(this.api.httpApi);
+
+    for (const [tag, areaOperations] of groupBy(operations, (op) => op.tag)) {
+      const areaId = `${pascalCase(tag)}Api`;
+      this.areas.set(
+        tag,
+        new ApiArea(this, areaId, {
+          description: `Voice Agent Platform API: ${tag} operations`,
+          operations: areaOperations,
+          api: this.api,
+          code: this.code,
+          environment,
+          targets: { ...targets, queues: this.jobs.queues },
+          monitoring: this.monitoring,
+          logRetention: props.logRetention,
+        }),
+      );
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
+    new CfnOutput(this, 'TableName', { value: this.data.table.tableName });
+    new CfnOutput(this, 'BucketName', { value: this.storage.bucket.bucketName });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
+  }
+
+  /**
+   * Bundles only when this stack is being deployed or synthesized for real: the CLI lists the
+   * stacks to bundle in the `aws:cdk:bundling-stacks` context (none for `cdk ls`; tests pass
+   * none), and `vap:skipBundling` turns it off by hand.
+   */
+  private codeFor(entries: BundleEntry[], outDir: string): CodeSource {
+    const skip = [true, 'true'].includes(this.node.tryGetContext(SKIP_BUNDLING_CONTEXT));
+    if (skip || !this.bundlingRequired) return placeholderCode();
+    const bundled = bundledCode(entries, { rootDir: ROOT_DIR, outDir });
+    const total = [...bundled.result.sizes.values()].reduce((sum, bytes) => sum + bytes, 0);
+    process.stderr.write(
+      `Bundled ${entries.length} functions in ${bundled.result.millis} ms (${(total / 1024).toFixed(0)} KB in all) into ${path.relative(ROOT_DIR, outDir)}\n`,
+    );
+    return bundled;
+  }
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
+}
+
+function checkUnique(values: string[], what: string): void {
+  const seen = new Set<string>();
+  for (const value of values) {
+    if (seen.has(value)) throw new Error(`Duplicate ${what} in the registries: ${value}`);
+    seen.add(value);
+  }
+}
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+}

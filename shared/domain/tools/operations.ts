@@ -1,0 +1,37 @@
+import { defineOperation } from '../../http/operation';
+import { IdParams } from '../common/schemas';
+import { CreateToolBody, Tool, ToolListQuery, UpdateToolBody } from './schemas';
+
+const tag = 'Tools';
+
+export const createTool = defineOperation({
+  method: 'POST', path: '/api/v1/tools', operationId: 'createTool', tag, auth: true,
+  summary: 'Create a tool (`name` and `definition` required; `webhook` tools also need `url`)',
+  entry: 'functions/tools/create.ts', body: CreateToolBody, response: Tool,
+  successMessage: 'Tool created successfully', access: { table: 'RW' },
+});
+
+export const listTools = defineOperation({
+  method: 'GET', path: '/api/v1/tools', operationId: 'listTools', tag, auth: true,
+  summary: 'List the organization\'s tools',
+  entry: 'functions/tools/list.ts', query: ToolListQuery, response: Tool, list: true, access: { table: 'R' },
+});
+
+export const getTool = defineOperation({
+  method: 'GET', path: '/api/v1/tools/{id}', operationId: 'getTool', tag, auth: true,
+  summary: 'Get one tool', entry: 'functions/tools/get.ts', params: IdParams, response: Tool, access: { table: 'R' },
+});
+
+export const updateTool = defineOperation({
+  method: 'PATCH', path: '/api/v1/tools/{id}', operationId: 'updateTool', tag, auth: true,
+  summary: 'Update a tool; only supplied fields change (`definition` is replaced as a whole)',
+  entry: 'functions/tools/update.ts', params: IdParams, body: UpdateToolBody, response: Tool,
+  successMessage: 'Tool updated successfully', access: { table: 'RW' },
+});
+
+export const deleteTool = defineOperation({
+  method: 'DELETE', path: '/api/v1/tools/{id}', operationId: 'deleteTool', tag, auth: true,
+  summary: 'Delete a tool permanently; agents that selected it lose it from `selected_tools`',
+  entry: 'functions/tools/delete.ts', params: IdParams,
+  successMessage: 'Tool deleted successfully', access: { table: 'RW' },
+});

@@ -1,0 +1,142 @@
+import { v7 as uuidv7 } from 'uuid';
+import { config } from '../../config';
+import { collections, keys, Prefix } from '../../db/keys';
+import {
+  ConditionFailed,
+  deleteExisting,
+  getItem,
+  putNew,
+  queryPage,
+  readCounter,
+  stripKeys,
+  transact,
+  updateExisting,
+  type PageRequest,
+} from '../../db/store';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors';
+import { listResult } from '../../http/result';
+import { removeToolFromAgents } from '../agents/tool-references';
+import {
+  toolDefaults,
+  toolIssues,
+  webhookDefaults,
+  WEBHOOK_FIELDS,
+  type CreateToolInput,
+  type Tool,
+  type UpdateToolInput,
+} from './schemas';
+
+type ToolItem = Tool & { pk: string; sk: string; version: number };
+
+const ENTITY = 'TOOL';
+const MAX_ATTEMPTS = 25;
+
+const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+
+function view(item: ToolItem): Tool {
+  return stripKeys(item) as Tool;
+}
+
+/** Throws one 400 naming every cross-field rule the whole tool breaks. */
+function assertConsistent(tool: Partial<Tool>): void {
+  const issues = toolIssues(tool, { requireHttps: config().runtime !== 'local' });
+  if (issues.length) {
+    throw new ValidationError(`Validation failed: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, issues);
+  }
+}
+
+/** The webhook fields a webhook tool falls back to when they are not set. */
+function missingWebhookDefaults(tool: Partial<Tool>): Partial<Tool> {
+  if (tool.type !== 'webhook') return {};
+  return Object.fromEntries(Object.entries(webhookDefaults).filter(([field]) => tool[field as keyof Tool] === undefined));
+}
+
+export async function createTool(orgId: string, input: CreateToolInput): Promise<Tool> {
+  const supplied = { ...toolDefaults, ...input };
+  assertConsistent(supplied);
+  const now = new Date().toISOString();
+  const id = uuidv7();
+  const tool = { id, organizationId: orgId, ...supplied, ...missingWebhookDefaults(supplied), createdAt: now, updatedAt: now } as Tool;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    try {
+      await transact([putNew({ ...keys.tool(orgId, id), entity: ENTITY, version: 1, ...tool })], [{ orgId, collection: collections.tools, delta: 1 }]);
+      return tool;
+    } catch (err) {
+      // A fresh id never exists, so a failed condition is a transaction conflict on the counter.
+      if (!(err instanceof ConditionFailed)) throw err;
+      await pause(attempt);
+    }
+  }
+  throw new ConflictError('Too many concurrent changes to the organization\'s tools; retry', {});
+}
+
+export async function getTool(orgId: string, id: string): Promise<Tool> {
+  const item = await getItem<ToolItem>(keys.tool(orgId, id));
+  if (!item) throw new NotFoundError('Tool', id);
+  return view(item);
+}
+
+export async function listTools(orgId: string, query: PageRequest) {
+  const [page, total] = await Promise.all([
+    queryPage<ToolItem>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.tool }, query),
+    readCounter(orgId, collections.tools),
+  ]);
+  return listResult({ items: page.items.map(view), nextCursor: page.nextCursor }, total, query);
+}
+
+/**
+ * Applies a partial update (`definition` is replaced as a whole). Whether the result is a
+ * valid tool depends on the stored type, so it reads, merges, validates the merged tool and
+ * writes only the changed fields in one UpdateItem conditioned on the version read; a
+ * concurrent change makes it start over, so no field is lost and no mixed tool is stored.
+ * Changing `type` to `function` drops the stored webhook fields; changing it to `webhook`
+ * needs a `url` (in the body or stored) and fills the webhook defaults.
+ */
+export async function updateTool(orgId: string, id: string, input: UpdateToolInput): Promise<Tool> {
+  if (Object.keys(input).length === 0) throw new ValidationError('Body must contain at least one field to update', [{ path: 'body', message: 'is empty' }]);
+  const key = keys.tool(orgId, id);
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const item = await getItem<ToolItem>(key);
+    if (!item) throw new NotFoundError('Tool', id);
+    const current = view(item);
+    const becomesFunction = input.type === 'function' && current.type !== 'function';
+    const remove = becomesFunction ? WEBHOOK_FIELDS.filter((f) => current[f] !== undefined) : [];
+    const base: Partial<Tool> = { ...current };
+    for (const field of remove) delete base[field];
+    const merged = { ...base, ...input };
+    assertConsistent(merged);
+    const set = { ...input, ...missingWebhookDefaults(merged), updatedAt: new Date().toISOString() };
+    try {
+      await transact([
+        updateExisting(key, set, { remove: [...remove], condition: '#ver = :ver', names: { '#ver': 'version' }, values: { ':ver': item.version } }),
+      ]);
+      return { ...merged, ...set } as Tool;
+    } catch (err) {
+      if (!(err instanceof ConditionFailed)) throw err;
+      await pause(attempt);
+    }
+  }
+  throw new ConflictError('The tool is being changed by other requests; retry', { id });
+}
+
+/**
+ * Deletes a tool permanently, then removes it from every agent that selected it. The tool
+ * goes first: from then on an agent write that references it fails its reference guard, so
+ * the cleanup cannot be undone by a concurrent agent update.
+ */
+export async function deleteTool(orgId: string, id: string): Promise<void> {
+  const key = keys.tool(orgId, id);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await transact([deleteExisting(key)], [{ orgId, collection: collections.tools, delta: -1 }]);
+      break;
+    } catch (err) {
+      if (!(err instanceof ConditionFailed)) throw err;
+      // Gone: not found. Still there: the transaction lost a race on the counter; try again.
+      if (!(await getItem(key))) throw new NotFoundError('Tool', id);
+      if (attempt + 1 >= MAX_ATTEMPTS) throw new ConflictError('The tool is being changed by other requests; retry', { id });
+      await pause(attempt);
+    }
+  }
+  await removeToolFromAgents(orgId, id);
+}

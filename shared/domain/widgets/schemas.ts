@@ -1,0 +1,102 @@
+import * as z from 'zod/mini';
+import { pageQueryShape } from '../common/schemas';
+
+export const WIDGET_POSITIONS = ['bottom-right', 'bottom-left'] as const;
+const MAX_ORIGINS = 50;
+
+const text = (max: number) => z.string().check(z.maxLength(max));
+
+/**
+ * True for a bare web origin as browsers send it in `Origin`: http(s), host, optional port,
+ * nothing else (no path, not even "/", no query, no credentials). Case is not significant.
+ */
+export function isOrigin(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value.toLowerCase();
+}
+
+/** An allowed origin, stored lower-cased so it compares with what browsers send. */
+const Origin = z.pipe(
+  z.string().check(z.maxLength(300), z.refine(isOrigin, 'must be an origin such as https://example.com (scheme, host and optional port; no path)')),
+  z.transform((s: string) => s.toLowerCase()),
+);
+
+/** Every writable widget-settings field; create requires `name`, PATCH takes any subset. */
+export const widgetFields = {
+  name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
+  is_active: z.boolean(),
+  title: text(100),
+  greeting: text(1000),
+  placeholder: text(200),
+  primary_color: z.string().check(z.regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour such as #1a2b3c')),
+  position: z.enum(WIDGET_POSITIONS),
+  avatar_url: z.union([z.literal(''), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL or ""' }).check(z.maxLength(2048))]),
+  language: z.string().check(z.regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$/, 'must be a language tag such as en or en-US')),
+  allowed_origins: z.array(Origin).check(z.maxLength(MAX_ORIGINS)),
+};
+
+type Fields = typeof widgetFields;
+const optionalFields = Object.fromEntries(Object.entries(widgetFields).map(([k, v]) => [k, z.optional(v)])) as {
+  [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
+};
+
+export const CreateWidgetBody = z.strictObject({ ...optionalFields, name: widgetFields.name });
+export const UpdateWidgetBody = z.strictObject(optionalFields);
+export const WidgetListQuery = z.strictObject(pageQueryShape);
+
+export type CreateWidgetInput = z.output<typeof CreateWidgetBody>;
+export type UpdateWidgetInput = z.output<typeof UpdateWidgetBody>;
+
+export const WidgetSettings = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  ...widgetFields,
+  allowed_origins: z.array(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type WidgetSettings = z.output<typeof WidgetSettings>;
+
+/**
+ * What widget settings are when the create body leaves a field out. docs/api.md lists these:
+ * is_active true, title "Chat with us", greeting "Hi! How can I help you today?",
+ * placeholder "Type your message...", primary_color "#2563eb", position "bottom-right",
+ * avatar_url "" (none), language "en", allowed_origins [] (any origin).
+ */
+export const widgetDefaults = {
+  is_active: true,
+  title: 'Chat with us',
+  greeting: 'Hi! How can I help you today?',
+  placeholder: 'Type your message...',
+  primary_color: '#2563eb',
+  position: 'bottom-right' as const,
+  avatar_url: '',
+  language: 'en',
+  allowed_origins: [] as string[],
+};
+
+/** What the embeddable widget needs: its appearance and the agent it talks to. */
+export const WidgetConfig = z.object({
+  id: z.string(),
+  title: widgetFields.title,
+  greeting: widgetFields.greeting,
+  placeholder: widgetFields.placeholder,
+  primary_color: widgetFields.primary_color,
+  position: widgetFields.position,
+  avatar_url: widgetFields.avatar_url,
+  language: widgetFields.language,
+  agent: z.nullable(
+    z.object({
+      id: z.string(),
+      agent_name: z.string(),
+      begin_message: z.string(),
+      start_speaker: z.enum(['agent', 'user']),
+    }),
+  ),
+});
+export type WidgetConfig = z.output<typeof WidgetConfig>;

@@ -1,0 +1,275 @@
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { installLocalQueue } from '../adapters/queue';
+import { resetBlobStore } from '../adapters/blob-store';
+import { resetConfig } from '../config';
+import { resetDb } from '../db/client';
+import type { QueueJob, ScheduledJob } from '../jobs/definition';
+import { startDynamoLocal, type DynamoLocal } from './dynamo';
+import { createHandlerLoader, type HandlerLoader } from './handler-loader';
+import { createHttpServer, type HttpRoute } from './http-server';
+import { QueueRunner } from './queue-runner';
+import { startS3Local, type S3Local } from './s3';
+import { Scheduler } from './scheduler';
+import { ensureTable } from './table';
+
+/** The local runtime's table and bucket names (the admin command uses the same). */
+export const LOCAL_TABLE_NAME = 'vap-local';
+export const LOCAL_BUCKET_NAME = 'vap-local';
+
+/** Makes a key work: stores it in an organization of its own unless it is already provisioned. */
+export type ProvisionKey = (input: { key: string; name: string }) => Promise<{ organizationId: string; created: boolean }>;
+
+export interface PlatformOptions {
+  /** HTTP port; 0 or absent: any free port. */
+  port?: number;
+  /** Interface to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Where the table, the bucket, the secrets key and the generated API key live (default `.data`). */
+  dataDir?: string;
+  /** Table in memory, everything else in a temporary folder removed on stop (unless `dataDir` is given). */
+  inMemory?: boolean;
+  /** Keys to provision, each in an organization of its own. None: one is generated and kept in `dataDir`. */
+  apiKeys?: string[];
+  /** Lets the crawler and webhook delivery reach loopback addresses (default false). */
+  allowLoopbackFetch?: boolean;
+  /** Local length of one scheduled minute, in seconds (default 5). */
+  tickSeconds?: number;
+  /** Multiplies queue delays and visibility timeouts (default 1). */
+  queueTimeScale?: number;
+  /** Extra environment, applied last (overrides what the platform sets). */
+  env?: Record<string, string>;
+  /** Where the platform's own lines go (handler failures, dead letters). Default: stderr. */
+  log?: (line: string) => void;
+  /** Default: `ensureOrganizationKey` of shared/domain/api-keys/provision.ts. */
+  provision?: ProvisionKey;
+  /** Default: `generateApiKey` of shared/domain/api-keys/provision.ts. */
+  generateKey?: () => string | Promise<string>;
+  /** Tests: replace the registries and the handler loader. */
+  routes?: HttpRoute[];
+  fallbackEntry?: string;
+  jobs?: { queue?: QueueJob[]; scheduled?: ScheduledJob[] };
+  loadHandler?: HandlerLoader;
+}
+
+export interface ProvisionedKey {
+  key: string;
+  organizationId: string;
+  /** False when the key already existed (a restart). */
+  created: boolean;
+  /** True when the platform generated the key (no keys were given). */
+  generated: boolean;
+}
+
+export interface Platform {
+  /** Base URL, e.g. http://127.0.0.1:3000 (paths start with /api/v1). */
+  url: string;
+  port: number;
+  apiKeys: string[];
+  keys: ProvisionedKey[];
+  queue: QueueRunner;
+  scheduler: Scheduler;
+  dataDir: string;
+  dynamoEndpoint: string;
+  s3Endpoint: string;
+  /** Stops the server, scheduler, queue, S3 and DynamoDB Local, and restores the environment. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Name of the file in `dataDir` that keeps the generated API key across restarts. */
+export const LOCAL_KEY_FILE = 'local-api-key';
+/** Written while the platform runs so `npm run admin` can talk to its DynamoDB Local. */
+export const RUNTIME_FILE = 'runtime.json';
+
+/**
+ * Starts the whole platform in this process: DynamoDB Local, the S3 emulator, the table and
+ * bucket, the queue runner and scheduler feeding the job handlers, and the HTTP server
+ * feeding the API handlers. The environment is set as the CDK stack sets it in AWS.
+ */
+export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const stack: (() => Promise<void> | void)[] = [];
+  const unwind = async () => {
+    for (const undo of stack.reverse().splice(0)) {
+      try {
+        await undo();
+      } catch (err) {
+        log(`local runtime: error while stopping: ${(err as Error).message}`);
+      }
+    }
+  };
+
+  try {
+    const temporary = options.inMemory && !options.dataDir;
+    const dataDir = temporary ? mkdtempSync(join(tmpdir(), 'vap-local-')) : resolve(options.dataDir ?? '.data');
+    mkdirSync(dataDir, { recursive: true });
+    if (temporary) stack.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    if (!options.inMemory) assertDataDirFree(dataDir);
+
+    const [dynamo, s3] = await startStorage(dataDir, !!options.inMemory, stack);
+    await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
+
+    const fixedBaseUrl = options.port ? `http://${displayHost(options.host)}:${options.port}` : undefined;
+    const env: Record<string, string> = {
+      TABLE_NAME: LOCAL_TABLE_NAME,
+      BUCKET_NAME: LOCAL_BUCKET_NAME,
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      S3_ENDPOINT: s3.endpoint,
+      RUNTIME: 'local',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      ALLOW_LOOPBACK_FETCH: String(!!options.allowLoopbackFetch),
+      SECRETS_LOCAL_KEY_FILE: join(dataDir, 'secrets.key'),
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...(fixedBaseUrl ? { PUBLIC_BASE_URL: fixedBaseUrl } : {}),
+      ...(process.env.LOG_LEVEL || process.env.POWERTOOLS_LOG_LEVEL ? {} : { POWERTOOLS_LOG_LEVEL: 'WARN' }),
+      ...options.env,
+    };
+    const restoreEnv = applyEnv(env);
+    stack.push(() => {
+      restoreEnv();
+      resetClients();
+    });
+    resetClients();
+
+    const loadHandler = options.loadHandler ?? createHandlerLoader();
+    const queue = new QueueRunner({ jobs: options.jobs?.queue, loadHandler, log, timeScale: options.queueTimeScale });
+    installLocalQueue(queue);
+    stack.push(async () => {
+      await queue.stop();
+      installLocalQueue(undefined);
+    });
+
+    const keys = await provisionKeys(dataDir, options);
+
+    const server = createHttpServer({ routes: options.routes, fallbackEntry: options.fallbackEntry, loadHandler, log });
+    const port = await server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+    stack.push(() => server.close());
+    const url = `http://${displayHost(options.host)}:${port}`;
+    if (!fixedBaseUrl && !options.env?.PUBLIC_BASE_URL) {
+      process.env.PUBLIC_BASE_URL = url;
+      resetConfig();
+    }
+
+    const scheduler = new Scheduler({ jobs: options.jobs?.scheduled, loadHandler, log, tickSeconds: options.tickSeconds });
+    scheduler.start();
+    stack.push(() => scheduler.stop());
+
+    if (!options.inMemory) {
+      writeRuntimeFile(dataDir, { url, dynamoEndpoint: dynamo.endpoint, s3Endpoint: s3.endpoint, tableName: LOCAL_TABLE_NAME, bucketName: LOCAL_BUCKET_NAME, pid: process.pid });
+      stack.push(() => rmSync(join(dataDir, RUNTIME_FILE), { force: true }));
+    }
+
+    let stopping: Promise<void> | undefined;
+    return {
+      url,
+      port,
+      apiKeys: keys.map((k) => k.key),
+      keys,
+      queue,
+      scheduler,
+      dataDir,
+      dynamoEndpoint: dynamo.endpoint,
+      s3Endpoint: s3.endpoint,
+      stop: () => (stopping ??= unwind()),
+    };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
+
+async function startStorage(dataDir: string, inMemory: boolean, stack: (() => Promise<void> | void)[]): Promise<[DynamoLocal, S3Local]> {
+  const [dynamo, s3] = await Promise.allSettled([
+    startDynamoLocal(inMemory ? {} : { path: join(dataDir, 'dynamodb') }),
+    startS3Local({ directory: join(dataDir, 's3'), buckets: [LOCAL_BUCKET_NAME] }),
+  ]);
+  if (dynamo.status === 'fulfilled') stack.push(() => dynamo.value.stop());
+  if (s3.status === 'fulfilled') stack.push(() => s3.value.stop());
+  if (dynamo.status === 'rejected') throw dynamo.reason;
+  if (s3.status === 'rejected') throw s3.reason;
+  return [dynamo.value, s3.value];
+}
+
+async function provisionKeys(dataDir: string, options: PlatformOptions): Promise<ProvisionedKey[]> {
+  // Imported on first use: the domain modules load the logger, which reads its level from
+  // the environment the platform has just set.
+  const domain = () => import('../domain/api-keys/provision');
+  const provision: ProvisionKey = options.provision ?? (async (input) => (await domain()).ensureOrganizationKey(input));
+  const given = (options.apiKeys ?? []).map((k) => k.trim()).filter(Boolean);
+  const entries = given.length
+    ? given.map((key, i) => ({ key, name: given.length === 1 ? 'Local' : `Local ${i + 1}`, generated: false }))
+    : [{ key: await generatedKey(dataDir, options.generateKey ?? (async () => (await domain()).generateApiKey())), name: 'Local', generated: true }];
+  const keys: ProvisionedKey[] = [];
+  for (const entry of entries) {
+    const { organizationId, created } = await provision({ key: entry.key, name: entry.name });
+    keys.push({ key: entry.key, organizationId, created, generated: entry.generated });
+  }
+  return keys;
+}
+
+/** The key kept in `dataDir`, generated (and saved, readable by the owner only) on first start. */
+async function generatedKey(dataDir: string, generate: () => string | Promise<string>): Promise<string> {
+  const file = join(dataDir, LOCAL_KEY_FILE);
+  if (existsSync(file)) {
+    const saved = readFileSync(file, 'utf8').trim();
+    if (saved) return saved;
+  }
+  const key = await generate();
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return key;
+}
+
+/** Two runtimes on one data folder would run two DynamoDB Locals on one database file. */
+function assertDataDirFree(dataDir: string): void {
+  const file = join(dataDir, RUNTIME_FILE);
+  if (!existsSync(file)) return;
+  let pid: number | undefined;
+  try {
+    pid = (JSON.parse(readFileSync(file, 'utf8')) as { pid?: number }).pid;
+  } catch {
+    return;
+  }
+  if (!pid || pid === process.pid) return;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return; // Left behind by a runtime that did not stop cleanly.
+  }
+  throw new Error(`Another local runtime (pid ${pid}) is using ${dataDir}. Stop it first, or set DATA_DIR to another folder.`);
+}
+
+function writeRuntimeFile(dataDir: string, content: Record<string, unknown>): void {
+  writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** Sets variables and returns a function that puts the previous values back. */
+function applyEnv(env: Record<string, string>): () => void {
+  const previous = new Map<string, string | undefined>();
+  for (const [name, value] of Object.entries(env)) {
+    previous.set(name, process.env[name]);
+    process.env[name] = value;
+  }
+  const touched = ['PUBLIC_BASE_URL'].filter((name) => !previous.has(name));
+  for (const name of touched) previous.set(name, process.env[name]);
+  return () => {
+    for (const [name, value] of previous) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+}
+
+/** Cached clients and configuration read the environment once; make them read it again. */
+function resetClients(): void {
+  resetConfig();
+  resetDb();
+  resetBlobStore();
+}
+
+function displayHost(host: string | undefined): string {
+  return !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+}
