@@ -205,7 +205,7 @@ export class QueueRunner implements QueuePort {
     const visible = q.messages.filter((m) => m.visibleAt <= now).sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq);
     // As SQS's redrive policy: a message received maxReceiveCount times moves to the
     // dead-letter queue when it would be received once more.
-    const exhausted = visible.filter((m) => m.receiveCount > q.job.maxReceiveCount);
+    const exhausted = visible.filter((m) => m.receiveCount >= q.job.maxReceiveCount);
     for (const m of exhausted) this.moveToDeadLetters(q, m);
     const batch = visible.filter((m) => m.receiveCount < q.job.maxReceiveCount).slice(0, q.job.batchSize);
     if (!batch.length) {

@@ -1,3 +1,4 @@
+import { getOr404, listCollection, requireSomeField } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
 import { collections, gsi1, gsi2, keys, Prefix } from '../../db/keys';
 import {
@@ -76,21 +77,15 @@ export async function createAgent(orgId: string, input: CreateAgentInput): Promi
 }
 
 export async function getAgent(orgId: string, id: string): Promise<Agent> {
-  const item = await getItem<AgentItem>(keys.agent(orgId, id));
-  if (!item) throw new NotFoundError('Agent', id);
-  return view(item);
+  return view(await getOr404<AgentItem>(keys.agent(orgId, id), 'Agent', id));
 }
 
 export async function listAgents(orgId: string, query: PageRequest & { status?: AgentStatus }) {
-  const [page, total] = query.status
-    ? await Promise.all([
-        queryPage<AgentItem>({ index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.byStatus(orgId, ENTITY, query.status), skName: 'gsi1sk' }, query),
-        readCounter(orgId, collections.agentsByStatus(query.status)),
-      ])
-    : await Promise.all([
-        queryPage<AgentItem>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.agent }, query),
-        readCounter(orgId, collections.agents),
-      ]);
+  if (!query.status) return listCollection(orgId, Prefix.agent, collections.agents, query, view);
+  const [page, total] = await Promise.all([
+    queryPage<AgentItem>({ index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.byStatus(orgId, ENTITY, query.status), skName: 'gsi1sk' }, query),
+    readCounter(orgId, collections.agentsByStatus(query.status)),
+  ]);
   return listResult({ items: page.items.map(view), nextCursor: page.nextCursor }, total, query);
 }
 
@@ -101,7 +96,7 @@ export async function listAgents(orgId: string, query: PageRequest & { status?: 
  * and retried when another writer moved it first.
  */
 export async function updateAgent(orgId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
-  if (Object.keys(input).length === 0) throw new ValidationError('Body must contain at least one field to update', [{ path: 'body', message: 'is empty' }]);
+  requireSomeField(input);
   const key = keys.agent(orgId, id);
   const guards = referenceGuards(orgId, input);
   // Only a status change depends on the stored item; any other patch needs no read first.

@@ -1,11 +1,8 @@
+import { listCollection } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
 import { collections, keys, Prefix } from '../../db/keys';
-import { deleteExisting, getItem, putNew, queryPage, readCounter, stripKeys, transact, ConditionFailed, type PageRequest } from '../../db/store';
+import { deleteExisting, getItem, putNew, stripKeys, transact, updateExisting, ConditionFailed, type PageRequest } from '../../db/store';
 import { NotFoundError, ValidationError } from '../../errors';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { db, tableName } from '../../db/client';
-import { listResult } from '../../http/result';
 import { forgetApiKey } from './authenticate';
 import { generateApiKey, hashApiKey, keyPrefix } from './secret';
 import { getOrganization } from '../organizations/service';
@@ -68,12 +65,8 @@ export async function issueApiKey(orgId: string, input: { name: string; expires_
   return { ...stored, key: apiKey };
 }
 
-export async function listApiKeys(orgId: string, page: PageRequest) {
-  const [result, total] = await Promise.all([
-    queryPage<ApiKeyRecord>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.apiKey }, page),
-    readCounter(orgId, collections.apiKeys),
-  ]);
-  return listResult({ items: result.items.map(view), nextCursor: result.nextCursor }, total, page);
+export function listApiKeys(orgId: string, page: PageRequest) {
+  return listCollection(orgId, Prefix.apiKey, collections.apiKeys, page, view);
 }
 
 /** Revokes a key (the caller's own included: this request completes, the next one is refused). */
@@ -93,17 +86,15 @@ export async function revokeApiKey(orgId: string, keyId: string) {
 
 /** Records a key's last use (the api-key-usage job); only moves forward, and never resurrects a revoked key. */
 export async function recordApiKeyUse(orgId: string, keyId: string, usedAt: string): Promise<void> {
-  await db()
-    .send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.apiKey(orgId, keyId),
-        UpdateExpression: 'SET last_used_at = :t',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(last_used_at) OR last_used_at < :t)',
-        ExpressionAttributeValues: { ':t': usedAt },
+  try {
+    await transact([
+      updateExisting(keys.apiKey(orgId, keyId), { last_used_at: usedAt }, {
+        condition: '(attribute_not_exists(last_used_at) OR last_used_at < :t)',
+        values: { ':t': usedAt },
       }),
-    )
-    .catch((err) => {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    });
+    ]);
+  } catch (err) {
+    // An older stamp, or a key revoked meanwhile: nothing to record.
+    if (!(err instanceof ConditionFailed)) throw err;
+  }
 }

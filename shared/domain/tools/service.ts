@@ -1,3 +1,4 @@
+import { getOr404, listCollection, requireSomeField } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
 import { config } from '../../config';
 import { collections, keys, Prefix } from '../../db/keys';
@@ -6,15 +7,12 @@ import {
   deleteExisting,
   getItem,
   putNew,
-  queryPage,
-  readCounter,
   stripKeys,
   transact,
   updateExisting,
   type PageRequest,
 } from '../../db/store';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
 import { removeToolFromAgents } from '../agents/tool-references';
 import {
   toolDefaults,
@@ -71,17 +69,11 @@ export async function createTool(orgId: string, input: CreateToolInput): Promise
 }
 
 export async function getTool(orgId: string, id: string): Promise<Tool> {
-  const item = await getItem<ToolItem>(keys.tool(orgId, id));
-  if (!item) throw new NotFoundError('Tool', id);
-  return view(item);
+  return view(await getOr404<ToolItem>(keys.tool(orgId, id), 'Tool', id));
 }
 
-export async function listTools(orgId: string, query: PageRequest) {
-  const [page, total] = await Promise.all([
-    queryPage<ToolItem>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.tool }, query),
-    readCounter(orgId, collections.tools),
-  ]);
-  return listResult({ items: page.items.map(view), nextCursor: page.nextCursor }, total, query);
+export function listTools(orgId: string, query: PageRequest) {
+  return listCollection(orgId, Prefix.tool, collections.tools, query, view);
 }
 
 /**
@@ -93,7 +85,7 @@ export async function listTools(orgId: string, query: PageRequest) {
  * needs a `url` (in the body or stored) and fills the webhook defaults.
  */
 export async function updateTool(orgId: string, id: string, input: UpdateToolInput): Promise<Tool> {
-  if (Object.keys(input).length === 0) throw new ValidationError('Body must contain at least one field to update', [{ path: 'body', message: 'is empty' }]);
+  requireSomeField(input);
   const key = keys.tool(orgId, id);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const item = await getItem<ToolItem>(key);

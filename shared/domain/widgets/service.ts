@@ -1,18 +1,16 @@
+import { getOr404, listCollection, requireSomeField } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
 import {
   ConditionFailed,
   getItem,
   putNew,
-  queryPage,
-  readCounter,
   stripKeys,
   transact,
   updateExisting,
   type PageRequest,
 } from '../../db/store';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
+import { ConflictError, NotFoundError } from '../../errors';
 import { widgetDefaults, type CreateWidgetInput, type UpdateWidgetInput, type WidgetSettings } from './schemas';
 
 type WidgetItem = WidgetSettings & { pk: string; sk: string; version: number };
@@ -51,18 +49,12 @@ export async function createWidgetSettings(orgId: string, input: CreateWidgetInp
 
 /** Widget settings stay readable after they are deactivated. */
 export async function getWidgetSettings(orgId: string, id: string): Promise<WidgetSettings> {
-  const item = await getItem<WidgetItem>(keys.widget(orgId, id));
-  if (!item) throw new NotFoundError(RESOURCE, id);
-  return view(item);
+  return view(await getOr404<WidgetItem>(keys.widget(orgId, id), RESOURCE, id));
 }
 
 /** Every widget settings of the organization, deactivated ones included. */
-export async function listWidgetSettings(orgId: string, query: PageRequest) {
-  const [page, total] = await Promise.all([
-    queryPage<WidgetItem>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.widget }, query),
-    readCounter(orgId, collections.widgets),
-  ]);
-  return listResult({ items: page.items.map(view), nextCursor: page.nextCursor }, total, query);
+export function listWidgetSettings(orgId: string, query: PageRequest) {
+  return listCollection(orgId, Prefix.widget, collections.widgets, query, view);
 }
 
 /**
@@ -71,7 +63,7 @@ export async function listWidgetSettings(orgId: string, query: PageRequest) {
  * reactivates deactivated settings.
  */
 export async function updateWidgetSettings(orgId: string, id: string, input: UpdateWidgetInput): Promise<WidgetSettings> {
-  if (Object.keys(input).length === 0) throw new ValidationError('Body must contain at least one field to update', [{ path: 'body', message: 'is empty' }]);
+  requireSomeField(input);
   try {
     await transact([updateExisting(keys.widget(orgId, id), { ...input, updated_at: new Date().toISOString() })]);
   } catch (err) {
