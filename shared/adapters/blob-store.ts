@@ -9,6 +9,8 @@ export function s3(): S3Client {
   const { region, s3Endpoint } = config();
   client = new S3Client({
     region,
+    // Presigned PUT URLs must not carry the checksum of an empty body, or S3 refuses the upload.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
     ...(s3Endpoint
       ? { endpoint: s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
       : {}),

@@ -26,8 +26,12 @@ export class JavaRuntimeError extends Error {
   }
 }
 
-/** Checks that `java -version` runs and reports 17 or newer; returns the major version. */
+const javaVersions = new Map<string, number>();
+
+/** Checks that `java -version` runs and reports 17 or newer; returns the major version (remembered per command). */
 export function assertJava(command = 'java'): number {
+  const known = javaVersions.get(command);
+  if (known !== undefined) return known;
   const result = spawnSync(command, ['-version'], { encoding: 'utf8', timeout: 15_000 });
   if (result.error || result.status !== 0) {
     const why = result.error ? (result.error as NodeJS.ErrnoException).code ?? result.error.message : `exit code ${result.status}`;
@@ -35,9 +39,10 @@ export function assertJava(command = 'java'): number {
   }
   const output = `${result.stderr}${result.stdout}`;
   const version = /version "(\d+)(?:\.(\d+))?/.exec(output);
-  if (!version) return 0; // Unknown format: let DynamoDB Local try rather than refuse a working JVM.
-  const major = version[1] === '1' ? Number(version[2]) : Number(version[1]);
-  if (major < 17) throw new JavaRuntimeError(`Java ${major} was found, but DynamoDB Local needs Java 17 or newer.`);
+  // An unknown format (0): let DynamoDB Local try rather than refuse a working JVM.
+  const major = !version ? 0 : version[1] === '1' ? Number(version[2]) : Number(version[1]);
+  if (major && major < 17) throw new JavaRuntimeError(`Java ${major} was found, but DynamoDB Local needs Java 17 or newer.`);
+  javaVersions.set(command, major);
   return major;
 }
 

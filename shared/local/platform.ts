@@ -6,7 +6,7 @@ import { resetBlobStore } from '../adapters/blob-store';
 import { resetConfig } from '../config';
 import { resetDb } from '../db/client';
 import type { QueueJob, ScheduledJob } from '../jobs/definition';
-import { startDynamoLocal, type DynamoLocal } from './dynamo';
+import { assertJava, startDynamoLocal, type DynamoLocal } from './dynamo';
 import { createHandlerLoader, type HandlerLoader } from './handler-loader';
 import { createHttpServer, type HttpRoute } from './http-server';
 import { QueueRunner } from './queue-runner';
@@ -101,6 +101,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
 
   try {
+    assertJava(); // First, so a missing Java stops start-up before anything is created.
     const temporary = options.inMemory && !options.dataDir;
     const dataDir = temporary ? mkdtempSync(join(tmpdir(), 'vap-local-')) : resolve(options.dataDir ?? '.data');
     mkdirSync(dataDir, { recursive: true });
