@@ -20,6 +20,7 @@ import { resetDb } from '../shared/db/client';
 const usage = `usage: npm run admin -- <create-org --name NAME [--rate-limit N] | issue-key --org ID --name NAME | list-orgs> [--table NAME --region REGION] [--data-dir DIR]`;
 
 async function main(): Promise<number> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: {

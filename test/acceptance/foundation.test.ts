@@ -76,6 +76,22 @@ describe('authentication', () => {
   });
 });
 
+describe('rate limits', () => {
+  it('answers 429 with Retry-After once a key is past its organization\'s rate', async () => {
+    const { createOrganizationWithKey } = await import('../../shared/domain/api-keys/provision');
+    const { key } = await createOrganizationWithKey({ name: 'limited', rateLimitPerMinute: 3 });
+    const replies = [];
+    for (let i = 0; i < 4; i++) replies.push(await api('GET', '/api/v1/agents', { key }));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(replies.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['2', '1', '0', '0']);
+    expect(replies[3].headers.get('x-ratelimit-limit')).toBe('3');
+    expect(Number(replies[3].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(replies[3].body.error.code).toBe('RATE_LIMITED');
+    // Another key is not affected.
+    expect((await api('GET', '/api/v1/agents')).status).toBe(200);
+  });
+});
+
 describe('agents', () => {
   it('creates with defaults, reads, lists, patches and deletes', async () => {
     const created = await api('POST', '/api/v1/agents/', { body: { name: 'Front desk', begin_message: 'Hello!' } });
