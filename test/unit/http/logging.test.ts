@@ -13,7 +13,8 @@ describe('structured request logs', () => {
       return true;
     });
     logger.setLogLevel('INFO');
-    const handler = http(op({ method: 'POST', body: z.strictObject({ sip_password: z.string() }) }), ({ body }) => ({ ok: body.sip_password.length }));
+    const operation = { ...op({ method: 'POST' }), body: z.strictObject({ sip_password: z.string() }) };
+    const handler = http(operation, ({ body }) => ({ ok: body.sip_password.length }));
     const event = apiEvent({
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': 'vap_abcdefgh_THE-SECRET-KEY-VALUE-123456', authorization: 'Bearer TOKEN-XYZ' },
