@@ -5,6 +5,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { Access } from '../shared/http/operation';
@@ -21,6 +22,8 @@ export interface AccessTargets {
   secretsKey: kms.IKey;
   /** Queues by job name (shared/jobs/registry.ts). */
   queues: ReadonlyMap<string, sqs.IQueue>;
+  /** The carrier: TELEPHONY_PROVIDER and the provider's credentials secret. */
+  telephony?: { provider: string; secret: secretsmanager.ISecret };
 }
 
 export interface ApiFunctionProps {
@@ -145,11 +148,22 @@ export class ApiFunction extends lambda.Function {
     this.addEnvironment(queueUrlVariable(name), queue.queueUrl);
   }
 
+  /** Grants reading the carrier's credentials secret and tells the function the provider and the secret (TELEPHONY_PROVIDER, TWILIO_SECRET_ARN). */
+  bindTelephony({ provider, secret }: { provider: string; secret: secretsmanager.ISecret }): void {
+    secret.grantRead(this);
+    this.addEnvironment('TELEPHONY_PROVIDER', provider);
+    this.addEnvironment('TWILIO_SECRET_ARN', secret.secretArn);
+  }
+
   /** Applies an `Access` declaration from a registry: each field becomes the matching grant. */
   applyAccess(access: Access, targets: AccessTargets, owner: string): void {
     if (access.table) this.bindTable({ table: targets.table, accessMode: access.table });
     if (access.bucket) this.bindBucket({ bucket: targets.bucket, accessMode: access.bucket });
     if (access.secrets) this.bindSecretsKey(targets.secretsKey);
+    if (access.telephony) {
+      if (!targets.telephony) throw new Error(`${owner} talks to the carrier, but no telephony settings were given.`);
+      this.bindTelephony(targets.telephony);
+    }
     for (const name of access.queues ?? []) {
       const queue = targets.queues.get(name);
       if (!queue) {

@@ -16,6 +16,7 @@ import { Jobs, jobBundleName } from './jobs';
 import { Monitoring } from './monitoring';
 import { pascalCase } from './names';
 import { Storage } from './storage';
+import { Telephony, type TelephonyProps } from './telephony';
 
 /** Repository root: entry files in the registries are relative to it. */
 export const ROOT_DIR = path.resolve(__dirname, '..');
@@ -45,6 +46,8 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   logRetention?: logs.RetentionDays;
   /** Subscribed to the alarm topic when given. */
   alarmEmail?: string;
+  /** The carrier: provider (default `simulated`) and an existing Twilio credentials secret by name (default: one is created). */
+  telephony?: TelephonyProps;
   /** Where bundles are written; default `.build/bundles` in the repository. */
   bundleDir?: string;
 }
@@ -57,6 +60,7 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
 export class VoiceAgentPlatformStack extends Stack {
   readonly data: Data;
   readonly storage: Storage;
+  readonly telephony: Telephony;
   readonly monitoring: Monitoring;
   readonly jobs: Jobs;
   readonly api: Api;
@@ -97,7 +101,13 @@ export class VoiceAgentPlatformStack extends Stack {
       RATE_LIMIT_PER_MINUTE: String(props.rateLimitPerMinute ?? 1200),
       API_KEY_CACHE_SECONDS: String(props.apiKeyCacheSeconds ?? 10),
     };
-    const targets = { table: this.data.table, bucket: this.storage.bucket, secretsKey: this.storage.secretsKey };
+    this.telephony = new Telephony(this, 'Telephony', props.telephony);
+    const targets = {
+      table: this.data.table,
+      bucket: this.storage.bucket,
+      secretsKey: this.storage.secretsKey,
+      telephony: { provider: this.telephony.provider, secret: this.telephony.secret },
+    };
 
     this.jobs = new Jobs(this, 'Jobs', {
       jobs,

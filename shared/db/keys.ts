@@ -13,9 +13,16 @@ export const Prefix = {
   tool: 'TOOL#',
   widget: 'WIDGET#',
   knowledgeBase: 'KB#',
+  kbDocument: 'KBDOC#',
+  kbUpload: 'KBUPLOAD#',
   apiKey: 'APIKEY#',
   idempotency: 'IDEM#',
   counter: 'COUNT#',
+  phoneNumber: 'PHONE#',
+  charge: 'CHARGE#',
+  contact: 'CONTACT#',
+  contactSearch: 'CSEARCH#',
+  appointment: 'APPT#',
 } as const;
 
 export const keys = {
@@ -34,6 +41,10 @@ export const keys = {
   tool: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.tool}${id}` }),
   widget: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.widget}${id}` }),
   knowledgeBase: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.knowledgeBase}${id}` }),
+  /** A knowledge-base document; `doc_id` is unique per organization (GET /rag/document names only org and doc). */
+  kbDocument: (orgId: string, docId: string): Key => ({ pk: org(orgId), sk: `${Prefix.kbDocument}${docId}` }),
+  /** A file upload handed out by POST /rag/uploads (expires through `ttl`). */
+  kbUpload: (orgId: string, uploadId: string): Key => ({ pk: org(orgId), sk: `${Prefix.kbUpload}${uploadId}` }),
   /** A stored answer to a POST sent with an Idempotency-Key. */
   idempotency: (orgId: string, operationId: string, idempotencyKey: string): Key => ({
     pk: org(orgId),
@@ -41,12 +52,61 @@ export const keys = {
   }),
   /** The partition of one organization, for collection queries. */
   partition: org,
+  /** A phone number the organization holds or held (bought or imported). */
+  phoneNumber: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.phoneNumber}${id}` }),
+  /**
+   * The one global claim of an E.164 number: who holds it (organization, number id). Put with
+   * attribute_not_exists in the same transaction as the organization's number item, deleted
+   * on release, so a number is held by at most one organization at a time; inbound calls find
+   * the organization and number from the dialed number through it.
+   */
+  numberClaim: (e164: string): Key => ({ pk: `NUMBER#${e164}`, sk: 'NUMBER' }),
+  /** A charge in the organization's billing ledger (UUID v7 ids sort by time). */
+  charge: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.charge}${id}` }),
+  /** The simulated carrier's own record of a number it sold, one partition per country. */
+  simulatedCarrierPool: (country: string) => `SIMCARRIER#${country}`,
+  simulatedCarrierNumber: (country: string, e164: string): Key => ({ pk: `SIMCARRIER#${country}`, sk: e164 }),
+  /** A contact; its stats counters live on the same item so every write bumps them atomically. */
+  contact: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.contact}${id}` }),
+  /**
+   * A contact search entry: `CSEARCH#<kind>#<value>#<contactId>` (kind `name` for each first or
+   * last name, `full` for "first last", `email`, `phone`), written in the contact's transaction.
+   */
+  contactSearch: (orgId: string, kind: string, value: string, contactId: string): Key => ({
+    pk: org(orgId),
+    sk: `${Prefix.contactSearch}${kind}#${value}#${contactId}`,
+  }),
+  /** The sort-key prefix every search entry of one kind starting with `value` shares. */
+  contactSearchPrefix: (kind: string, value: string, exact: boolean) => `${Prefix.contactSearch}${kind}#${value}${exact ? '#' : ''}`,
+  /** A contact's history partition: notes, activities and calls, deleted with the contact. */
+  contactHistory: (orgId: string, contactId: string) => `${org(orgId)}#CONTACT#${contactId}`,
+  contactNote: (orgId: string, contactId: string, noteId: string): Key => ({ pk: `${org(orgId)}#CONTACT#${contactId}`, sk: `NOTE#${noteId}` }),
+  /** Activities sort by time: `ACT#<ISO time>#<uuid v7>`. */
+  contactActivity: (orgId: string, contactId: string, at: string, id: string): Key => ({ pk: `${org(orgId)}#CONTACT#${contactId}`, sk: `ACT#${at}#${id}` }),
+  /** A call in a contact's history, by call id (UUID v7, so the partition sorts by time). */
+  contactCall: (orgId: string, contactId: string, callId: string): Key => ({ pk: `${org(orgId)}#CONTACT#${contactId}`, sk: `CALL#${callId}` }),
+  contactHistoryPrefix: { note: 'NOTE#', activity: 'ACT#', call: 'CALL#' },
+  appointment: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.appointment}${id}` }),
+  /** Finds our appointment from the external scheduler's booking uid (webhooks). */
+  appointmentByBookingUid: (orgId: string, uid: string): Key => ({ pk: org(orgId), sk: `APPTUID#${uid}` }),
+  /**
+   * One lock per agent per 5-minute bucket an accepted appointment covers, put with
+   * attribute_not_exists in the booking's transaction: two overlapping bookings cannot both land.
+   */
+  agentSlot: (orgId: string, agentId: string, bucketStart: string): Key => ({ pk: org(orgId), sk: `AGENTSLOT#${agentId}#${bucketStart}` }),
+  workingHours: (orgId: string, agentId: string): Key => ({ pk: org(orgId), sk: `WORKHOURS#${agentId}` }),
+  /** The organization's external scheduling integration (Cal.com), its secrets sealed. */
+  schedulingIntegration: (orgId: string): Key => ({ pk: org(orgId), sk: 'SCHEDINT' }),
 };
 
 /** GSI1: a collection filtered by status, `ORG#<org>#<ENTITY>#<status>` → id. */
 export const gsi1 = {
   name: 'gsi1',
   byStatus: (orgId: string, entity: string, status: string) => `${org(orgId)}#${entity}#STATUS#${status}`,
+  /** The documents of one knowledge base, `ORG#<org>#KB#<kb>#DOCS` → doc_id. */
+  kbDocuments: (orgId: string, kbId: string) => `${org(orgId)}#KB#${kbId}#DOCS`,
+  /** An agent's appointments by start time (gsi1sk = `<start ISO>#<id>`): availability and the agent filter. */
+  appointmentsOfAgent: (orgId: string, agentId: string) => `${org(orgId)}#APPT#AGENT#${agentId}`,
 };
 
 /**
@@ -58,6 +118,8 @@ export const gsi2 = {
   widget: (widgetId: string) => `WIDGET#${widgetId}`,
   widgetSelf: 'WIDGET',
   agentOfWidget: (agentId: string) => `AGENT#${agentId}`,
+  /** Every appointment of an organization by start time (gsi2sk = `<start ISO>#<id>`): the from/to filter. */
+  appointmentsByStart: (orgId: string) => `${org(orgId)}#APPT`,
 };
 
 /** Counter collection names. */
@@ -67,4 +129,11 @@ export const collections = {
   tools: 'tools',
   widgets: 'widgets',
   apiKeys: 'api-keys',
+  knowledgeBases: 'knowledge-bases',
+  kbDocuments: (kbId: string) => `kb-docs#${kbId}`,
+  phoneNumbers: 'phone-numbers',
+  phoneNumbersByStatus: (status: string) => `phone-numbers#status#${status}`,
+  charges: 'charges',
+  contacts: 'contacts',
+  appointments: 'appointments',
 };

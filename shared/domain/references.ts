@@ -8,6 +8,10 @@ import { ValidationError } from '../errors';
  * written to something deleted a moment before.
  */
 export const references = {
+  agent: (orgId: string, agentId: string, path = 'agent_id'): Guard => ({
+    key: keys.agent(orgId, agentId),
+    onFail: () => ValidationError.field(path, `agent ${agentId} does not exist in this organization`),
+  }),
   tool: (orgId: string, toolId: string, path: string): Guard => ({
     key: keys.tool(orgId, toolId),
     onFail: () => ValidationError.field(path, `tool ${toolId} does not exist in this organization`),

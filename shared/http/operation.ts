@@ -10,6 +10,8 @@ export interface Access {
   queues?: string[];
   /** Needs the secrets key (KMS in AWS) to encrypt or decrypt secrets at rest. */
   secrets?: boolean;
+  /** Talks to the telephony carrier: gets TELEPHONY_PROVIDER and read access to the provider's credentials secret. */
+  telephony?: boolean;
 }
 
 /**

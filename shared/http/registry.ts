@@ -4,6 +4,11 @@ import * as apiKeys from '../domain/api-keys/operations';
 import * as agents from '../domain/agents/operations';
 import * as tools from '../domain/tools/operations';
 import * as widgets from '../domain/widgets/operations';
+import * as contacts from '../domain/contacts/operations';
+import * as appointments from '../domain/appointments/operations';
+import * as rag from '../domain/rag/operations';
+import * as phoneNumbers from '../domain/phone-numbers/operations';
+import * as billing from '../domain/billing/operations';
 
 /**
  * The route registry: every operation of the API, once. The CDK stack, the local runtime,
@@ -16,6 +21,11 @@ export const operations: Operation[] = [
   ...Object.values(agents),
   ...Object.values(tools),
   ...Object.values(widgets),
+  ...Object.values(contacts),
+  ...Object.values(appointments),
+  ...Object.values(rag),
+  ...Object.values(phoneNumbers),
+  ...Object.values(billing),
 ] as Operation[];
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */

@@ -15,4 +15,17 @@ export const jobs: JobDefinition[] = [
     batchSize: 10,
     access: { table: 'RW' },
   },
+  {
+    kind: 'queue',
+    name: 'rag-ingest',
+    entry: 'functions/jobs/rag-ingest.ts',
+    description: 'Fetches, extracts, chunks and indexes knowledge-base documents.',
+    // Above the function timeout (Lambda requires it) with room for a slow page.
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 3,
+    batchSize: 10,
+    timeoutSeconds: 120,
+    memoryMb: 1024,
+    access: { table: 'RW', bucket: 'RW' },
+  },
 ];

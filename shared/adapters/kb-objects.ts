@@ -1,0 +1,73 @@
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { config } from '../config';
+import { s3 } from './blob-store';
+
+/** Object storage as the knowledge base needs it: put, get, delete by prefix, presign uploads. */
+
+export async function putObject(key: string, body: string | Uint8Array, contentType: string): Promise<void> {
+  await s3().send(new PutObjectCommand({ Bucket: config().bucketName, Key: key, Body: body, ContentType: contentType }));
+}
+
+export interface StoredObject {
+  body: Buffer;
+  contentType: string;
+  size: number;
+}
+
+/** An object's bytes, or undefined when it does not exist; refuses objects above `maxBytes`. */
+export async function getObject(key: string, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredObject | undefined> {
+  let out: GetObjectCommandOutput;
+  try {
+    out = await s3().send(new GetObjectCommand({ Bucket: config().bucketName, Key: key }));
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+    if (e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return undefined;
+    throw err;
+  }
+  const size = out.ContentLength ?? 0;
+  if (size > maxBytes) {
+    await out.Body?.transformToByteArray().catch(() => undefined);
+    throw new ObjectTooLargeError(key, size, maxBytes);
+  }
+  const bytes = await out.Body!.transformToByteArray();
+  return { body: Buffer.from(bytes), contentType: out.ContentType ?? '', size: bytes.length };
+}
+
+export class ObjectTooLargeError extends Error {
+  constructor(readonly key: string, readonly size: number, readonly maxBytes: number) {
+    super(`the object is ${size} bytes; at most ${maxBytes} are accepted`);
+  }
+}
+
+/** Deletes every object under a prefix, a page of 1,000 at a time. */
+export async function deletePrefix(prefix: string): Promise<number> {
+  const bucket = config().bucketName;
+  let deleted = 0;
+  let token: string | undefined;
+  do {
+    const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    const objects = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+    if (objects.length) {
+      await s3().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
+      deleted += objects.length;
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return deleted;
+}
+
+/** Deletes the given objects (missing ones are fine). */
+export async function deleteObjects(keys: string[]): Promise<void> {
+  if (!keys.length) return;
+  await s3().send(new DeleteObjectsCommand({ Bucket: config().bucketName, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
+}
+
+/**
+ * A presigned PUT for one object. Content type and length are signed, so S3 refuses a body
+ * of another type or size than the one declared.
+ */
+export async function presignPut(key: string, contentType: string, contentLength: number, expiresInSeconds: number): Promise<string> {
+  const command = new PutObjectCommand({ Bucket: config().bucketName, Key: key, ContentType: contentType, ContentLength: contentLength });
+  return getSignedUrl(s3(), command, { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) });
+}

@@ -1,0 +1,93 @@
+/**
+ * The telephony port: what the platform asks of a carrier. Two adapters implement it: the
+ * simulated carrier (the local default, deterministic) and Twilio (TELEPHONY_PROVIDER=twilio).
+ * Adapters throw our typed errors: UnprocessableError when the carrier refuses a request about
+ * a number (not available, already released), UnavailableError when the carrier itself fails.
+ */
+
+/** Which adapter a process uses (TELEPHONY_PROVIDER). */
+export type TelephonyProviderName = 'simulated' | 'twilio';
+
+export interface NumberCapabilities {
+  voice: boolean;
+  sms: boolean;
+  mms: boolean;
+}
+
+/** A number the carrier offers, with its prices (USD). */
+export interface AvailableNumber {
+  phone_number: string;
+  country: string;
+  locality: string;
+  region: string;
+  /** Monthly price. */
+  price: number;
+  per_minute_price_inbound: number;
+  per_minute_price_outbound: number;
+  capabilities: NumberCapabilities;
+}
+
+export interface SearchQuery {
+  /** ISO 3166 alpha-2, upper case. */
+  country: string;
+  /** Digits: the NANP area code, or the national area code without its trunk prefix elsewhere. */
+  areaCode?: string;
+  /** Digits the national number must contain. */
+  contains?: string;
+  limit: number;
+}
+
+/** A number now held at the carrier; `providerRef` is what release needs (Twilio's PN… sid). */
+export interface PurchasedNumber {
+  phoneNumber: string;
+  providerRef: string;
+}
+
+export type CallStatus = 'queued' | 'ringing' | 'in-progress' | 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
+
+export interface PlaceCallInput {
+  from: string;
+  to: string;
+  /** Where the carrier fetches call instructions (Twilio: TwiML URL). */
+  answerUrl?: string;
+  /** Where the carrier posts status events. */
+  statusCallbackUrl?: string;
+  /** Ring this long before giving up. */
+  timeoutSeconds?: number;
+}
+
+/** One status change of a call, as the carrier reports it. */
+export interface CallStatusEvent {
+  providerCallId: string;
+  status: CallStatus;
+  /** Seconds connected; set on `completed`. */
+  durationSec?: number;
+  at: string;
+}
+
+export interface PlacedCall {
+  providerCallId: string;
+  status: CallStatus;
+  /**
+   * Events already known when the call is placed. The simulated carrier decides a call's whole
+   * course up front and returns it here; a real carrier returns none and posts them later to
+   * `statusCallbackUrl`, where `parseStatusEvent` reads them.
+   */
+  events: CallStatusEvent[];
+}
+
+export interface TelephonyPort {
+  readonly name: TelephonyProviderName;
+  /** Numbers the carrier offers now, at most `limit`. */
+  searchAvailable(query: SearchQuery): Promise<AvailableNumber[]>;
+  /** The carrier's current listing of one number, or undefined when it is not offered. */
+  quote(phoneNumber: string): Promise<AvailableNumber | undefined>;
+  /** Buys the number; UnprocessableError when the carrier no longer offers it. */
+  purchase(phoneNumber: string): Promise<PurchasedNumber>;
+  /** Gives a bought number back; releasing one the carrier no longer holds is not an error. */
+  release(number: PurchasedNumber): Promise<void>;
+  /** Places an outbound call. */
+  placeCall(input: PlaceCallInput): Promise<PlacedCall>;
+  /** Reads a status event the carrier posted to `statusCallbackUrl` (form fields). */
+  parseStatusEvent(fields: Record<string, string>): CallStatusEvent;
+}

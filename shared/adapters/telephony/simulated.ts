@@ -1,0 +1,266 @@
+import { v7 as uuidv7 } from 'uuid';
+import { isValidPhoneNumber } from 'libphonenumber-js/max';
+import { keys } from '../../db/keys';
+import { ConditionFailed, deleteExisting, putNew, queryAll, transact } from '../../db/store';
+import { UnavailableError, UnprocessableError } from '../../errors';
+import { parseCallStatusFields } from './status-event';
+import type {
+  AvailableNumber,
+  CallStatus,
+  CallStatusEvent,
+  NumberCapabilities,
+  PlaceCallInput,
+  PlacedCall,
+  PurchasedNumber,
+  SearchQuery,
+  TelephonyPort,
+} from './port';
+
+/**
+ * The simulated carrier: the local runtime's default and what tests run against.
+ *
+ * Inventory: a fixed catalogue of countries and area codes; each area holds 40 numbers drawn
+ * from a PRNG seeded by the country and area code, kept only when libphonenumber-js (full
+ * metadata) says the number is valid for its country. Same input, same numbers, every time.
+ *
+ * Pool state: the carrier's own "sold" markers live in the table (`SIMCARRIER#<country>`,
+ * sort key the E.164 number), never in memory, so every Lambda and process sees one pool. A
+ * purchase is a conditional put of the marker, so two racing buyers of one number cannot both
+ * get it, as with a real carrier; a release deletes the marker and the number is offered again.
+ *
+ * Failures for tests (SIMULATED_CARRIER_FAIL, comma-separated, read on every call):
+ * `search`, `purchase`, `release`, `call` make that operation fail as an unavailable carrier
+ * (503); `purchase:+E164` makes the carrier refuse to sell that one number (422).
+ */
+
+interface Area {
+  code: string;
+  locality: string;
+  region: string;
+  /** National significant digits that follow the area code. */
+  subscriberDigits: number;
+  /** Allowed first subscriber digits. */
+  firstDigits: string;
+}
+
+interface Country {
+  callingCode: string;
+  price: number;
+  inbound: number;
+  outbound: number;
+  capabilities: NumberCapabilities;
+  nanp: boolean;
+  areas: Area[];
+}
+
+const nanp = (code: string, locality: string, region: string): Area => ({ code, locality, region, subscriberDigits: 7, firstDigits: '23456789' });
+const area = (code: string, locality: string, region: string, subscriberDigits: number, firstDigits = '23456789'): Area => ({
+  code, locality, region, subscriberDigits, firstDigits,
+});
+
+/** The catalogue. Prices are USD, monthly and per minute, modelled on public carrier list prices. */
+export const SIMULATED_CATALOGUE: Record<string, Country> = {
+  US: {
+    callingCode: '1', price: 1.15, inbound: 0.0085, outbound: 0.014, nanp: true,
+    capabilities: { voice: true, sms: true, mms: true },
+    areas: [
+      nanp('415', 'San Francisco', 'CA'), nanp('212', 'New York', 'NY'), nanp('312', 'Chicago', 'IL'),
+      nanp('512', 'Austin', 'TX'), nanp('206', 'Seattle', 'WA'), nanp('305', 'Miami', 'FL'),
+      nanp('617', 'Boston', 'MA'), nanp('213', 'Los Angeles', 'CA'), nanp('404', 'Atlanta', 'GA'),
+      nanp('720', 'Denver', 'CO'),
+    ],
+  },
+  CA: {
+    callingCode: '1', price: 1.15, inbound: 0.0085, outbound: 0.014, nanp: true,
+    capabilities: { voice: true, sms: true, mms: false },
+    areas: [nanp('416', 'Toronto', 'ON'), nanp('604', 'Vancouver', 'BC'), nanp('514', 'Montreal', 'QC'), nanp('403', 'Calgary', 'AB')],
+  },
+  GB: {
+    callingCode: '44', price: 1.25, inbound: 0.01, outbound: 0.0158, nanp: false,
+    capabilities: { voice: true, sms: false, mms: false },
+    areas: [area('20', 'London', 'England', 8, '378'), area('161', 'Manchester', 'England', 7), area('131', 'Edinburgh', 'Scotland', 7)],
+  },
+  DE: {
+    callingCode: '49', price: 1.5, inbound: 0.01, outbound: 0.0204, nanp: false,
+    capabilities: { voice: true, sms: false, mms: false },
+    areas: [area('30', 'Berlin', 'Berlin', 8), area('89', 'Munich', 'Bavaria', 8), area('40', 'Hamburg', 'Hamburg', 8)],
+  },
+};
+
+const NUMBERS_PER_AREA = 40;
+
+/** FNV-1a, then mulberry32: a tiny deterministic generator. */
+function generator(seed: string): () => number {
+  let h = 0x811c9dc5;
+  for (const ch of seed) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return () => {
+    h = (h + 0x6d2b79f5) >>> 0;
+    let t = h;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** NANP exchanges that are never assigned to subscribers (N11, 555, 950, 958, 959, 976). */
+const badExchange = (nxx: string) => nxx[1] === '1' && nxx[2] === '1' || ['555', '950', '958', '959', '976'].includes(nxx);
+
+const inventory = new Map<string, AvailableNumber[]>();
+
+/** The whole deterministic inventory of one area, sorted. */
+export function areaInventory(countryCode: string, areaCode: string): AvailableNumber[] {
+  const id = `${countryCode}:${areaCode}`;
+  const cached = inventory.get(id);
+  if (cached) return cached;
+  const country = SIMULATED_CATALOGUE[countryCode];
+  const spec = country?.areas.find((a) => a.code === areaCode);
+  if (!country || !spec) return [];
+  const next = generator(id);
+  const digit = () => String(Math.floor(next() * 10));
+  const numbers = new Set<string>();
+  for (let attempt = 0; numbers.size < NUMBERS_PER_AREA && attempt < NUMBERS_PER_AREA * 50; attempt++) {
+    let subscriber = spec.firstDigits[Math.floor(next() * spec.firstDigits.length)];
+    while (subscriber.length < spec.subscriberDigits) subscriber += digit();
+    if (country.nanp && badExchange(subscriber.slice(0, 3))) continue;
+    const e164 = `+${country.callingCode}${spec.code}${subscriber}`;
+    if (isValidPhoneNumber(e164, countryCode as never)) numbers.add(e164);
+  }
+  const list = [...numbers].sort().map((phone_number) => ({
+    phone_number,
+    country: countryCode,
+    locality: spec.locality,
+    region: spec.region,
+    price: country.price,
+    per_minute_price_inbound: country.inbound,
+    per_minute_price_outbound: country.outbound,
+    capabilities: { ...country.capabilities },
+  }));
+  inventory.set(id, list);
+  return list;
+}
+
+/** Which catalogue entry a number belongs to, if any. */
+function locate(e164: string): { country: string; area: string } | undefined {
+  for (const [country, spec] of Object.entries(SIMULATED_CATALOGUE)) {
+    for (const a of spec.areas) {
+      const prefix = `+${spec.callingCode}${a.code}`;
+      if (e164.startsWith(prefix) && e164.length === prefix.length + a.subscriberDigits) return { country, area: a.code };
+    }
+  }
+  return undefined;
+}
+
+function failures(): string[] {
+  return (process.env.SIMULATED_CARRIER_FAIL ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function failIf(operation: string): void {
+  if (failures().includes(operation)) {
+    throw new UnavailableError('The telephony carrier is unavailable; retry later', { provider: 'simulated', operation });
+  }
+}
+
+async function soldNumbers(country: string, prefix: string): Promise<Set<string>> {
+  const sold = new Set<string>();
+  const q = { pkName: 'pk', pkValue: keys.simulatedCarrierPool(country), skName: 'sk', skPrefix: prefix };
+  for await (const item of queryAll<{ sk: string }>(q, ['sk'], true)) sold.add(item.sk);
+  return sold;
+}
+
+const CALL_OUTCOMES: Record<string, CallStatus> = { '0': 'no-answer', '1': 'busy', '2': 'failed' };
+
+/** What a simulated call does: by SIMULATED_CALL_OUTCOME, else by the callee's last digit (0 no answer, 1 busy, 2 failed, else answered). */
+export function simulatedCallOutcome(to: string): { status: CallStatus; durationSec: number } {
+  const forced = process.env.SIMULATED_CALL_OUTCOME as CallStatus | undefined;
+  const status = forced || CALL_OUTCOMES[to.slice(-1)] || 'completed';
+  const digits = to.replace(/\D/g, '');
+  const durationSec = status === 'completed' ? 20 + ([...digits].reduce((s, d) => s + Number(d), 0) * 7) % 160 : 0;
+  return { status, durationSec };
+}
+
+export function simulatedCarrier(): TelephonyPort {
+  return {
+    name: 'simulated',
+
+    async searchAvailable(query: SearchQuery) {
+      failIf('search');
+      const country = SIMULATED_CATALOGUE[query.country];
+      if (!country) return [];
+      const areas = country.areas.filter((a) => !query.areaCode || a.code === query.areaCode);
+      if (!areas.length) return [];
+      const prefix = `+${country.callingCode}${query.areaCode ?? ''}`;
+      const sold = await soldNumbers(query.country, prefix);
+      const out: AvailableNumber[] = [];
+      for (const a of areas) {
+        for (const n of areaInventory(query.country, a.code)) {
+          if (out.length >= query.limit) return out;
+          const national = n.phone_number.slice(country.callingCode.length + 1);
+          if (sold.has(n.phone_number) || (query.contains && !national.includes(query.contains))) continue;
+          out.push(n);
+        }
+      }
+      return out;
+    },
+
+    async quote(phoneNumber) {
+      const where = locate(phoneNumber);
+      if (!where) return undefined;
+      const listed = areaInventory(where.country, where.area).find((n) => n.phone_number === phoneNumber);
+      if (!listed) return undefined;
+      const sold = await soldNumbers(where.country, phoneNumber);
+      return sold.has(phoneNumber) ? undefined : listed;
+    },
+
+    async purchase(phoneNumber): Promise<PurchasedNumber> {
+      failIf('purchase');
+      if (failures().includes(`purchase:${phoneNumber}`)) {
+        throw new UnprocessableError('The carrier refused to sell this number', { phone_number: phoneNumber, provider: 'simulated' });
+      }
+      const where = locate(phoneNumber);
+      if (!where || !areaInventory(where.country, where.area).some((n) => n.phone_number === phoneNumber)) {
+        throw new UnprocessableError('The number is not available', { phone_number: phoneNumber });
+      }
+      const providerRef = `SIM${uuidv7().replace(/-/g, '')}`;
+      try {
+        await transact([putNew({ ...keys.simulatedCarrierNumber(where.country, phoneNumber), entity: 'SIMCARRIER_NUMBER', provider_ref: providerRef, sold_at: new Date().toISOString() })]);
+      } catch (err) {
+        if (err instanceof ConditionFailed) throw new UnprocessableError('The number is not available', { phone_number: phoneNumber });
+        throw err;
+      }
+      return { phoneNumber, providerRef };
+    },
+
+    async release(number) {
+      failIf('release');
+      const where = locate(number.phoneNumber);
+      if (!where) return;
+      try {
+        await transact([deleteExisting(keys.simulatedCarrierNumber(where.country, number.phoneNumber), '#ref = :ref', { ':ref': number.providerRef }, { '#ref': 'provider_ref' })]);
+      } catch (err) {
+        // Already back in the pool (a retried release): nothing to do.
+        if (!(err instanceof ConditionFailed)) throw err;
+      }
+    },
+
+    async placeCall(input: PlaceCallInput): Promise<PlacedCall> {
+      failIf('call');
+      const providerCallId = `SIMCA${uuidv7().replace(/-/g, '')}`;
+      const { status, durationSec } = simulatedCallOutcome(input.to);
+      const start = Date.now();
+      const at = (ms: number) => new Date(start + ms).toISOString();
+      const events: CallStatusEvent[] = [
+        { providerCallId, status: 'queued', at: at(0) },
+        { providerCallId, status: 'ringing', at: at(1000) },
+      ];
+      if (status === 'completed') {
+        events.push({ providerCallId, status: 'in-progress', at: at(4000) });
+        events.push({ providerCallId, status: 'completed', durationSec, at: at(4000 + durationSec * 1000) });
+      } else {
+        events.push({ providerCallId, status, durationSec: 0, at: at(status === 'no-answer' ? 30_000 : 3000) });
+      }
+      return { providerCallId, status: 'queued', events };
+    },
+
+    parseStatusEvent: parseCallStatusFields,
+  };
+}

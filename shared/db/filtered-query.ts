@@ -1,0 +1,213 @@
+import { BatchGetCommand, BatchWriteCommand, QueryCommand, type QueryCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client';
+import type { Page, PageRequest } from './store';
+import { ValidationError } from '../errors';
+
+type Item = Record<string, unknown>;
+
+/**
+ * A key-range query with an optional filter: searches and filtered lists whose totals cannot
+ * come from a counter. The key condition is either a prefix or an inclusive range of the sort
+ * key; the filter runs on the items the condition reaches, never on the whole partition.
+ */
+export interface RangeQuery {
+  index?: 'gsi1' | 'gsi2';
+  pkName: string;
+  pkValue: string;
+  skName: string;
+  /** begins_with(sk, prefix) … */
+  skPrefix?: string;
+  /** … or sk BETWEEN from AND to (either side optional). */
+  skFrom?: string;
+  skTo?: string;
+  filter?: { expression: string; names?: Record<string, string>; values?: Item };
+  descending?: boolean;
+  consistent?: boolean;
+}
+
+function input(q: RangeQuery): QueryCommandInput {
+  const names: Record<string, string> = { '#pk': q.pkName, ...q.filter?.names };
+  const values: Item = { ':pk': q.pkValue, ...q.filter?.values };
+  let cond = '#pk = :pk';
+  if (q.skPrefix) {
+    names['#sk'] = q.skName;
+    values[':skp'] = q.skPrefix;
+    cond += ' AND begins_with(#sk, :skp)';
+  } else if (q.skFrom !== undefined || q.skTo !== undefined) {
+    names['#sk'] = q.skName;
+    values[':skf'] = q.skFrom ?? '';
+    // '~' sorts after every character our keys use, so an open upper end is the whole partition.
+    values[':skt'] = q.skTo ?? '~';
+    cond += ' AND #sk BETWEEN :skf AND :skt';
+  }
+  return {
+    TableName: tableName(),
+    ...(q.index ? { IndexName: q.index } : {}),
+    KeyConditionExpression: cond,
+    ...(q.filter ? { FilterExpression: q.filter.expression } : {}),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ScanIndexForward: !q.descending,
+    ...(q.consistent && !q.index ? { ConsistentRead: true } : {}),
+  };
+}
+
+const encode = (key: Item) => Buffer.from(JSON.stringify(key)).toString('base64url');
+
+function decode(cursor: string, q: RangeQuery): Item {
+  let key: Item | undefined;
+  try {
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Item;
+  } catch {
+    key = undefined;
+  }
+  // Honoured only inside the partition (and prefix) it was issued for.
+  const sk = key?.[q.skName];
+  if (!key || typeof key !== 'object' || key[q.pkName] !== q.pkValue || typeof sk !== 'string' || (q.skPrefix && !sk.startsWith(q.skPrefix))) {
+    throw ValidationError.field('cursor', 'is not a cursor returned by this list');
+  }
+  return key;
+}
+
+/**
+ * One page of the items a range query matches after its filter. `offset` skips matching
+ * items (read and dropped, as the filter must see them); `cursor` continues where a page ended.
+ */
+export async function queryRangePage<T extends object>(q: RangeQuery, page: PageRequest): Promise<Page<T>> {
+  const base = input(q);
+  let startKey: Item | undefined = page.cursor ? decode(page.cursor, q) : undefined;
+  let toSkip = page.cursor ? 0 : (page.offset ?? 0);
+  const items: T[] = [];
+  do {
+    const want = toSkip + page.limit - items.length;
+    const out = await db().send(new QueryCommand({ ...base, Limit: Math.min(1000, want), ExclusiveStartKey: startKey }));
+    let got = (out.Items ?? []) as T[];
+    if (toSkip) {
+      const skipped = Math.min(toSkip, got.length);
+      got = got.slice(skipped);
+      toSkip -= skipped;
+    }
+    items.push(...got.slice(0, page.limit - items.length));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey && (toSkip > 0 || items.length < page.limit));
+  return { items, nextCursor: startKey ? encode(startKey) : null };
+}
+
+/** The exact number of items a range query matches after its filter (Select COUNT, page by page). */
+export async function countRange(q: RangeQuery): Promise<number> {
+  const base = input(q);
+  let total = 0;
+  let startKey: Item | undefined;
+  do {
+    const out = await db().send(new QueryCommand({ ...base, Select: 'COUNT', ExclusiveStartKey: startKey }));
+    total += out.Count ?? 0;
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return total;
+}
+
+/** Up to `limit` items of a range query (bounded reads such as a timeline or a busy list). */
+export async function queryRange<T extends object>(q: RangeQuery, limit: number): Promise<T[]> {
+  return (await queryRangePage<T>(q, { limit })).items;
+}
+
+/**
+ * Deletes every item of one partition in batches of 25 (BatchWriteItem), retrying unprocessed
+ * items. Used for a deleted parent's history, which nothing can reach once the parent is gone.
+ */
+export async function deletePartition(pk: string): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        ExpressionAttributeValues: { ':pk': pk },
+        ProjectionExpression: '#pk, #sk',
+        Limit: 500,
+        ConsistentRead: true,
+      }),
+    );
+    const keys = (out.Items ?? []) as { pk: string; sk: string }[];
+    if (!keys.length) return deleted;
+    for (let i = 0; i < keys.length; i += 25) {
+      let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+      for (let attempt = 0; requests.length; attempt++) {
+        const res = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+        requests = (res.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+        if (requests.length) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+      }
+    }
+    deleted += keys.length;
+  }
+}
+
+/** Many items by key (BatchGetItem in chunks of 100, unprocessed keys retried); missing keys are skipped. */
+export async function getMany<T extends object>(keys: { pk: string; sk: string }[]): Promise<T[]> {
+  const found = new Map<string, T>();
+  for (let i = 0; i < keys.length; i += 100) {
+    let request: { pk: string; sk: string }[] = keys.slice(i, i + 100);
+    for (let attempt = 0; request.length; attempt++) {
+      const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: request, ConsistentRead: true } } }));
+      for (const item of (out.Responses?.[tableName()] ?? []) as (T & { pk: string; sk: string })[]) found.set(`${item.pk}|${item.sk}`, item);
+      request = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as typeof request;
+      if (request.length) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+    }
+  }
+  return keys.map((k) => found.get(`${k.pk}|${k.sk}`)).filter((v): v is T => v !== undefined);
+}
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/**
+ * ADDs to numeric members of a map attribute (`stats.notes`…) of an existing item, optionally
+ * SETting others, without touching `version`: counters kept beside an item never make its
+ * optimistic PATCH start over.
+ */
+export function addToMap(
+  key: { pk: string; sk: string },
+  map: string,
+  add: Record<string, number>,
+  opts: { set?: Record<string, unknown>; condition?: string; values?: Item } = {},
+): TransactItem {
+  const names: Record<string, string> = { '#m': map };
+  const values: Item = { ...opts.values };
+  const adds = Object.entries(add).map(([field, n], i) => {
+    names[`#a${i}`] = field;
+    values[`:a${i}`] = n;
+    return `#m.#a${i} :a${i}`;
+  });
+  const sets = Object.entries(opts.set ?? {}).map(([field, v], i) => {
+    names[`#s${i}`] = field;
+    values[`:s${i}`] = v;
+    return `#m.#s${i} = :s${i}`;
+  });
+  const expr = [adds.length ? `ADD ${adds.join(', ')}` : '', sets.length ? `SET ${sets.join(', ')}` : ''].filter(Boolean).join(' ');
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: expr,
+      ConditionExpression: ['attribute_exists(pk)', opts.condition].filter(Boolean).join(' AND '),
+      ExpressionAttributeNames: names,
+      ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+    },
+  };
+}
+
+/** A Put that overwrites (lookup items whose key already says everything). */
+export function putItem(item: Item): TransactItem {
+  return { Put: { TableName: tableName(), Item: item } };
+}
+
+/** A Delete that does not care whether the item exists. */
+export function deleteItem(key: { pk: string; sk: string }, condition?: { expression: string; values?: Item }): TransactItem {
+  return {
+    Delete: {
+      TableName: tableName(),
+      Key: { pk: key.pk, sk: key.sk },
+      ...(condition ? { ConditionExpression: condition.expression, ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}) } : {}),
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import * as z from 'zod/mini';
+import { defineOperation } from '../../http/operation';
+import { IdParams } from '../common/schemas';
+import {
+  Appointment,
+  AppointmentListQuery,
+  Availability,
+  AvailabilityQuery,
+  BookAppointmentBody,
+  CancelBody,
+  GetAppointmentQuery,
+  RescheduleBody,
+} from './schemas';
+import { AgentIdParams, CalcomWebhookBody, Integration, IntegrationBody, WebhookParams, WorkingHours, WorkingHoursBody } from '../scheduling/schemas';
+
+const tag = 'Appointments';
+const integrationTag = 'Scheduling integration';
+
+export const getAvailability = defineOperation({
+  method: 'GET', path: '/api/v1/scheduler/availability', operationId: 'getAvailability', tag, auth: true,
+  summary: 'Free slots of an agent in [start, end) for `duration_minutes`, shown in `timezone` (a start every 15 minutes)',
+  entry: 'functions/scheduler/availability.ts', query: AvailabilityQuery, response: Availability, access: { table: 'R', secrets: true },
+});
+
+export const bookAppointment = defineOperation({
+  method: 'POST', path: '/api/v1/scheduler/appointments', operationId: 'bookAppointment', tag, auth: true,
+  summary: 'Book an appointment (422 when the slot is taken or outside working hours)',
+  entry: 'functions/scheduler/book.ts', body: BookAppointmentBody, response: Appointment,
+  successMessage: 'Appointment booked successfully', access: { table: 'RW', secrets: true },
+});
+
+export const listAppointments = defineOperation({
+  method: 'GET', path: '/api/v1/scheduler/appointments', operationId: 'listAppointments', tag, auth: true,
+  summary: 'List appointments; filters `agent_id`, `status`, `from`/`to` (start time)',
+  entry: 'functions/scheduler/list.ts', query: AppointmentListQuery, response: Appointment, list: true, access: { table: 'R' },
+});
+
+export const getAppointment = defineOperation({
+  method: 'GET', path: '/api/v1/scheduler/appointments/{id}', operationId: 'getAppointment', tag, auth: true,
+  summary: 'Get one appointment (`org_id`, when given, must be the key\'s organization, else 404)',
+  entry: 'functions/scheduler/get.ts', params: IdParams, query: GetAppointmentQuery, response: Appointment, access: { table: 'R' },
+});
+
+export const rescheduleAppointment = defineOperation({
+  method: 'POST', path: '/api/v1/scheduler/appointments/{id}/reschedule', operationId: 'rescheduleAppointment', tag, auth: true,
+  summary: 'Move an appointment: the old one becomes `rescheduled`, a new `accepted` one is returned (422 when taken)',
+  entry: 'functions/scheduler/reschedule.ts', params: IdParams, body: RescheduleBody, response: Appointment,
+  successMessage: 'Appointment rescheduled successfully', access: { table: 'RW', secrets: true },
+});
+
+export const cancelAppointment = defineOperation({
+  method: 'POST', path: '/api/v1/scheduler/appointments/{id}/cancel', operationId: 'cancelAppointment', tag, auth: true,
+  summary: 'Cancel an appointment and free its slot',
+  entry: 'functions/scheduler/cancel.ts', params: IdParams, body: CancelBody, response: Appointment,
+  successMessage: 'Appointment cancelled successfully', access: { table: 'RW', secrets: true },
+});
+
+export const putWorkingHours = defineOperation({
+  method: 'PUT', path: '/api/v1/scheduler/working-hours/{agent_id}', operationId: 'putWorkingHours', tag, auth: true,
+  summary: 'Set an agent\'s working hours (days 0–6 with 0 = Sunday, start, end, IANA timezone)',
+  entry: 'functions/scheduler/put-working-hours.ts', params: AgentIdParams, body: WorkingHoursBody, response: WorkingHours,
+  successMessage: 'Working hours saved', access: { table: 'RW' },
+});
+
+export const getWorkingHours = defineOperation({
+  method: 'GET', path: '/api/v1/scheduler/working-hours/{agent_id}', operationId: 'getWorkingHours', tag, auth: true,
+  summary: 'An agent\'s working hours (`configured` false: bookable at any time)',
+  entry: 'functions/scheduler/get-working-hours.ts', params: AgentIdParams, response: WorkingHours, access: { table: 'R' },
+});
+
+export const deleteWorkingHours = defineOperation({
+  method: 'DELETE', path: '/api/v1/scheduler/working-hours/{agent_id}', operationId: 'deleteWorkingHours', tag, auth: true,
+  summary: 'Remove an agent\'s working hours (bookable at any time again)',
+  entry: 'functions/scheduler/delete-working-hours.ts', params: AgentIdParams,
+  successMessage: 'Working hours removed', access: { table: 'RW' },
+});
+
+export const connectSchedulingIntegration = defineOperation({
+  method: 'PUT', path: '/api/v1/scheduler/integration', operationId: 'connectSchedulingIntegration', tag: integrationTag, auth: true,
+  summary: 'Connect Cal.com (`api_key` verified with Cal.com, then stored encrypted; optional `webhook_secret`)',
+  entry: 'functions/scheduler/connect-integration.ts', body: IntegrationBody, response: Integration,
+  successMessage: 'Scheduling integration connected', access: { table: 'RW', secrets: true },
+});
+
+export const getSchedulingIntegration = defineOperation({
+  method: 'GET', path: '/api/v1/scheduler/integration', operationId: 'getSchedulingIntegration', tag: integrationTag, auth: true,
+  summary: 'The connection state (never the secrets) and the webhook URL to give Cal.com',
+  entry: 'functions/scheduler/get-integration.ts', response: Integration, access: { table: 'R' },
+});
+
+export const disconnectSchedulingIntegration = defineOperation({
+  method: 'DELETE', path: '/api/v1/scheduler/integration', operationId: 'disconnectSchedulingIntegration', tag: integrationTag, auth: true,
+  summary: 'Disconnect the scheduling integration (the built-in calendar books again)',
+  entry: 'functions/scheduler/disconnect-integration.ts',
+  successMessage: 'Scheduling integration disconnected', access: { table: 'RW' },
+});
+
+export const calcomWebhook = defineOperation({
+  method: 'POST', path: '/api/v1/scheduler/webhooks/calcom/{org_id}', operationId: 'receiveCalcomWebhook', tag: integrationTag, auth: false,
+  summary: 'Cal.com booking webhooks (BOOKING_CREATED, BOOKING_RESCHEDULED, BOOKING_CANCELLED), verified with X-Cal-Signature-256',
+  entry: 'functions/scheduler/calcom-webhook.ts', params: WebhookParams, body: CalcomWebhookBody,
+  response: z.object({ trigger_event: z.string(), action: z.string(), appointment_id: z.optional(z.string()) }),
+  successMessage: 'Webhook processed', access: { table: 'RW', secrets: true },
+});

@@ -1,0 +1,23 @@
+import * as z from 'zod/mini';
+import { pageQueryShape } from '../common/schemas';
+
+export const CHARGE_REASONS = ['number_purchase', 'number_renewal', 'call_minutes'] as const;
+export type ChargeReason = (typeof CHARGE_REASONS)[number];
+
+export const ChargeListQuery = z.strictObject(pageQueryShape);
+
+/** One entry of the ledger. `amount` is a decimal in `currency` with two places; `amount_cents` is the same, exact. */
+export const Charge = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  amount: z.number(),
+  amount_cents: z.int(),
+  currency: z.string(),
+  reason: z.enum(CHARGE_REASONS),
+  description: z.string(),
+  resource_type: z.string(),
+  resource_id: z.string(),
+  phone_number: z.optional(z.string()),
+  created_at: z.string(),
+});
+export type Charge = z.output<typeof Charge>;

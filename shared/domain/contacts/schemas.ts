@@ -1,0 +1,107 @@
+import * as z from 'zod/mini';
+import { pageQueryShape } from '../common/schemas';
+import { e164 } from '../common/phone';
+import { timeZone } from '../scheduling/time';
+
+const name = () => z.string().check(z.trim(), z.maxLength(200));
+/** An email, trimmed and lowercased; "" clears it. */
+export const email = () =>
+  z.union([z.literal(''), z.pipe(z.string().check(z.trim(), z.toLowerCase(), z.maxLength(254)), z.email({ error: 'must be a valid email address' }))]);
+const MAX_METADATA_BYTES = 10_000;
+
+/** Every writable contact field; all optional (the seed's create takes any subset). */
+export const contactFields = {
+  first_name: name(),
+  last_name: name(),
+  email: email(),
+  /** E.164 after normalization; "" clears it. */
+  phone: z.union([z.literal(''), e164()]),
+  company: name(),
+  metadata: z.record(z.string(), z.unknown()).check(
+    z.refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes of JSON`),
+  ),
+  /** IANA time zone; "" clears it. */
+  timezone: z.union([z.literal(''), timeZone()]),
+  opt_out: z.boolean(),
+  tags: z.array(z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(100))).check(z.maxLength(50)),
+};
+
+type Fields = typeof contactFields;
+const optionalFields = Object.fromEntries(Object.entries(contactFields).map(([k, v]) => [k, z.optional(v)])) as {
+  [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
+};
+
+export const CreateContactBody = z.strictObject(optionalFields);
+export const UpdateContactBody = z.strictObject(optionalFields);
+export const ContactListQuery = z.strictObject(pageQueryShape);
+export const ContactSearchQuery = z.strictObject({
+  ...pageQueryShape,
+  q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
+});
+export const NoteBody = z.strictObject({ content: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(10_000)) });
+export const HistoryListQuery = z.strictObject(pageQueryShape);
+
+export type ContactInput = z.output<typeof UpdateContactBody>;
+
+export const Contact = z.object({
+  id: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  email: z.string(),
+  phone: z.string(),
+  company: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+  timezone: z.string(),
+  opt_out: z.boolean(),
+  tags: z.array(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type Contact = z.output<typeof Contact>;
+
+export const contactDefaults = {
+  first_name: '',
+  last_name: '',
+  email: '',
+  phone: '',
+  company: '',
+  metadata: {} as Record<string, unknown>,
+  timezone: '',
+  opt_out: false,
+  tags: [] as string[],
+};
+
+export const Note = z.object({ id: z.string(), contact_id: z.string(), content: z.string(), created_at: z.string() });
+export type Note = z.output<typeof Note>;
+
+export const ACTIVITY_TYPES = ['note', 'appointment', 'call', 'campaign'] as const;
+export type ActivityType = (typeof ACTIVITY_TYPES)[number];
+export const Activity = z.object({ type: z.enum(ACTIVITY_TYPES), description: z.string(), timestamp: z.string() });
+export type Activity = z.output<typeof Activity>;
+
+export const ContactStats = z.object({
+  total_calls: z.number(),
+  answered_calls: z.number(),
+  total_call_duration_sec: z.number(),
+  last_call_at: z.nullable(z.string()),
+  appointments: z.number(),
+  notes: z.number(),
+});
+export type ContactStats = z.output<typeof ContactStats>;
+
+/** One call in a contact's history, as the campaign and call issues record it. */
+export const ContactCall = z.object({
+  id: z.string(),
+  contact_id: z.string(),
+  agent_id: z.nullable(z.string()),
+  campaign_id: z.nullable(z.string()),
+  direction: z.enum(['outbound', 'inbound']),
+  status: z.string(),
+  answered: z.boolean(),
+  from_phone_number: z.string(),
+  to_phone_number: z.string(),
+  started_at: z.string(),
+  ended_at: z.nullable(z.string()),
+  duration_sec: z.number(),
+});
+export type ContactCall = z.output<typeof ContactCall>;

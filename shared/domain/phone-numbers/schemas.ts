@@ -1,0 +1,116 @@
+import * as z from 'zod/mini';
+import { pageQueryShape, uuid } from '../common/schemas';
+import { e164 } from '../common/phone';
+
+export const PHONE_NUMBER_STATUSES = ['active', 'released'] as const;
+export type PhoneNumberStatus = (typeof PHONE_NUMBER_STATUSES)[number];
+export const PHONE_NUMBER_SOURCES = ['purchased', 'imported'] as const;
+export type PhoneNumberSource = (typeof PHONE_NUMBER_SOURCES)[number];
+export const CONNECTION_TYPES = ['sip', 'pstn'] as const;
+
+const digits = (max: number) => z.string().check(z.regex(new RegExp(`^\\d{1,${max}}$`), `must be 1–${max} digits`));
+const name = () => z.string().check(z.trim(), z.maxLength(200));
+const money = () => z.number().check(z.minimum(0), z.maximum(10_000));
+
+/** `country` is ISO 3166 alpha-2, any case on input. */
+const country = z.pipe(
+  z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166 alpha-2 country code')),
+  z.transform((s: string) => s.toUpperCase()),
+);
+
+export const AvailableNumbersQuery = z.strictObject({
+  country: z._default(country, 'US'),
+  area_code: z.optional(digits(5)),
+  contains: z.optional(digits(10)),
+  limit: pageQueryShape.limit,
+});
+
+export const Capabilities = z.object({ voice: z.boolean(), sms: z.boolean(), mms: z.boolean() });
+
+export const AvailableNumber = z.object({
+  phone_number: z.string(),
+  country: z.string(),
+  locality: z.string(),
+  region: z.string(),
+  price: z.number(),
+  per_minute_price_inbound: z.number(),
+  per_minute_price_outbound: z.number(),
+  capabilities: Capabilities,
+});
+
+export const BuyBody = z.strictObject({
+  phone_number: e164(),
+  price: money(),
+  per_minute_price_inbound: z.optional(money()),
+  per_minute_price_outbound: z.optional(money()),
+});
+export type BuyInput = z.output<typeof BuyBody>;
+
+/** A SIP URI (`sip:` / `sips:`) or a bare host[:port], as SIP trunks name their termination; '' clears it. */
+const terminationUri = () =>
+  z.string().check(z.trim(), z.maxLength(255), z.regex(/^$|^(sips?:)?[^\s<>"]+$/i, 'must be a SIP URI (sip:host) or a host name'));
+const sipUsername = () => z.string().check(z.maxLength(128));
+const sipPassword = () => z.string().check(z.maxLength(256));
+
+export const ImportBody = z.strictObject({
+  phone: e164(),
+  type: z.enum(CONNECTION_TYPES),
+  name: z.optional(name()),
+  termination_uri: z.optional(terminationUri()),
+  sip_username: z.optional(sipUsername()),
+  sip_password: z.optional(sipPassword()),
+});
+export type ImportInput = z.output<typeof ImportBody>;
+
+/** PUT of an imported number: every field optional; only the fields given are replaced. */
+export const UpdateImportBody = z.strictObject({
+  name: z.optional(name()),
+  termination_uri: z.optional(terminationUri()),
+  sip_username: z.optional(sipUsername()),
+  sip_password: z.optional(sipPassword()),
+});
+export type UpdateImportInput = z.output<typeof UpdateImportBody>;
+
+export const UpdatePhoneNumberBody = z.strictObject({
+  name: z.optional(name()),
+  inbound_agent_id: z.optional(z.nullable(uuid())),
+});
+export type UpdatePhoneNumberInput = z.output<typeof UpdatePhoneNumberBody>;
+
+export const PhoneNumberListQuery = z.strictObject({
+  ...pageQueryShape,
+  status: z.optional(z.enum(PHONE_NUMBER_STATUSES)),
+});
+
+/**
+ * A number the organization holds or held. Every one carries `id`, `source`, `phone_number`,
+ * `name`, `status`, `inbound_agent_id` and times; a purchased one adds the seed's purchase fields
+ * (`price`, `purchased_at`) and its listing; an imported one adds the seed's import fields
+ * (`phone`, `type`, `termination_uri`, `sip_username`, `sip_password` as sent).
+ */
+export const PhoneNumber = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  source: z.enum(PHONE_NUMBER_SOURCES),
+  phone_number: z.string(),
+  name: z.string(),
+  status: z.enum(PHONE_NUMBER_STATUSES),
+  inbound_agent_id: z.nullable(z.string()),
+  price: z.optional(z.number()),
+  per_minute_price_inbound: z.optional(z.number()),
+  per_minute_price_outbound: z.optional(z.number()),
+  country: z.optional(z.string()),
+  locality: z.optional(z.string()),
+  region: z.optional(z.string()),
+  capabilities: z.optional(Capabilities),
+  purchased_at: z.optional(z.string()),
+  phone: z.optional(z.string()),
+  type: z.optional(z.enum(CONNECTION_TYPES)),
+  termination_uri: z.optional(z.string()),
+  sip_username: z.optional(z.string()),
+  sip_password: z.optional(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+  released_at: z.nullable(z.string()),
+});
+export type PhoneNumber = z.output<typeof PhoneNumber>;

@@ -1,0 +1,91 @@
+import { defineOperation } from '../../http/operation';
+import {
+  CreateKnowledgeBaseBody,
+  CreateUploadBody,
+  DiscoverBody,
+  DiscoverResult,
+  DocumentListQuery,
+  DocumentQuery,
+  IngestBody,
+  IngestResult,
+  KbDocument,
+  KbDocumentSummary,
+  KbListQuery,
+  KbParams,
+  KnowledgeBase,
+  QueryBody,
+  QueryResult,
+  Upload,
+} from './schemas';
+
+const tag = 'Knowledge base (RAG)';
+
+export const createKnowledgeBase = defineOperation({
+  method: 'POST', path: '/api/v1/rag/knowledge-bases', operationId: 'createKnowledgeBase', tag, auth: true,
+  summary: 'Create a knowledge base', entry: 'functions/rag/create-knowledge-base.ts',
+  body: CreateKnowledgeBaseBody, response: KnowledgeBase, successMessage: 'Knowledge base created successfully', access: { table: 'RW' },
+});
+
+export const listKnowledgeBases = defineOperation({
+  method: 'GET', path: '/api/v1/rag/knowledge-bases', operationId: 'listKnowledgeBases', tag, auth: true,
+  summary: 'List knowledge bases with their document counts', entry: 'functions/rag/list-knowledge-bases.ts',
+  query: KbListQuery, response: KnowledgeBase, list: true, access: { table: 'R' },
+});
+
+export const getKnowledgeBase = defineOperation({
+  method: 'GET', path: '/api/v1/rag/knowledge-bases/{kb_id}', operationId: 'getKnowledgeBase', tag, auth: true,
+  summary: 'Get one knowledge base', entry: 'functions/rag/get-knowledge-base.ts',
+  params: KbParams, response: KnowledgeBase, access: { table: 'R' },
+});
+
+export const deleteKnowledgeBase = defineOperation({
+  method: 'DELETE', path: '/api/v1/rag/knowledge-bases/{kb_id}', operationId: 'deleteKnowledgeBase', tag, auth: true,
+  summary: 'Delete a knowledge base with its documents, chunks and index', entry: 'functions/rag/delete-knowledge-base.ts',
+  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', bucket: 'RW' }, timeoutSeconds: 60,
+});
+
+export const discoverUrls = defineOperation({
+  method: 'POST', path: '/api/v1/rag/discover', operationId: 'discoverUrls', tag, auth: true,
+  summary: 'Crawl a site (sitemap, then links breadth-first) and return the URLs found',
+  entry: 'functions/rag/discover.ts', body: DiscoverBody, response: DiscoverResult,
+  successMessage: 'URLs discovered', access: { table: 'R' }, timeoutSeconds: 29, memoryMb: 512,
+});
+
+export const createKbUpload = defineOperation({
+  method: 'POST', path: '/api/v1/rag/uploads', operationId: 'createKbUpload', tag, auth: true,
+  summary: 'Get a presigned URL to upload a file (PDF, HTML, Markdown, plain text) for ingestion',
+  entry: 'functions/rag/create-upload.ts', body: CreateUploadBody, response: Upload,
+  successMessage: 'Upload URL issued', access: { table: 'RW', bucket: 'RW' },
+});
+
+export const ingestDocuments = defineOperation({
+  method: 'POST', path: '/api/v1/rag/ingest', operationId: 'ingestDocuments', tag, auth: true,
+  summary: 'Queue text, a URL, a list of URLs or an uploaded file for indexing; documents start `pending`',
+  entry: 'functions/rag/ingest.ts', body: IngestBody, response: IngestResult,
+  successMessage: 'Documents queued for ingestion', access: { table: 'RW', bucket: 'RW', queues: ['rag-ingest'] }, timeoutSeconds: 29,
+});
+
+export const queryKnowledgeBase = defineOperation({
+  method: 'POST', path: '/api/v1/rag/query', operationId: 'queryKnowledgeBase', tag, auth: true,
+  summary: 'The `top_k` passages of a knowledge base that best answer a query (BM25)',
+  entry: 'functions/rag/query.ts', body: QueryBody, response: QueryResult,
+  successMessage: 'Query answered', access: { table: 'R', bucket: 'R' }, memoryMb: 1024, timeoutSeconds: 15,
+});
+
+export const listKbDocuments = defineOperation({
+  method: 'GET', path: '/api/v1/rag/documents', operationId: 'listKbDocuments', tag, auth: true,
+  summary: 'List the documents of a knowledge base (without their text)', entry: 'functions/rag/list-documents.ts',
+  query: DocumentListQuery, response: KbDocumentSummary, list: true, access: { table: 'R' },
+});
+
+export const getKbDocument = defineOperation({
+  method: 'GET', path: '/api/v1/rag/document', operationId: 'getKbDocument', tag, auth: true,
+  summary: 'Get one document with its extracted text', entry: 'functions/rag/get-document.ts',
+  query: DocumentQuery, response: KbDocument, access: { table: 'R', bucket: 'R' },
+});
+
+export const deleteKbDocument = defineOperation({
+  method: 'DELETE', path: '/api/v1/rag/document', operationId: 'deleteKbDocument', tag, auth: true,
+  summary: 'Delete a document and remove it from the index', entry: 'functions/rag/delete-document.ts',
+  query: DocumentQuery, successMessage: 'Document deleted successfully', access: { table: 'RW', bucket: 'RW' }, timeoutSeconds: 29,
+});

@@ -1,0 +1,60 @@
+import * as z from 'zod/mini';
+import { uuid } from '../common/schemas';
+import { timeZone } from './time';
+
+const clock = (allow24: boolean) =>
+  z.string().check(z.regex(allow24 ? /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/ : /^([01]\d|2[0-3]):[0-5]\d$/, allow24 ? 'must be HH:MM (00:00–24:00)' : 'must be HH:MM (00:00–23:59)'));
+
+export const AgentIdParams = z.strictObject({ agent_id: uuid() });
+
+export const WorkingHoursBody = z
+  .strictObject({
+    days: z.array(z.int().check(z.minimum(0), z.maximum(7))).check(z.minLength(1), z.maxLength(7)),
+    start: clock(false),
+    end: clock(true),
+    timezone: timeZone(),
+  })
+  .check(
+    z.superRefine((w, ctx) => {
+      if (w.end <= w.start) ctx.issues.push({ code: 'custom', path: ['end'], message: 'must be after start', input: w.end });
+    }),
+  );
+export type WorkingHoursInput = z.output<typeof WorkingHoursBody>;
+
+export const WorkingHours = z.object({
+  agent_id: z.string(),
+  configured: z.boolean(),
+  days: z.optional(z.array(z.number())),
+  start: z.optional(z.string()),
+  end: z.optional(z.string()),
+  timezone: z.optional(z.string()),
+  updated_at: z.optional(z.string()),
+});
+
+export const IntegrationBody = z.strictObject({
+  provider: z.literal('calcom'),
+  api_key: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(500)),
+  event_type_id: z.int().check(z.minimum(1)),
+  base_url: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).check(z.maxLength(2048))),
+  webhook_secret: z.optional(z.string().check(z.minLength(8, 'must be at least 8 characters'), z.maxLength(500))),
+});
+export type IntegrationInput = z.output<typeof IntegrationBody>;
+
+export const Integration = z.object({
+  connected: z.boolean(),
+  provider: z.nullable(z.literal('calcom')),
+  event_type_id: z.optional(z.number()),
+  base_url: z.optional(z.string()),
+  account: z.optional(z.string()),
+  has_webhook_secret: z.optional(z.boolean()),
+  webhook_url: z.optional(z.string()),
+  connected_at: z.optional(z.string()),
+});
+export type Integration = z.output<typeof Integration>;
+
+export const WebhookParams = z.strictObject({ org_id: uuid() });
+/** Cal.com's webhook envelope: `triggerEvent`, `createdAt`, `payload` (other members kept). */
+export const CalcomWebhookBody = z.looseObject({
+  triggerEvent: z.string(),
+  payload: z._default(z.looseObject({}), {}),
+});

@@ -1,0 +1,76 @@
+import { isValidPhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { SIMULATED_CATALOGUE, areaInventory, simulatedCallOutcome } from '../../../shared/adapters/telephony/simulated';
+import { parseCallStatusFields } from '../../../shared/adapters/telephony/status-event';
+import { TwilioFailure, toAppError } from '../../../shared/adapters/telephony/twilio';
+import { UnavailableError, UnprocessableError, ValidationError } from '../../../shared/errors';
+
+const areas = Object.entries(SIMULATED_CATALOGUE).flatMap(([country, spec]) => spec.areas.map((a) => [country, a.code] as const));
+
+describe('the simulated carrier inventory', () => {
+  it('covers a handful of countries', () => {
+    expect(Object.keys(SIMULATED_CATALOGUE)).toEqual(expect.arrayContaining(['US', 'CA', 'GB', 'DE']));
+  });
+
+  it.each(areas)('offers 40 distinct numbers valid for %s in area %s, with the area and prices', (country, area) => {
+    const numbers = areaInventory(country, area);
+    expect(numbers).toHaveLength(40);
+    expect(new Set(numbers.map((n) => n.phone_number)).size).toBe(40);
+    for (const n of numbers) {
+      expect(isValidPhoneNumber(n.phone_number, country as never)).toBe(true);
+      const parsed = parsePhoneNumberFromString(n.phone_number)!;
+      expect(parsed.country).toBe(country);
+      expect(String(parsed.nationalNumber).startsWith(area)).toBe(true);
+      expect(n).toMatchObject({ country, locality: expect.any(String), region: expect.any(String) });
+      expect(n.price).toBeGreaterThan(0);
+      expect(n.per_minute_price_inbound).toBeGreaterThan(0);
+      expect(n.per_minute_price_outbound).toBeGreaterThan(0);
+      expect(n.capabilities.voice).toBe(true);
+    }
+  });
+
+  it('is the same on every run (seeded by country and area code)', () => {
+    // Pinned: a change to the generator would change what tests and demos buy.
+    const first = areaInventory('US', '415').slice(0, 3).map((n) => n.phone_number);
+    expect(first).toEqual(['+14152168467', '+14152834846', '+14153071894']);
+    expect(areaInventory('US', '415')).not.toEqual(areaInventory('US', '212'));
+  });
+
+  it('offers nothing for an unknown country or area', () => {
+    expect(areaInventory('FR', '1')).toEqual([]);
+    expect(areaInventory('US', '999')).toEqual([]);
+  });
+
+  it('decides call outcomes from the callee, deterministically', () => {
+    expect(simulatedCallOutcome('+14155550120').status).toBe('no-answer');
+    expect(simulatedCallOutcome('+14155550121').status).toBe('busy');
+    expect(simulatedCallOutcome('+14155550122').status).toBe('failed');
+    const answered = simulatedCallOutcome('+14155550125');
+    expect(answered).toEqual(simulatedCallOutcome('+14155550125'));
+    expect(answered.status).toBe('completed');
+    expect(answered.durationSec).toBeGreaterThan(0);
+  });
+});
+
+describe('call status events', () => {
+  it('reads Twilio-shaped callback fields', () => {
+    expect(parseCallStatusFields({ CallSid: 'CA1', CallStatus: 'completed', CallDuration: '42', Timestamp: 'Tue, 01 Jul 2025 10:00:00 +0000' })).toEqual({
+      providerCallId: 'CA1', status: 'completed', durationSec: 42, at: '2025-07-01T10:00:00.000Z',
+    });
+    expect(parseCallStatusFields({ CallSid: 'CA1', CallStatus: 'initiated' }).status).toBe('queued');
+    expect(() => parseCallStatusFields({ CallSid: 'CA1', CallStatus: 'exploded' })).toThrow(ValidationError);
+  });
+});
+
+describe('Twilio error mapping', () => {
+  it.each([
+    [400, 21422, UnprocessableError],
+    [400, 21212, UnprocessableError],
+    [401, 20003, UnavailableError],
+    [429, 20429, UnavailableError],
+    [500, 20500, UnavailableError],
+  ])('maps HTTP %i (code %i) to %p', (status, code, type) => {
+    const mapped = toAppError(new TwilioFailure(status, { code, message: 'x', more_info: `https://www.twilio.com/docs/errors/${code}`, status }));
+    expect(mapped).toBeInstanceOf(type);
+    expect((mapped as UnprocessableError).details).toMatchObject({ provider: 'twilio', provider_code: code });
+  });
+});

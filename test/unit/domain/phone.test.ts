@@ -1,0 +1,55 @@
+import * as z from 'zod/mini';
+import { countryOfE164, e164, normalizeE164, tryNormalizeE164 } from '../../../shared/domain/common/phone';
+import { ValidationError } from '../../../shared/errors';
+
+describe('normalizeE164', () => {
+  it.each([
+    ['+14155550123', '+14155550123'],
+    ['+1 (415) 555-0123', '+14155550123'],
+    ['  +44 20 7946 0958 ', '+442079460958'],
+    ['+49 30 1234567', '+49301234567'],
+    ['+1.212.555.0199', '+12125550199'],
+  ])('normalizes %s to %s', (input, expected) => {
+    expect(normalizeE164(input)).toBe(expected);
+  });
+
+  it('uses the default country only when the input has no leading +', () => {
+    expect(normalizeE164('(415) 555-0123', { defaultCountry: 'US' })).toBe('+14155550123');
+    expect(normalizeE164('020 7946 0958', { defaultCountry: 'gb' })).toBe('+442079460958');
+    expect(normalizeE164('+49 30 1234567', { defaultCountry: 'US' })).toBe('+49301234567');
+  });
+
+  it.each([
+    ['no + and no default country', '4155550123'],
+    ['too short', '+1415555'],
+    ['an unassigned country code', '+999 1234 5678'],
+    ['letters', '+1 800 FLOWERS'],
+    ['an extension', '+1 415 555 0123 ext 7'],
+    ['an invalid NANP area code', '+1 099 555 0123'],
+    ['empty', ''],
+    ['not a string', 14155550123],
+  ])('refuses %s with a 400 naming the field', (_why, input) => {
+    let error: unknown;
+    try {
+      normalizeE164(input, { field: 'contact.phone' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).details).toEqual({ fields: [{ path: 'contact.phone', message: expect.stringContaining('E.164') }] });
+  });
+
+  it('offers a non-throwing form and the country of a number', () => {
+    expect(tryNormalizeE164('nope')).toBeUndefined();
+    expect(countryOfE164('+14165550123')).toBe('CA');
+    expect(countryOfE164('+442079460958')).toBe('GB');
+  });
+
+  it('is a zod schema that normalizes, and names the field when invalid', () => {
+    const schema = z.strictObject({ phone: e164() });
+    expect(schema.parse({ phone: '+1 415-555-0123' })).toEqual({ phone: '+14155550123' });
+    const bad = schema.safeParse({ phone: '12' });
+    expect(bad.success).toBe(false);
+    expect(bad.error!.issues[0]).toMatchObject({ path: ['phone'], message: expect.stringContaining('E.164') });
+  });
+});
