@@ -117,15 +117,20 @@ export class ApiFunction extends lambda.Function {
     );
   }
 
-  /** Grants reading (`R`) or reading, writing and deleting (`RW`) the bucket's objects. */
-  bindBucket({ bucket, accessMode }: { bucket: s3.IBucket; accessMode: AccessMode }): void {
-    if (accessMode === 'RW') bucket.grantReadWrite(this);
-    else bucket.grantRead(this);
+  /**
+   * Grants reading (`R`) or reading, writing and deleting (`RW`) the bucket's objects, all of
+   * them or only those matching `prefixes` (IAM object key patterns, one `*` per unknown part).
+   */
+  bindBucket({ bucket, accessMode, prefixes }: { bucket: s3.IBucket; accessMode: AccessMode; prefixes?: string[] }): void {
     const reason =
       'These wildcards come from the CDK bucket grant: object keys are per organization and not ' +
-      'known in advance (<bucket arn>/*), and the s3:GetObject*/s3:List* style action groups are how ' +
+      'known in advance (<bucket arn>/<prefix>*), and the s3:GetObject*/s3:List* style action groups are how ' +
       'CDK expresses read (and write) access to this one bucket.';
-    acknowledgeGrantedResourceWildcard(this.executionRole, bucket.bucketArn, '/*', reason);
+    for (const pattern of prefixes?.length ? prefixes : ['*']) {
+      if (accessMode === 'RW') bucket.grantReadWrite(this, pattern);
+      else bucket.grantRead(this, pattern);
+      acknowledgeGrantedResourceWildcard(this.executionRole, bucket.bucketArn, `/${pattern}`, reason);
+    }
     const actions = ['s3:GetObject*', 's3:GetBucket*', 's3:List*'];
     if (accessMode === 'RW') actions.push('s3:DeleteObject*', 's3:Abort*');
     acknowledgeGrantedActionWildcards(this.executionRole, actions, reason);
@@ -158,7 +163,7 @@ export class ApiFunction extends lambda.Function {
   /** Applies an `Access` declaration from a registry: each field becomes the matching grant. */
   applyAccess(access: Access, targets: AccessTargets, owner: string): void {
     if (access.table) this.bindTable({ table: targets.table, accessMode: access.table });
-    if (access.bucket) this.bindBucket({ bucket: targets.bucket, accessMode: access.bucket });
+    if (access.bucket) this.bindBucket({ bucket: targets.bucket, accessMode: access.bucket, prefixes: access.bucketPrefixes });
     if (access.secrets) this.bindSecretsKey(targets.secretsKey);
     if (access.telephony) {
       if (!targets.telephony) throw new Error(`${owner} talks to the carrier, but no telephony settings were given.`);

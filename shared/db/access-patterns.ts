@@ -21,6 +21,7 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'List agents', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, AGENT#)', notes: 'UUID v7 ids sort by creation time' },
   { name: 'List agents by status', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#AGENT#STATUS#<status>', notes: 'total from COUNT#agents#status#<status>' },
   { name: 'Agents selecting a tool (tool delete)', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, AGENT#)', notes: 'projected to id, selected_tools, version; only on tool deletion' },
+  { name: 'Numbers answered by an agent (agent delete)', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, PHONE#)', notes: 'projected to id, inbound_agent_id; only on agent deletion' },
   { name: 'Get a tool', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = TOOL#<id>', notes: '' },
   { name: 'List tools', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, TOOL#)', notes: '' },
   { name: 'Get widget settings', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = WIDGET#<id>', notes: '' },

@@ -6,6 +6,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS'
 export interface Access {
   table?: 'R' | 'RW';
   bucket?: 'R' | 'RW';
+  /**
+   * Object key patterns the bucket grant is narrowed to (IAM wildcards such as orgs, any organization, then kb/ and anything);
+   * absent: the whole bucket.
+   */
+  bucketPrefixes?: string[];
   /** Queues the function sends to, by name from the job registry. */
   queues?: string[];
   /** Needs the secrets key (KMS in AWS) to encrypt or decrypt secrets at rest. */

@@ -1,3 +1,4 @@
+import { objectKeys } from '../domain/rag/object-keys';
 import type { JobDefinition } from './definition';
 
 /**
@@ -26,6 +27,6 @@ export const jobs: JobDefinition[] = [
     batchSize: 10,
     timeoutSeconds: 120,
     memoryMb: 1024,
-    access: { table: 'RW', bucket: 'RW' },
+    access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns },
   },
 ];

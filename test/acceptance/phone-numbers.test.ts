@@ -96,6 +96,12 @@ describe('phone numbers', () => {
     const attached = await api('PATCH', `/api/v1/phone-numbers/${id}`, { body: { inbound_agent_id: agent.body.data.id } });
     expect(attached.status).toBe(200);
     expect(attached.body.data.inbound_agent_id).toBe(agent.body.data.id);
+    // Deleting that agent detaches it from the number.
+    const spare = await api('POST', '/api/v1/agents', { body: { name: 'Temp' } });
+    await api('PATCH', `/api/v1/phone-numbers/${id}`, { body: { inbound_agent_id: spare.body.data.id } });
+    await api('DELETE', `/api/v1/agents/${spare.body.data.id}`);
+    expect((await api('GET', `/api/v1/phone-numbers/${id}`)).body.data.inbound_agent_id).toBeNull();
+    await api('PATCH', `/api/v1/phone-numbers/${id}`, { body: { inbound_agent_id: agent.body.data.id } });
 
     // The same number cannot be held twice, by anyone
     const duplicate = await api('POST', '/api/v1/phone-numbers/import', { key: keyB, body: { phone: '+16175550188', type: 'pstn' } });

@@ -234,6 +234,23 @@ describe('the stack built from the registries', () => {
     }
   });
 
+  it('narrows bucket grants to the key patterns an operation declares', () => {
+    const narrowed = operations.filter((op) => op.access.bucketPrefixes?.length);
+    expect(narrowed.length).toBeGreaterThan(0);
+    for (const op of narrowed) {
+      const objectResources = s
+        .statementsOf(functionFor(s, op))
+        .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('s3:GetObject')))
+        .flatMap((st: any) => [st.Resource].flat())
+        .map((r: unknown) => JSON.stringify(r));
+      expect(objectResources.length).toBeGreaterThan(0);
+      for (const r of objectResources) {
+        if (!r.includes('/')) continue; // the bucket ARN itself (listing), not objects
+        expect(op.access.bucketPrefixes!.some((pattern) => r.includes(`/${pattern}`))).toBe(true);
+      }
+    }
+  });
+
   it('allows "*" as a resource only for the X-Ray actions', () => {
     for (const fn of s.resources('AWS::Lambda::Function')) {
       for (const statement of s.statementsOf(fn).filter((st) => st.Resource === '*')) {

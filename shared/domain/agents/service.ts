@@ -17,6 +17,7 @@ import {
 import { NotFoundError, ConflictError, ValidationError } from '../../errors';
 import { listResult } from '../../http/result';
 import { references } from '../references';
+import { detachAgentFromNumbers } from '../phone-numbers/agent-references';
 import { agentDefaults, type Agent, type AgentStatus, type CreateAgentInput, type UpdateAgentInput } from './schemas';
 
 type AgentItem = Agent & { pk: string; sk: string; version: number };
@@ -153,6 +154,8 @@ export async function deleteAgent(orgId: string, id: string): Promise<void> {
           { orgId, collection: collections.agentsByStatus(current.status), delta: -1 },
         ],
       );
+      // Numbers that answered with this agent no longer do.
+      await detachAgentFromNumbers(orgId, id);
       return;
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;

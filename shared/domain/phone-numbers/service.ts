@@ -370,3 +370,4 @@ async function finishCarrierRelease(item: PhoneNumberItem): Promise<void> {
   await telephony().release({ phoneNumber: item.phone_number, providerRef: item.provider_ref! });
   await transact([updateExisting(keys.phoneNumber(item.organization_id, item.id), { carrier_released_at: new Date().toISOString() })]);
 }
+

@@ -19,6 +19,6 @@ export const objectKeys = {
   chunks: (orgId: string, kbId: string, docId: string, generation: string) => `${docPrefix(orgId, kbId, docId)}${generation}/chunks.json`,
   /** A version of the knowledge base's search index. */
   index: (orgId: string, kbId: string, version: number) => `${kbPrefix(orgId, kbId)}index/${String(version).padStart(10, '0')}.json`,
-  /** The IAM prefixes the API and the worker are granted (`orgs/*`). */
-  grantPrefix: 'orgs/',
+  /** The object key patterns the knowledge-base functions are granted (IAM wildcards). */
+  grantPatterns: ['orgs/*/kb/*', 'orgs/*/uploads/*'],
 };

@@ -1,3 +1,4 @@
+import { objectKeys } from './object-keys';
 import { defineOperation } from '../../http/operation';
 import {
   CreateKnowledgeBaseBody,
@@ -41,7 +42,7 @@ export const getKnowledgeBase = defineOperation({
 export const deleteKnowledgeBase = defineOperation({
   method: 'DELETE', path: '/api/v1/rag/knowledge-bases/{kb_id}', operationId: 'deleteKnowledgeBase', tag, auth: true,
   summary: 'Delete a knowledge base with its documents, chunks and index', entry: 'functions/rag/delete-knowledge-base.ts',
-  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', bucket: 'RW' }, timeoutSeconds: 60,
+  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns }, timeoutSeconds: 60,
 });
 
 export const discoverUrls = defineOperation({
@@ -55,21 +56,21 @@ export const createKbUpload = defineOperation({
   method: 'POST', path: '/api/v1/rag/uploads', operationId: 'createKbUpload', tag, auth: true,
   summary: 'Get a presigned URL to upload a file (PDF, HTML, Markdown, plain text) for ingestion',
   entry: 'functions/rag/create-upload.ts', body: CreateUploadBody, response: Upload,
-  successMessage: 'Upload URL issued', access: { table: 'RW', bucket: 'RW' },
+  successMessage: 'Upload URL issued', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns },
 });
 
 export const ingestDocuments = defineOperation({
   method: 'POST', path: '/api/v1/rag/ingest', operationId: 'ingestDocuments', tag, auth: true,
   summary: 'Queue text, a URL, a list of URLs or an uploaded file for indexing; documents start `pending`',
   entry: 'functions/rag/ingest.ts', body: IngestBody, response: IngestResult,
-  successMessage: 'Documents queued for ingestion', access: { table: 'RW', bucket: 'RW', queues: ['rag-ingest'] }, timeoutSeconds: 29,
+  successMessage: 'Documents queued for ingestion', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns, queues: ['rag-ingest'] }, timeoutSeconds: 29,
 });
 
 export const queryKnowledgeBase = defineOperation({
   method: 'POST', path: '/api/v1/rag/query', operationId: 'queryKnowledgeBase', tag, auth: true,
   summary: 'The `top_k` passages of a knowledge base that best answer a query (BM25)',
   entry: 'functions/rag/query.ts', body: QueryBody, response: QueryResult,
-  successMessage: 'Query answered', access: { table: 'R', bucket: 'R' }, memoryMb: 1024, timeoutSeconds: 15,
+  successMessage: 'Query answered', access: { table: 'R', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns }, memoryMb: 1024, timeoutSeconds: 15,
 });
 
 export const listKbDocuments = defineOperation({
@@ -81,11 +82,11 @@ export const listKbDocuments = defineOperation({
 export const getKbDocument = defineOperation({
   method: 'GET', path: '/api/v1/rag/document', operationId: 'getKbDocument', tag, auth: true,
   summary: 'Get one document with its extracted text', entry: 'functions/rag/get-document.ts',
-  query: DocumentQuery, response: KbDocument, access: { table: 'R', bucket: 'R' },
+  query: DocumentQuery, response: KbDocument, access: { table: 'R', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns },
 });
 
 export const deleteKbDocument = defineOperation({
   method: 'DELETE', path: '/api/v1/rag/document', operationId: 'deleteKbDocument', tag, auth: true,
   summary: 'Delete a document and remove it from the index', entry: 'functions/rag/delete-document.ts',
-  query: DocumentQuery, successMessage: 'Document deleted successfully', access: { table: 'RW', bucket: 'RW' }, timeoutSeconds: 29,
+  query: DocumentQuery, successMessage: 'Document deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns }, timeoutSeconds: 29,
 });
