@@ -9,6 +9,7 @@ const base = {
     '^unpdf/pdfjs$': '<rootDir>/node_modules/unpdf/dist/pdfjs.mjs',
   },
   testEnvironment: 'node',
+  setupFiles: ['<rootDir>/test/support/setup-env.js'],
 };
 module.exports = {
   projects: [
