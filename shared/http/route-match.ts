@@ -52,3 +52,8 @@ export function matchRoute<T>(routes: CompiledRoute<T>[], method: string, path: 
   if (elsewhere) return { kind: 'match', route: elsewhere.r.value, params: elsewhere.params };
   return { kind: 'method-not-allowed', allowed: [...new Set(candidates.map((c) => c.r.method))].sort() };
 }
+
+/** The methods and paths of the registry, all the fallback function needs (kept in route-table.json). */
+export function routeTable(routes: { method: string; path: string }[]): { method: string; path: string }[] {
+  return routes.map(({ method, path }) => ({ method, path }));
+}

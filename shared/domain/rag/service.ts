@@ -14,10 +14,9 @@ import {
   updateExisting,
   type PageRequest,
 } from '../../db/store';
-import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors';
 import { listResult } from '../../http/result';
-import { checkUrlShape, EgressRefusedError, FetchFailedError } from '../../adapters/egress';
-import { discoverUrls as crawl } from '../../adapters/crawler/discover';
+import { checkUrlShape, EgressRefusedError } from '../../adapters/egress';
 import { normalizeUrl } from '../../adapters/crawler/url';
 import { deleteObjects, deletePrefix, getObject, presignPut, putObject } from '../../adapters/kb-objects';
 import { queue } from '../../adapters/queue';
@@ -139,22 +138,6 @@ async function clearAgentReferences(orgId: string, kbId: string): Promise<void> 
         values: { ':kb': kbId },
       }),
     ]).catch(ignoreConditionFailed);
-  }
-}
-
-// ---------------------------------------------------------------- discover
-
-/** Crawls a site for its URLs; a refused or unreachable root is a 400 naming `url`. */
-export async function discover(input: { url: string; max_depth: number; limit: number }): Promise<{ urls: string[]; total: number }> {
-  try {
-    const result = await crawl(input.url, { maxDepth: input.max_depth, limit: input.limit });
-    return { urls: result.urls, total: result.total };
-  } catch (err) {
-    if (err instanceof EgressRefusedError) {
-      throw new ValidationError(`url: ${err.reason}`, [{ path: 'url', message: `is refused: ${err.reason}` }], { url: input.url });
-    }
-    if (err instanceof FetchFailedError) throw new UnprocessableError(`url: ${err.message}`, { url: input.url });
-    throw err;
   }
 }
 

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { operations, fallbackEntry } from '../../../shared/http/registry';
 import { jobs } from '../../../shared/jobs/registry';
 import { buildOpenApi } from '../../../shared/http/openapi';
+import { routeTable } from '../../../shared/http/route-match';
 import pkg from '../../../package.json';
 
 const root = join(__dirname, '..', '..', '..');
@@ -41,6 +42,11 @@ describe('route registry', () => {
       expect(source).toMatch(new RegExp(`\\b${op.operationId}\\b`));
       expect(source).not.toMatch(/shared\/http\/registry/);
     }
+  });
+
+  it('keeps shared/http/route-table.json in step with the registry (run `npm run openapi`)', () => {
+    const written = JSON.parse(readFileSync(join(root, 'shared', 'http', 'route-table.json'), 'utf8'));
+    expect(written).toEqual(routeTable(operations));
   });
 
   it('keeps docs/openapi.json in step with the registry (run `npm run openapi`)', () => {
