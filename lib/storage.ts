@@ -1,3 +1,4 @@
+import { UPLOADS_PREFIX, UPLOAD_RETENTION_DAYS } from '../shared/domain/rag/object-keys';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -49,6 +50,8 @@ export class Storage extends Construct {
       lifecycleRules: [
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
         { id: 'expire-old-versions', noncurrentVersionExpiration: Duration.days(30) },
+        // Presigned uploads that were never ingested (ingestion keeps its own copy of the original).
+        { id: 'expire-uploads', prefix: UPLOADS_PREFIX, expiration: Duration.days(UPLOAD_RETENTION_DAYS) },
       ],
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'bucket/',

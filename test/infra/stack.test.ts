@@ -149,7 +149,10 @@ describe('the stack built from the registries', () => {
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
     });
     expect(bucket!.Properties.LifecycleConfiguration.Rules).toEqual(
-      expect.arrayContaining([expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+        expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 2, Status: 'Enabled' }),
+      ]),
     );
     const policy = s.resources('AWS::S3::BucketPolicy').find((p) => s.target(p, p.Properties.Bucket) === bucket);
     expect(policy!.Properties.PolicyDocument.Statement).toEqual(

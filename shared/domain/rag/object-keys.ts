@@ -1,14 +1,21 @@
 /**
- * Object keys of the bucket for the knowledge base. Every key starts with `orgs/<org>/`, so
- * an organization's objects share one prefix (and one IAM prefix grant).
+ * Object keys of the bucket for the knowledge base. Every key starts with `orgs/<org>/` (or
+ * `uploads/<org>/` for files not ingested yet), so an organization's objects share a prefix.
  */
 const orgPrefix = (orgId: string) => `orgs/${orgId}/`;
+/** Where presigned uploads land; the stack expires objects here after UPLOAD_RETENTION_DAYS. */
+export const UPLOADS_PREFIX = 'uploads/';
+export const UPLOAD_RETENTION_DAYS = 2;
 const kbPrefix = (orgId: string, kbId: string) => `${orgPrefix(orgId)}kb/${kbId}/`;
 const docPrefix = (orgId: string, kbId: string, docId: string) => `${kbPrefix(orgId, kbId)}docs/${encodeURIComponent(docId)}/`;
 
 export const objectKeys = {
-  /** A file uploaded through a presigned URL, before ingestion. */
-  upload: (orgId: string, uploadId: string) => `${orgPrefix(orgId)}uploads/${uploadId}`,
+  /**
+   * A file uploaded through a presigned URL, before ingestion. Uploads live under their own
+   * top-level prefix so one bucket lifecycle rule expires those never ingested (the worker keeps
+   * its own copy of the original with the document).
+   */
+  upload: (orgId: string, uploadId: string) => `${UPLOADS_PREFIX}${orgId}/${uploadId}`,
   /** Everything of one knowledge base (deleted with it). */
   kbPrefix,
   /** Everything of one document. */
@@ -20,5 +27,5 @@ export const objectKeys = {
   /** A version of the knowledge base's search index. */
   index: (orgId: string, kbId: string, version: number) => `${kbPrefix(orgId, kbId)}index/${String(version).padStart(10, '0')}.json`,
   /** The object key patterns the knowledge-base functions are granted (IAM wildcards). */
-  grantPatterns: ['orgs/*/kb/*', 'orgs/*/uploads/*'],
+  grantPatterns: ['orgs/*/kb/*', `${UPLOADS_PREFIX}*`],
 };
