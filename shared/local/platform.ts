@@ -159,7 +159,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     stack.push(() => scheduler.stop());
 
     if (!options.inMemory) {
-      writeRuntimeFile(dataDir, { url, dynamoEndpoint: dynamo.endpoint, s3Endpoint: s3.endpoint, tableName: LOCAL_TABLE_NAME, bucketName: LOCAL_BUCKET_NAME, pid: process.pid });
+      writeRuntimeFile(dataDir, { url, dynamoEndpoint: dynamo.endpoint, s3Endpoint: s3.endpoint, tableName: LOCAL_TABLE_NAME, bucketName: LOCAL_BUCKET_NAME, pid: process.pid, dynamoPid: dynamo.pid });
       stack.push(() => rmSync(join(dataDir, RUNTIME_FILE), { force: true }));
     }
 
