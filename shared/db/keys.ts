@@ -120,6 +120,14 @@ export const gsi2 = {
   agentOfWidget: (agentId: string) => `AGENT#${agentId}`,
   /** Every appointment of an organization by start time (gsi2sk = `<start ISO>#<id>`): the from/to filter. */
   appointmentsByStart: (orgId: string) => `${org(orgId)}#APPT`,
+  /**
+   * Purchased numbers due for renewal, one partition per due day (UTC `YYYY-MM-DD`), across
+   * organizations: the renewal job reads a handful of day partitions, never a Scan. Sparse: only
+   * an active purchased number carries these attributes; release removes them. Sort key
+   * `<next_renewal_at ISO>#<org>#<id>`, so "due by now" is a range on today's partition.
+   */
+  renewalsDue: (day: string) => `RENEWAL#${day}`,
+  renewalEntry: (dueAt: string, orgId: string, numberId: string) => `${dueAt}#${orgId}#${numberId}`,
 };
 
 /** Counter collection names. */

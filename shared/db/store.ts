@@ -186,6 +186,8 @@ export interface CollectionQuery {
   pkValue: string;
   skName?: string;
   skPrefix?: string;
+  /** Only sort keys strictly below this value (a range read such as "due by now"). */
+  skBelow?: string;
   /** Newest first when true. */
   descending?: boolean;
 }
@@ -218,6 +220,10 @@ function baseQuery(q: CollectionQuery): QueryCommandInput {
     names['#sk'] = q.skName;
     values[':sk'] = q.skPrefix;
     cond += ' AND begins_with(#sk, :sk)';
+  } else if (q.skBelow && q.skName) {
+    names['#sk'] = q.skName;
+    values[':sk'] = q.skBelow;
+    cond += ' AND #sk < :sk';
   }
   return {
     TableName: tableName(),

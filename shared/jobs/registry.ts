@@ -29,4 +29,15 @@ export const jobs: JobDefinition[] = [
     memoryMb: 1024,
     access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns },
   },
+  {
+    kind: 'schedule',
+    name: 'billing-renewals',
+    entry: 'functions/jobs/billing-renewals.ts',
+    description: 'Charges the monthly renewal of every purchased number that is due.',
+    // Hourly: a renewal is charged within an hour of falling due; reruns charge nothing twice.
+    rateMinutes: 60,
+    // Room for many numbers per run; the run itself stops starting numbers 15 s before the end.
+    timeoutSeconds: 300,
+    access: { table: 'RW' },
+  },
 ];

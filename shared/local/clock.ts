@@ -9,16 +9,27 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
-/** Real time. Timers are unref'd: pending redeliveries or ticks never keep a process alive. */
+/** Longest delay Node's setTimeout honours; it fires a longer one after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Real time. Timers are unref'd: pending redeliveries or ticks never keep a process alive. A delay
+ * beyond Node's limit (about 24.8 days; an hourly job under the test platform's day-long ticks)
+ * is waited out in steps rather than fired at once.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
-    const timer = setTimeout(fn, Math.max(0, ms));
-    timer.unref();
-    return timer;
+    const handle: { timer?: NodeJS.Timeout } = {};
+    const wait = (left: number) => {
+      handle.timer = setTimeout(() => (left > MAX_TIMER_MS ? wait(left - MAX_TIMER_MS) : fn()), Math.min(Math.max(0, left), MAX_TIMER_MS));
+      handle.timer.unref();
+    };
+    wait(ms);
+    return handle;
   },
   clearTimeout(handle) {
-    clearTimeout(handle as NodeJS.Timeout);
+    clearTimeout((handle as { timer?: NodeJS.Timeout } | undefined)?.timer);
   },
 };
 

@@ -3,7 +3,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { tableDefinition } from '../../shared/db/table-definition';
 import type { Operation } from '../../shared/http/operation';
 import { operations } from '../../shared/http/registry';
-import { queueUrlVariable, type JobDefinition, type QueueJob } from '../../shared/jobs/definition';
+import { queueUrlVariable, type JobDefinition, type QueueJob, type ScheduledJob } from '../../shared/jobs/definition';
 import { jobs } from '../../shared/jobs/registry';
 import { DEFAULT_THROTTLE } from '../../lib/api';
 import { actionsOf, synth, type FoundResource, type Synthesized } from './synth';
@@ -192,6 +192,20 @@ describe('the stack built from the registries', () => {
             expect.arrayContaining([expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
           );
         }
+      });
+    },
+  );
+
+  describe.each(jobs.filter((job): job is ScheduledJob => job.kind === 'schedule').map((job) => [job.name, job] as const))(
+    'scheduled job %s',
+    (_, job) => {
+      it('has a schedule at its rate invoking its function, and the timeout it declares', () => {
+        const fn = jobFunction(s, job);
+        const schedules = s.resources('AWS::Scheduler::Schedule').filter((sc) => s.target(sc, sc.Properties.Target.Arn) === fn);
+        expect(schedules).toHaveLength(1);
+        const hours = job.rateMinutes % 60 === 0 ? job.rateMinutes / 60 : undefined;
+        expect([`rate(${job.rateMinutes} minutes)`, hours && `rate(${hours} hour${hours === 1 ? '' : 's'})`]).toContain(schedules[0].Properties.ScheduleExpression);
+        if (job.timeoutSeconds) expect(fn.Properties.Timeout).toBe(job.timeoutSeconds);
       });
     },
   );

@@ -6,7 +6,10 @@ export type ChargeReason = (typeof CHARGE_REASONS)[number];
 
 export const ChargeListQuery = z.strictObject(pageQueryShape);
 
-/** One entry of the ledger. `amount` is a decimal in `currency` with two places; `amount_cents` is the same, exact. */
+/**
+ * One entry of the ledger. `amount` is a decimal in `currency` with two places; `amount_cents` is
+ * the same, exact. Number charges carry the month they pay for (`period_start` to `period_end`).
+ */
 export const Charge = z.object({
   id: z.string(),
   organization_id: z.string(),
@@ -18,6 +21,9 @@ export const Charge = z.object({
   resource_type: z.string(),
   resource_id: z.string(),
   phone_number: z.optional(z.string()),
+  /** The month a number charge pays for (purchase: the first month; renewal: the month renewed), UTC ISO. */
+  period_start: z.optional(z.string()),
+  period_end: z.optional(z.string()),
   created_at: z.string(),
 });
 export type Charge = z.output<typeof Charge>;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { collections, keys, Prefix } from '../../db/keys';
 import { putNew, stripKeys, type CounterDelta, type PageRequest } from '../../db/store';
@@ -17,7 +18,11 @@ export interface ChargeInput {
   resourceType: string;
   resourceId: string;
   phoneNumber?: string;
+  /** The month the charge pays for, when it pays for one. */
+  period?: { start: string; end: string };
   at: string;
+  /** A fixed id makes the write idempotent (its put is attribute_not_exists); default a fresh UUID v7. */
+  id?: string;
 }
 
 /**
@@ -27,7 +32,7 @@ export interface ChargeInput {
 export function chargeWrite(orgId: string, input: ChargeInput) {
   const cents = Math.round(input.amount * 100);
   const charge: Charge = {
-    id: uuidv7(),
+    id: input.id ?? uuidv7(),
     organization_id: orgId,
     amount: cents / 100,
     amount_cents: cents,
@@ -37,10 +42,26 @@ export function chargeWrite(orgId: string, input: ChargeInput) {
     resource_type: input.resourceType,
     resource_id: input.resourceId,
     ...(input.phoneNumber ? { phone_number: input.phoneNumber } : {}),
+    ...(input.period ? { period_start: input.period.start, period_end: input.period.end } : {}),
     created_at: input.at,
   };
   const counter: CounterDelta = { orgId, collection: collections.charges, delta: 1 };
   return { charge, item: putNew({ ...keys.charge(orgId, charge.id), entity: ENTITY, ...charge }), counter };
+}
+
+/**
+ * The id of the renewal charge of one number for the period starting at `periodStart`: the same
+ * inputs always give the same id, so a retried or concurrent renewal finds the charge written
+ * and cannot charge twice. It is shaped as a UUID v7 stamped with the period start (the rest is
+ * a SHA-256 of number and period), so it sorts into the ledger at the time it pays from.
+ */
+export function renewalChargeId(numberId: string, periodStart: string): string {
+  const ms = Date.parse(periodStart);
+  if (!Number.isFinite(ms)) throw new Error(`Not an ISO time: ${periodStart}`);
+  const hash = createHash('sha256').update(`renewal:${numberId}:${periodStart}`).digest('hex');
+  const time = ms.toString(16).padStart(12, '0');
+  const variant = ((parseInt(hash[3]!, 16) & 0x3) | 0x8).toString(16);
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${hash.slice(0, 3)}-${variant}${hash.slice(4, 7)}-${hash.slice(7, 19)}`;
 }
 
 export function listCharges(orgId: string, query: PageRequest) {

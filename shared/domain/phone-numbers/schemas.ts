@@ -85,8 +85,9 @@ export const PhoneNumberListQuery = z.strictObject({
 /**
  * A number the organization holds or held. Every one carries `id`, `source`, `phone_number`,
  * `name`, `status`, `inbound_agent_id` and times; a purchased one adds the seed's purchase fields
- * (`price`, `purchased_at`) and its listing; an imported one adds the seed's import fields
- * (`phone`, `type`, `termination_uri`, `sip_username`, `sip_password` as sent).
+ * (`price`, `purchased_at`), its listing and, while active, `next_renewal_at`; an imported one
+ * adds the seed's import fields (`phone`, `type`, `termination_uri`, `sip_username`,
+ * `sip_password` as sent).
  */
 export const PhoneNumber = z.object({
   id: z.string(),
@@ -104,6 +105,8 @@ export const PhoneNumber = z.object({
   region: z.optional(z.string()),
   capabilities: z.optional(Capabilities),
   purchased_at: z.optional(z.string()),
+  /** A bought, active number: when its next monthly renewal is charged (absent once released). */
+  next_renewal_at: z.optional(z.string()),
   phone: z.optional(z.string()),
   type: z.optional(z.enum(CONNECTION_TYPES)),
   termination_uri: z.optional(z.string()),

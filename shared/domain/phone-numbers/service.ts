@@ -18,6 +18,7 @@ import {
 import { ConflictError, NotFoundError, UnprocessableError } from '../../errors';
 import { listResult } from '../../http/result';
 import { logger } from '../../logger';
+import { RENEWAL_ATTRIBUTES, renewalSchedule } from '../billing/renewals';
 import { chargeWrite } from '../billing/service';
 import { getOr404, requireSomeField } from '../common/collection';
 import { references } from '../references';
@@ -44,6 +45,9 @@ import type {
  *   engine is to raise it (`ADD in_use 1`, conditioned on status `active`) in the transaction that
  *   starts a campaign and lower it when the campaign stops; a release is conditioned on it being
  *   0, so a number in use cannot be released (409).
+ * - A bought number pays its first month with the purchase and then carries `next_renewal_at` and
+ *   an entry in the due-renewals index (see ../billing/renewals.ts); release removes both in its
+ *   transaction, so billing stops. Imported numbers are never billed.
  * - `sip_password` is sealed with the secrets box (KMS envelope encryption deployed, a local
  *   key locally) before it is written, and opened only to answer the caller.
  */
@@ -78,6 +82,11 @@ export interface PhoneNumberItem {
   provider?: string;
   provider_ref?: string;
   carrier_released_at?: string;
+  /** Renewal billing (active purchased numbers only): when the next month is due, months paid so far. */
+  next_renewal_at?: string;
+  periods_billed?: number;
+  gsi2pk?: string;
+  gsi2sk?: string;
   // imported
   phone?: string;
   type?: 'sip' | 'pstn';
@@ -99,8 +108,8 @@ const cents = (n: number) => Math.round(n * 100);
 const tenThousandths = (n: number) => Math.round(n * 10_000);
 
 async function view(item: PhoneNumberItem): Promise<PhoneNumber> {
-  const { sip_password_sealed, provider, provider_ref, in_use, carrier_released_at, ...rest } = stripKeys(item as unknown as Record<string, unknown>) as unknown as PhoneNumberItem;
-  void provider; void provider_ref; void in_use; void carrier_released_at;
+  const { sip_password_sealed, provider, provider_ref, in_use, carrier_released_at, periods_billed, ...rest } = stripKeys(item as unknown as Record<string, unknown>) as unknown as PhoneNumberItem;
+  void provider; void provider_ref; void in_use; void carrier_released_at; void periods_billed;
   if (rest.source !== 'imported') return rest as PhoneNumber;
   return { ...rest, sip_password: sip_password_sealed ? await secrets().open(sip_password_sealed) : '' } as PhoneNumber;
 }
@@ -193,6 +202,8 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     region: listing.region,
     capabilities: listing.capabilities,
     purchased_at: now,
+    // The purchase pays the first month; the renewal job charges the next ones.
+    ...renewalSchedule(orgId, id, now, 1),
     provider: carrier.name,
     provider_ref: purchased.providerRef,
     created_at: now,
@@ -206,6 +217,7 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     resourceType: 'phone_number',
     resourceId: id,
     phoneNumber: input.phone_number,
+    period: { start: now, end: item.next_renewal_at! },
     at: now,
   });
   try {
@@ -341,7 +353,9 @@ export async function releasePhoneNumber(orgId: string, id: string): Promise<voi
     try {
       await transact(
         [
+          // Leaving the due-renewals index in this same write is what stops billing.
           updateExisting(key, { status: 'released', released_at: now, updated_at: now, ...statusIndex(orgId, id, 'released') }, {
+            remove: RENEWAL_ATTRIBUTES,
             condition: '#st = :active AND (attribute_not_exists(#use) OR #use <= :unused)',
             names: { '#st': 'status', '#use': 'in_use' },
             values: { ':active': 'active', ':unused': 0 },
