@@ -17,9 +17,9 @@ const doc = DynamoDBDocumentClient.from(
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const { hostname, port } = new URL(url);
 
-function get(): Promise<number> {
+function get(target = path): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ hostname, port, path, method: 'GET', agent, headers: { 'x-api-key': key } }, (res) => {
+    const req = http.request({ hostname, port, path: target, method: 'GET', agent, headers: { 'x-api-key': key } }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
@@ -51,7 +51,14 @@ async function main() {
     if (i % 2) { apiTimes.push(await api()); rawTimes.push(await raw()); }
     else { rawTimes.push(await raw()); apiTimes.push(await api()); }
   }
-  process.stdout.write(JSON.stringify({ apiTimes, rawTimes }));
+  // The HTTP hop and the middleware alone: a GET that touches no dependency.
+  const healthTimes: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const t = performance.now();
+    await get('/api/v1/health');
+    healthTimes.push(performance.now() - t);
+  }
+  process.stdout.write(JSON.stringify({ apiTimes, rawTimes, healthTimes }));
   agent.destroy();
 }
 
