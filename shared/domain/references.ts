@@ -14,6 +14,8 @@ export const references = {
   }),
   tool: (orgId: string, toolId: string, path: string): Guard => ({
     key: keys.tool(orgId, toolId),
+    // A tool being deleted (see deleteTool) can no longer be selected.
+    condition: 'attribute_exists(pk) AND attribute_not_exists(deleting_at)',
     onFail: () => ValidationError.field(path, `tool ${toolId} does not exist in this organization`),
   }),
   widget: (orgId: string, widgetId: string, path = 'widget_settings_id'): Guard => ({

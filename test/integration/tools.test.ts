@@ -6,6 +6,8 @@ import { CreateToolBody, UpdateToolBody, type CreateToolInput } from '../../shar
 import { createTool, deleteTool, getTool, listTools, updateTool } from '../../shared/domain/tools/service';
 import { fieldIssues } from '../../shared/http/middleware/validate';
 import { AppError, NotFoundError, ValidationError } from '../../shared/errors';
+import { transact, updateExisting } from '../../shared/db/store';
+import { keys } from '../../shared/db/keys';
 
 const definition = (name = 'lookup_order') => ({
   name,
@@ -227,6 +229,26 @@ describe('tools', () => {
     // An agent can no longer select the deleted tool.
     const reselect = await rejection(updateAgent(org, both.id, { selected_tools: [{ tool_id: removed.id }] }));
     expect(reselect.details.fields).toEqual([{ path: 'selected_tools.0.tool_id', message: `tool ${removed.id} does not exist in this organization` }]);
+  });
+
+  it('finishes a delete that died after retiring the tool: no reader sees it, no agent can select it, the next DELETE cleans up', async () => {
+    // Prepare: a delete that crashed after phase 1 (the tool is marked, the agents are not cleaned yet)
+    const org = uuidv7();
+    const tool = await createTool(org, body({ name: 'Half deleted' }));
+    const agent = await createAgent(org, { name: 'Holder', selected_tools: [{ tool_id: tool.id }] });
+    await transact([updateExisting(keys.tool(org, tool.id), { deleting_at: new Date().toISOString() })], [{ orgId: org, collection: 'tools', delta: -1 }]);
+    // Assess: already gone for readers and for new references
+    expect(await rejection(getTool(org, tool.id))).toBeInstanceOf(NotFoundError);
+    expect((await listTools(org, { limit: 10 })).items).toEqual([]);
+    expect(await rejection(updateTool(org, tool.id, { name: 'x' }))).toBeInstanceOf(NotFoundError);
+    const other = await rejection(createAgent(org, { name: 'New', selected_tools: [{ tool_id: tool.id }] }));
+    expect(other).toBeInstanceOf(ValidationError);
+    // Act: the client retries the DELETE
+    await deleteTool(org, tool.id);
+    // Assess: the agent is cleaned, the item is gone, the count stayed exact
+    expect((await getAgent(org, agent.id)).selected_tools).toEqual([]);
+    expect(await rejection(deleteTool(org, tool.id))).toBeInstanceOf(NotFoundError);
+    expect((await listTools(org, { limit: 10 })).meta.total).toBe(0);
   });
 
   it('cleans agents even when they change during the cleanup', async () => {

@@ -11,12 +11,14 @@ export async function listCollection<T extends object, V>(
   collection: string,
   query: PageRequest,
   view: (item: T) => V,
+  /** Items to show; others (a tool being deleted) are skipped and not counted. */
+  keep: (item: T) => boolean = () => true,
 ) {
   const [page, total] = await Promise.all([
     queryPage<T>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: prefix }, query),
     readCounter(orgId, collection),
   ]);
-  return listResult({ items: page.items.map(view), nextCursor: page.nextCursor }, total, query);
+  return listResult({ items: page.items.filter(keep).map(view), nextCursor: page.nextCursor }, total, query);
 }
 
 /** One item by key, or a 404 naming the resource. */

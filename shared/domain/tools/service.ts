@@ -1,4 +1,4 @@
-import { getOr404, listCollection, requireSomeField } from '../common/collection';
+import { listCollection, requireSomeField } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
 import { config } from '../../config';
 import { collections, keys, Prefix } from '../../db/keys';
@@ -24,7 +24,8 @@ import {
   type UpdateToolInput,
 } from './schemas';
 
-type ToolItem = Tool & { pk: string; sk: string; version: number };
+/** The stored tool; `deleting_at` marks one being deleted (see deleteTool), never shown. */
+type ToolItem = Tool & { pk: string; sk: string; version: number; deleting_at?: string };
 
 const ENTITY = 'TOOL';
 const MAX_ATTEMPTS = 25;
@@ -68,12 +69,19 @@ export async function createTool(orgId: string, input: CreateToolInput): Promise
   throw new ConflictError('Too many concurrent changes to the organization\'s tools; retry', {});
 }
 
+/** A live tool, or a 404 (a tool being deleted is already gone for every caller). */
+async function liveTool(orgId: string, id: string): Promise<ToolItem> {
+  const item = await getItem<ToolItem>(keys.tool(orgId, id));
+  if (!item || item.deleting_at) throw new NotFoundError('Tool', id);
+  return item;
+}
+
 export async function getTool(orgId: string, id: string): Promise<Tool> {
-  return view(await getOr404<ToolItem>(keys.tool(orgId, id), 'Tool', id));
+  return view(await liveTool(orgId, id));
 }
 
 export function listTools(orgId: string, query: PageRequest) {
-  return listCollection(orgId, Prefix.tool, collections.tools, query, view);
+  return listCollection(orgId, Prefix.tool, collections.tools, query, view, (item: ToolItem) => !item.deleting_at);
 }
 
 /**
@@ -88,8 +96,7 @@ export async function updateTool(orgId: string, id: string, input: UpdateToolInp
   requireSomeField(input);
   const key = keys.tool(orgId, id);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const item = await getItem<ToolItem>(key);
-    if (!item) throw new NotFoundError('Tool', id);
+    const item = await liveTool(orgId, id);
     const current = view(item);
     const becomesFunction = input.type === 'function' && current.type !== 'function';
     const remove = becomesFunction ? WEBHOOK_FIELDS.filter((f) => current[f] !== undefined) : [];
@@ -118,17 +125,30 @@ export async function updateTool(orgId: string, id: string, input: UpdateToolInp
  */
 export async function deleteTool(orgId: string, id: string): Promise<void> {
   const key = keys.tool(orgId, id);
+  // Phase 1: retire the tool. From here on it is gone for every reader, it no longer counts,
+  // and no agent write can select it (the reference guard refuses a retiring tool).
   for (let attempt = 0; ; attempt++) {
     try {
-      await transact([deleteExisting(key)], [{ orgId, collection: collections.tools, delta: -1 }]);
+      await transact(
+        [updateExisting(key, { deleting_at: new Date().toISOString() }, { condition: 'attribute_not_exists(deleting_at)' })],
+        [{ orgId, collection: collections.tools, delta: -1 }],
+      );
       break;
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
-      // Gone: not found. Still there: the transaction lost a race on the counter; try again.
-      if (!(await getItem(key))) throw new NotFoundError('Tool', id);
+      const item = await getItem<ToolItem>(key);
+      if (!item) throw new NotFoundError('Tool', id);
+      // A delete that died after phase 1: finish it.
+      if (item.deleting_at) break;
+      // Still live: the transaction lost a race on the counter; try again.
       if (attempt + 1 >= MAX_ATTEMPTS) throw new ConflictError('The tool is being changed by other requests; retry', { id });
       await pause(attempt);
     }
   }
+  // Phase 2: take it out of every agent, then remove the item. A crash in between leaves a
+  // retiring tool that the next DELETE of the same id finishes, so no agent keeps a dangling reference.
   await removeToolFromAgents(orgId, id);
+  await transact([deleteExisting(key)]).catch((err) => {
+    if (!(err instanceof ConditionFailed)) throw err;
+  });
 }
