@@ -12,6 +12,12 @@ new VoiceAgentPlatformStack(app, 'VoiceAgentPlatform', {
   // Account and region come from the CLI's profile at deploy time; synth needs neither.
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   alarmEmail: process.env.ALARM_EMAIL || undefined,
+  // The carrier: `simulated` (default) or `twilio`, with its credentials in Secrets Manager
+  // (a secret the stack creates, or an existing one named by TWILIO_SECRET_NAME).
+  telephony: {
+    provider: process.env.TELEPHONY_PROVIDER === 'twilio' ? 'twilio' : 'simulated',
+    twilioSecretName: process.env.TWILIO_SECRET_NAME || undefined,
+  },
 });
 
 // cdk-nag 3: a policy validation plugin; any unacknowledged finding fails the synth. Each
