@@ -17,19 +17,12 @@ import { keys } from '../../shared/db/keys';
 import { getItem, transact, updateExisting } from '../../shared/db/store';
 import { AppError, ConflictError, NotFoundError, UnavailableError, UnprocessableError, ValidationError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
+import { rejection } from '../support/rejection';
 
 logger.setLogLevel('SILENT');
 
 const page = { limit: 100, offset: 0 };
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as AppError;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** The first available number of an area, as listed. */
 async function listed(areaCode: string, country = 'US') {

@@ -5,9 +5,10 @@ import { removeToolFromAgents } from '../../shared/domain/agents/tool-references
 import { CreateToolBody, UpdateToolBody, type CreateToolInput } from '../../shared/domain/tools/schemas';
 import { createTool, deleteTool, getTool, listTools, updateTool } from '../../shared/domain/tools/service';
 import { fieldIssues } from '../../shared/http/middleware/validate';
-import { AppError, NotFoundError, ValidationError } from '../../shared/errors';
+import { NotFoundError, ValidationError } from '../../shared/errors';
 import { transact, updateExisting } from '../../shared/db/store';
 import { keys } from '../../shared/db/keys';
+import { rejection } from '../support/rejection';
 
 const definition = (name = 'lookup_order') => ({
   name,
@@ -30,14 +31,6 @@ function invalidPaths(schema: typeof CreateToolBody | typeof UpdateToolBody, inp
   return result.success ? [] : fieldIssues(result.error, 'body').map((i) => i.path);
 }
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as AppError;
-  }
-  throw new Error('expected a rejection');
-}
 
 function withRuntime(runtime: string | undefined) {
   if (runtime === undefined) delete process.env.RUNTIME;

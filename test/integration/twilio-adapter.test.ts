@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { twilioCarrier } from '../../shared/adapters/telephony/twilio';
 import type { TelephonyPort } from '../../shared/adapters/telephony/port';
 import { UnavailableError, UnprocessableError } from '../../shared/errors';
+import { rejection } from '../support/rejection';
 
 /**
  * The Twilio adapter against a local stand-in that speaks Twilio's documented shapes:
@@ -112,14 +113,6 @@ beforeEach(() => {
 const carrier = (token = TOKEN): TelephonyPort =>
   twilioCarrier({ apiBase: base, pricingBase: base, credentials: async () => ({ accountSid: SID, authToken: token }) });
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('the Twilio adapter', () => {
   it('searches local numbers with AreaCode, Contains and PageSize, Basic auth, and prices them from the Pricing API', async () => {

@@ -10,11 +10,12 @@ import {
 } from '../../shared/domain/widgets/service';
 import { getPublicWidgetConfig, OriginNotAllowedError, preflightWidgetConfig } from '../../shared/domain/widgets/public-config';
 import { fieldIssues } from '../../shared/http/middleware/validate';
-import { AppError, NotFoundError, ValidationError } from '../../shared/errors';
+import { NotFoundError, ValidationError } from '../../shared/errors';
 import { handler as configHandler } from '../../functions/widget/config';
 import { handler as preflightHandler } from '../../functions/widget/preflight';
 import { logger } from '../../shared/logger';
 import { apiEvent, lambdaContext, parsed } from '../support/events';
+import { rejection } from '../support/rejection';
 
 // The public handlers write access logs; keep the test output quiet.
 logger.setLogLevel('SILENT');
@@ -26,14 +27,6 @@ function invalidPaths(schema: typeof CreateWidgetBody | typeof UpdateWidgetBody,
   return result.success ? [] : fieldIssues(result.error, 'body').map((i) => i.path);
 }
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as AppError;
-  }
-  throw new Error('expected a rejection');
-}
 
 const configEvent = (id: string, method: 'GET' | 'OPTIONS', headers: Record<string, string> = {}) =>
   apiEvent({ method, path: `/api/v1/widget/${id}/config`, pathParameters: { id }, headers });
