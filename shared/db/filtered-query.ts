@@ -1,7 +1,6 @@
 import { BatchGetCommand, BatchWriteCommand, QueryCommand, type QueryCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client';
-import type { Page, PageRequest } from './store';
-import { ValidationError } from '../errors';
+import { decodeCursor, encodeCursor, keyCondition, type Page, type PageRequest } from './store';
 
 type Item = Record<string, unknown>;
 
@@ -26,47 +25,17 @@ export interface RangeQuery {
 }
 
 function input(q: RangeQuery): QueryCommandInput {
-  const names: Record<string, string> = { '#pk': q.pkName, ...q.filter?.names };
-  const values: Item = { ':pk': q.pkValue, ...q.filter?.values };
-  let cond = '#pk = :pk';
-  if (q.skPrefix) {
-    names['#sk'] = q.skName;
-    values[':skp'] = q.skPrefix;
-    cond += ' AND begins_with(#sk, :skp)';
-  } else if (q.skFrom !== undefined || q.skTo !== undefined) {
-    names['#sk'] = q.skName;
-    values[':skf'] = q.skFrom ?? '';
-    // '~' sorts after every character our keys use, so an open upper end is the whole partition.
-    values[':skt'] = q.skTo ?? '~';
-    cond += ' AND #sk BETWEEN :skf AND :skt';
-  }
+  const { expression, names, values } = keyCondition(q);
   return {
     TableName: tableName(),
     ...(q.index ? { IndexName: q.index } : {}),
-    KeyConditionExpression: cond,
+    KeyConditionExpression: expression,
     ...(q.filter ? { FilterExpression: q.filter.expression } : {}),
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
+    ExpressionAttributeNames: { ...names, ...q.filter?.names },
+    ExpressionAttributeValues: { ...values, ...q.filter?.values },
     ScanIndexForward: !q.descending,
     ...(q.consistent && !q.index ? { ConsistentRead: true } : {}),
   };
-}
-
-const encode = (key: Item) => Buffer.from(JSON.stringify(key)).toString('base64url');
-
-function decode(cursor: string, q: RangeQuery): Item {
-  let key: Item | undefined;
-  try {
-    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Item;
-  } catch {
-    key = undefined;
-  }
-  // Honoured only inside the partition (and prefix) it was issued for.
-  const sk = key?.[q.skName];
-  if (!key || typeof key !== 'object' || key[q.pkName] !== q.pkValue || typeof sk !== 'string' || (q.skPrefix && !sk.startsWith(q.skPrefix))) {
-    throw ValidationError.field('cursor', 'is not a cursor returned by this list');
-  }
-  return key;
 }
 
 /**
@@ -75,7 +44,7 @@ function decode(cursor: string, q: RangeQuery): Item {
  */
 export async function queryRangePage<T extends object>(q: RangeQuery, page: PageRequest): Promise<Page<T>> {
   const base = input(q);
-  let startKey: Item | undefined = page.cursor ? decode(page.cursor, q) : undefined;
+  let startKey: Item | undefined = page.cursor ? decodeCursor(page.cursor, q) : undefined;
   let toSkip = page.cursor ? 0 : (page.offset ?? 0);
   const items: T[] = [];
   do {
@@ -90,7 +59,7 @@ export async function queryRangePage<T extends object>(q: RangeQuery, page: Page
     items.push(...got.slice(0, page.limit - items.length));
     startKey = out.LastEvaluatedKey;
   } while (startKey && (toSkip > 0 || items.length < page.limit));
-  return { items, nextCursor: startKey ? encode(startKey) : null };
+  return { items, nextCursor: startKey ? encodeCursor(startKey) : null };
 }
 
 /** The exact number of items a range query matches after its filter (Select COUNT, page by page). */

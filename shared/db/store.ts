@@ -192,43 +192,75 @@ export interface CollectionQuery {
   descending?: boolean;
 }
 
-function encodeCursor(key: Item): string {
+/** What a cursor is checked against: the partition (and sort-key prefix) of the list that issued it. */
+export interface CursorScope {
+  pkName: string;
+  pkValue: string;
+  skName?: string;
+  skPrefix?: string;
+}
+
+/** An opaque cursor for a LastEvaluatedKey. */
+export function encodeCursor(key: Item): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 
-function decodeCursor(cursor: string, q: CollectionQuery): Item {
-  let key: Item;
+/**
+ * The LastEvaluatedKey inside a cursor. A cursor is only honoured inside the partition (and
+ * prefix) it was issued for, so it can never be used to read another organization's items.
+ */
+export function decodeCursor(cursor: string, q: CursorScope): Item {
+  let key: Item | undefined;
   try {
     key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Item;
   } catch {
-    throw ValidationError.field('cursor', 'is not a cursor returned by this list');
+    key = undefined;
   }
-  // A cursor is only honoured inside the partition it was issued for, so it can never
-  // be used to read another organization's items.
-  const sk = q.skName ? key[q.skName] : undefined;
+  const sk = q.skName ? key?.[q.skName] : undefined;
   if (!key || typeof key !== 'object' || key[q.pkName] !== q.pkValue || (q.skPrefix && (typeof sk !== 'string' || !sk.startsWith(q.skPrefix)))) {
     throw ValidationError.field('cursor', 'is not a cursor returned by this list');
   }
   return key;
 }
 
-function baseQuery(q: CollectionQuery): QueryCommandInput {
+/** The sort-key part of a key condition: a prefix, everything below a value, or an inclusive range. */
+export interface SortKeyCondition {
+  skName?: string;
+  skPrefix?: string;
+  skBelow?: string;
+  skFrom?: string;
+  skTo?: string;
+}
+
+/** Builds a Query's key condition, names and values for a partition and an optional sort-key condition. */
+export function keyCondition(q: { pkName: string; pkValue: string } & SortKeyCondition) {
   const names: Record<string, string> = { '#pk': q.pkName };
   const values: Item = { ':pk': q.pkValue };
-  let cond = '#pk = :pk';
-  if (q.skPrefix && q.skName) {
+  let expression = '#pk = :pk';
+  if (q.skName && q.skPrefix) {
     names['#sk'] = q.skName;
     values[':sk'] = q.skPrefix;
-    cond += ' AND begins_with(#sk, :sk)';
-  } else if (q.skBelow && q.skName) {
+    expression += ' AND begins_with(#sk, :sk)';
+  } else if (q.skName && q.skBelow) {
     names['#sk'] = q.skName;
     values[':sk'] = q.skBelow;
-    cond += ' AND #sk < :sk';
+    expression += ' AND #sk < :sk';
+  } else if (q.skName && (q.skFrom !== undefined || q.skTo !== undefined)) {
+    names['#sk'] = q.skName;
+    values[':skf'] = q.skFrom ?? '';
+    // '~' sorts after every character our keys use, so an open upper end is the whole partition.
+    values[':skt'] = q.skTo ?? '~';
+    expression += ' AND #sk BETWEEN :skf AND :skt';
   }
+  return { expression, names, values };
+}
+
+function baseQuery(q: CollectionQuery): QueryCommandInput {
+  const { expression, names, values } = keyCondition(q);
   return {
     TableName: tableName(),
     ...(q.index ? { IndexName: q.index } : {}),
-    KeyConditionExpression: cond,
+    KeyConditionExpression: expression,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
     ScanIndexForward: !q.descending,
