@@ -1,3 +1,4 @@
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { getOr404, listCollection, requireSomeField } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
 import { collections, gsi1, gsi2, keys, Prefix } from '../../db/keys';
@@ -23,7 +24,6 @@ import { agentDefaults, type Agent, type AgentStatus, type CreateAgentInput, typ
 type AgentItem = Agent & { pk: string; sk: string; version: number };
 
 const ENTITY = 'AGENT';
-const MAX_ATTEMPTS = 25;
 
 function view(item: AgentItem): Agent {
   return stripKeys(item) as Agent;
@@ -52,7 +52,6 @@ function referenceGuards(orgId: string, fields: UpdateAgentInput): Guard[] {
   return guards;
 }
 
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
 export async function createAgent(orgId: string, input: CreateAgentInput): Promise<Agent> {
   const now = new Date().toISOString();

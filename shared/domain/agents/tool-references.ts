@@ -1,3 +1,4 @@
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { keys, Prefix } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, transact, updateExisting } from '../../db/store';
 import { ConflictError } from '../../errors';
@@ -9,8 +10,6 @@ interface AgentTools {
   version?: number;
 }
 
-const MAX_ATTEMPTS = 25;
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
 /**
  * Removes a (deleted) tool from `selected_tools` of every agent of the organization and

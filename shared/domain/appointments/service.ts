@@ -1,3 +1,4 @@
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { v7 as uuidv7 } from 'uuid';
 import { getOr404, listCollection } from '../common/collection';
 import { collections, gsi1, gsi2, keys, Prefix, type Key } from '../../db/keys';
@@ -17,9 +18,7 @@ import type { Appointment, AppointmentListInput, AvailabilityInput, BookAppointm
 type AppointmentItem = Appointment & Key & { version: number };
 
 const ENTITY = 'APPOINTMENT';
-const MAX_ATTEMPTS = 25;
 const MINUTE = 60_000;
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(250, 5 * 2 ** attempt)));
 const isConflict = (err: unknown) => err instanceof ConditionFailed && err.message === 'transaction conflict';
 
 /** The contact vanished between our read and the write: write again without its timeline entry. */
@@ -248,7 +247,7 @@ async function writeBooking(orgId: string, a: Appointment): Promise<void> {
         }
         throw new UnprocessableError('The slot is already taken for this agent', { agent_id: a.agent_id, start_time: a.start_time, end_time: a.end_time });
       }
-      await pause(attempt);
+      await pause(attempt, 250, 5);
     }
   }
   throw new ConflictError('Too many concurrent bookings; retry');
@@ -375,7 +374,7 @@ async function writeReschedule(orgId: string, old: Appointment, next: Appointmen
         if (current?.status !== 'accepted') throw new ConflictError(`Appointment is ${current?.status ?? 'gone'}; only accepted appointments can change`, { id: old.id });
         throw new UnprocessableError('The new slot is already taken for this agent', { agent_id: old.agent_id, start_time: next.start_time, end_time: next.end_time });
       }
-      await pause(attempt);
+      await pause(attempt, 250, 5);
     }
   }
   throw new ConflictError('Too many concurrent changes; retry');
@@ -416,7 +415,7 @@ async function writeCancel(orgId: string, a: Appointment, reason?: string): Prom
       }
       if (!(err instanceof ConditionFailed)) throw err;
       if (!isConflict(err)) throw new ConflictError('Appointment is no longer accepted', { id: a.id });
-      await pause(attempt);
+      await pause(attempt, 250, 5);
     }
   }
   throw new ConflictError('Too many concurrent changes; retry');

@@ -1,3 +1,4 @@
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { keys } from '../../db/keys';
 import { ConditionFailed, getItem, putNew, queryPage, stripKeys, transact, type PageRequest } from '../../db/store';
 import { ConflictError, NotFoundError } from '../../errors';
@@ -5,8 +6,6 @@ import { listResult } from '../../http/result';
 import { activityPut, statsBump } from './history';
 import type { ContactCall } from './schemas';
 
-const MAX_ATTEMPTS = 25;
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
 /** What the call and campaign workers hand over when a call to a contact has ended. */
 export interface CallRecord {

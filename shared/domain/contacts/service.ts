@@ -1,3 +1,4 @@
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { v7 as uuidv7 } from 'uuid';
 import { getOr404, listCollection, requireSomeField } from '../common/collection';
 import { tryNormalizeE164 } from '../common/phone';
@@ -13,12 +14,10 @@ type Stats = Omit<ContactStats, 'last_call_at'> & { last_call_at?: string };
 type ContactItem = Contact & Key & { version: number; stats: Stats };
 
 const ENTITY = 'CONTACT';
-const MAX_ATTEMPTS = 25;
 /** The timeline answers with at most this many activities: the most recent ones, oldest first. */
 export const MAX_ACTIVITIES = 1000;
 
 const emptyStats = (): Stats => ({ total_calls: 0, answered_calls: 0, total_call_duration_sec: 0, appointments: 0, notes: 0 });
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 const isConflict = (err: unknown) => err instanceof ConditionFailed && err.message === 'transaction conflict';
 
 function view(item: ContactItem): Contact {

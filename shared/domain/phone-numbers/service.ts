@@ -1,3 +1,4 @@
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { v7 as uuidv7 } from 'uuid';
 import { telephony } from '../../adapters/telephony';
 import type { AvailableNumber, PurchasedNumber } from '../../adapters/telephony/port';
@@ -101,9 +102,7 @@ interface ClaimItem {
 }
 
 const ENTITY = 'PHONE_NUMBER';
-const MAX_ATTEMPTS = 25;
 
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 const cents = (n: number) => Math.round(n * 100);
 const tenThousandths = (n: number) => Math.round(n * 10_000);
 

@@ -1,3 +1,4 @@
+import { pause } from '../../db/retry';
 import { keys } from '../../db/keys';
 import { ConditionFailed, getItem, transact, updateExisting } from '../../db/store';
 import { ConflictError } from '../../errors';
@@ -95,7 +96,6 @@ export async function currentIndex(orgId: string, kbId: string): Promise<IndexSt
   throw new ConflictError('The knowledge base index is changing quickly; retry', { kb_id: kbId });
 }
 
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(500, 20 * 2 ** attempt)));
 
 /**
  * Applies `change` to the current index and publishes it as the next version. `change` returns
@@ -139,7 +139,7 @@ export async function updateIndex(orgId: string, kbId: string, change: (state: I
     } catch (err) {
       await deleteObjects([nextKey]).catch(() => undefined);
       if (!(err instanceof ConditionFailed)) throw err;
-      await pause(attempt);
+      await pause(attempt, 500, 20);
       continue;
     }
     state.version = next;

@@ -1,3 +1,4 @@
+import { pause } from '../../db/retry';
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { collections, gsi1, keys, Prefix } from '../../db/keys';
@@ -64,7 +65,6 @@ interface UploadItem {
   filename?: string;
 }
 
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
 // ---------------------------------------------------------------- knowledge bases
 

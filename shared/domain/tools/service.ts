@@ -1,3 +1,4 @@
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { listCollection, requireSomeField } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
 import { config } from '../../config';
@@ -28,9 +29,7 @@ import {
 type ToolItem = Tool & { pk: string; sk: string; version: number; deleting_at?: string };
 
 const ENTITY = 'TOOL';
-const MAX_ATTEMPTS = 25;
 
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
 function view(item: ToolItem): Tool {
   return stripKeys(item) as Tool;

@@ -1,3 +1,4 @@
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { getOr404, listCollection, requireSomeField } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
@@ -16,10 +17,8 @@ import { widgetDefaults, type CreateWidgetInput, type UpdateWidgetInput, type Wi
 type WidgetItem = WidgetSettings & { pk: string; sk: string; version: number };
 
 const ENTITY = 'WIDGET';
-const MAX_ATTEMPTS = 25;
 const RESOURCE = 'Widget settings';
 
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
 function view(item: WidgetItem): WidgetSettings {
   return stripKeys(item) as WidgetSettings;

@@ -1,0 +1,10 @@
+/**
+ * How conditional writes that lost a race are retried everywhere: up to MAX_ATTEMPTS, each
+ * after a jittered exponential pause, so racing writers spread out instead of colliding again.
+ */
+export const MAX_ATTEMPTS = 25;
+
+/** Waits a random time below min(capMs, baseMs × 2^attempt) ("full jitter"). */
+export function pause(attempt: number, capMs = 200, baseMs = 5): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(capMs, baseMs * 2 ** attempt)));
+}
