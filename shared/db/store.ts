@@ -39,6 +39,11 @@ export interface Guard {
 /** Thrown by `transact` when the main write's own condition fails. */
 export class ConditionFailed extends Error {}
 
+/** For `.catch()` on a write whose condition failing means there is nothing left to do. */
+export function ignoreConditionFailed(err: unknown): void {
+  if (!(err instanceof ConditionFailed)) throw err;
+}
+
 /** Strips storage attributes (keys, index keys, version) from an item before it leaves the store. */
 export function stripKeys<T extends Item>(item: T): Omit<T, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'version' | 'entity' | 'ttl'> {
   const { pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, version, entity, ttl, ...rest } = item;

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { keys } from '../../db/keys';
-import { ConditionFailed, getItem, transact, updateExisting } from '../../db/store';
+import { ConditionFailed, getItem, ignoreConditionFailed, transact, updateExisting } from '../../db/store';
 import { EgressRefusedError, FetchFailedError, safeFetch } from '../../adapters/egress';
 import { getObject, ObjectTooLargeError, putObject } from '../../adapters/kb-objects';
 import { logger } from '../../logger';
@@ -137,9 +137,7 @@ export async function markFailed(message: IngestMessage, reason: string): Promis
       names: { '#g': 'generation', '#s': 'status' },
       values: { ':g': message.generation, ':pending': 'pending' },
     }),
-  ]).catch((err) => {
-    if (!(err instanceof ConditionFailed)) throw err;
-  });
+  ]).catch(ignoreConditionFailed);
 }
 
 /**

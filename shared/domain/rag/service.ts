@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { collections, gsi1, keys, Prefix } from '../../db/keys';
 import {
   ConditionFailed,
+  ignoreConditionFailed,
   deleteExisting,
   getItem,
   putNew,
@@ -116,10 +117,6 @@ export async function deleteKnowledgeBase(orgId: string, kbId: string): Promise<
   await deletePrefix(objectKeys.kbPrefix(orgId, kbId));
   forgetIndex(orgId, kbId);
   await clearAgentReferences(orgId, kbId);
-}
-
-function ignoreConditionFailed(err: unknown): void {
-  if (!(err instanceof ConditionFailed)) throw err;
 }
 
 /** Agents that named the deleted knowledge base get `knowledge_base` "" (conditioned, never clobbering). */

@@ -5,6 +5,7 @@ import { config } from '../../config';
 import { collections, keys, Prefix } from '../../db/keys';
 import {
   ConditionFailed,
+  ignoreConditionFailed,
   deleteExisting,
   getItem,
   putNew,
@@ -147,7 +148,5 @@ export async function deleteTool(orgId: string, id: string): Promise<void> {
   // Phase 2: take it out of every agent, then remove the item. A crash in between leaves a
   // retiring tool that the next DELETE of the same id finishes, so no agent keeps a dangling reference.
   await removeToolFromAgents(orgId, id);
-  await transact([deleteExisting(key)]).catch((err) => {
-    if (!(err instanceof ConditionFailed)) throw err;
-  });
+  await transact([deleteExisting(key)]).catch(ignoreConditionFailed);
 }
