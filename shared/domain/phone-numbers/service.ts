@@ -181,18 +181,8 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
   const now = new Date().toISOString();
   const id = uuidv7();
   const item: PhoneNumberItem = {
-    ...keys.phoneNumber(orgId, id),
-    entity: ENTITY,
-    version: 1,
-    ...statusIndex(orgId, id, 'active'),
-    id,
-    organization_id: orgId,
-    source: 'purchased',
-    phone_number: input.phone_number,
+    ...newNumberItem(orgId, id, 'purchased', input.phone_number, now),
     name: input.phone_number,
-    status: 'active',
-    inbound_agent_id: null,
-    in_use: 0,
     price: listing.price,
     per_minute_price_inbound: listing.per_minute_price_inbound,
     per_minute_price_outbound: listing.per_minute_price_outbound,
@@ -205,9 +195,6 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     ...renewalSchedule(orgId, id, now, 1),
     provider: carrier.name,
     provider_ref: purchased.providerRef,
-    created_at: now,
-    updated_at: now,
-    released_at: null,
   };
   const charge = chargeWrite(orgId, {
     amount: listing.price,
@@ -237,29 +224,37 @@ async function giveBack(purchased: PurchasedNumber): Promise<void> {
   }
 }
 
-export async function importPhoneNumber(orgId: string, input: ImportInput): Promise<PhoneNumber> {
-  const now = new Date().toISOString();
-  const id = uuidv7();
-  const item: PhoneNumberItem = {
+/** What every new number item starts with, bought or imported: keys, status index, an active idle number. */
+function newNumberItem(orgId: string, id: string, source: 'purchased' | 'imported', phone: string, now: string) {
+  return {
     ...keys.phoneNumber(orgId, id),
     entity: ENTITY,
     version: 1,
     ...statusIndex(orgId, id, 'active'),
     id,
     organization_id: orgId,
-    source: 'imported',
-    phone_number: input.phone,
+    source,
+    phone_number: phone,
+    status: 'active' as const,
+    inbound_agent_id: null,
+    in_use: 0,
+    created_at: now,
+    updated_at: now,
+    released_at: null,
+  };
+}
+
+export async function importPhoneNumber(orgId: string, input: ImportInput): Promise<PhoneNumber> {
+  const now = new Date().toISOString();
+  const id = uuidv7();
+  const item: PhoneNumberItem = {
+    ...newNumberItem(orgId, id, 'imported', input.phone, now),
     phone: input.phone,
     type: input.type,
     name: input.name || input.phone,
     termination_uri: input.termination_uri ?? '',
     sip_username: input.sip_username ?? '',
     ...(input.sip_password ? { sip_password_sealed: await secrets().seal(input.sip_password) } : {}),
-    status: 'active',
-    inbound_agent_id: null,
-    in_use: 0,
-    created_at: now,
-    updated_at: now,
     released_at: null,
   };
   await writeNewNumber(item);
