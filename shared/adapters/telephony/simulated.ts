@@ -3,6 +3,7 @@ import { isValidPhoneNumber } from 'libphonenumber-js/max';
 import { keys } from '../../db/keys';
 import { ConditionFailed, deleteExisting, putNew, queryAll, transact } from '../../db/store';
 import { UnavailableError, UnprocessableError } from '../../errors';
+import { seededRandom } from '../seeded-random';
 import { parseCallStatusFields } from './status-event';
 import type {
   AvailableNumber,
@@ -89,19 +90,6 @@ export const SIMULATED_CATALOGUE: Record<string, Country> = {
 
 const NUMBERS_PER_AREA = 40;
 
-/** FNV-1a, then mulberry32: a tiny deterministic generator. */
-function generator(seed: string): () => number {
-  let h = 0x811c9dc5;
-  for (const ch of seed) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
-  return () => {
-    h = (h + 0x6d2b79f5) >>> 0;
-    let t = h;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** NANP exchanges that are never assigned to subscribers (N11, 555, 950, 958, 959, 976). */
 const badExchange = (nxx: string) => nxx[1] === '1' && nxx[2] === '1' || ['555', '950', '958', '959', '976'].includes(nxx);
 
@@ -115,7 +103,7 @@ export function areaInventory(countryCode: string, areaCode: string): AvailableN
   const country = SIMULATED_CATALOGUE[countryCode];
   const spec = country?.areas.find((a) => a.code === areaCode);
   if (!country || !spec) return [];
-  const next = generator(id);
+  const next = seededRandom(id);
   const digit = () => String(Math.floor(next() * 10));
   const numbers = new Set<string>();
   for (let attempt = 0; numbers.size < NUMBERS_PER_AREA && attempt < NUMBERS_PER_AREA * 50; attempt++) {
