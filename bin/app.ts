@@ -18,6 +18,14 @@ new VoiceAgentPlatformStack(app, 'VoiceAgentPlatform', {
     provider: process.env.TELEPHONY_PROVIDER === 'twilio' ? 'twilio' : 'simulated',
     twilioSecretName: process.env.TWILIO_SECRET_NAME || undefined,
   },
+  // Post-call analysis: `local` (default, no account) or `openai` (any OpenAI-compatible API), its
+  // key in Secrets Manager (a secret the stack creates, or an existing one named by ANALYSIS_SECRET_NAME).
+  analysis: {
+    provider: process.env.ANALYSIS_PROVIDER === 'openai' ? 'openai' : 'local',
+    baseUrl: process.env.ANALYSIS_BASE_URL || undefined,
+    defaultModel: process.env.ANALYSIS_MODEL || undefined,
+    secretName: process.env.ANALYSIS_SECRET_NAME || undefined,
+  },
 });
 
 // cdk-nag 3: a policy validation plugin; any unacknowledged finding fails the synth. Each

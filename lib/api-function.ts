@@ -24,6 +24,8 @@ export interface AccessTargets {
   queues: ReadonlyMap<string, sqs.IQueue>;
   /** The carrier: TELEPHONY_PROVIDER and the provider's credentials secret. */
   telephony?: { provider: string; secret: secretsmanager.ISecret };
+  /** Post-call analysis: its settings and, for the `openai` analyzer, the API key's secret. */
+  analysis?: { environment: Record<string, string>; secret?: secretsmanager.ISecret };
 }
 
 export interface ApiFunctionProps {
@@ -160,6 +162,17 @@ export class ApiFunction extends lambda.Function {
     this.addEnvironment('TWILIO_SECRET_ARN', secret.secretArn);
   }
 
+  /**
+   * Tells the function which analyzer to use (ANALYSIS_PROVIDER, ANALYSIS_BASE_URL, ANALYSIS_MODEL) and,
+   * when the analyzer has a key, grants reading its secret (ANALYSIS_SECRET_ARN).
+   */
+  bindAnalysis({ environment, secret }: { environment: Record<string, string>; secret?: secretsmanager.ISecret }): void {
+    for (const [name, value] of Object.entries(environment)) this.addEnvironment(name, value);
+    if (!secret) return;
+    secret.grantRead(this);
+    this.addEnvironment('ANALYSIS_SECRET_ARN', secret.secretArn);
+  }
+
   /** Applies an `Access` declaration from a registry: each field becomes the matching grant. */
   applyAccess(access: Access, targets: AccessTargets, owner: string): void {
     if (access.table) this.bindTable({ table: targets.table, accessMode: access.table });
@@ -168,6 +181,10 @@ export class ApiFunction extends lambda.Function {
     if (access.telephony) {
       if (!targets.telephony) throw new Error(`${owner} talks to the carrier, but no telephony settings were given.`);
       this.bindTelephony(targets.telephony);
+    }
+    if (access.analysis) {
+      if (!targets.analysis) throw new Error(`${owner} analyses calls, but no analysis settings were given.`);
+      this.bindAnalysis(targets.analysis);
     }
     for (const name of access.queues ?? []) {
       const queue = targets.queues.get(name);

@@ -7,6 +7,7 @@ import type { Operation } from '../shared/http/operation';
 import { fallbackEntry as registryFallbackEntry, operations as registryOperations } from '../shared/http/registry';
 import type { JobDefinition } from '../shared/jobs/definition';
 import { jobs as registryJobs } from '../shared/jobs/registry';
+import { Analysis, type AnalysisProps } from './analysis';
 import { Api, type ApiThrottle } from './api';
 import { ApiArea, operationBundleName } from './api-area';
 import { ApiFunction } from './api-function';
@@ -48,6 +49,8 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   alarmEmail?: string;
   /** The carrier: provider (default `simulated`) and an existing Twilio credentials secret by name (default: one is created). */
   telephony?: TelephonyProps;
+  /** Post-call analysis: provider (default `local`), base URL, default model and, for `openai`, an existing API-key secret by name (default: one is created). */
+  analysis?: AnalysisProps;
   /** Where bundles are written; default `.build/bundles` in the repository. */
   bundleDir?: string;
 }
@@ -61,6 +64,7 @@ export class VoiceAgentPlatformStack extends Stack {
   readonly data: Data;
   readonly storage: Storage;
   readonly telephony: Telephony;
+  readonly analysis: Analysis;
   readonly monitoring: Monitoring;
   readonly jobs: Jobs;
   readonly api: Api;
@@ -102,11 +106,13 @@ export class VoiceAgentPlatformStack extends Stack {
       API_KEY_CACHE_SECONDS: String(props.apiKeyCacheSeconds ?? 10),
     };
     this.telephony = new Telephony(this, 'Telephony', props.telephony);
+    this.analysis = new Analysis(this, 'Analysis', props.analysis);
     const targets = {
       table: this.data.table,
       bucket: this.storage.bucket,
       secretsKey: this.storage.secretsKey,
       telephony: { provider: this.telephony.provider, secret: this.telephony.secret },
+      analysis: this.analysis.target,
     };
 
     this.jobs = new Jobs(this, 'Jobs', {

@@ -1,7 +1,7 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { TelephonyProviderName } from '../shared/adapters/telephony/port';
+import { operatorSecret } from './operator-secret';
 
 export interface TelephonyProps {
   /** TELEPHONY_PROVIDER of every function that talks to the carrier; default `simulated`. */
@@ -26,17 +26,9 @@ export class Telephony extends Construct {
       this.secret = secretsmanager.Secret.fromSecretNameV2(this, 'TwilioCredentials', props.twilioSecretName);
       return;
     }
-    const secret = new secretsmanager.Secret(this, 'TwilioCredentials', {
+    this.secret = operatorSecret(this, 'TwilioCredentials', {
       description: 'Twilio credentials of the telephony adapter: JSON {"account_sid": "...", "auth_token": "..."}; set the value after the first deployment',
-      // Deleting the stack must not lose the operator's credentials.
-      removalPolicy: RemovalPolicy.RETAIN,
+      issuer: 'Twilio',
     });
-    Validations.of(secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'A Twilio auth token is issued by Twilio, not by AWS: a rotation Lambda cannot mint a new one, ' +
-        'so it is rotated in the Twilio console and the secret value updated by the operator.',
-    });
-    this.secret = secret;
   }
 }

@@ -22,6 +22,16 @@ export interface Config {
   allowLoopbackFetch: boolean;
   /** `local` in the local runtime, `aws` when deployed. */
   runtime: 'local' | 'aws';
+  /** Post-call analysis (shared/adapters/analysis): the adapter and, for `openai`, where and how to call it. */
+  analysis: {
+    provider: 'local' | 'openai';
+    /** Base URL of an OpenAI-compatible API (`…/v1`); requests go to `{baseUrl}/chat/completions`. */
+    baseUrl: string;
+    /** Model used when the agent names none. */
+    defaultModel: string;
+    /** How long one analysis request may take. */
+    timeoutMs: number;
+  };
 }
 
 let cached: Config | undefined;
@@ -40,6 +50,13 @@ function int(name: string, fallback: number): number {
   return n;
 }
 
+function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`Setting ${name} must be one of ${allowed.join(', ')}, got "${raw}".`);
+  return raw as T;
+}
+
 /** The process configuration, read from the environment on first use. */
 export function config(): Config {
   if (cached) return cached;
@@ -55,6 +72,12 @@ export function config(): Config {
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 1200),
     allowLoopbackFetch: process.env.ALLOW_LOOPBACK_FETCH === 'true',
     runtime: process.env.RUNTIME === 'local' ? 'local' : 'aws',
+    analysis: {
+      provider: oneOf('ANALYSIS_PROVIDER', ['local', 'openai'] as const, 'local'),
+      baseUrl: (process.env.ANALYSIS_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),
+      defaultModel: process.env.ANALYSIS_MODEL || 'gpt-4o-mini',
+      timeoutMs: int('ANALYSIS_TIMEOUT_MS', 20_000),
+    },
   };
   return cached;
 }

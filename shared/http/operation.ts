@@ -17,6 +17,11 @@ export interface Access {
   secrets?: boolean;
   /** Talks to the telephony carrier: gets TELEPHONY_PROVIDER and read access to the provider's credentials secret. */
   telephony?: boolean;
+  /**
+   * Runs post-call analysis (shared/adapters/analysis): gets ANALYSIS_PROVIDER (and the base URL and
+   * default model when set) and, for the `openai` analyzer, read access to its API-key secret.
+   */
+  analysis?: boolean;
 }
 
 /**

@@ -1,9 +1,10 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { twilioCarrier } from '../../shared/adapters/telephony/twilio';
 import type { TelephonyPort } from '../../shared/adapters/telephony/port';
 import { UnavailableError, UnprocessableError } from '../../shared/errors';
 import { rejection } from '../support/rejection';
+import { readBody } from '../support/stand-in';
 
 /**
  * The Twilio adapter against a local stand-in that speaks Twilio's documented shapes:
@@ -42,16 +43,10 @@ const seen: Seen[] = [];
 /** What the stand-in answers next for a path, when a test wants an error. */
 const overrides = new Map<string, { status: number; body: unknown }>();
 
-async function read(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 beforeAll(async () => {
   server = createServer(async (req, res) => {
     const url = new URL(req.url!, 'http://stand-in');
-    const form = new URLSearchParams(await read(req));
+    const form = new URLSearchParams(await readBody(req));
     seen.push({ method: req.method!, path: url.pathname, query: url.searchParams, form, authorization: req.headers.authorization, contentType: req.headers['content-type'] });
     const send = (status: number, body?: unknown) => {
       res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });

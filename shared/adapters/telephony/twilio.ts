@@ -1,5 +1,6 @@
 import { getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { UnavailableError, UnprocessableError } from '../../errors';
+import { readSecretJson } from '../secret-json';
 import { parseCallStatusFields } from './status-event';
 import type { AvailableNumber, NumberCapabilities, PlaceCallInput, PlacedCall, PurchasedNumber, SearchQuery, TelephonyPort } from './port';
 
@@ -70,10 +71,7 @@ export function twilioCredentialsFromEnvironment(): Promise<TwilioCredentials> {
   return (cachedCredentials ??= (async () => {
     const arn = process.env.TWILIO_SECRET_ARN;
     if (arn) {
-      // Loaded only where Twilio is used, so other functions do not pay for the client at cold start.
-      const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-      const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
-      const value = JSON.parse(out.SecretString ?? '{}') as { account_sid?: string; auth_token?: string };
+      const value = (await readSecretJson(arn)) as { account_sid?: string; auth_token?: string };
       if (!value.account_sid || !value.auth_token) throw new Error(`Secret ${arn} must hold JSON {"account_sid": "...", "auth_token": "..."}`);
       return { accountSid: value.account_sid, authToken: value.auth_token };
     }

@@ -1,0 +1,205 @@
+import * as z from 'zod/mini';
+import { config } from '../../config';
+import { readSecretJson } from '../secret-json';
+import { AnalysisError, SENTIMENTS, type AnalysisFailureReason, type AnalysisInput, type AnalysisPort, type CallAnalysis } from './port';
+
+/**
+ * Post-call analysis through any OpenAI-compatible chat-completions API with structured output:
+ * `POST {baseUrl}/chat/completions` with the agent's model (or the configured default), its
+ * `analysis_summary_prompt` as the system message (or DEFAULT_INSTRUCTIONS), the transcript as
+ * the user message, and `response_format` `json_schema` (strict) holding CALL_ANALYSIS_SCHEMA, so
+ * the model can only answer with a CallAnalysis. The answer is validated again here: a refusal,
+ * a truncated or malformed answer is an AnalysisError, never a half-filled analysis.
+ *
+ * Strict structured output needs every object closed (`additionalProperties: false`) with all
+ * properties required, so the free-form `custom` object travels as a list of name/value pairs
+ * and becomes an object here (a later pair wins over an earlier one of the same name).
+ *
+ * Key: ANALYSIS_SECRET_ARN (deployed: a Secrets Manager JSON `{"api_key": "..."}`, read once per
+ * container) or ANALYSIS_API_KEY (local). Base URL, default model and timeout: shared/config.ts.
+ */
+export interface OpenAiAnalyzerOptions {
+  baseUrl?: string;
+  defaultModel?: string;
+  timeoutMs?: number;
+  apiKey?: () => Promise<string>;
+}
+
+export const DEFAULT_INSTRUCTIONS =
+  'You analyse a finished phone call between a voice AI agent and a person. Summarize what happened in at most three ' +
+  'sentences, judge the sentiment the person showed, decide whether the call achieved its purpose, and list any other ' +
+  'facts worth keeping (an appointment booked, a callback requested, an objection) as name/value pairs.';
+
+/** The longest transcript text sent; a longer one is cut and marked. */
+const MAX_TRANSCRIPT_CHARS = 100_000;
+/** The most of a provider's error message kept in ours. */
+const MAX_PROVIDER_MESSAGE = 300;
+
+/** The JSON schema the model must answer with (OpenAI strict mode: closed objects, every property required). */
+export const CALL_ANALYSIS_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['summary', 'sentiment', 'successful', 'custom'],
+  properties: {
+    summary: { type: 'string', description: 'What happened on the call, in a few sentences.' },
+    sentiment: { type: 'string', enum: [...SENTIMENTS], description: 'The sentiment the person (not the agent) showed.' },
+    successful: { type: 'boolean', description: 'Whether the call achieved its purpose.' },
+    custom: {
+      type: 'array',
+      description: 'Further facts worth keeping, as name/value pairs; empty when there are none.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'value'],
+        properties: { name: { type: 'string' }, value: { type: 'string' } },
+      },
+    },
+  },
+} as const;
+
+/** What a chat completion must hold for us (other members are ignored). */
+const ChatCompletion = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({ content: z.optional(z.nullable(z.string())), refusal: z.optional(z.nullable(z.string())) }),
+        finish_reason: z.optional(z.nullable(z.string())),
+      }),
+    )
+    .check(z.minLength(1)),
+});
+
+/** The model's answer, checked against the same rules as the schema it was given. */
+const AnalysisAnswer = z.strictObject({
+  summary: z.string().check(z.maxLength(10_000)),
+  sentiment: z.enum(SENTIMENTS),
+  successful: z.boolean(),
+  custom: z.array(z.strictObject({ name: z.string().check(z.minLength(1), z.maxLength(200)), value: z.string().check(z.maxLength(2000)) })).check(z.maxLength(100)),
+});
+
+/** The user message: the outcome, then one line per turn. */
+export function transcriptMessage(input: AnalysisInput): string {
+  const lines = input.transcript.map((t) => `[${t.time_sec.toFixed(1)} s] ${t.role === 'agent' ? 'Agent' : 'Person'}: ${t.text.replace(/\s+/g, ' ').trim()}`);
+  let transcript = lines.length ? lines.join('\n') : '(no one spoke)';
+  if (transcript.length > MAX_TRANSCRIPT_CHARS) transcript = `${transcript.slice(0, MAX_TRANSCRIPT_CHARS)}\n[transcript truncated]`;
+  return `The call ended "${input.disconnectionReason}" after ${Math.round(input.durationSec)} seconds.\n\nTranscript:\n${transcript}`;
+}
+
+let cachedKey: Promise<string> | undefined;
+
+/** The API key from Secrets Manager (once per container) or the environment. */
+export function analysisKeyFromEnvironment(): Promise<string> {
+  return (cachedKey ??= (async () => {
+    const arn = process.env.ANALYSIS_SECRET_ARN;
+    if (arn) {
+      const value = (await readSecretJson(arn)) as { api_key?: string };
+      if (!value.api_key) throw new AnalysisError('not_configured', `Secret ${arn} must hold JSON {"api_key": "..."}`, { provider: 'openai' });
+      return value.api_key;
+    }
+    const key = process.env.ANALYSIS_API_KEY;
+    if (!key) throw new AnalysisError('not_configured', 'ANALYSIS_PROVIDER=openai needs ANALYSIS_SECRET_ARN (deployed) or ANALYSIS_API_KEY (local).', { provider: 'openai' });
+    return key;
+  })().catch((err) => {
+    cachedKey = undefined; // a failed read is retried by the next analysis
+    throw err instanceof AnalysisError ? err : new AnalysisError('not_configured', 'The analysis API key could not be read', { provider: 'openai' }, { cause: err });
+  }));
+}
+
+/** Forget the cached key (tests). */
+export function resetAnalysisKey(): void {
+  cachedKey = undefined;
+}
+
+function httpFailure(status: number, body: string): AnalysisError {
+  let message = '';
+  try {
+    message = String((JSON.parse(body) as { error?: { message?: unknown } }).error?.message ?? '');
+  } catch {
+    // Not the documented error JSON: keep the status only.
+  }
+  const reason: AnalysisFailureReason =
+    status === 429 ? 'rate_limited' : status >= 500 ? 'provider_error' : status === 401 || status === 403 ? 'unauthorized' : 'rejected';
+  const said = message ? `: ${message.slice(0, MAX_PROVIDER_MESSAGE)}` : '';
+  return new AnalysisError(reason, `The analysis provider answered HTTP ${status}${said}`, { provider: 'openai', status });
+}
+
+const malformed = (message: string, cause?: unknown) => new AnalysisError('malformed', message, { provider: 'openai' }, { cause });
+
+/** The CallAnalysis in a chat completion's text; an AnalysisError when there is none. */
+export function parseCompletion(text: string): CallAnalysis {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw malformed('The analysis provider answered with something that is not JSON', err);
+  }
+  const completion = ChatCompletion.safeParse(json);
+  if (!completion.success) throw malformed('The analysis provider\'s answer is not a chat completion');
+  const choice = completion.data.choices[0];
+  if (choice.message.refusal) {
+    throw new AnalysisError('refused', `The model declined to analyse the call: ${choice.message.refusal.slice(0, MAX_PROVIDER_MESSAGE)}`, { provider: 'openai' });
+  }
+  if (choice.finish_reason === 'length') throw malformed('The model\'s answer was cut off (finish_reason "length")');
+  if (!choice.message.content) throw malformed('The model\'s answer is empty');
+  let content: unknown;
+  try {
+    content = JSON.parse(choice.message.content);
+  } catch (err) {
+    throw malformed('The model\'s answer is not JSON', err);
+  }
+  const answer = AnalysisAnswer.safeParse(content);
+  if (!answer.success) {
+    const where = answer.error.issues.map((i) => `${i.path.join('.') || '(answer)'}: ${i.message}`).join('; ');
+    throw malformed(`The model's answer does not match the CallAnalysis schema (${where})`);
+  }
+  const { summary, sentiment, successful, custom } = answer.data;
+  return { summary, sentiment, successful, custom: Object.fromEntries(custom.map((pair) => [pair.name, pair.value])) };
+}
+
+export function openAiAnalyzer(options: OpenAiAnalyzerOptions = {}): AnalysisPort {
+  const settings = () => {
+    const { analysis } = config();
+    return {
+      baseUrl: (options.baseUrl ?? analysis.baseUrl).replace(/\/+$/, ''),
+      defaultModel: options.defaultModel ?? analysis.defaultModel,
+      timeoutMs: options.timeoutMs ?? analysis.timeoutMs,
+    };
+  };
+  const apiKey = options.apiKey ?? analysisKeyFromEnvironment;
+
+  return {
+    name: 'openai',
+    async analyze(input) {
+      const { baseUrl, defaultModel, timeoutMs } = settings();
+      const key = await apiKey();
+      const body = {
+        model: input.model?.trim() || defaultModel,
+        messages: [
+          { role: 'system', content: input.summaryPrompt?.trim() || DEFAULT_INSTRUCTIONS },
+          { role: 'user', content: transcriptMessage(input) },
+        ],
+        response_format: { type: 'json_schema', json_schema: { name: 'call_analysis', strict: true, schema: CALL_ANALYSIS_SCHEMA } },
+      };
+      let status: number;
+      let text: string;
+      try {
+        // One signal bounds the whole exchange, the body included.
+        const response = await fetch(`${baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        status = response.status;
+        text = await response.text();
+      } catch (err) {
+        const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
+        throw timedOut
+          ? new AnalysisError('timeout', `The analysis provider did not answer within ${timeoutMs} ms`, { provider: 'openai' }, { cause: err })
+          : new AnalysisError('unreachable', 'The analysis provider could not be reached', { provider: 'openai' }, { cause: err });
+      }
+      if (status < 200 || status >= 300) throw httpFailure(status, text);
+      return parseCompletion(text);
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * Post-call analysis behind one port: the calls' analysis job hands over the transcript and
+ * the agent's analysis settings and gets a summary, the caller's sentiment, whether the call
+ * succeeded, and custom fields. Adapters: `local` (no account, the default) and `openai` (any
+ * OpenAI-compatible chat-completions API with structured output).
+ */
+export interface TranscriptTurn {
+  role: 'agent' | 'user';
+  text: string;
+  time_sec: number;
+}
+
+export interface AnalysisInput {
+  transcript: TranscriptTurn[];
+  /** The agent's `post_call_analysis_model`; null or empty: the configured default. */
+  model: string | null;
+  /** The agent's `analysis_summary_prompt`; null or empty: the built-in instructions. */
+  summaryPrompt: string | null;
+  /** The call's `disconnection_reason` (`completed`, `no_answer`, …). */
+  disconnectionReason: string;
+  durationSec: number;
+}
+
+export const SENTIMENTS = ['positive', 'neutral', 'negative'] as const;
+export type Sentiment = (typeof SENTIMENTS)[number];
+
+export interface CallAnalysis {
+  summary: string;
+  sentiment: Sentiment;
+  successful: boolean;
+  custom: Record<string, unknown>;
+}
+
+export type AnalysisProviderName = 'local' | 'openai';
+
+export interface AnalysisPort {
+  readonly name: AnalysisProviderName;
+  analyze(input: AnalysisInput): Promise<CallAnalysis>;
+}
+
+/** Why an analysis failed; the call keeps `analysis` null with this reason and the queue retries. */
+export type AnalysisFailureReason =
+  /** The provider did not answer within the timeout. */
+  | 'timeout'
+  /** The provider could not be reached (DNS, connection refused, reset). */
+  | 'unreachable'
+  /** The provider throttled us (HTTP 429). */
+  | 'rate_limited'
+  /** The provider failed (HTTP 5xx). */
+  | 'provider_error'
+  /** The provider refused our credentials (HTTP 401 or 403). */
+  | 'unauthorized'
+  /** The provider refused the request itself (another 4xx: unknown model, bad schema …). */
+  | 'rejected'
+  /** The model declined to answer (a structured-output refusal). */
+  | 'refused'
+  /** The answer was not a chat completion holding a CallAnalysis JSON. */
+  | 'malformed'
+  /** The adapter has no API key or secret to use. */
+  | 'not_configured';
+
+/** Reasons a later attempt may cure by itself. */
+const TRANSIENT: ReadonlySet<AnalysisFailureReason> = new Set(['timeout', 'unreachable', 'rate_limited', 'provider_error', 'malformed']);
+
+/** A failed analysis: `reason` is what the call keeps; `retryable` says whether trying again may help. */
+export class AnalysisError extends Error {
+  readonly retryable: boolean;
+
+  constructor(
+    readonly reason: AnalysisFailureReason,
+    message: string,
+    readonly details: { provider: AnalysisProviderName; status?: number; [key: string]: unknown },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AnalysisError';
+    this.retryable = TRANSIENT.has(reason);
+  }
+}
