@@ -23,6 +23,7 @@ export const Prefix = {
   contact: 'CONTACT#',
   contactSearch: 'CSEARCH#',
   appointment: 'APPT#',
+  dnc: 'DNC#',
 } as const;
 
 export const keys = {
@@ -97,6 +98,11 @@ export const keys = {
   workingHours: (orgId: string, agentId: string): Key => ({ pk: org(orgId), sk: `WORKHOURS#${agentId}` }),
   /** The organization's external scheduling integration (Cal.com), its secrets sealed. */
   schedulingIntegration: (orgId: string): Key => ({ pk: org(orgId), sk: 'SCHEDINT' }),
+  /**
+   * A number on the organization's do-not-call list, keyed by the number itself (E.164): "may we
+   * dial this?" is one GetItem, adding it twice finds the first entry, and the list sorts by number.
+   */
+  dnc: (orgId: string, e164: string): Key => ({ pk: org(orgId), sk: `${Prefix.dnc}${e164}` }),
 };
 
 /** GSI1: a collection filtered by status, `ORG#<org>#<ENTITY>#<status>` → id. */
@@ -144,4 +150,5 @@ export const collections = {
   charges: 'charges',
   contacts: 'contacts',
   appointments: 'appointments',
+  dnc: 'dnc',
 };
