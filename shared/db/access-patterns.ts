@@ -73,6 +73,22 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'Is a number on the do-not-call list (dialBlock, phone filter)', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = DNC#<e164>', notes: 'strongly consistent: the call job checks right before dialing' },
   { name: 'List the do-not-call list', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, DNC#)', notes: 'in E.164 order; total from COUNT#dnc' },
   { name: 'Remove a number from the do-not-call list', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = DNC#<e164>', notes: 'delete with attribute_exists + COUNT#dnc −1; a failed condition is a 404' },
+  // Campaigns
+  { name: 'Get a campaign', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = CAMPAIGN#<id>', notes: 'carries `contact_stats` (exact, `in_progress` = calls in flight) and `schedule`' },
+  { name: 'List campaigns', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, CAMPAIGN#)', notes: 'total from COUNT#campaigns' },
+  { name: 'List campaigns by status', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#CAMPAIGN#STATUS#<status>', notes: 'total from COUNT#campaigns#status#<status>' },
+  { name: 'Create a campaign', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CAMPAIGN#<id>', notes: 'after its campaign contacts; + COUNT#campaigns(+status), agent and active number ConditionChecks' },
+  { name: 'Write campaign contacts (create, add)', operation: 'PutItem', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>, sk = CC#<uuidv5(campaign, contact)> + NUM#<e164>', notes: 'BatchWriteItem of 25, 8 in parallel, unprocessed retried; contacts validated and present ones found with BatchGetItem of 100; an add holds `adding_until` on the campaign' },
+  { name: 'Campaign state move (start, pause, cancel, complete)', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CAMPAIGN#<id> + PHONE#<number>', notes: 'conditioned on the status read; `in_use` ADD ±1 on the number; the event outbox put; COUNT#campaigns#status#' },
+  { name: 'Started campaigns (campaign-tick)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = ACTIVECAMPAIGNS#<shard 0..3>', notes: 'sparse: set on start, removed when completed with no call in flight; gsi2sk = <org>#<id>' },
+  { name: 'Due contacts of a campaign (dispatch)', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#CAMPAIGN#<id>#DUE, gsi1sk < <now>$', notes: 'sparse: pending contacts only, gsi1sk = <due_at>#<cc id>; pages of 100 up to the free capacity: O(due now)' },
+  { name: 'Claim a due contact', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>, sk = CC#<cc> + pk = ORG, sk = CAMPAIGN#<id>', notes: 'contact pending → in_progress conditioned on status + attempt_count + due_at; campaign ADD counters conditioned on running and in_progress < max_concurrent' },
+  { name: 'Expired leases of a campaign (dispatch)', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#CAMPAIGN#<id>#LEASE, gsi1sk < <now>$', notes: 'sparse: claimed contacts whose call is not placed yet; taken over conditioned on the lease read' },
+  { name: 'Record a campaign call outcome', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>, sk = CC#<cc> + pk = ORG, sk = CAMPAIGN#<id>', notes: 'conditioned on in_progress at that attempt (a duplicate changes nothing); a retry re-enters the due index' },
+  { name: 'List a campaign\'s contacts', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>, begins_with(sk, CC#)', notes: 'total from contact_stats.total; also the preview and the recount' },
+  { name: 'List a campaign\'s contacts by status', operation: 'Query', index: 'gsi2', key: 'gsi2pk = ORG#CAMPAIGN#<id>#STATUS#<status>', notes: 'total from contact_stats.<status>' },
+  { name: 'Delete a campaign\'s contacts', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>', notes: 'keys only, BatchWriteItem deletes; inline up to 500 contacts, else the campaign-cleanup job' },
+  { name: 'Store an event (outbox)', operation: 'PutItem', index: 'table', key: 'pk = ORG, sk = EVENT#<id>', notes: 'in the transaction of the state move it reports (stand-in until the webhooks branch merges)' },
 ];
 
 /** The markdown table of the access patterns. */

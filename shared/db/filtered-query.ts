@@ -112,19 +112,55 @@ export async function deletePartition(pk: string): Promise<number> {
   }
 }
 
-/** Many items by key (BatchGetItem in chunks of 100, unprocessed keys retried); missing keys are skipped. */
-export async function getMany<T extends object>(keys: { pk: string; sk: string }[]): Promise<T[]> {
+/** Runs `fn` over `chunks`, at most `parallel` at a time. */
+async function eachChunk<T>(chunks: T[], parallel: number, fn: (chunk: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(parallel, chunks.length) }, async () => {
+    while (next < chunks.length) await fn(chunks[next++]!);
+  });
+  await Promise.all(lanes);
+}
+
+const chunked = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+const backoff = (attempt: number) => new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+
+/**
+ * Many items by key (BatchGetItem in chunks of 100, up to `parallel` chunks at once, unprocessed
+ * keys retried); missing keys are skipped; the answer keeps the order of `keys`.
+ */
+export async function getMany<T extends object>(keys: { pk: string; sk: string }[], options: { parallel?: number; projection?: string[] } = {}): Promise<T[]> {
   const found = new Map<string, T>();
-  for (let i = 0; i < keys.length; i += 100) {
-    let request: { pk: string; sk: string }[] = keys.slice(i, i + 100);
+  const projection = options.projection
+    ? {
+        ProjectionExpression: ['pk', 'sk', ...options.projection].map((_, i) => `#p${i}`).join(', '),
+        ExpressionAttributeNames: Object.fromEntries(['pk', 'sk', ...options.projection].map((p, i) => [`#p${i}`, p])),
+      }
+    : {};
+  await eachChunk(chunked(keys, 100), options.parallel ?? 4, async (chunk) => {
+    let request: { pk: string; sk: string }[] = chunk;
     for (let attempt = 0; request.length; attempt++) {
-      const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: request, ConsistentRead: true } } }));
+      const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: request, ConsistentRead: true, ...projection } } }));
       for (const item of (out.Responses?.[tableName()] ?? []) as (T & { pk: string; sk: string })[]) found.set(`${item.pk}|${item.sk}`, item);
       request = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as typeof request;
-      if (request.length) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+      if (request.length) await backoff(attempt);
     }
-  }
+  });
   return keys.map((k) => found.get(`${k.pk}|${k.sk}`)).filter((v): v is T => v !== undefined);
+}
+
+/**
+ * Puts many items (BatchWriteItem in chunks of 25, up to `parallel` chunks at once, unprocessed
+ * items retried with backoff). Unconditional: callers decide beforehand which items are new.
+ */
+export async function putMany(items: Item[], options: { parallel?: number } = {}): Promise<void> {
+  await eachChunk(chunked(items, 25), options.parallel ?? 8, async (chunk) => {
+    let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length; attempt++) {
+      const res = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+      requests = (res.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+      if (requests.length) await backoff(attempt);
+    }
+  });
 }
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

@@ -24,6 +24,8 @@ export const Prefix = {
   contactSearch: 'CSEARCH#',
   appointment: 'APPT#',
   dnc: 'DNC#',
+  campaign: 'CAMPAIGN#',
+  campaignContact: 'CC#',
 } as const;
 
 export const keys = {
@@ -103,6 +105,15 @@ export const keys = {
    * dial this?" is one GetItem, adding it twice finds the first entry, and the list sorts by number.
    */
   dnc: (orgId: string, e164: string): Key => ({ pk: org(orgId), sk: `${Prefix.dnc}${e164}` }),
+  campaign: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.campaign}${id}` }),
+  /** A campaign's own partition: its campaign contacts and phone-number markers, deleted with it. */
+  campaignPartition: (orgId: string, campaignId: string) => `${org(orgId)}#CAMPAIGN#${campaignId}`,
+  /** A campaign contact; its id is derived from campaign and contact (UUID v5), so a contact is in a campaign once. */
+  campaignContact: (orgId: string, campaignId: string, id: string): Key => ({ pk: `${org(orgId)}#CAMPAIGN#${campaignId}`, sk: `${Prefix.campaignContact}${id}` }),
+  /** The first campaign contact that brought an E.164 number into a campaign: later ones are duplicates. */
+  campaignNumber: (orgId: string, campaignId: string, e164: string): Key => ({ pk: `${org(orgId)}#CAMPAIGN#${campaignId}`, sk: `NUM#${e164}` }),
+  /** An event of the organization (outbox; see shared/domain/events/publish.ts). */
+  event: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `EVENT#${id}` }),
 };
 
 /** GSI1: a collection filtered by status, `ORG#<org>#<ENTITY>#<status>` → id. */
@@ -113,6 +124,13 @@ export const gsi1 = {
   kbDocuments: (orgId: string, kbId: string) => `${org(orgId)}#KB#${kbId}#DOCS`,
   /** An agent's appointments by start time (gsi1sk = `<start ISO>#<id>`): availability and the agent filter. */
   appointmentsOfAgent: (orgId: string, agentId: string) => `${org(orgId)}#APPT#AGENT#${agentId}`,
+  /**
+   * A campaign's due contacts (sparse: only `pending` ones), gsi1sk = `<due ISO>#<campaign contact id>`:
+   * "due by now" is a range read of O(due) items, oldest due first.
+   */
+  campaignDue: (orgId: string, campaignId: string) => `${org(orgId)}#CAMPAIGN#${campaignId}#DUE`,
+  /** A campaign's claimed contacts whose call is not placed yet (sparse), gsi1sk = `<lease end ISO>#<id>`. */
+  campaignLeases: (orgId: string, campaignId: string) => `${org(orgId)}#CAMPAIGN#${campaignId}#LEASE`,
 };
 
 /**
@@ -134,6 +152,15 @@ export const gsi2 = {
    */
   renewalsDue: (day: string) => `RENEWAL#${day}`,
   renewalEntry: (dueAt: string, orgId: string, numberId: string) => `${dueAt}#${orgId}#${numberId}`,
+  /** A campaign's contacts of one status, gsi2sk = campaign contact id: the `status` filter. */
+  campaignContactsByStatus: (orgId: string, campaignId: string, status: string) => `${org(orgId)}#CAMPAIGN#${campaignId}#STATUS#${status}`,
+  /**
+   * Campaigns the engine must visit (started and not yet finished with every call), across
+   * organizations, in a few shards: the per-minute tick reads these partitions, never a Scan.
+   * gsi2sk = `<org>#<campaign id>`.
+   */
+  activeCampaigns: (shard: number) => `ACTIVECAMPAIGNS#${shard}`,
+  activeCampaignEntry: (orgId: string, campaignId: string) => `${orgId}#${campaignId}`,
 };
 
 /** Counter collection names. */
@@ -151,4 +178,6 @@ export const collections = {
   contacts: 'contacts',
   appointments: 'appointments',
   dnc: 'dnc',
+  campaigns: 'campaigns',
+  campaignsByStatus: (status: string) => `campaigns#status#${status}`,
 };

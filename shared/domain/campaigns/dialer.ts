@@ -1,0 +1,56 @@
+/**
+ * The port through which the campaign engine places calls. The calls service implements it
+ * (it creates a queued call session, placed by its own job) and, when a campaign call ends,
+ * calls `recordCampaignCallOutcome` (./engine.ts) with the same organization, campaign,
+ * campaign contact and attempt.
+ *
+ * Contract for an implementation:
+ * - idempotent per (`campaignContactId`, `attempt`): a second request for the same pair (a
+ *   recovered lease, a redelivered dispatch) answers the same `callId` and places nothing new;
+ * - it only queues the call: it answers within a request's time, never waits for the call;
+ * - it throws when the call cannot be queued; the engine then puts the contact back to `pending`.
+ */
+export interface CampaignCallRequest {
+  organizationId: string;
+  campaignId: string;
+  campaignContactId: string;
+  /** 1 for the first call to this contact, 2 for the first retry, … */
+  attempt: number;
+  agentId: string;
+  fromPhoneNumber: string;
+  toPhoneNumber: string;
+  contactId: string;
+  dynamicVariables: Record<string, string>;
+}
+
+export interface CampaignDialer {
+  placeCampaignCall(input: CampaignCallRequest): Promise<{ callId: string }>;
+}
+
+/** How a campaign call ended, as the calls service reports it. */
+export interface CampaignCallOutcome {
+  callId: string;
+  endedAt: string;
+  durationSec: number;
+  answered: boolean;
+  disconnectionReason: 'completed' | 'no_answer' | 'busy' | 'voicemail' | 'failed' | 'canceled';
+}
+
+/** Until the calls service is wired in, placing a campaign call fails (the contact stays pending). */
+const unwired: CampaignDialer = {
+  async placeCampaignCall() {
+    throw new Error('No campaign dialer is installed: the calls service is not wired to the campaign engine yet');
+  },
+};
+
+const DIALER = Symbol.for('vap.campaignDialer');
+type Holder = { [DIALER]?: CampaignDialer };
+
+/** Installs the dialer for this process (the calls service at start-up; tests install a recording one). */
+export function installCampaignDialer(dialer: CampaignDialer | undefined): void {
+  (globalThis as Holder)[DIALER] = dialer;
+}
+
+export function campaignDialer(): CampaignDialer {
+  return (globalThis as Holder)[DIALER] ?? unwired;
+}

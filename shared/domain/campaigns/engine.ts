@@ -1,0 +1,575 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { queue } from '../../adapters/queue';
+import { collections, gsi1, gsi2, keys } from '../../db/keys';
+import { ConditionFailed, getItem, queryAll, queryPage, transact } from '../../db/store';
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
+import { deletePartition, getMany } from '../../db/filtered-query';
+import { updateWrite } from '../../db/update';
+import { logger } from '../../logger';
+import { dialBlock, DNC_MESSAGES } from '../dnc/service';
+import { dispatchEvents, newEvent } from '../events/publish';
+import { campaignDialer, type CampaignCallOutcome } from './dialer';
+import {
+  ACTIVE_SHARDS,
+  campaignView,
+  contactStatusIndex,
+  dueIndex,
+  LEASE_MS,
+  leaseIndex,
+  statusIndex,
+  type CampaignContactItem,
+  type CampaignItem,
+} from './model';
+import type { CampaignContactStatus } from './schemas';
+import { isOpen, nextOpening } from './window';
+
+/**
+ * The campaign engine.
+ *
+ * - tick (every minute): reads the sparse active-campaigns index (a few shard partitions, never
+ *   a Scan) and queues one `campaign-dispatch` message per campaign. It only opens windows and
+ *   recovers: calls follow one another through the outcomes.
+ * - dispatch: recovers expired leases, then fills free capacity (`max_concurrent` minus the
+ *   campaign's `in_progress`, kept exact in the campaign item) from the due index (pending
+ *   contacts by due time, read up to now: O(due now)). Each claim is one transaction: the
+ *   contact pending → in_progress conditioned on its status and attempt count, the campaign's
+ *   counters conditioned on `running` and `in_progress < max_concurrent`. A duplicated dispatch
+ *   therefore never claims a contact twice or exceeds the limit.
+ * - a claimed contact carries a lease until its call is placed; a worker that dies in between
+ *   leaves it in the lease index, and the next dispatch places the same attempt again through
+ *   the idempotent dialer.
+ * - outcome: the contact and the campaign's counters in one transaction conditioned on the
+ *   contact being in_progress at that attempt (a duplicate changes nothing); retries go back to
+ *   pending with a due time; then the next due contact is dispatched at once, and the campaign
+ *   completes when nothing is pending or in progress.
+ */
+
+export interface DispatchMessage {
+  organization_id: string;
+  campaign_id: string;
+}
+
+/** Due entries examined by one dispatch before it hands over to a fresh message. */
+const DISPATCH_BUDGET = 1000;
+const PAGE = 100;
+
+const iso = (d: Date) => d.toISOString();
+const campaignKey = (orgId: string, id: string) => keys.campaign(orgId, id);
+const contactKey = (orgId: string, campaignId: string, id: string) => keys.campaignContact(orgId, campaignId, id);
+
+/** Which items of a failed transaction had their condition fail. */
+function failedItems(err: unknown): number[] {
+  const cause = err instanceof ConditionFailed ? (err as Error & { cause?: unknown }).cause : err;
+  if (!(cause instanceof TransactionCanceledException)) return [];
+  return (cause.CancellationReasons ?? []).flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : []));
+}
+
+/** Queues a dispatch of one campaign (the tick, a start, an outcome). */
+export async function queueDispatch(orgId: string, campaignId: string): Promise<void> {
+  await queue().send('campaign-dispatch', { organization_id: orgId, campaign_id: campaignId } satisfies DispatchMessage);
+}
+
+/** The per-minute tick: one dispatch message per campaign in the active index. */
+export async function runTick(): Promise<{ queued: number }> {
+  let queued = 0;
+  for (let shard = 0; shard < ACTIVE_SHARDS; shard++) {
+    const entries = queryAll<{ organization_id: string; id: string }>(
+      { index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.activeCampaigns(shard), skName: 'gsi2sk' },
+      ['organization_id', 'id'],
+    );
+    for await (const entry of entries) {
+      await queueDispatch(entry.organization_id, entry.id);
+      queued++;
+    }
+  }
+  return { queued };
+}
+
+/** Why a due contact is failed without a call, or null when it may be dialed. */
+async function blockReason(orgId: string, cc: CampaignContactItem, contact: { phone?: string; opt_out?: boolean } | undefined): Promise<string | null> {
+  if (!contact) return 'contact deleted';
+  if (!cc.phone) return 'contact has no phone number';
+  if (cc.duplicate_of) return 'duplicate phone number';
+  const block = await dialBlock(orgId, cc.phone, contact);
+  return block ? DNC_MESSAGES[block] : null;
+}
+
+/** A pending contact failed without a call (do-not-call, opt-out, duplicate…), with its counters. */
+async function failWithoutCall(orgId: string, cc: CampaignContactItem, message: string, now: Date, round = 0): Promise<boolean> {
+  try {
+    await transact([
+      updateWrite(contactKey(orgId, cc.campaign_id, cc.id), {
+        set: { status: 'failed', error_message: message, next_retry_at: null, updated_at: iso(now), ...contactStatusIndex(orgId, cc.campaign_id, cc.id, 'failed') },
+        remove: ['due_at', 'gsi1pk', 'gsi1sk'],
+        condition: '#st = :pending AND #ac = :ac',
+        names: { '#st': 'status', '#ac': 'attempt_count' },
+        values: { ':pending': 'pending', ':ac': cc.attempt_count },
+      }),
+      updateWrite(campaignKey(orgId, cc.campaign_id), { add: { 'contact_stats.pending': -1, 'contact_stats.failed': 1 } }),
+    ]);
+    return true;
+  } catch (err) {
+    if (!(err instanceof ConditionFailed)) throw err;
+    if (err.message !== 'transaction conflict' || round + 1 >= MAX_ATTEMPTS) return false;
+    await pause(round);
+    return failWithoutCall(orgId, cc, message, now, round + 1);
+  }
+}
+
+/**
+ * Claims a due contact for its next attempt: the contact and the campaign's counters in one
+ * transaction. 'contact' when the contact moved on (someone else claimed it), 'campaign' when the
+ * campaign is full or no longer running.
+ */
+async function claim(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign'> {
+  for (let round = 0; ; round++) {
+    const result = await claimOnce(campaign, cc, now);
+    if (result !== 'conflict' ) return result;
+    if (round + 1 >= MAX_ATTEMPTS) return 'contact';
+    await pause(round);
+  }
+}
+
+async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign' | 'conflict'> {
+  const orgId = campaign.organization_id;
+  const attempt = cc.attempt_count + 1;
+  const lease = iso(new Date(now.getTime() + LEASE_MS));
+  const set = {
+    status: 'in_progress' as const,
+    attempt_count: attempt,
+    last_attempted_at: iso(now),
+    next_retry_at: null,
+    updated_at: iso(now),
+    ...leaseIndex(orgId, campaign.id, cc.id, lease),
+    ...contactStatusIndex(orgId, campaign.id, cc.id, 'in_progress'),
+  };
+  try {
+    await transact([
+      updateWrite(contactKey(orgId, campaign.id, cc.id), {
+        set,
+        remove: ['due_at'],
+        condition: '#st = :pending AND #ac = :ac AND #due <= :now',
+        names: { '#st': 'status', '#ac': 'attempt_count', '#due': 'due_at' },
+        values: { ':pending': 'pending', ':ac': cc.attempt_count, ':now': iso(now) },
+      }),
+      updateWrite(campaignKey(orgId, campaign.id), {
+        add: { 'contact_stats.pending': -1, 'contact_stats.in_progress': 1, ...(attempt === 1 ? { 'contact_stats.contacted': 1 } : {}) },
+        condition: '#st = :running AND #cs.#ip < #sc.#max',
+        names: { '#st': 'status', '#cs': 'contact_stats', '#ip': 'in_progress', '#sc': 'schedule', '#max': 'max_concurrent' },
+        values: { ':running': 'running' },
+      }),
+    ]);
+    return { ...cc, ...set };
+  } catch (err) {
+    if (!(err instanceof ConditionFailed)) throw err;
+    if (err.message === 'transaction conflict') return 'conflict';
+    return failedItems(err).includes(1) ? 'campaign' : 'contact';
+  }
+}
+
+/**
+ * Places the call of a claimed contact through the dialer (idempotent per contact and attempt)
+ * and records its call session id, which ends the lease. When the dialer refuses, the claim is
+ * undone: the contact is pending again (due in a minute) and its slot is free.
+ */
+async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<boolean> {
+  const orgId = campaign.organization_id;
+  const key = contactKey(orgId, campaign.id, cc.id);
+  const claimed = { condition: '#st = :ip AND #ac = :ac', names: { '#st': 'status', '#ac': 'attempt_count' }, values: { ':ip': 'in_progress', ':ac': cc.attempt_count } };
+  let callId: string;
+  try {
+    ({ callId } = await campaignDialer().placeCampaignCall({
+      organizationId: orgId,
+      campaignId: campaign.id,
+      campaignContactId: cc.id,
+      attempt: cc.attempt_count,
+      agentId: campaign.agent_id,
+      fromPhoneNumber: campaign.from_phone_number,
+      toPhoneNumber: cc.phone,
+      contactId: cc.contact_id,
+      dynamicVariables: { contact_name: cc.name, contact_email: cc.email, campaign_name: campaign.name },
+    }));
+  } catch (err) {
+    logger.warn('A campaign call could not be placed; the contact is pending again', { campaign_id: campaign.id, campaign_contact_id: cc.id, error: err as Error });
+    const due = iso(new Date(now.getTime() + 60_000));
+    await transact([
+      updateWrite(key, {
+        set: { status: 'pending', attempt_count: cc.attempt_count - 1, ...dueIndex(orgId, campaign.id, cc.id, due), ...contactStatusIndex(orgId, campaign.id, cc.id, 'pending') },
+        remove: ['lease_until'],
+        ...claimed,
+        condition: `${claimed.condition} AND #cid = :none`,
+        names: { ...claimed.names, '#cid': 'call_session_id' },
+        values: { ...claimed.values, ':none': '' },
+      }),
+      updateWrite(campaignKey(orgId, campaign.id), {
+        add: { 'contact_stats.pending': 1, 'contact_stats.in_progress': -1, ...(cc.attempt_count === 1 ? { 'contact_stats.contacted': -1 } : {}) },
+      }),
+    ]).catch((e) => {
+      if (!(e instanceof ConditionFailed)) throw e;
+    });
+    return false;
+  }
+  await transact([
+    updateWrite(key, { set: { call_session_id: callId }, remove: ['lease_until', 'gsi1pk', 'gsi1sk'], ...claimed }),
+  ]).catch((e) => {
+    // The call already ended and its outcome moved the contact on: nothing left to record.
+    if (!(e instanceof ConditionFailed)) throw e;
+  });
+  return true;
+}
+
+/**
+ * Re-places the calls of contacts whose lease expired (claimed, never placed: the worker died).
+ * Taking the lease over is conditional, so two dispatches never both re-place one contact, and
+ * the dialer answers the same call for the same attempt.
+ */
+async function recoverLeases(campaign: CampaignItem, now: Date): Promise<number> {
+  const orgId = campaign.organization_id;
+  const entries = queryAll<{ pk: string; sk: string }>(
+    { index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.campaignLeases(orgId, campaign.id), skName: 'gsi1sk', skBelow: `${iso(now)}$` },
+    ['pk', 'sk'],
+  );
+  const keysDue: { pk: string; sk: string }[] = [];
+  for await (const e of entries) keysDue.push({ pk: e.pk, sk: e.sk });
+  let recovered = 0;
+  for (const cc of await getMany<CampaignContactItem>(keysDue)) {
+    if (cc.status !== 'in_progress' || cc.call_session_id || !cc.lease_until || cc.lease_until > iso(now)) continue;
+    const lease = iso(new Date(now.getTime() + LEASE_MS));
+    try {
+      await transact([
+        updateWrite(contactKey(orgId, campaign.id, cc.id), {
+          set: leaseIndex(orgId, campaign.id, cc.id, lease),
+          condition: '#st = :ip AND #ac = :ac AND #lease = :lease',
+          names: { '#st': 'status', '#ac': 'attempt_count', '#lease': 'lease_until' },
+          values: { ':ip': 'in_progress', ':ac': cc.attempt_count, ':lease': cc.lease_until },
+        }),
+      ]);
+    } catch (err) {
+      if (err instanceof ConditionFailed) continue;
+      throw err;
+    }
+    logger.warn('Re-placing a campaign call whose worker stopped before placing it', { campaign_id: campaign.id, campaign_contact_id: cc.id, attempt: cc.attempt_count });
+    if (await place(campaign, cc, now)) recovered++;
+  }
+  return recovered;
+}
+
+/** Moves a pending contact whose window is closed to its next opening (its due-index entry with it). */
+async function postpone(orgId: string, cc: CampaignContactItem, to: Date | null, now: Date): Promise<void> {
+  // A window that never opens again: far in the future, so it is not read again every minute.
+  const due = to ? iso(to) : '9999-12-31T00:00:00.000Z';
+  await transact([
+    updateWrite(contactKey(orgId, cc.campaign_id, cc.id), {
+      set: { ...dueIndex(orgId, cc.campaign_id, cc.id, due), updated_at: iso(now) },
+      condition: '#st = :pending AND #due = :due',
+      names: { '#st': 'status', '#due': 'due_at' },
+      values: { ':pending': 'pending', ':due': cc.due_at },
+    }),
+  ]).catch((err) => {
+    if (!(err instanceof ConditionFailed)) throw err;
+  });
+}
+
+export interface DispatchSummary {
+  placed: number;
+  failedWithoutCall: number;
+  postponed: number;
+  recovered: number;
+  /** True when the budget ran out and a fresh dispatch was queued to continue. */
+  continued: boolean;
+}
+
+/**
+ * One dispatch of one campaign (the `campaign-dispatch` job). Safe to run twice at once or to
+ * receive twice: every claim is conditional.
+ */
+export async function dispatchCampaign(orgId: string, campaignId: string, now = new Date()): Promise<DispatchSummary> {
+  const summary: DispatchSummary = { placed: 0, failedWithoutCall: 0, postponed: 0, recovered: 0, continued: false };
+  let campaign = await getItem<CampaignItem>(campaignKey(orgId, campaignId));
+  if (!campaign) return summary;
+  summary.recovered = await recoverLeases(campaign, now);
+  if (campaign.status !== 'running') {
+    await retireIfDone(orgId, campaignId);
+    return summary;
+  }
+  const schedule = campaign.schedule;
+  // One zone for every contact: a closed window means nothing to do, without reading contacts.
+  const windowOpen = schedule.use_contact_timezone || isOpen(schedule, now);
+  let capacity = schedule.max_concurrent - campaign.contact_stats.in_progress;
+  let examined = 0;
+  let exhausted = false;
+  if (windowOpen) {
+    let cursor: string | undefined;
+    while (!exhausted && capacity > 0) {
+      if (examined >= DISPATCH_BUDGET) {
+        summary.continued = true;
+        await queueDispatch(orgId, campaignId);
+        break;
+      }
+      const page = await dueEntries(orgId, campaignId, now, cursor);
+      cursor = page.next;
+      exhausted = !page.next;
+      examined += page.items.length;
+      const due = page.items.filter((cc) => cc.status === 'pending' && cc.due_at !== undefined && cc.due_at <= iso(now));
+      const contacts = new Map(
+        (await getMany<{ id: string; phone?: string; opt_out?: boolean }>(due.map((cc) => keys.contact(orgId, cc.contact_id)), { projection: ['id', 'phone', 'opt_out'] }))
+          .map((c) => [c.id, c]),
+      );
+      const dialable: CampaignContactItem[] = [];
+      for (const cc of due) {
+        const opening = nextOpening(schedule, now, cc.timezone);
+        if (!opening || opening.getTime() > now.getTime()) {
+          await postpone(orgId, cc, opening, now);
+          summary.postponed++;
+          continue;
+        }
+        dialable.push(cc);
+      }
+      const reasons = await Promise.all(dialable.map((cc) => blockReason(orgId, cc, contacts.get(cc.contact_id))));
+      const toDial: CampaignContactItem[] = [];
+      await Promise.all(
+        dialable.map(async (cc, i) => {
+          const reason = reasons[i];
+          if (reason) {
+            if (await failWithoutCall(orgId, cc, reason, now)) summary.failedWithoutCall++;
+          } else toDial.push(cc);
+        }),
+      );
+      for (let i = 0; i < toDial.length && capacity > 0; ) {
+        const batch = toDial.slice(i, i + capacity);
+        i += batch.length;
+        const claims = await Promise.all(batch.map((cc) => claim(campaign!, cc, now)));
+        const won = claims.filter((c): c is CampaignContactItem => typeof c === 'object');
+        const placed = await Promise.all(won.map((cc) => place(campaign!, cc, now)));
+        summary.placed += placed.filter(Boolean).length;
+        if (claims.includes('campaign') || won.length < batch.length) {
+          // The campaign filled up (a racing dispatch) or stopped: read its live counters.
+          campaign = (await getItem<CampaignItem>(campaignKey(orgId, campaignId)))!;
+          if (!campaign || campaign.status !== 'running') return summary;
+        } else campaign = { ...campaign!, contact_stats: { ...campaign!.contact_stats, in_progress: campaign!.contact_stats.in_progress + won.length } };
+        capacity = campaign.schedule.max_concurrent - campaign.contact_stats.in_progress;
+      }
+    }
+  }
+  await settle(orgId, campaignId);
+  return summary;
+}
+
+/** Due contacts up to now, one page of the due index (eventually consistent: every write on them is conditional). */
+async function dueEntries(orgId: string, campaignId: string, now: Date, cursor?: string) {
+  const page = await queryPage<CampaignContactItem>(
+    { index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.campaignDue(orgId, campaignId), skName: 'gsi1sk', skBelow: `${iso(now)}$` },
+    { limit: PAGE, cursor },
+  );
+  return { items: page.items, next: page.nextCursor ?? undefined };
+}
+
+/**
+ * After a dispatch or an outcome: completes a running campaign with nothing pending or in
+ * progress (conditioned on those live counters, so it happens once), else records whether it
+ * is placing calls or waiting for its window.
+ */
+async function settle(orgId: string, campaignId: string): Promise<void> {
+  const campaign = await getItem<CampaignItem>(campaignKey(orgId, campaignId));
+  if (!campaign) return;
+  if (campaign.status !== 'running') return retireIfDone(orgId, campaignId, campaign);
+  const stats = campaign.contact_stats;
+  if (stats.pending === 0 && stats.in_progress === 0) return complete(campaign);
+  const execution = stats.in_progress > 0 ? 'dispatching' : 'waiting_window';
+  if (campaign.execution_status === execution) return;
+  await transact([
+    updateWrite(campaignKey(orgId, campaignId), {
+      set: { execution_status: execution },
+      condition: '#st = :running',
+      names: { '#st': 'status' },
+      values: { ':running': 'running' },
+    }),
+  ]).catch((err) => {
+    if (!(err instanceof ConditionFailed)) throw err;
+  });
+}
+
+async function complete(campaign: CampaignItem): Promise<void> {
+  const orgId = campaign.organization_id;
+  const now = new Date();
+  const after = { ...campaign, status: 'completed' as const, execution_status: 'done' as const, completed_at: iso(now), updated_at: iso(now) };
+  const event = newEvent(orgId, 'campaign.completed', campaignView(after) as unknown as Record<string, unknown>, now);
+  try {
+    await transact(
+      [
+        updateWrite(campaignKey(orgId, campaign.id), {
+          set: { status: 'completed', execution_status: 'done', completed_at: after.completed_at, updated_at: after.updated_at, ...statusIndex(orgId, campaign.id, 'completed') },
+          remove: ['gsi2pk', 'gsi2sk'],
+          add: { version: 1 },
+          condition: '#st = :running AND #cs.#p = :zero AND #cs.#ip = :zero',
+          names: { '#st': 'status', '#cs': 'contact_stats', '#p': 'pending', '#ip': 'in_progress' },
+          values: { ':running': 'running', ':zero': 0 },
+        }),
+        updateWrite(keys.phoneNumber(orgId, campaign.phone_number_id), { add: { in_use: -1 } }),
+        event.write,
+      ],
+      [
+        { orgId, collection: collections.campaignsByStatus('running'), delta: -1 },
+        { orgId, collection: collections.campaignsByStatus('completed'), delta: 1 },
+      ],
+    );
+  } catch (err) {
+    if (err instanceof ConditionFailed) return; // completed by another worker, or a contact came back
+    throw err;
+  }
+  await dispatchEvents([event.event]);
+}
+
+/** A cancelled campaign leaves the engine's index once its last call has ended. */
+async function retireIfDone(orgId: string, campaignId: string, known?: CampaignItem): Promise<void> {
+  const campaign = known ?? (await getItem<CampaignItem>(campaignKey(orgId, campaignId)));
+  if (!campaign || campaign.status !== 'completed' || !campaign.gsi2pk || campaign.contact_stats.in_progress !== 0) return;
+  await transact([
+    updateWrite(campaignKey(orgId, campaignId), {
+      remove: ['gsi2pk', 'gsi2sk'],
+      condition: '#st = :completed AND #cs.#ip = :zero',
+      names: { '#st': 'status', '#cs': 'contact_stats', '#ip': 'in_progress' },
+      values: { ':completed': 'completed', ':zero': 0 },
+    }),
+  ]).catch((err) => {
+    if (!(err instanceof ConditionFailed)) throw err;
+  });
+}
+
+/** What an ended call makes of a campaign contact. */
+function classify(outcome: CampaignCallOutcome): { status: Exclude<CampaignContactStatus, 'pending' | 'in_progress'>; retryable: boolean; message: string } {
+  switch (outcome.disconnectionReason) {
+    case 'completed':
+      return outcome.answered ? { status: 'successful', retryable: false, message: '' } : { status: 'no_answer', retryable: true, message: '' };
+    case 'no_answer':
+    case 'busy':
+    case 'voicemail':
+      return { status: 'no_answer', retryable: true, message: '' };
+    case 'failed':
+      return { status: 'failed', retryable: true, message: 'call failed' };
+    case 'canceled':
+      return { status: 'failed', retryable: false, message: 'call canceled' };
+  }
+}
+
+/**
+ * Records how a campaign call ended (the calls service calls this). The contact and the
+ * campaign's counters change in ONE transaction conditioned on the contact being in progress at
+ * this attempt, so a duplicate or late outcome changes nothing. A retryable outcome with
+ * attempts left returns the contact to pending, due `retry_gap_min` after the call ended (moved
+ * to the window's next opening); then the campaign's next due contact is dispatched at once and
+ * the campaign completes when nothing is pending or in progress.
+ */
+export async function recordCampaignCallOutcome(
+  organizationId: string,
+  campaignId: string,
+  campaignContactId: string,
+  attempt: number,
+  outcome: CampaignCallOutcome,
+): Promise<{ applied: boolean }> {
+  for (let round = 0; ; round++) {
+    const result = await applyOutcome(organizationId, campaignId, campaignContactId, attempt, outcome);
+    if (result !== 'again') return { applied: result };
+    if (round + 1 >= MAX_ATTEMPTS) throw new Error('A campaign call outcome kept losing races; the caller retries it');
+    await pause(round);
+  }
+}
+
+async function applyOutcome(orgId: string, campaignId: string, campaignContactId: string, attempt: number, outcome: CampaignCallOutcome): Promise<boolean | 'again'> {
+  const [cc, campaign] = await Promise.all([
+    getItem<CampaignContactItem>(contactKey(orgId, campaignId, campaignContactId)),
+    getItem<CampaignItem>(campaignKey(orgId, campaignId)),
+  ]);
+  if (!cc || !campaign || cc.status !== 'in_progress' || cc.attempt_count !== attempt) return false;
+  const result = classify(outcome);
+  const attemptsLeft = 1 + campaign.schedule.retry_attempts - attempt;
+  const retry = result.retryable && attemptsLeft > 0 && campaign.status !== 'completed';
+  const now = new Date();
+  const contactSet: Record<string, unknown> = {
+    call_session_id: outcome.callId,
+    call_duration_sec: Math.max(0, Math.round(outcome.durationSec)),
+    updated_at: iso(now),
+  };
+  let next: CampaignContactStatus = result.status;
+  if (retry) {
+    const gapEnd = new Date(Date.parse(outcome.endedAt) + campaign.schedule.retry_gap_min * 60_000);
+    const due = nextOpening(campaign.schedule, gapEnd, cc.timezone) ?? new Date('9999-12-31T00:00:00.000Z');
+    next = 'pending';
+    Object.assign(contactSet, { status: 'pending', next_retry_at: iso(due), error_message: '', ...dueIndex(orgId, campaignId, cc.id, iso(due)) });
+  } else {
+    Object.assign(contactSet, { status: result.status, next_retry_at: null, error_message: result.message });
+  }
+  Object.assign(contactSet, contactStatusIndex(orgId, campaignId, cc.id, next));
+  try {
+    await transact([
+      updateWrite(contactKey(orgId, campaignId, cc.id), {
+        set: contactSet,
+        remove: retry ? ['lease_until'] : ['lease_until', 'gsi1pk', 'gsi1sk', 'due_at'],
+        condition: '#st = :ip AND #ac = :ac',
+        names: { '#st': 'status', '#ac': 'attempt_count' },
+        values: { ':ip': 'in_progress', ':ac': attempt },
+      }),
+      updateWrite(campaignKey(orgId, campaignId), {
+        add: { 'contact_stats.in_progress': -1, [`contact_stats.${next}`]: 1 },
+        // A retry only while the campaign is not completed (a cancel in between makes it final instead).
+        ...(retry ? { condition: '#cst <> :completed', names: { '#cst': 'status' }, values: { ':completed': 'completed' } } : {}),
+      }),
+    ]);
+  } catch (err) {
+    if (!(err instanceof ConditionFailed)) throw err;
+    // A race on the campaign item, or a cancel that landed first: read both again and decide.
+    if (err.message === 'transaction conflict' || failedItems(err).includes(1)) return 'again';
+    return false;
+  }
+  if (campaign.status === 'running') await queueDispatch(orgId, campaignId);
+  await settle(orgId, campaignId);
+  return true;
+}
+
+/**
+ * Fails every pending contact of a (cancelled) campaign with `message`, 25 at a time, each batch
+ * with its counters in one transaction; contacts that moved on meanwhile are read back and left.
+ */
+export async function failPending(orgId: string, campaignId: string, message: string): Promise<number> {
+  let failed = 0;
+  for (;;) {
+    const entries: { pk: string; sk: string }[] = [];
+    for await (const e of queryAll<{ pk: string; sk: string }>(
+      { index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.campaignDue(orgId, campaignId), skName: 'gsi1sk' },
+      ['pk', 'sk'],
+    )) {
+      entries.push({ pk: e.pk, sk: e.sk });
+      if (entries.length >= 500) break;
+    }
+    const pending = (await getMany<CampaignContactItem>(entries)).filter((cc) => cc.status === 'pending');
+    if (!pending.length) return failed;
+    const now = iso(new Date());
+    for (let i = 0; i < pending.length; i += 25) {
+      const batch = pending.slice(i, i + 25);
+      try {
+        await transact([
+          ...batch.map((cc) =>
+            updateWrite(contactKey(orgId, campaignId, cc.id), {
+              set: { status: 'failed', error_message: message, next_retry_at: null, updated_at: now, ...contactStatusIndex(orgId, campaignId, cc.id, 'failed') },
+              remove: ['due_at', 'gsi1pk', 'gsi1sk'],
+              condition: '#st = :pending AND #ac = :ac',
+              names: { '#st': 'status', '#ac': 'attempt_count' },
+              values: { ':pending': 'pending', ':ac': cc.attempt_count },
+            }),
+          ),
+          updateWrite(campaignKey(orgId, campaignId), { add: { 'contact_stats.pending': -batch.length, 'contact_stats.failed': batch.length } }),
+        ]);
+        failed += batch.length;
+      } catch (err) {
+        if (!(err instanceof ConditionFailed)) throw err;
+        // Another cleanup got some of them first: the next round reads them back.
+      }
+    }
+  }
+}
+
+/** The cleanup job: a cancelled campaign's pending contacts failed, or a deleted campaign's items removed. */
+export async function runCleanup(message: DispatchMessage & { op: 'cancel' | 'purge' }): Promise<void> {
+  if (message.op === 'cancel') await failPending(message.organization_id, message.campaign_id, 'campaign cancelled');
+  else await deletePartition(keys.campaignPartition(message.organization_id, message.campaign_id));
+}

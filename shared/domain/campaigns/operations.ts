@@ -1,0 +1,91 @@
+import { defineOperation } from '../../http/operation';
+import { IdParams } from '../common/schemas';
+import {
+  AddContactsBody,
+  Campaign,
+  CampaignContact,
+  CampaignContactListQuery,
+  CampaignListQuery,
+  CampaignPreview,
+  CampaignSummary,
+  CreateCampaignBody,
+  PreviewBody,
+  UpdateCampaignBody,
+} from './schemas';
+
+const tag = 'Campaigns';
+// Starting a campaign queues its first dispatch; cancelling a large one queues the rest of its cleanup.
+const dispatching = { table: 'RW' as const, queues: ['campaign-dispatch'] };
+
+export const createCampaign = defineOperation({
+  method: 'POST', path: '/api/v1/campaigns', operationId: 'createCampaign', tag, auth: true,
+  summary: 'Create a draft campaign: agent, number (from_phone_number must be its number), 1–10,000 contact_ids (duplicates ignored), schedule',
+  entry: 'functions/campaigns/create.ts', body: CreateCampaignBody, response: Campaign,
+  successMessage: 'Campaign created successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024,
+});
+
+export const listCampaigns = defineOperation({
+  method: 'GET', path: '/api/v1/campaigns', operationId: 'listCampaigns', tag, auth: true,
+  summary: 'List campaigns (short form), optionally of one status',
+  entry: 'functions/campaigns/list.ts', query: CampaignListQuery, response: CampaignSummary, list: true, access: { table: 'R' },
+});
+
+export const getCampaign = defineOperation({
+  method: 'GET', path: '/api/v1/campaigns/{id}', operationId: 'getCampaign', tag, auth: true,
+  summary: 'Get one campaign', entry: 'functions/campaigns/get.ts', params: IdParams, response: Campaign, access: { table: 'R' },
+});
+
+export const updateCampaign = defineOperation({
+  method: 'PATCH', path: '/api/v1/campaigns/{id}', operationId: 'updateCampaign', tag, auth: true,
+  summary: 'Change a campaign that is not completed; schedule members merge over the stored ones (a running campaign applies them at its next dispatch)',
+  entry: 'functions/campaigns/update.ts', params: IdParams, body: UpdateCampaignBody, response: Campaign,
+  successMessage: 'Campaign updated successfully', access: { table: 'RW' },
+});
+
+export const deleteCampaign = defineOperation({
+  method: 'DELETE', path: '/api/v1/campaigns/{id}', operationId: 'deleteCampaign', tag, auth: true,
+  summary: 'Delete a campaign that is not running (409 otherwise) and its campaign contacts',
+  entry: 'functions/campaigns/delete.ts', params: IdParams,
+  successMessage: 'Campaign deleted successfully', access: { table: 'RW', queues: ['campaign-cleanup'] },
+});
+
+export const startCampaign = defineOperation({
+  method: 'POST', path: '/api/v1/campaigns/{id}/start', operationId: 'startCampaign', tag, auth: true,
+  summary: 'draft or paused → running (the number is held while the campaign runs or is paused)',
+  entry: 'functions/campaigns/start.ts', params: IdParams, response: Campaign,
+  successMessage: 'Campaign started successfully', access: dispatching,
+});
+
+export const pauseCampaign = defineOperation({
+  method: 'POST', path: '/api/v1/campaigns/{id}/pause', operationId: 'pauseCampaign', tag, auth: true,
+  summary: 'running → paused: calls in flight finish, no new ones start',
+  entry: 'functions/campaigns/pause.ts', params: IdParams, response: Campaign,
+  successMessage: 'Campaign paused successfully', access: { table: 'RW' },
+});
+
+export const cancelCampaign = defineOperation({
+  method: 'POST', path: '/api/v1/campaigns/{id}/cancel', operationId: 'cancelCampaign', tag, auth: true,
+  summary: 'draft, running or paused → completed (cancelled); pending contacts fail with "campaign cancelled"; calls in flight finish',
+  entry: 'functions/campaigns/cancel.ts', params: IdParams, response: Campaign,
+  successMessage: 'Campaign cancelled successfully', access: { table: 'RW', queues: ['campaign-cleanup'] },
+});
+
+export const listCampaignContacts = defineOperation({
+  method: 'GET', path: '/api/v1/campaigns/{id}/contacts', operationId: 'listCampaignContacts', tag, auth: true,
+  summary: 'A campaign\'s contacts, optionally of one status',
+  entry: 'functions/campaigns/list-contacts.ts', params: IdParams, query: CampaignContactListQuery, response: CampaignContact, list: true, access: { table: 'R' },
+});
+
+export const addCampaignContacts = defineOperation({
+  method: 'POST', path: '/api/v1/campaigns/{id}/contacts', operationId: 'addCampaignContacts', tag, auth: true,
+  summary: 'Add 1–10,000 contacts to a draft or paused campaign (duplicates and contacts already in it ignored); answers the campaign',
+  entry: 'functions/campaigns/add-contacts.ts', params: IdParams, body: AddContactsBody, response: Campaign,
+  successMessage: 'Contacts added successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024,
+});
+
+export const previewCampaign = defineOperation({
+  method: 'POST', path: '/api/v1/campaigns/{id}/preview', operationId: 'previewCampaign', tag, auth: true,
+  summary: 'Dry run: who would be dialed, who would be skipped and why, when the window opens, and an estimated finish at max_concurrent',
+  entry: 'functions/campaigns/preview.ts', params: IdParams, body: PreviewBody, response: CampaignPreview,
+  successMessage: 'Campaign preview', access: { table: 'R' }, timeoutSeconds: 29, memoryMb: 1024,
+});

@@ -1,0 +1,99 @@
+import { keys, Prefix } from '../../db/keys';
+import { queryAll } from '../../db/store';
+import { getMany } from '../../db/filtered-query';
+import { dialBlock, DNC_MESSAGES } from '../dnc/service';
+import { getCampaignItem } from './service';
+import type { CampaignContactItem } from './model';
+import type { CampaignPreview, SkipReason } from './schemas';
+import { closingAfter, nextOpening } from './window';
+
+/** Contacts listed by name in a preview (each list); the counts always cover every contact. */
+export const PREVIEW_LIST_LIMIT = 1000;
+const DEFAULT_CALL_SEC = 120;
+
+const messages: Record<SkipReason, string> = {
+  do_not_call: DNC_MESSAGES.do_not_call,
+  opt_out: DNC_MESSAGES.opt_out,
+  duplicate_phone: 'duplicate phone number',
+  no_phone: 'contact has no phone number',
+  contact_deleted: 'contact deleted',
+};
+
+/**
+ * A dry run of a campaign's pending contacts, changing nothing: which would be dialed, which
+ * would fail without a call and why (the dispatcher's own rules: deleted, no phone, duplicate
+ * number, do-not-call, opt-out), when the window next opens (the same `nextOpening` the
+ * dispatcher uses), and how long dialing would take at `max_concurrent` with calls of
+ * `assumed_call_sec` (first attempts only), walked through the window's openings.
+ */
+export async function previewCampaign(orgId: string, id: string, input: { assumed_call_sec?: number }, now = new Date()): Promise<CampaignPreview> {
+  const campaign = await getCampaignItem(orgId, id);
+  const schedule = campaign.schedule;
+  const callSec = input.assumed_call_sec ?? DEFAULT_CALL_SEC;
+  const pending: CampaignContactItem[] = [];
+  for await (const cc of queryAll<CampaignContactItem>({ pkName: 'pk', pkValue: keys.campaignPartition(orgId, id), skName: 'sk', skPrefix: Prefix.campaignContact })) {
+    if (cc.status === 'pending') pending.push(cc);
+  }
+  const contacts = new Map(
+    (await getMany<{ id: string; opt_out?: boolean }>(pending.map((cc) => keys.contact(orgId, cc.contact_id)), { parallel: 8, projection: ['id', 'opt_out'] })).map((c) => [c.id, c]),
+  );
+  const reasons: (SkipReason | null)[] = [];
+  for (let i = 0; i < pending.length; i += 50) {
+    reasons.push(
+      ...(await Promise.all(
+        pending.slice(i, i + 50).map(async (cc): Promise<SkipReason | null> => {
+          const contact = contacts.get(cc.contact_id);
+          if (!contact) return 'contact_deleted';
+          if (!cc.phone) return 'no_phone';
+          if (cc.duplicate_of) return 'duplicate_phone';
+          return dialBlock(orgId, cc.phone, contact);
+        }),
+      )),
+    );
+  }
+  const skipped: CampaignPreview['skipped'] = [];
+  const wouldDial: CampaignPreview['would_dial_contacts'] = [];
+  const counts: Record<string, number> = {};
+  let earliest: Date | null = null;
+  pending.forEach((cc, i) => {
+    const reason = reasons[i];
+    if (reason) {
+      counts[reason] = (counts[reason] ?? 0) + 1;
+      if (skipped.length < PREVIEW_LIST_LIMIT) skipped.push({ contact_id: cc.contact_id, phone: cc.phone, reason, error_message: messages[reason] });
+      return;
+    }
+    const from = cc.due_at && cc.due_at > now.toISOString() ? new Date(cc.due_at) : now;
+    const opening = nextOpening(schedule, from, cc.timezone);
+    if (opening && (!earliest || opening < earliest)) earliest = opening;
+    if (wouldDial.length < PREVIEW_LIST_LIMIT) wouldDial.push({ contact_id: cc.contact_id, phone: cc.phone, next_opening_at: opening?.toISOString() ?? null });
+  });
+  const n = pending.length - Object.values(counts).reduce((a, b) => a + b, 0);
+  const opensAt: Date | null = n ? earliest : nextOpening(schedule, now);
+  const rounds = Math.ceil(n / schedule.max_concurrent);
+  return {
+    campaign_id: id,
+    would_dial: n,
+    would_dial_contacts: wouldDial,
+    skipped,
+    skipped_counts: counts,
+    window_next_opens_at: opensAt ? (opensAt as Date).toISOString() : null,
+    assumed_call_sec: callSec,
+    estimated_dialing_sec: rounds * callSec,
+    estimated_finish_at: n === 0 ? now.toISOString() : finishAt(schedule, opensAt, rounds * callSec * 1000),
+    truncated: pending.length - n > skipped.length || n > wouldDial.length,
+  };
+}
+
+/** Walks `workMs` of calling time through the window's openings from `start` (the campaign's zone). */
+function finishAt(schedule: Parameters<typeof nextOpening>[0], start: Date | null, workMs: number): string | null {
+  let t = start;
+  let left = workMs;
+  for (let i = 0; t && i < 5000; i++) {
+    const close = closingAfter(schedule, t);
+    const span = close.getTime() - t.getTime();
+    if (span >= left) return new Date(t.getTime() + left).toISOString();
+    left -= span;
+    t = nextOpening(schedule, close);
+  }
+  return null;
+}

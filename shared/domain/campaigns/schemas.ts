@@ -1,0 +1,168 @@
+import * as z from 'zod/mini';
+import { pageQueryShape, uuid } from '../common/schemas';
+import { e164 } from '../common/phone';
+import { timeZone } from '../scheduling/time';
+
+/** Most contacts one create or add request takes. */
+export const MAX_CONTACTS_PER_REQUEST = 10_000;
+
+export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'completed'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+export const EXECUTION_STATUSES = ['idle', 'waiting_window', 'dispatching', 'done', 'cancelled'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+export const CONTACT_STATUSES = ['pending', 'in_progress', 'successful', 'failed', 'no_answer'] as const;
+export type CampaignContactStatus = (typeof CONTACT_STATUSES)[number];
+
+/** Schedule defaults when members are omitted (operations.md). */
+export const scheduleDefaults = {
+  window_start: '09:00',
+  window_end: '17:00',
+  window_days: [1, 2, 3, 4, 5],
+  timezone: 'UTC',
+  max_concurrent: 1,
+  retry_attempts: 0,
+  retry_gap_min: 60,
+  blackout_dates: [] as string[],
+  use_contact_timezone: false,
+};
+
+const hhmm = () => z.string().check(z.regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day HH:MM (00:00 to 23:59)'));
+const int = (min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max));
+const isoDay = () =>
+  z.string().check(
+    z.regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD'),
+    z.refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'must be a real calendar date'),
+  );
+
+/** Every schedule member, as accepted on input (each optional). */
+export const scheduleShape = {
+  window_start: z.optional(hhmm()),
+  window_end: z.optional(hhmm()),
+  window_days: z.optional(z.array(int(0, 7)).check(z.minLength(1, 'must name at least one day'), z.maxLength(8))),
+  timezone: z.optional(timeZone()),
+  max_concurrent: z.optional(int(1, 100)),
+  retry_attempts: z.optional(int(0, 10)),
+  retry_gap_min: z.optional(int(1, 10_080)),
+  blackout_dates: z.optional(z.array(isoDay()).check(z.maxLength(366))),
+  use_contact_timezone: z.optional(z.boolean()),
+};
+export const ScheduleInput = z.strictObject(scheduleShape);
+export type ScheduleInput = z.output<typeof ScheduleInput>;
+
+export const Schedule = z.object({
+  window_start: z.string(),
+  window_end: z.string(),
+  window_days: z.array(z.number()),
+  timezone: z.string(),
+  max_concurrent: z.number(),
+  retry_attempts: z.number(),
+  retry_gap_min: z.number(),
+  blackout_dates: z.array(z.string()),
+  use_contact_timezone: z.boolean(),
+});
+export type Schedule = z.output<typeof Schedule>;
+
+const contactIds = () =>
+  z.array(uuid()).check(z.minLength(1, 'must list at least one contact'), z.maxLength(MAX_CONTACTS_PER_REQUEST, `must list at most ${MAX_CONTACTS_PER_REQUEST} contacts per request`));
+const campaignName = () => z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200));
+
+export const CreateCampaignBody = z.strictObject({
+  name: campaignName(),
+  agent_id: uuid(),
+  phone_number_id: uuid(),
+  from_phone_number: e164(),
+  contact_ids: contactIds(),
+  schedule: z.optional(ScheduleInput),
+});
+export type CreateCampaignInput = z.output<typeof CreateCampaignBody>;
+
+export const UpdateCampaignBody = z.strictObject({
+  name: z.optional(campaignName()),
+  agent_id: z.optional(uuid()),
+  phone_number_id: z.optional(uuid()),
+  from_phone_number: z.optional(e164()),
+  schedule: z.optional(ScheduleInput),
+});
+export type UpdateCampaignInput = z.output<typeof UpdateCampaignBody>;
+
+export const AddContactsBody = z.strictObject({ contact_ids: contactIds() });
+
+export const CampaignListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CAMPAIGN_STATUSES)) });
+export const CampaignContactListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CONTACT_STATUSES)) });
+export const PreviewBody = z.strictObject({
+  /** Call length assumed by the estimate, seconds (default 120). */
+  assumed_call_sec: z.optional(int(1, 3600)),
+});
+
+export const ContactStats = z.object({
+  total: z.number(),
+  contacted: z.number(),
+  successful: z.number(),
+  failed: z.number(),
+  no_answer: z.number(),
+  pending: z.number(),
+  in_progress: z.number(),
+});
+export type ContactStats = z.output<typeof ContactStats>;
+
+export const Campaign = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  name: z.string(),
+  agent_id: z.string(),
+  phone_number_id: z.string(),
+  from_phone_number: z.string(),
+  status: z.enum(CAMPAIGN_STATUSES),
+  execution_status: z.enum(EXECUTION_STATUSES),
+  schedule: Schedule,
+  contact_stats: ContactStats,
+  started_at: z.nullable(z.string()),
+  completed_at: z.nullable(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type Campaign = z.output<typeof Campaign>;
+
+/** The list's short form (the seed allows it). */
+export const CampaignSummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(CAMPAIGN_STATUSES),
+  execution_status: z.enum(EXECUTION_STATUSES),
+  contact_stats: ContactStats,
+  created_at: z.string(),
+});
+
+export const CampaignContact = z.object({
+  id: z.string(),
+  contact_id: z.string(),
+  name: z.string(),
+  phone: z.string(),
+  email: z.string(),
+  status: z.enum(CONTACT_STATUSES),
+  attempt_count: z.number(),
+  last_attempted_at: z.nullable(z.string()),
+  next_retry_at: z.nullable(z.string()),
+  call_duration_sec: z.number(),
+  error_message: z.string(),
+  call_session_id: z.string(),
+  tags: z.array(z.string()),
+});
+export type CampaignContact = z.output<typeof CampaignContact>;
+
+export const SKIP_REASONS = ['do_not_call', 'opt_out', 'duplicate_phone', 'no_phone', 'contact_deleted'] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+export const CampaignPreview = z.object({
+  campaign_id: z.string(),
+  would_dial: z.number(),
+  would_dial_contacts: z.array(z.object({ contact_id: z.string(), phone: z.string(), next_opening_at: z.nullable(z.string()) })),
+  skipped: z.array(z.object({ contact_id: z.string(), phone: z.string(), reason: z.enum(SKIP_REASONS), error_message: z.string() })),
+  skipped_counts: z.record(z.string(), z.number()),
+  window_next_opens_at: z.nullable(z.string()),
+  assumed_call_sec: z.number(),
+  estimated_dialing_sec: z.number(),
+  estimated_finish_at: z.nullable(z.string()),
+  truncated: z.boolean(),
+});
+export type CampaignPreview = z.output<typeof CampaignPreview>;
