@@ -23,6 +23,8 @@ export const Prefix = {
   contact: 'CONTACT#',
   contactSearch: 'CSEARCH#',
   appointment: 'APPT#',
+  webhook: 'WEBHOOK#',
+  event: 'EVENT#',
 } as const;
 
 export const keys = {
@@ -97,7 +99,26 @@ export const keys = {
   workingHours: (orgId: string, agentId: string): Key => ({ pk: org(orgId), sk: `WORKHOURS#${agentId}` }),
   /** The organization's external scheduling integration (Cal.com), its secrets sealed. */
   schedulingIntegration: (orgId: string): Key => ({ pk: org(orgId), sk: 'SCHEDINT' }),
+  /** A webhook endpoint (its signing secrets sealed). */
+  webhook: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.webhook}${id}` }),
+  /** An event (the outbox): written in the transaction of the change it reports; UUID v7 ids sort by time. */
+  event: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.event}${id}` }),
+  /** One endpoint's delivery partition: its delivery jobs and its delivery log. */
+  webhookPartition: (orgId: string, webhookId: string) => `${org(orgId)}#WEBHOOK#${webhookId}`,
+  /** The delivery job of one event to one endpoint: its id is the pair, so fan-out can never write it twice. */
+  webhookJob: (orgId: string, webhookId: string, eventId: string): Key => ({ pk: `${org(orgId)}#WEBHOOK#${webhookId}`, sk: `JOB#${eventId}` }),
+  /** One delivery attempt in the endpoint's log (UUID v7 ids: newest first is a descending query). */
+  webhookDelivery: (orgId: string, webhookId: string, deliveryId: string): Key => ({ pk: `${org(orgId)}#WEBHOOK#${webhookId}`, sk: `DELIVERY#${deliveryId}` }),
+  webhookDeliveryPrefix: 'DELIVERY#',
 };
+
+/** Shards of the cross-organization sparse indexes below: writes spread over this many partitions. */
+export const SWEEP_SHARDS = 8;
+
+/** A stable shard (0 … SWEEP_SHARDS-1) from the random tail of one or more UUIDs. */
+export function shardOf(...ids: string[]): number {
+  return ids.reduce((n, id) => n + parseInt(id.slice(-4), 16), 0) % SWEEP_SHARDS;
+}
 
 /** GSI1: a collection filtered by status, `ORG#<org>#<ENTITY>#<status>` → id. */
 export const gsi1 = {
@@ -107,6 +128,10 @@ export const gsi1 = {
   kbDocuments: (orgId: string, kbId: string) => `${org(orgId)}#KB#${kbId}#DOCS`,
   /** An agent's appointments by start time (gsi1sk = `<start ISO>#<id>`): availability and the agent filter. */
   appointmentsOfAgent: (orgId: string, agentId: string) => `${org(orgId)}#APPT#AGENT#${agentId}`,
+  /** The organization's events of one type (gsi1sk = event id, so it sorts by time): the `type` filter. */
+  eventsOfType: (orgId: string, type: string) => `${org(orgId)}#EVENT#TYPE#${type}`,
+  /** An endpoint's delivery log split by outcome (gsi1sk = delivery id): the `succeeded` filter. */
+  webhookDeliveriesByOutcome: (orgId: string, webhookId: string, succeeded: boolean) => `${org(orgId)}#WEBHOOK#${webhookId}#DELIVERY#${succeeded ? 'ok' : 'failed'}`,
 };
 
 /**
@@ -128,6 +153,20 @@ export const gsi2 = {
    */
   renewalsDue: (day: string) => `RENEWAL#${day}`,
   renewalEntry: (dueAt: string, orgId: string, numberId: string) => `${dueAt}#${orgId}#${numberId}`,
+  /**
+   * Events not yet fanned out, across organizations, in SWEEP_SHARDS partitions (shard from the
+   * event id). Sparse and short-lived: the fan-out removes the attributes, so the index holds
+   * only what is in flight (or what a crash left behind for the minute sweep).
+   */
+  eventsUndispatched: (shard: number) => `EVENTQ#${shard}`,
+  eventEntry: (createdAt: string, orgId: string, eventId: string) => `${createdAt}#${orgId}#${eventId}`,
+  /**
+   * Pending webhook delivery jobs by the time the minute sweep should look at them, across
+   * organizations, in SWEEP_SHARDS partitions. Sparse: only a pending job carries it; its last
+   * attempt (success, give-up, drop) removes it. Sort `<sweep_at ISO>#<org>#<webhook>#<event>`.
+   */
+  webhookJobsDue: (shard: number) => `WHDUE#${shard}`,
+  webhookJobEntry: (sweepAt: string, orgId: string, webhookId: string, eventId: string) => `${sweepAt}#${orgId}#${webhookId}#${eventId}`,
 };
 
 /** Counter collection names. */
@@ -144,4 +183,5 @@ export const collections = {
   charges: 'charges',
   contacts: 'contacts',
   appointments: 'appointments',
+  webhooks: 'webhooks',
 };
