@@ -37,7 +37,8 @@ export async function getEvent(orgId: string, id: string): Promise<PlatformEvent
  */
 export async function listEvents(orgId: string, q: EventListInput) {
   if (q.from && q.to && q.to < q.from) throw ValidationError.field('to', 'must not be before from');
-  const lower = q.from ? idBoundOf(q.from, false) : '';
+  // '0' sorts at or below every id (a key condition may not hold an empty string).
+  const lower = q.from ? idBoundOf(q.from, false) : '0';
   const upper = q.to ? idBoundOf(q.to, true) : '~';
   // TTL deletion lags expiry by up to days: expired events are filtered so lists and totals match GET.
   const filter = { expression: '#ttl > :now', names: { '#ttl': 'ttl' }, values: { ':now': nowSeconds() } };
