@@ -16,6 +16,8 @@ export interface WebhookReceiver {
   received: Received[];
   /** Statuses to answer next, one per request; then 200. */
   answer(...statuses: number[]): void;
+  /** Forgets the statuses not yet answered. */
+  clearAnswers(): void;
   /** Resolves once `count` requests matching `match` arrived (rejects after `timeoutMs`). */
   waitFor(count: number, match?: (r: Received) => boolean, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -43,6 +45,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${port}`,
     received,
     answer: (...statuses) => script.push(...statuses),
+    clearAnswers: () => script.splice(0),
     waitFor(count, match = () => true, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
