@@ -204,7 +204,7 @@ describe('the stack built from the registries', () => {
         const schedules = s.resources('AWS::Scheduler::Schedule').filter((sc) => s.target(sc, sc.Properties.Target.Arn) === fn);
         expect(schedules).toHaveLength(1);
         const hours = job.rateMinutes % 60 === 0 ? job.rateMinutes / 60 : undefined;
-        expect([`rate(${job.rateMinutes} minutes)`, hours && `rate(${hours} hour${hours === 1 ? '' : 's'})`]).toContain(schedules[0].Properties.ScheduleExpression);
+        expect([`rate(${job.rateMinutes} minute${job.rateMinutes === 1 ? '' : 's'})`, hours && `rate(${hours} hour${hours === 1 ? '' : 's'})`]).toContain(schedules[0].Properties.ScheduleExpression);
         if (job.timeoutSeconds) expect(fn.Properties.Timeout).toBe(job.timeoutSeconds);
       });
     },
