@@ -3,8 +3,8 @@ import { installLocalQueue, type QueuePort } from '../../shared/adapters/queue';
 import { resetConfig } from '../../shared/config';
 import { createAgent } from '../../shared/domain/agents/service';
 import { BookAppointmentBody } from '../../shared/domain/appointments/schemas';
-import { bookAppointment } from '../../shared/domain/appointments/service';
-import { getEvent } from '../../shared/domain/events/service';
+import { applyCalcomEvent, bookAppointment } from '../../shared/domain/appointments/service';
+import { getEvent, listEvents } from '../../shared/domain/events/service';
 import {
   fanOutEvent,
   listDeliveries,
@@ -226,5 +226,28 @@ describe('idempotency under duplicate messages', () => {
     expect(await runAutomaticAttempt(a!.body)).toBe('stale');
     expect(receiver.received.filter(at('/dup-a'))).toHaveLength(1);
     expect((await listDeliveries(org, hook.id, { limit: 20, offset: 0 })).meta.total).toBe(1);
+  });
+});
+
+describe('sources', () => {
+  it('publishes appointment.booked and appointment.cancelled for Cal.com-synced changes, once each', async () => {
+    // Prepare
+    const org = uuidv7();
+    const agent = await createAgent(org, { name: 'A' } as never);
+    const queue = new RecordingQueue();
+    installLocalQueue(queue);
+    const payload = { uid: `cal-${org}`, startTime: '2033-04-01T09:00:00Z', endTime: '2033-04-01T09:30:00Z', metadata: { agent_id: agent.id }, attendees: [{ name: 'Ada', email: 'ada@example.com' }] };
+    // Act: the creation webhook twice (Cal.com retries), then the cancellation.
+    const created = await applyCalcomEvent(org, { triggerEvent: 'BOOKING_CREATED', payload });
+    await applyCalcomEvent(org, { triggerEvent: 'BOOKING_CREATED', payload });
+    await applyCalcomEvent(org, { triggerEvent: 'BOOKING_CANCELLED', payload: { uid: payload.uid, cancellationReason: 'Sick' } });
+    // Assess
+    const events = await listEvents(org, { limit: 20, offset: 0 });
+    expect(events.items.map((e) => [e.type, e.data.id])).toEqual([
+      ['appointment.cancelled', created.appointment_id],
+      ['appointment.booked', created.appointment_id],
+    ]);
+    expect(events.items[0]!.data).toMatchObject({ status: 'cancelled', cancellation_reason: 'Sick', provider: 'calcom' });
+    expect(queue.sent.filter((m) => m.queue === 'event-fanout').map((m) => m.body.event_id).sort()).toEqual(events.items.map((e) => e.id).sort());
   });
 });
