@@ -88,7 +88,20 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'List a campaign\'s contacts', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>, begins_with(sk, CC#)', notes: 'total from contact_stats.total; also the preview and the recount' },
   { name: 'List a campaign\'s contacts by status', operation: 'Query', index: 'gsi2', key: 'gsi2pk = ORG#CAMPAIGN#<id>#STATUS#<status>', notes: 'total from contact_stats.<status>' },
   { name: 'Delete a campaign\'s contacts', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>', notes: 'keys only, BatchWriteItem deletes; inline up to 500 contacts, else the campaign-cleanup job' },
-  { name: 'Store an event (outbox)', operation: 'PutItem', index: 'table', key: 'pk = ORG, sk = EVENT#<id>', notes: 'in the transaction of the state move it reports (stand-in until the webhooks branch merges)' },
+  // Events and webhooks
+  { name: 'Publish an event (outbox)', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = EVENT#<id>', notes: 'put in the transaction of the change it reports; `body` = the serialized event; gsi1 = ORG#<org>#EVENT#TYPE#<type>; sparse gsi2 EVENTQ#<shard> until fanned out; `ttl` 30 days' },
+  { name: 'Get an event', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = EVENT#<id>', notes: 'expired (ttl passed) answers 404' },
+  { name: 'List events (from/to)', operation: 'Query', index: 'table', key: 'pk = ORG, sk BETWEEN EVENT#<id of from> AND EVENT#<id of to>', notes: 'descending; UUID v7 ids start with their time, so from/to are id bounds; ttl filter; total by Select COUNT' },
+  { name: 'List events of a type', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#<org>#EVENT#TYPE#<type>, gsi1sk BETWEEN <id of from> AND <id of to>', notes: 'descending; ttl filter; total by Select COUNT' },
+  { name: 'Undispatched events (webhook-sweep)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = EVENTQ#<0..7>, gsi2sk < <now − 30 s>$', notes: 'sparse, across organizations: only events not yet fanned out; gsi2sk = <created_at>#<org>#<id>; 8 Queries per minute' },
+  { name: 'Get / list webhook endpoints', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, WEBHOOK#)', notes: 'GetItem by id; the list is also what fan-out reads (at most 20); total from COUNT#webhooks' },
+  { name: 'Create a webhook endpoint', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = WEBHOOK#<id> + COUNT#webhooks', notes: 'the counter ADD is conditioned on n < 20: the cap holds under races; secrets sealed' },
+  { name: 'Update / rotate / delete a webhook endpoint', operation: 'UpdateItem', index: 'table', key: 'pk = ORG, sk = WEBHOOK#<id>', notes: 'conditioned on `version`; delete is a transaction with COUNT#webhooks' },
+  { name: 'Write a delivery job (fan-out)', operation: 'PutItem', index: 'table', key: 'pk = ORG#<org>#WEBHOOK#<webhook>, sk = JOB#<event>', notes: 'attribute_not_exists: one job per (event, endpoint) however often fan-out runs; then the event\'s gsi2 removed (UpdateItem)' },
+  { name: 'Claim / record a delivery attempt', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG#<org>#WEBHOOK#<webhook>, sk = JOB#<event> + DELIVERY#<id>', notes: 'claim: UpdateItem conditioned on status, auto_attempt and no live claim; record: job moved on (conditioned on attempts and the claim) + log item put' },
+  { name: 'Delivery jobs due (webhook-sweep)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = WHDUE#<0..7>, gsi2sk < <now>$', notes: 'sparse, across organizations: pending jobs only; gsi2sk = <sweep_at>#<org>#<webhook>#<event>; long retries (30 min+) and lost messages' },
+  { name: 'List an endpoint\'s deliveries', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#WEBHOOK#<webhook>, begins_with(sk, DELIVERY#)', notes: 'descending; ttl filter; total by Select COUNT' },
+  { name: 'List an endpoint\'s deliveries by outcome', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#<org>#WEBHOOK#<webhook>#DELIVERY#<ok|failed>', notes: 'the `succeeded` filter; descending; total by Select COUNT' },
 ];
 
 /** The markdown table of the access patterns. */

@@ -26,6 +26,8 @@ export const Prefix = {
   dnc: 'DNC#',
   campaign: 'CAMPAIGN#',
   campaignContact: 'CC#',
+  webhook: 'WEBHOOK#',
+  event: 'EVENT#',
 } as const;
 
 export const keys = {
@@ -112,9 +114,26 @@ export const keys = {
   campaignContact: (orgId: string, campaignId: string, id: string): Key => ({ pk: `${org(orgId)}#CAMPAIGN#${campaignId}`, sk: `${Prefix.campaignContact}${id}` }),
   /** The first campaign contact that brought an E.164 number into a campaign: later ones are duplicates. */
   campaignNumber: (orgId: string, campaignId: string, e164: string): Key => ({ pk: `${org(orgId)}#CAMPAIGN#${campaignId}`, sk: `NUM#${e164}` }),
-  /** An event of the organization (outbox; see shared/domain/events/publish.ts). */
-  event: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `EVENT#${id}` }),
+  /** A webhook endpoint (its signing secrets sealed). */
+  webhook: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.webhook}${id}` }),
+  /** An event (the outbox): written in the transaction of the change it reports; UUID v7 ids sort by time. */
+  event: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.event}${id}` }),
+  /** One endpoint's delivery partition: its delivery jobs and its delivery log. */
+  webhookPartition: (orgId: string, webhookId: string) => `${org(orgId)}#WEBHOOK#${webhookId}`,
+  /** The delivery job of one event to one endpoint: its id is the pair, so fan-out can never write it twice. */
+  webhookJob: (orgId: string, webhookId: string, eventId: string): Key => ({ pk: `${org(orgId)}#WEBHOOK#${webhookId}`, sk: `JOB#${eventId}` }),
+  /** One delivery attempt in the endpoint's log (UUID v7 ids: newest first is a descending query). */
+  webhookDelivery: (orgId: string, webhookId: string, deliveryId: string): Key => ({ pk: `${org(orgId)}#WEBHOOK#${webhookId}`, sk: `DELIVERY#${deliveryId}` }),
+  webhookDeliveryPrefix: 'DELIVERY#',
 };
+
+/** Shards of the cross-organization sparse indexes below: writes spread over this many partitions. */
+export const SWEEP_SHARDS = 8;
+
+/** A stable shard (0 … SWEEP_SHARDS-1) from the random tail of one or more UUIDs. */
+export function shardOf(...ids: string[]): number {
+  return ids.reduce((n, id) => n + parseInt(id.slice(-4), 16), 0) % SWEEP_SHARDS;
+}
 
 /** GSI1: a collection filtered by status, `ORG#<org>#<ENTITY>#<status>` → id. */
 export const gsi1 = {
@@ -131,6 +150,10 @@ export const gsi1 = {
   campaignDue: (orgId: string, campaignId: string) => `${org(orgId)}#CAMPAIGN#${campaignId}#DUE`,
   /** A campaign's claimed contacts whose call is not placed yet (sparse), gsi1sk = `<lease end ISO>#<id>`. */
   campaignLeases: (orgId: string, campaignId: string) => `${org(orgId)}#CAMPAIGN#${campaignId}#LEASE`,
+  /** The organization's events of one type (gsi1sk = event id, so it sorts by time): the `type` filter. */
+  eventsOfType: (orgId: string, type: string) => `${org(orgId)}#EVENT#TYPE#${type}`,
+  /** An endpoint's delivery log split by outcome (gsi1sk = delivery id): the `succeeded` filter. */
+  webhookDeliveriesByOutcome: (orgId: string, webhookId: string, succeeded: boolean) => `${org(orgId)}#WEBHOOK#${webhookId}#DELIVERY#${succeeded ? 'ok' : 'failed'}`,
 };
 
 /**
@@ -161,6 +184,20 @@ export const gsi2 = {
    */
   activeCampaigns: (shard: number) => `ACTIVECAMPAIGNS#${shard}`,
   activeCampaignEntry: (orgId: string, campaignId: string) => `${orgId}#${campaignId}`,
+  /**
+   * Events not yet fanned out, across organizations, in SWEEP_SHARDS partitions (shard from the
+   * event id). Sparse and short-lived: the fan-out removes the attributes, so the index holds
+   * only what is in flight (or what a crash left behind for the minute sweep).
+   */
+  eventsUndispatched: (shard: number) => `EVENTQ#${shard}`,
+  eventEntry: (createdAt: string, orgId: string, eventId: string) => `${createdAt}#${orgId}#${eventId}`,
+  /**
+   * Pending webhook delivery jobs by the time the minute sweep should look at them, across
+   * organizations, in SWEEP_SHARDS partitions. Sparse: only a pending job carries it; its last
+   * attempt (success, give-up, drop) removes it. Sort `<sweep_at ISO>#<org>#<webhook>#<event>`.
+   */
+  webhookJobsDue: (shard: number) => `WHDUE#${shard}`,
+  webhookJobEntry: (sweepAt: string, orgId: string, webhookId: string, eventId: string) => `${sweepAt}#${orgId}#${webhookId}#${eventId}`,
 };
 
 /** Counter collection names. */
@@ -180,4 +217,5 @@ export const collections = {
   dnc: 'dnc',
   campaigns: 'campaigns',
   campaignsByStatus: (status: string) => `campaigns#status#${status}`,
+  webhooks: 'webhooks',
 };

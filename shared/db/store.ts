@@ -15,7 +15,8 @@ import { keys, type Key } from './keys';
 import { ValidationError } from '../errors';
 
 type Item = Record<string, unknown>;
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** One write of a TransactWriteItems call. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** A counter change written in the same transaction as the item it counts. */
 export interface CounterDelta {
@@ -65,6 +66,23 @@ export function counterUpdate(c: CounterDelta): TransactItem {
       UpdateExpression: 'ADD #n :d',
       ExpressionAttributeNames: { '#n': 'n' },
       ExpressionAttributeValues: { ':d': c.delta },
+    },
+  };
+}
+
+/**
+ * A counter increment that only lands while the count is below `cap`: put it in a transaction's
+ * main writes, so a failed condition (ConditionFailed) means the cap is reached, race-free.
+ */
+export function cappedCounterIncrement(orgId: string, collection: string, cap: number): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.counter(orgId, collection),
+      UpdateExpression: 'ADD #n :one',
+      ConditionExpression: 'attribute_not_exists(#n) OR #n < :cap',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: { ':one': 1, ':cap': cap },
     },
   };
 }

@@ -58,7 +58,7 @@ export const jobs: JobDefinition[] = [
     batchSize: 10,
     timeoutSeconds: 60,
     // Re-queues itself when its budget of due entries runs out; completes campaigns (number in_use).
-    access: { table: 'RW', queues: ['campaign-dispatch'] },
+    access: { table: 'RW', queues: ['campaign-dispatch', 'event-fanout'] },
   },
   {
     kind: 'queue',
@@ -69,6 +69,39 @@ export const jobs: JobDefinition[] = [
     maxReceiveCount: 5,
     batchSize: 1,
     timeoutSeconds: 600,
-    access: { table: 'RW' },
+    access: { table: 'RW', queues: ['event-fanout'] },
+  },
+  {
+    kind: 'queue',
+    name: 'event-fanout',
+    entry: 'functions/jobs/event-fanout.ts',
+    description: 'Turns each new event into one delivery job per subscribed webhook endpoint.',
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    timeoutSeconds: 30,
+    access: { table: 'RW', queues: ['webhook-delivery'] },
+  },
+  {
+    kind: 'queue',
+    name: 'webhook-delivery',
+    entry: 'functions/jobs/webhook-delivery.ts',
+    description: 'Makes one signed delivery attempt of an event to an endpoint and schedules its retry.',
+    // A batch's attempts run in parallel, each bounded at 15 s; the visibility timeout must exceed
+    // the function timeout, and the job's claim (90 s) the visibility timeout's first redelivery.
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    timeoutSeconds: 45,
+    access: { table: 'RW', secrets: true, queues: ['webhook-delivery'] },
+  },
+  {
+    kind: 'schedule',
+    name: 'webhook-sweep',
+    entry: 'functions/jobs/webhook-sweep.ts',
+    description: 'Re-queues fan-out of events left undispatched and delivery attempts whose wait has come.',
+    rateMinutes: 1,
+    timeoutSeconds: 60,
+    access: { table: 'RW', queues: ['event-fanout', 'webhook-delivery'] },
   },
 ];

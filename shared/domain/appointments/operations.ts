@@ -26,7 +26,7 @@ export const bookAppointment = defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments', operationId: 'bookAppointment', tag, auth: true,
   summary: 'Book an appointment (422 when the slot is taken or outside working hours)',
   entry: 'functions/scheduler/book.ts', body: BookAppointmentBody, response: Appointment,
-  successMessage: 'Appointment booked successfully', access: { table: 'RW', secrets: true },
+  successMessage: 'Appointment booked successfully', access: { table: 'RW', secrets: true, queues: ['event-fanout'] },
 });
 
 export const listAppointments = defineOperation({
@@ -45,14 +45,14 @@ export const rescheduleAppointment = defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments/{id}/reschedule', operationId: 'rescheduleAppointment', tag, auth: true,
   summary: 'Move an appointment: the old one becomes `rescheduled`, a new `accepted` one is returned (422 when taken)',
   entry: 'functions/scheduler/reschedule.ts', params: IdParams, body: RescheduleBody, response: Appointment,
-  successMessage: 'Appointment rescheduled successfully', access: { table: 'RW', secrets: true },
+  successMessage: 'Appointment rescheduled successfully', access: { table: 'RW', secrets: true, queues: ['event-fanout'] },
 });
 
 export const cancelAppointment = defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments/{id}/cancel', operationId: 'cancelAppointment', tag, auth: true,
   summary: 'Cancel an appointment and free its slot',
   entry: 'functions/scheduler/cancel.ts', params: IdParams, body: CancelBody, response: Appointment,
-  successMessage: 'Appointment cancelled successfully', access: { table: 'RW', secrets: true },
+  successMessage: 'Appointment cancelled successfully', access: { table: 'RW', secrets: true, queues: ['event-fanout'] },
 });
 
 export const putWorkingHours = defineOperation({
@@ -100,5 +100,5 @@ export const calcomWebhook = defineOperation({
   summary: 'Cal.com booking webhooks (BOOKING_CREATED, BOOKING_RESCHEDULED, BOOKING_CANCELLED), verified with X-Cal-Signature-256',
   entry: 'functions/scheduler/calcom-webhook.ts', params: WebhookParams, body: CalcomWebhookBody,
   response: z.object({ trigger_event: z.string(), action: z.string(), appointment_id: z.optional(z.string()) }),
-  successMessage: 'Webhook processed', access: { table: 'RW', secrets: true },
+  successMessage: 'Webhook processed', access: { table: 'RW', secrets: true, queues: ['event-fanout'] },
 });
