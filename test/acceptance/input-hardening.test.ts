@@ -68,8 +68,8 @@ const targets: FreeFormTarget[] = [
   },
   {
     label: 'POST /agents selected_tools extras',
-    field: 'selected_tools.0',
-    level: 2,
+    field: 'selected_tools',
+    level: 3,
     prepare: async () => ({ method: 'POST', path: '/api/v1/agents' }),
     body: (raw) => `{"name":"C","selected_tools":[{"tool_id":"${toolId}","extra":${raw}}]}`,
     read: async (_p, written) => (await api('GET', `/api/v1/agents/${written.id}`)).body.data.selected_tools[0].extra,
@@ -116,6 +116,24 @@ describe('free-form JSON objects: one set of bounds, answered with 400 naming th
       expect(await read()).toEqual(value);
     });
   }
+});
+
+describe('whatever else a write stores', () => {
+  it('answers 413, not 500, for a tool too large for one stored item, and 400 for a number DynamoDB cannot hold', async () => {
+    const parameter = (i: number) => [`p${i}`, { type: 'string', description: 'd'.repeat(1000), enum: Array.from({ length: 10 }, (_, j) => `${j}${'v'.repeat(400)}`) }];
+    const properties = Object.fromEntries(Array.from({ length: 100 }, (_, i) => parameter(i)));
+    const huge = await api('POST', '/api/v1/tools', { body: { name: 'Huge', definition: { name: 'huge', parameters: { type: 'object', properties } } } });
+    expect([huge.status, huge.body.error?.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    const numbers = await api('POST', '/api/v1/tools', json('{"name":"N","definition":{"name":"n","parameters":{"type":"object","properties":{"x":{"type":"number","enum":[1e130]}}}}}'));
+    expect([numbers.status, numbers.body.error?.details?.fields?.[0]?.path]).toEqual([400, 'definition.parameters.properties.x.enum.0']);
+  });
+
+  it('refuses a __proto__ header or parameter name instead of dropping it', async () => {
+    const headers = await api('POST', '/api/v1/tools', json('{"name":"H","type":"webhook","url":"https://example.com/hook","definition":{"name":"h"},"headers":{"__proto__":"x"}}'));
+    expect([headers.status, headers.body.error?.details?.fields?.[0]?.path]).toEqual([400, 'headers']);
+    const params = await api('POST', '/api/v1/tools', json('{"name":"P","definition":{"name":"p","parameters":{"type":"object","properties":{"__proto__":{"type":"string"}}}}}'));
+    expect([params.status, params.body.error?.details?.fields?.[0]?.path]).toEqual([400, 'definition.parameters.properties']);
+  });
 });
 
 describe('wrong method on a fixed path', () => {

@@ -53,18 +53,26 @@ export const FREE_FORM_LIMITS = {
 
 type Path = (string | number)[];
 
+/** Whether DynamoDB can store `n`: finite, magnitude 0 or within [1e-130, 9.99…e125]. */
+export function isStorableNumber(n: number): boolean {
+  const size = Math.abs(n);
+  return Number.isFinite(n) && size <= FREE_FORM_LIMITS.maxNumber && (size === 0 || size >= FREE_FORM_LIMITS.minNumber);
+}
+
+const OUT_OF_RANGE = 'is a number out of range (its magnitude must be 0 or between 1e-130 and 9.99e125)';
+
+/** A number the table can hold (an unbounded `z.number()` would let 1e130 reach DynamoDB). */
+export const storableNumber = () => z.number().check(z.refine(isStorableNumber, OUT_OF_RANGE));
+
 /** The first way `value` breaks the free-form bounds, with the path inside the field; undefined when it keeps them. */
 export function freeFormProblem(value: unknown): { path: Path; message: string } | undefined {
-  const { maxDepth, maxKeyLength, maxNumber, minNumber } = FREE_FORM_LIMITS;
+  const { maxDepth, maxKeyLength } = FREE_FORM_LIMITS;
   // An explicit stack: a 1 MB body can nest far deeper than the call stack.
   const stack: { value: unknown; path: Path }[] = [{ value, path: [] }];
   while (stack.length) {
     const { value: v, path } = stack.pop()!;
     if (typeof v === 'number') {
-      const size = Math.abs(v);
-      if (!Number.isFinite(v) || size > maxNumber || (size !== 0 && size < minNumber)) {
-        return { path, message: 'is a number out of range (its magnitude must be 0 or between 1e-130 and 9.99e125)' };
-      }
+      if (!isStorableNumber(v)) return { path, message: OUT_OF_RANGE };
     } else if (v !== null && typeof v === 'object') {
       if (path.length >= maxDepth) return { path, message: `nests deeper than ${maxDepth} levels` };
       if (Array.isArray(v)) v.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
@@ -98,8 +106,13 @@ export const freeForm = <S extends z.ZodMiniType>(schema: S) =>
     schema,
   );
 
+/** What the OpenAPI document says of every free-form object. */
+export const FREE_FORM_DESCRIPTION =
+  `Free-form JSON: at most ${FREE_FORM_LIMITS.maxDepth} levels deep and ${FREE_FORM_LIMITS.maxBytes} bytes; keys non-empty, ` +
+  `at most ${FREE_FORM_LIMITS.maxKeyLength} characters, never "__proto__"; numbers of magnitude 0 or 1e-130 to 9.99e125.`;
+
 /** A free-form JSON object within `FREE_FORM_LIMITS`; keys such as `constructor` are kept as data. */
-export const freeFormObject = () => freeForm(z.record(z.string(), z.unknown()));
+export const freeFormObject = () => freeForm(z.record(z.string(), z.unknown()).check(z.describe(FREE_FORM_DESCRIPTION)));
 
 /** Refuses a `__proto__` key of a record before `schema` (a zod record) would drop it without a word. */
 export const refuseProtoKey = <S extends z.ZodMiniType>(schema: S) =>

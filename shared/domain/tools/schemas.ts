@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageQueryShape, refuseProtoKey } from '../common/schemas';
+import { pageQueryShape, refuseProtoKey, storableNumber } from '../common/schemas';
 import type { FieldIssue } from '../../errors';
 
 export const TOOL_TYPES = ['function', 'webhook'] as const;
@@ -19,7 +19,7 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding',
 
 const text = (max: number) => z.string().check(z.maxLength(max));
 const identifier = () => z.string().check(z.regex(NAME, 'must be 1–64 letters, digits, "_" or "-"'));
-const enumValue = z.union([z.string().check(z.maxLength(500)), z.number(), z.boolean()]);
+const enumValue = z.union([z.string().check(z.maxLength(500)), storableNumber(), z.boolean()]);
 
 type ParameterType = (typeof PARAMETER_TYPES)[number];
 const scalarTests: Partial<Record<ParameterType, (v: unknown) => boolean>> = {
