@@ -12,7 +12,7 @@ import {
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { db, tableName } from './client';
 import { keys, type Key } from './keys';
-import { ValidationError } from '../errors';
+import { ItemTooLargeError, ValidationError } from '../errors';
 
 type Item = Record<string, unknown>;
 /** One write of a TransactWriteItems call. */
@@ -99,11 +99,33 @@ function guardCheck(g: Guard): TransactItem {
   };
 }
 
+/** DynamoDB's item size limit. */
+export const MAX_ITEM_BYTES = 400 * 1024;
+
+/** An upper estimate of a value's stored size: UTF-8 strings and keys, 21 bytes a number, a byte of overhead each. */
+export function storedBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+  if (typeof value === 'number' || typeof value === 'bigint') return 21;
+  if (value === null || value === undefined || typeof value !== 'object') return 1;
+  if (value instanceof Uint8Array) return value.byteLength;
+  const entries = value instanceof Map || value instanceof Set ? [...value.entries()] : Array.isArray(value) ? value.map((v) => ['', v]) : Object.entries(value);
+  return entries.reduce((sum, [k, v]) => sum + 1 + (typeof k === 'string' ? Buffer.byteLength(k, 'utf8') : 0) + storedBytes(v), 3);
+}
+
+/** A write whose item could not be stored answers 413 before it reaches DynamoDB (which would fail it with a 500). */
+function assertStorable(item: TransactItem): void {
+  const values = item.Put?.Item ?? item.Update?.ExpressionAttributeValues;
+  if (values && storedBytes(values) > MAX_ITEM_BYTES) {
+    throw new ItemTooLargeError(MAX_ITEM_BYTES);
+  }
+}
+
 /**
  * Runs one transaction: the main write first, then counters and guards. A failed guard
  * throws its own error; a failed main condition throws ConditionFailed.
  */
 export async function transact(main: TransactItem[], counters: CounterDelta[] = [], guards: Guard[] = []): Promise<void> {
+  main.forEach(assertStorable);
   const items = [...main, ...counters.filter((c) => c.delta !== 0).map(counterUpdate), ...guards.map(guardCheck)];
   if (items.length === 1) return single(items[0]);
   try {

@@ -6,6 +6,7 @@ import { stateOf, type Caller } from './context';
 import { requestContext } from './middleware/request-context';
 import { errorEnvelope } from './middleware/error-envelope';
 import { jsonBody } from './middleware/json-body';
+import { fixedPath } from './middleware/fixed-path';
 import { apiKeyAuth } from './middleware/auth';
 import { rateLimit } from './middleware/rate-limit';
 import { validate } from './middleware/validate';
@@ -28,7 +29,8 @@ export interface HandlerInput<P, Q, B> {
 
 /**
  * Wraps an operation's function in the shared middleware stack, in this fixed order:
- * request context (request id, access log, response headers) → error envelope → JSON body →
+ * request context (request id, access log, response headers) → error envelope → fixed path (405
+ * for a wrong method on a fixed path that API Gateway routed to a `{param}` route) → JSON body →
  * API-key auth → rate limit → validation → idempotency (POST) → success envelope.
  * Middy runs `before` in that order and `after`/`onError` in reverse.
  */
@@ -53,6 +55,7 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
   const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>(core)
     .use(requestContext(op))
     .use(errorEnvelope())
+    .use(fixedPath())
     .use(jsonBody());
   if (op.auth) handler.use(apiKeyAuth()).use(rateLimit());
   handler.use(validate());

@@ -89,9 +89,9 @@ describe('buying numbers', () => {
     const choice = await listed('312');
     const wrongPrice = await rejection(buy(org, { ...choice, price: choice.price + 1 }));
     expect(wrongPrice).toBeInstanceOf(UnprocessableError);
-    expect(wrongPrice.details).toMatchObject({ fields: ['price'], listed: { price: choice.price } });
+    expect(wrongPrice.details).toMatchObject({ fields: [{ path: 'price', message: `does not match the listed ${choice.price}` }], listed: { price: choice.price } });
     const wrongPerMinute = await rejection(buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price, per_minute_price_inbound: choice.per_minute_price_inbound, per_minute_price_outbound: 1 })));
-    expect(wrongPerMinute.details).toMatchObject({ fields: ['per_minute_price_outbound'] });
+    expect(wrongPerMinute.details).toMatchObject({ fields: [{ path: 'per_minute_price_outbound', message: expect.stringMatching(/^does not match the listed /) }] });
     const notOffered = await rejection(buy(org, { phone_number: '+14155550123', price: 1.15 }));
     expect(notOffered).toBeInstanceOf(UnprocessableError);
     expect((await listCharges(org, page)).meta.total).toBe(0);

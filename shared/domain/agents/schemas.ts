@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageQueryShape, uuid } from '../common/schemas';
+import { FREE_FORM_DESCRIPTION, freeForm, freeFormObject, pageQueryShape, uuid } from '../common/schemas';
 
 export const AGENT_STATUSES = ['AGENT_STATUS_UNSPECIFIED', 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_INACTIVE'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
@@ -7,7 +7,6 @@ export type AgentStatus = (typeof AGENT_STATUSES)[number];
 const FOUR_HOURS_MS = 4 * 60 * 60 * 1000;
 const text = (max: number) => z.string().check(z.maxLength(max));
 const durationMs = () => z.int().check(z.minimum(0), z.maximum(FOUR_HOURS_MS));
-const jsonObject = () => z.record(z.string(), z.unknown());
 
 /** An item of `selected_tools`: `tool_id` must name a tool of the organization; other members are kept. */
 export const SelectedTool = z.looseObject({ tool_id: uuid() });
@@ -32,12 +31,14 @@ export const agentFields = {
   enable_voicemail_detection: z.boolean(),
   voicemail_message: text(5000),
   voicemail_detection_timeout_ms: durationMs(),
-  ivr_options: z.nullable(jsonObject()),
+  ivr_options: z.nullable(freeFormObject()),
   post_call_analysis_model: text(200),
   analysis_summary_prompt: text(20000),
-  selected_tools: z.array(SelectedTool).check(z.maxLength(50)),
-  integrations: z.nullable(jsonObject()),
-  knowledge_base: text(100),
+  /** Free-form as a whole (the extra members of its items): one set of bounds for the list. */
+  selected_tools: freeForm(z.array(SelectedTool).check(z.maxLength(50), z.describe(`The list as a whole is free-form JSON. ${FREE_FORM_DESCRIPTION}`))),
+  integrations: z.nullable(freeFormObject()),
+  /** A knowledge base of the organization by id, or '' for none. */
+  knowledge_base: z.union([z.literal(''), uuid()]),
   begin_message: text(5000),
   start_speaker: z.enum(['agent', 'user']),
 };

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageQueryShape } from '../common/schemas';
+import { freeFormObject, pageQueryShape } from '../common/schemas';
 import { e164 } from '../common/phone';
 import { timeZone } from '../scheduling/time';
 
@@ -7,7 +7,6 @@ const name = () => z.string().check(z.trim(), z.maxLength(200));
 /** An email, trimmed and lowercased; "" clears it. */
 export const email = () =>
   z.union([z.literal(''), z.pipe(z.string().check(z.trim(), z.toLowerCase(), z.maxLength(254)), z.email({ error: 'must be a valid email address' }))]);
-const MAX_METADATA_BYTES = 10_000;
 
 /** Every writable contact field; all optional (the seed's create takes any subset). */
 export const contactFields = {
@@ -17,9 +16,7 @@ export const contactFields = {
   /** E.164 after normalization; "" clears it. */
   phone: z.union([z.literal(''), e164()]),
   company: name(),
-  metadata: z.record(z.string(), z.unknown()).check(
-    z.refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes of JSON`),
-  ),
+  metadata: freeFormObject(),
   /** IANA time zone; "" clears it. */
   timezone: z.union([z.literal(''), timeZone()]),
   opt_out: z.boolean(),

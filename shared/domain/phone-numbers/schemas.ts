@@ -46,9 +46,12 @@ export const BuyBody = z.strictObject({
 });
 export type BuyInput = z.output<typeof BuyBody>;
 
-/** A SIP URI (`sip:` / `sips:`) or a bare host[:port], as SIP trunks name their termination; '' clears it. */
+/**
+ * A SIP URI (`sip:` / `sips:`) or a bare host[:port], as SIP trunks name their termination; '' clears it.
+ * Matched as sent, like every patterned field: surrounding or whitespace-only input is refused, not trimmed.
+ */
 const terminationUri = () =>
-  z.string().check(z.trim(), z.maxLength(255), z.regex(/^$|^(sips?:)?[^\s<>"]+$/i, 'must be a SIP URI (sip:host) or a host name'));
+  z.string().check(z.maxLength(255), z.regex(/^$|^(sips?:)?[^\s<>"]+$/i, 'must be a SIP URI (sip:host) or a host name'));
 const sipUsername = () => z.string().check(z.maxLength(128));
 const sipPassword = () => z.string().check(z.maxLength(256));
 

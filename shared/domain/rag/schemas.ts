@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageQueryShape, uuid } from '../common/schemas';
+import { freeFormObject, pageQueryShape, uuid } from '../common/schemas';
 
 /** Document statuses: `pending` (queued), `indexed` (searchable), `failed` (see `error`). */
 export const DOCUMENT_STATUSES = ['pending', 'indexed', 'failed'] as const;
@@ -72,7 +72,7 @@ export const IngestBody = z.strictObject({
   upload_id: z.optional(uuid()),
   doc_id: z.optional(docId()),
   title: z.optional(z.string().check(z.maxLength(500))),
-  metadata: z.optional(jsonObject()),
+  metadata: z.optional(freeFormObject()),
 });
 export type IngestInput = z.output<typeof IngestBody>;
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageQueryShape } from '../common/schemas';
+import { pageQueryShape, refuseProtoKey, storableNumber } from '../common/schemas';
 import type { FieldIssue } from '../../errors';
 
 export const TOOL_TYPES = ['function', 'webhook'] as const;
@@ -19,7 +19,7 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding',
 
 const text = (max: number) => z.string().check(z.maxLength(max));
 const identifier = () => z.string().check(z.regex(NAME, 'must be 1–64 letters, digits, "_" or "-"'));
-const enumValue = z.union([z.string().check(z.maxLength(500)), z.number(), z.boolean()]);
+const enumValue = z.union([z.string().check(z.maxLength(500)), storableNumber(), z.boolean()]);
 
 type ParameterType = (typeof PARAMETER_TYPES)[number];
 const scalarTests: Partial<Record<ParameterType, (v: unknown) => boolean>> = {
@@ -66,7 +66,7 @@ export const ToolParameter = z
 export const ToolParameters = z
   .strictObject({
     type: z.literal('object'),
-    properties: z._default(z.record(z.string(), ToolParameter), {}),
+    properties: z._default(refuseProtoKey(z.record(z.string(), ToolParameter)), {}),
     required: z._default(z.array(z.string()).check(z.maxLength(MAX_PARAMETERS)), []),
   })
   .check(
@@ -93,7 +93,7 @@ export const ToolDefinition = z.strictObject({
 });
 
 /** Outbound request headers of a webhook tool: at most 20, token names, single-line values. */
-const WebhookHeaders = z.record(z.string(), z.string().check(z.maxLength(2048))).check(
+const WebhookHeaders = refuseProtoKey(z.record(z.string(), z.string().check(z.maxLength(2048))).check(
   z.superRefine((headers, ctx) => {
     const names = Object.keys(headers);
     if (names.length > MAX_HEADERS) ctx.issues.push({ code: 'custom', path: [], message: `must have at most ${MAX_HEADERS} headers`, input: headers });
@@ -103,7 +103,7 @@ const WebhookHeaders = z.record(z.string(), z.string().check(z.maxLength(2048)))
       if (/[\r\n\0]/.test(headers[name])) ctx.issues.push({ code: 'custom', path: [name], message: 'must be a single line', input: headers[name] });
     }
   }),
-);
+));
 
 /** Every writable tool field; the webhook ones are only valid on `webhook` tools (checked on the whole tool). */
 export const toolFields = {
