@@ -14,7 +14,6 @@ export interface RequestHeader {
   name: string;
   description: string;
   required: boolean;
-  pattern?: string;
 }
 
 /** What a function may touch; the CDK stack turns this into least-privilege grants. */
