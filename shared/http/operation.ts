@@ -2,6 +2,20 @@ import type * as z from 'zod/mini';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
+/**
+ * Error statuses an operation may declare beyond those the OpenAPI generator derives from its
+ * shape (400, 405, 500 always; 401 and 429 with a key; 404 with path parameters; 409 on
+ * authenticated writes; 413 with a body). The text says when this operation answers it.
+ */
+export type DeclaredErrors = Partial<Record<401 | 404 | 409 | 422 | 503, string>>;
+
+/** A request header the function reads itself (documented in the OpenAPI document). */
+export interface RequestHeader {
+  name: string;
+  description: string;
+  required: boolean;
+}
+
 /** What a function may touch; the CDK stack turns this into least-privilege grants. */
 export interface Access {
   table?: 'R' | 'RW';
@@ -51,6 +65,10 @@ export interface Operation<
   /** True for list operations, whose envelope carries `meta`. */
   list?: boolean;
   access: Access;
+  /** Error statuses beyond the derived ones, each with when it happens. */
+  errors?: DeclaredErrors;
+  /** Request headers the function reads itself (signatures, for instance). */
+  headers?: RequestHeader[];
   /** The function returns the HTTP body itself (the OpenAPI document), not envelope data. */
   rawResponse?: boolean;
   /** The envelope's `message` on success (a default per method otherwise). */

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { named } from '../common/named';
 import { FREE_FORM_DESCRIPTION, freeForm, freeFormObject, pageQueryShape, uuid } from '../common/schemas';
 
 export const AGENT_STATUSES = ['AGENT_STATUS_UNSPECIFIED', 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_INACTIVE'] as const;
@@ -9,7 +10,7 @@ const text = (max: number) => z.string().check(z.maxLength(max));
 const durationMs = () => z.int().check(z.minimum(0), z.maximum(FOUR_HOURS_MS));
 
 /** An item of `selected_tools`: `tool_id` must name a tool of the organization; other members are kept. */
-export const SelectedTool = z.looseObject({ tool_id: uuid() });
+export const SelectedTool = named('SelectedTool', z.looseObject({ tool_id: uuid() }), 'An item of `selected_tools`: `tool_id` names a tool of the organization; other members are kept');
 
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = {
@@ -48,21 +49,21 @@ const optionalFields = Object.fromEntries(Object.entries(agentFields).map(([k, v
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
 };
 
-export const CreateAgentBody = z.strictObject({ ...optionalFields, name: agentFields.name });
-export const UpdateAgentBody = z.strictObject(optionalFields);
-export const AgentStatusBody = z.strictObject({ status: agentFields.status });
+export const CreateAgentBody = named('CreateAgentRequest', z.strictObject({ ...optionalFields, name: agentFields.name }));
+export const UpdateAgentBody = named('UpdateAgentRequest', z.strictObject(optionalFields));
+export const AgentStatusBody = named('AgentStatusRequest', z.strictObject({ status: agentFields.status }));
 export const AgentListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) });
 
 export type CreateAgentInput = z.output<typeof CreateAgentBody>;
 export type UpdateAgentInput = z.output<typeof UpdateAgentBody>;
 
-export const Agent = z.object({
+export const Agent = named('Agent', z.object({
   id: z.string(),
   organization_id: z.string(),
   ...agentFields,
   created_at: z.string(),
   updated_at: z.string(),
-});
+}), 'A voice AI agent');
 export type Agent = z.output<typeof Agent>;
 
 /** What an agent is when the create body leaves a field out. docs/api.md lists these. */

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { named } from '../common/named';
 import { pageQueryShape, refuseProtoKey, storableNumber } from '../common/schemas';
 import type { FieldIssue } from '../../errors';
 
@@ -86,11 +87,11 @@ export const ToolParameters = z
   );
 
 /** What the model sees: a function name, what it does, and its parameters. */
-export const ToolDefinition = z.strictObject({
+export const ToolDefinition = named('ToolDefinition', z.strictObject({
   name: identifier(),
   description: z._default(text(1000), ''),
   parameters: z._default(ToolParameters, { type: 'object', properties: {}, required: [] }),
-});
+}), 'What the model sees: a function name, what it does, and its parameters');
 
 /** Outbound request headers of a webhook tool: at most 20, token names, single-line values. */
 const WebhookHeaders = refuseProtoKey(z.record(z.string(), z.string().check(z.maxLength(2048))).check(
@@ -124,14 +125,14 @@ const optionalFields = Object.fromEntries(Object.entries(toolFields).map(([k, v]
 };
 
 /** Create: `name` and `definition` required. PATCH: any subset; `definition` is replaced as a whole. */
-export const CreateToolBody = z.strictObject({ ...optionalFields, name: toolFields.name, definition: toolFields.definition });
-export const UpdateToolBody = z.strictObject(optionalFields);
+export const CreateToolBody = named('CreateToolRequest', z.strictObject({ ...optionalFields, name: toolFields.name, definition: toolFields.definition }));
+export const UpdateToolBody = named('UpdateToolRequest', z.strictObject(optionalFields));
 export const ToolListQuery = z.strictObject(pageQueryShape);
 
 export type CreateToolInput = z.output<typeof CreateToolBody>;
 export type UpdateToolInput = z.output<typeof UpdateToolBody>;
 
-export const Tool = z.object({
+export const Tool = named('Tool', z.object({
   id: z.string(),
   organizationId: z.string(),
   name: toolFields.name,
@@ -145,7 +146,7 @@ export const Tool = z.object({
   timeout_ms: z.optional(toolFields.timeout_ms),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}), 'A tool an agent can call: a function the model calls, or a webhook the platform calls');
 export type Tool = z.output<typeof Tool>;
 
 /**
