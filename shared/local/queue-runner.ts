@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { runAs } from '../access/enforce';
 import type { QueuePort, SendOptions } from '../adapters/queue';
 import type { QueueJob } from '../jobs/definition';
 import { jobs as registeredJobs } from '../jobs/registry';
@@ -237,7 +238,8 @@ export class QueueRunner implements QueuePort {
     try {
       const handler = await this.loadHandler<SqsHandler>(job.entry);
       const context = createLambdaContext({ functionName: job.name, timeoutMs, memoryMb: job.memoryMb, now: () => this.clock.now() });
-      const result = await this.withTimeout(Promise.resolve(handler(event, context)), timeoutMs, job.name);
+      const run = runAs({ name: job.name, access: job.access }, () => Promise.resolve(handler(event, context)));
+      const result = await this.withTimeout(run, timeoutMs, job.name);
       failed = failedIds(result, batch);
     } catch (err) {
       failed = new Set(batch.map((m) => m.messageId));

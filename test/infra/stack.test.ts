@@ -31,6 +31,11 @@ function allActions(s: Synthesized, fn: FoundResource): string[] {
   return s.statementsOf(fn).flatMap(actionsOf);
 }
 
+/** Actions of statements without a condition (the RATE# counter grant is conditioned on its keys). */
+function unconditionedActions(s: Synthesized, fn: FoundResource): string[] {
+  return s.statementsOf(fn).filter((st: any) => !st.Condition).flatMap(actionsOf);
+}
+
 /** The unacknowledged cdk-nag AwsSolutions errors, one line each, so a failure names them. */
 function nagErrors(s: Synthesized): string[] {
   const report = new AwsSolutionsChecks(s.app).validateScope(s.stack);
@@ -237,7 +242,7 @@ describe('the stack built from the registries', () => {
     const readers = operations.filter((op) => op.access.table === 'R');
     expect(readers.length).toBeGreaterThan(0);
     for (const op of readers) {
-      const actions = allActions(s, functionFor(s, op));
+      const actions = unconditionedActions(s, functionFor(s, op));
       expect(actions).toContain('dynamodb:Query');
       expect(actions.filter((a) => DYNAMODB_WRITES.includes(a))).toEqual([]);
     }
@@ -331,12 +336,12 @@ describe('the stack built from a registry that uses every kind of access', () =>
     expect(variables[queueUrlVariable('work')]).toEqual({ Ref: expect.stringMatching(/^referenceto.*WorkQueue.*Ref$/) });
     expect(variables.SECRETS_KEY_ID).toEqual({ Ref: expect.stringMatching(/SecretsKey.*Arn$/) });
     const actions = allActions(s, fn);
-    expect(actions).toEqual(expect.arrayContaining(['sqs:SendMessage', 'kms:Decrypt', 'kms:Encrypt', 'dynamodb:PutItem', 's3:PutObject']));
+    expect(actions).toEqual(expect.arrayContaining(['sqs:SendMessage', 'kms:Decrypt', 'kms:GenerateDataKey', 'dynamodb:PutItem', 's3:PutObject']));
   });
 
   it('grants reading only to a read-only operation', () => {
-    const actions = allActions(s, functionFor(s, getThing));
-    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 's3:GetObject*']));
+    const actions = unconditionedActions(s, functionFor(s, getThing));
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 's3:GetObject']));
     expect(actions.filter((a) => [...DYNAMODB_WRITES, ...S3_WRITES].includes(a) || a.startsWith('sqs:') || a.startsWith('kms:'))).toEqual([]);
   });
 

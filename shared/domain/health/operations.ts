@@ -22,7 +22,7 @@ export const getReadiness = defineOperation({
   entry: 'functions/health/ready.ts',
   auth: false,
   response: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
-  access: { table: 'R', bucket: 'R' },
+  access: { table: 'R', bucket: 'head' },
 });
 
 export const getOpenApi = defineOperation({
