@@ -10,7 +10,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { objectActions, tableActions } from '../shared/access/enforce';
 import { RATE_COUNTER_KEY_PREFIX, type Access } from '../shared/http/operation';
-import { queueUrlVariable } from '../shared/jobs/definition';
+import { DEFAULT_TIMEOUT_SECONDS, queueUrlVariable } from '../shared/jobs/definition';
 import { acknowledgeGrantedResourceWildcard } from './acknowledge';
 
 /** Read, or read and write. */
@@ -76,7 +76,7 @@ export class ApiFunction extends lambda.Function {
       runtime: FUNCTION_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memoryMb ?? 256,
-      timeout: Duration.seconds(props.timeoutSeconds ?? 10),
+      timeout: Duration.seconds(props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
       description: props.description.slice(0, 256),
       role,
       logGroup,

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { runAs } from '../access/enforce';
 import type { QueuePort, SendOptions } from '../adapters/queue';
-import type { QueueJob } from '../jobs/definition';
+import { jobTimeoutSeconds, type QueueJob } from '../jobs/definition';
 import { jobs as registeredJobs } from '../jobs/registry';
 import { systemClock, type Clock } from './clock';
 import { createHandlerLoader, type HandlerLoader } from './handler-loader';
@@ -232,7 +232,8 @@ export class QueueRunner implements QueuePort {
     }
     q.counts.received += batch.length;
     const event: SQSEvent = { Records: batch.map((m) => this.toRecord(job.name, m)) };
-    const timeoutMs = (job.timeoutSeconds ?? job.visibilityTimeoutSeconds) * 1000;
+    // The function's timeout, as the stack sets it (not the visibility timeout, six times longer).
+    const timeoutMs = jobTimeoutSeconds(job) * 1000;
     let failed: Set<string>;
     let error: string | undefined;
     try {
