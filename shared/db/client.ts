@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { checkDynamo, guardClient } from '../access/enforce';
 import { config } from '../config';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -14,6 +15,8 @@ export function db(): DynamoDBDocumentClient {
       ? { endpoint: dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
   });
+  // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
+  guardClient(client, 'accessGuard', (command, input) => checkDynamo(command, input, config().tableName));
   doc = DynamoDBDocumentClient.from(client, {
     // Numbers arrive as JSON doubles, already as precise as they will be: a double beyond 2^53
     // is stored as its shortest decimal form and read back as the same double, never a BigInt.

@@ -31,7 +31,7 @@ export interface HandlerInput<P, Q, B> {
  * Wraps an operation's function in the shared middleware stack, in this fixed order:
  * request context (request id, access log, response headers) → error envelope → fixed path (405
  * for a wrong method on a fixed path that API Gateway routed to a `{param}` route) → JSON body →
- * API-key auth → rate limit → validation → idempotency (POST) → success envelope.
+ * API-key auth → rate limit → validation → idempotency (POST that writes) → success envelope.
  * Middy runs `before` in that order and `after`/`onError` in reverse.
  */
 export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
@@ -59,7 +59,9 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
     .use(jsonBody());
   if (op.auth) handler.use(apiKeyAuth()).use(rateLimit());
   handler.use(validate());
-  if (op.auth && op.method === 'POST') handler.use(idempotency());
+  // A POST whose function may not write the table (discover, query) changes nothing, so a repeat
+  // is already safe: it ignores Idempotency-Key rather than store an answer it is not granted to.
+  if (op.auth && op.method === 'POST' && op.access.table === 'RW') handler.use(idempotency());
   handler.use(successEnvelope());
   return handler;
 }

@@ -11,7 +11,8 @@ export const jobs: JobDefinition[] = [
     name: 'api-key-usage',
     entry: 'functions/jobs/api-key-usage.ts',
     description: 'Records when each API key was last used, off the request path.',
-    visibilityTimeoutSeconds: 30,
+    // 6 × the default 10 s function timeout.
+    visibilityTimeoutSeconds: 60,
     maxReceiveCount: 5,
     batchSize: 10,
     access: { table: 'RW' },
@@ -21,10 +22,13 @@ export const jobs: JobDefinition[] = [
     name: 'rag-ingest',
     entry: 'functions/jobs/rag-ingest.ts',
     description: 'Fetches, extracts, chunks and indexes knowledge-base documents.',
-    // Above the function timeout (Lambda requires it) with room for a slow page.
-    visibilityTimeoutSeconds: 180,
-    maxReceiveCount: 3,
+    // 6 × the function timeout (AWS's advice for an SQS event source).
+    visibilityTimeoutSeconds: 720,
+    maxReceiveCount: 5,
     batchSize: 10,
+    // A bulk ingest (thousands of URLs) queues thousands of messages: at most this many 1 GB
+    // workers run at once, so the API keeps the account's concurrency.
+    maxConcurrency: 5,
     timeoutSeconds: 120,
     memoryMb: 1024,
     access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns },

@@ -30,7 +30,7 @@ export const getReadiness = defineOperation({
   entry: 'functions/health/ready.ts',
   auth: false,
   response: Readiness,
-  access: { table: 'R', bucket: 'R' },
+  access: { table: 'R', bucket: 'head' },
   errors: { 503: 'The table or the bucket does not answer; `error.details.checks` names each' },
 });
 

@@ -42,7 +42,7 @@ export const getKnowledgeBase = defineOperation({
 export const deleteKnowledgeBase = defineOperation({
   method: 'DELETE', path: '/api/v1/rag/knowledge-bases/{kb_id}', operationId: 'deleteKnowledgeBase', tag, auth: true,
   summary: 'Delete a knowledge base with its documents, chunks and index', entry: 'functions/rag/delete-knowledge-base.ts',
-  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns }, timeoutSeconds: 60,
+  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns, bucketList: true }, timeoutSeconds: 60,
 });
 
 export const discoverUrls = defineOperation({
@@ -96,6 +96,6 @@ export const getKbDocument = defineOperation({
 export const deleteKbDocument = defineOperation({
   method: 'DELETE', path: '/api/v1/rag/document', operationId: 'deleteKbDocument', tag, auth: true,
   summary: 'Delete a document and remove it from the index', entry: 'functions/rag/delete-document.ts',
-  query: DocumentQuery, successMessage: 'Document deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns }, timeoutSeconds: 29,
+  query: DocumentQuery, successMessage: 'Document deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns, bucketList: true }, timeoutSeconds: 29,
   errors: { 404: 'No such document, or `org_id` is not your organization' },
 });

@@ -62,7 +62,10 @@ describe('startPlatform, in memory, with the real registry', () => {
 
   it('installs its queue runner as the queue port and sets the local environment', () => {
     // Assess
-    expect(queue()).toBe(local.platform.queue);
+    const sent = jest.spyOn(local.platform.queue, 'send').mockResolvedValue();
+    void queue().send('api-key-usage', {});
+    expect(sent).toHaveBeenCalledWith('api-key-usage', {}, undefined);
+    sent.mockRestore();
     expect(process.env).toMatchObject({ RUNTIME: 'local', TABLE_NAME: 'vap-local', PUBLIC_BASE_URL: local.url, DYNAMODB_ENDPOINT: local.platform.dynamoEndpoint });
   });
 
