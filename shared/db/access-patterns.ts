@@ -13,6 +13,7 @@ export interface AccessPattern {
 
 export const accessPatterns: AccessPattern[] = [
   { name: 'Authenticate an API key', operation: 'GetItem', index: 'table', key: 'pk = KEYHASH#<sha256(key)>, sk = KEYHASH', notes: 'the only global item read per request; cached in memory for API_KEY_CACHE_SECONDS' },
+  { name: 'Count a request in its rate-limit window', operation: 'UpdateItem', index: 'table', key: 'pk = RATE#<keyId>#<minute since epoch>, sk = RATE', notes: 'every authenticated request: ADD n conditioned on n < limit, one write unit; `ttl` two minutes after the window; the only request-path write every function may make' },
   { name: 'Get an organization', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = ORG', notes: '' },
   { name: 'List organizations (admin)', operation: 'Query', index: 'table', key: 'pk = DIRECTORY#ORGS', notes: 'admin command only' },
   { name: 'Count a collection', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = COUNT#<collection>', notes: 'counter `n`, written in the same transaction as the items it counts' },

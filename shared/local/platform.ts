@@ -124,6 +124,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       ALLOW_LOOPBACK_FETCH: String(!!options.allowLoopbackFetch),
       SECRETS_LOCAL_KEY_FILE: join(dataDir, 'secrets.key'),
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      // DynamoDB Local on a busy laptop answers far slower than DynamoDB: a wider bound before the
+      // rate limit fails open, so the limit still holds locally (override with RATE_LIMIT_TIMEOUT_MS).
+      RATE_LIMIT_TIMEOUT_MS: process.env.RATE_LIMIT_TIMEOUT_MS ?? '1000',
       ...(fixedBaseUrl ? { PUBLIC_BASE_URL: fixedBaseUrl } : {}),
       ...(process.env.LOG_LEVEL || process.env.POWERTOOLS_LOG_LEVEL ? {} : { POWERTOOLS_LOG_LEVEL: 'WARN' }),
       ...options.env,
