@@ -41,7 +41,7 @@ const drain = () => sent.splice(0);
 
 beforeAll(() => {
   resetConfig();
-  installLocalQueue({ send: async (_queue, body) => void sent.push(body as IngestMessage) });
+  installLocalQueue({ send: async (queue, body) => void (queue === 'rag-ingest' && sent.push(body as IngestMessage)) });
 });
 afterAll(() => installLocalQueue(undefined));
 
