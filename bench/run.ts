@@ -205,7 +205,7 @@ async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
     const result = await fn();
     const dollars = (consumed.read * 0.125 + consumed.write * 0.625);
     const withoutLimit = consumed.write - consumed.rateLimit;
-    rows.push(`| ${label} | ${consumed.read} | ${consumed.write} | ${consumed.rateLimit} | ${withoutLimit > 0 ? `${((consumed.write / withoutLimit - 1) * 100).toFixed(0)}%` : 'all of it'} | $${dollars.toFixed(3)} |`);
+    rows.push(`| ${label} | ${consumed.read} | ${consumed.write} | ${consumed.rateLimit} | ${!consumed.rateLimit ? '—' : withoutLimit > 0 ? `+${((consumed.write / withoutLimit - 1) * 100).toFixed(0)}%` : 'all (a read)'} | $${dollars.toFixed(3)} |`);
     return result;
   };
   const tool = (await measure('POST /tools', () => call('POST', '/api/v1/tools', { name: 't', definition: { name: 'lookup', description: 'd', parameters: { type: 'object', properties: { q: { type: 'string', description: 'q' } }, required: ['q'] } } }))) as { data: { id: string } };
