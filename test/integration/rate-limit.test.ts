@@ -11,12 +11,15 @@ type Handler = (event: unknown, context: unknown) => Promise<unknown>;
  * One "process": the middleware stack loaded in a module registry of its own, so its database
  * client and its in-process state are its own, as in a separate Lambda instance.
  */
-function instance(keyId: string, limit: number, options: Record<string, unknown> = {}): Handler {
+function instance(keyId: string, limit: number, options: Record<string, unknown> = {}, watch?: (call: Promise<unknown>) => void): Handler {
   let handler: Handler | undefined;
   jest.isolateModules(() => {
     /* eslint-disable @typescript-eslint/no-require-imports */
     const { stack, op } = require('../unit/http/stack');
     const { rateLimit } = require('../../shared/http/middleware/rate-limit');
+    const { countRequest } = require('../../shared/db/rate-counter');
+    // This instance's own counter (its own client); `watch` sees each call it makes.
+    if (watch) options = { ...options, count: (r: unknown) => { const call = countRequest(r); watch(call); return call; } };
     const { stateOf: isolatedState } = require('../../shared/http/context');
     handler = stack(op({ auth: true }), () => ({ statusCode: 200, body: '{}' }),
       { before: (req: any) => { isolatedState(req.event).caller = { organizationId: 'o', keyId, rateLimitPerMinute: limit }; } },
@@ -75,11 +78,14 @@ describe('the per-key rate limit across processes (DynamoDB Local)', () => {
     });
 
     it('serves the request uncounted within the time bound (fail open, no 500)', async () => {
-      const h = instance(uuidv7(), 10, { timeoutMs: 50 });
+      let call: Promise<unknown> | undefined;
+      const h = instance(uuidv7(), 10, { timeoutMs: 50 }, (c) => (call = c));
       // Without the abort the SDK would wait on the socket and this test would time out.
       const r = parsed(await h(apiEvent(), lambdaContext));
       expect(r.status).toBe(200);
       expect(r.headers['x-ratelimit-remaining']).toBeUndefined();
+      // The abort also ends the SDK call itself (nothing left running on the stalled socket).
+      await expect(call).rejects.toThrow();
     });
   });
 });
