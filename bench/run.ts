@@ -23,7 +23,9 @@ import { operations, fallbackEntry } from '../shared/http/registry';
 import { jobs } from '../shared/jobs/registry';
 import { bundleEntries } from '../lib/bundle';
 import { db, tableName } from '../shared/db/client';
-import { keys } from '../shared/db/keys';
+import { keys, RATE_PREFIX } from '../shared/db/keys';
+import { countRequest } from '../shared/db/rate-counter';
+import { counterExpiry, windowAt } from '../shared/domain/rate-limit/window';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 
 const root = join(__dirname, '..');
@@ -38,8 +40,8 @@ const median = (xs: number[]) => {
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 
-type Capacity = { read: number; write: number };
-const consumed: Capacity = { read: 0, write: 0 };
+type Capacity = { read: number; write: number; rateLimit: number };
+const consumed: Capacity = { read: 0, write: 0, rateLimit: 0 };
 
 /** Asks DynamoDB for the capacity of every call this process makes, and adds it up. */
 function meterCapacity() {
@@ -52,7 +54,9 @@ function meterCapacity() {
       // TOTAL reports `CapacityUnits` only; the command says whether they were read or write units.
       const isWrite = /Put|Update|Delete|TransactWrite|BatchWrite/.test(String((args as { input: unknown; commandName?: string }).commandName ?? context.commandName));
       if (process.env.BENCH_DEBUG) console.error(context.commandName, JSON.stringify(cc));
+      const isRateLimit = String((input.Key as { pk?: unknown } | undefined)?.pk ?? '').startsWith(RATE_PREFIX);
       for (const c of (Array.isArray(cc) ? cc : cc ? [cc] : []) as { CapacityUnits?: number }[]) {
+        if (isRateLimit) consumed.rateLimit += c.CapacityUnits ?? 0;
         if (isWrite) consumed.write += c.CapacityUnits ?? 0;
         else consumed.read += c.CapacityUnits ?? 0;
       }
@@ -83,6 +87,7 @@ async function overhead(url: string, key: string, orgId: string, dynamoEndpoint:
   const { apiEvent, lambdaContext } = await import('../test/support/events');
   const handlerTimes: number[] = [];
   const directTimes: number[] = [];
+  const rateTimes: number[] = [];
   for (let i = 0; i < ITERATIONS + 50; i++) {
     const event = apiEvent({ path: `/api/v1/agents/${id}`, headers: { 'x-api-key': key }, pathParameters: { id } });
     let t = performance.now();
@@ -91,9 +96,15 @@ async function overhead(url: string, key: string, orgId: string, dynamoEndpoint:
     t = performance.now();
     await db().send(new GetCommand({ TableName: tableName(), Key: k, ConsistentRead: true }));
     const d = performance.now() - t;
-    if (i >= 50) { handlerTimes.push(h); directTimes.push(d); }
+    // The rate limit's own write, alone: what every authenticated request adds before its operation runs.
+    const window = windowAt(Date.now());
+    t = performance.now();
+    await countRequest({ keyId: 'bench-rate', window: window.index, limit: 1e9, expiresAt: counterExpiry(window) });
+    const r = performance.now() - t;
+    if (i >= 50) { handlerTimes.push(h); directTimes.push(d); rateTimes.push(r); }
   }
   const handlerRatio = median(handlerTimes) / median(directTimes);
+  const rateRatio = median(rateTimes) / median(directTimes);
   return [
     '## (a) API overhead: GET an agent against the raw GetItem',
     '',
@@ -113,6 +124,9 @@ async function overhead(url: string, key: string, orgId: string, dynamoEndpoint:
     '|---|---|',
     `| raw \`GetItem\` | ${ms(median(directTimes))} |`,
     `| \`functions/agents/get.ts\` handler, whole middleware stack | ${ms(median(handlerTimes))} |`,
+    `| the rate limit's conditional \`UpdateItem\` alone (one per authenticated request) | ${ms(median(rateTimes))} |`,
+    '',
+    `**Rate limit: ${rateRatio.toFixed(2)}× a GetItem per request.** The per-key limit holds across processes by counting each authenticated request in the table (docs/api.md, "Rate limits"): one conditional \`UpdateItem\` awaited before the operation runs, so an authenticated GET pays about two DynamoDB round trips instead of one (the handler row includes it). Its write units are in (c).`,
     '',
     `**Handler ratio: ${handlerRatio.toFixed(2)}×.** The HTTP hop with the whole middleware stack costs ${ms(median(healthTimes))} (the health row above). The rest of the gap in the first ratio appears only when three processes (the caller, the runtime and DynamoDB Local's JVM) take turns on this machine's ${cpus().length} cores for every API call, against two for the raw call; in AWS the hop is API Gateway's own latency.`,
     '',
@@ -195,9 +209,11 @@ async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
     await queueIdle();
     consumed.read = 0;
     consumed.write = 0;
+    consumed.rateLimit = 0;
     const result = await fn();
     const dollars = (consumed.read * 0.125 + consumed.write * 0.625);
-    rows.push(`| ${label} | ${consumed.read} | ${consumed.write} | $${dollars.toFixed(3)} |`);
+    const withoutLimit = consumed.write - consumed.rateLimit;
+    rows.push(`| ${label} | ${consumed.read} | ${consumed.write} | ${consumed.rateLimit} | ${!consumed.rateLimit ? '—' : withoutLimit > 0 ? `+${((consumed.write / withoutLimit - 1) * 100).toFixed(0)}%` : 'all (a read)'} | $${dollars.toFixed(3)} |`);
     return result;
   };
   const tool = (await measure('POST /tools', () => call('POST', '/api/v1/tools', { name: 't', definition: { name: 'lookup', description: 'd', parameters: { type: 'object', properties: { q: { type: 'string', description: 'q' } }, required: ['q'] } } }))) as { data: { id: string } };
@@ -229,9 +245,11 @@ async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
     '',
     'Consumed capacity as DynamoDB Local reports it (`ReturnConsumedCapacity: TOTAL` on every call the handler makes), with the API key already cached. DynamoDB Local\'s accounting of transactions is its own (DynamoDB charges two units per KB for each item of a transaction), so treat transactional writes as a lower bound. Dollars per million calls at on-demand prices ($0.125 per million read request units, $0.625 per million write request units, us-east-1). A GET is one strongly consistent `GetItem` of a small item: 1 read unit. A list reads its page plus the counter item in parallel. Transactions cost twice: creates write the item and its counters in one.',
     '',
-    '| operation | read units | write units | $ per million calls |',
-    '|---|---|---|---|',
+    '| operation | read units | write units | of which the rate limit | extra writes over the operation\'s own | $ per million calls |',
+    '|---|---|---|---|---|---|',
     ...rows,
+    '',
+    'Every authenticated call writes one unit more than its operation needs: the per-key rate limit\'s counter (docs/api.md, "Rate limits"), $0.625 per million calls. For a GET that doubles the DynamoDB cost of a call (1 read + 1 write unit instead of 1 read); for a create it adds a fraction of its transaction. The public widget config has no key and no counter.',
     '',
     'Agents are written to the table and, with ALL-attribute projections, to gsi1 (status) and gsi2 (widget) too, so an agent',
     'write costs about three times its item size; projecting only keys would cut writes and add reads to the status-filtered',
@@ -337,7 +355,7 @@ function replaceSections(existing: string, fresh: string[]): string {
 
 async function main() {
   const key = generateApiKey();
-  const platform = await startPlatform({ port: 0, inMemory: true, apiKeys: [key], tickSeconds: 24 * 3600, allowLoopbackFetch: true, env: { LOG_LEVEL: 'SILENT', API_KEY_CACHE_SECONDS: '3600' }, log: () => undefined });
+  const platform = await startPlatform({ port: 0, inMemory: true, apiKeys: [key], tickSeconds: 24 * 3600, allowLoopbackFetch: true, env: { LOG_LEVEL: 'SILENT', API_KEY_CACHE_SECONDS: '3600', RATE_LIMIT_PER_MINUTE: '100000000' }, log: () => undefined });
   const sections: string[] = [];
   try {
     if (SECTIONS.has('overhead')) sections.push(await overhead(platform.url, key, platform.keys[0].organizationId, platform.dynamoEndpoint));

@@ -3,6 +3,64 @@
  * generated from this list (`npm run docs:data-model`) and a test keeps the two in step, so
  * a new pattern cannot ship undocumented. `ORG` stands for `ORG#<organizationId>`.
  */
+import { gsi1, gsi2, keys, type Key } from './keys';
+
+/** One kind of item: its key as built by keys.ts (placeholders in angle brackets), and its index keys. */
+export interface ItemShape {
+  item: string;
+  key: Key;
+  /** `gsi1pk / gsi1sk` when the item is in gsi1. */
+  gsi1?: string;
+  gsi2?: string;
+  notes?: string;
+}
+
+const O = '<org>';
+const ID = '<id>';
+const ix = (pk: string, sk: string) => `${pk} / ${sk}`;
+
+/**
+ * Every item kind of the table, each key computed by its builder in keys.ts (never typed here),
+ * so docs/data-model.md's item table cannot drift from the code; a test checks that every key
+ * builder and index builder of keys.ts appears in it.
+ */
+export const itemShapes: ItemShape[] = [
+  { item: 'organization', key: keys.organization(O) },
+  { item: 'organization (admin directory)', key: keys.organizationDirectory(O) },
+  { item: 'counter', key: keys.counter(O, '<collection>') },
+  { item: 'API key record', key: keys.apiKey(O, ID) },
+  { item: 'API key lookup', key: keys.apiKeyByHash('<sha256(key)>') },
+  { item: 'rate-limit counter', key: keys.rateCounter('<key id>', '<minute>' as unknown as number), notes: 'expires through `ttl`' },
+  { item: 'stored idempotent answer', key: keys.idempotency(O, '<operation>', '<key>'), notes: 'expires through `ttl`' },
+  { item: 'agent', key: keys.agent(O, ID), gsi1: ix(gsi1.byStatus(O, 'AGENT', '<status>'), ID), gsi2: ix(gsi2.widget('<widget id>'), gsi2.agentOfWidget(ID)), notes: 'in gsi2 only when tied to a widget' },
+  { item: 'tool', key: keys.tool(O, ID) },
+  { item: 'widget settings', key: keys.widget(O, ID), gsi2: ix(gsi2.widget(ID), gsi2.widgetSelf) },
+  { item: 'knowledge base', key: keys.knowledgeBase(O, ID) },
+  { item: 'knowledge-base document', key: keys.kbDocument(O, '<doc id>'), gsi1: ix(gsi1.kbDocuments(O, '<kb id>'), '<doc id>') },
+  { item: 'file upload', key: keys.kbUpload(O, ID), notes: 'expires through `ttl`' },
+  { item: 'phone number', key: keys.phoneNumber(O, ID), gsi1: ix(gsi1.byStatus(O, 'PHONE_NUMBER', '<status>'), ID), gsi2: ix(gsi2.renewalsDue('<YYYY-MM-DD of next_renewal_at>'), gsi2.renewalEntry('<next_renewal_at>', O, ID)), notes: 'in gsi2 only while an active purchased number' },
+  { item: 'number claim (who holds an E.164 number)', key: keys.numberClaim('<e164>') },
+  { item: 'charge', key: keys.charge(O, '<uuid v7>'), notes: 'a renewal\'s id is derived from number + period' },
+  { item: 'simulated carrier: sold number', key: keys.simulatedCarrierNumber('<country>', '<e164>') },
+  { item: 'contact', key: keys.contact(O, ID) },
+  { item: 'contact search entry', key: keys.contactSearch(O, '<kind>', '<value>', '<contact id>'), notes: 'kind: name, full, email, phone' },
+  { item: 'contact note', key: keys.contactNote(O, '<contact id>', ID) },
+  { item: 'contact activity', key: keys.contactActivity(O, '<contact id>', '<time>', '<uuid>') },
+  { item: 'contact call', key: keys.contactCall(O, '<contact id>', '<call id>') },
+  { item: 'appointment', key: keys.appointment(O, ID), gsi1: ix(gsi1.appointmentsOfAgent(O, '<agent id>'), '<start>#<id>'), gsi2: ix(gsi2.appointmentsByStart(O), '<start>#<id>') },
+  { item: 'appointment by booking uid', key: keys.appointmentByBookingUid(O, '<uid>') },
+  { item: 'agent slot lock (5 minutes)', key: keys.agentSlot(O, '<agent id>', '<bucket start>') },
+  { item: 'working hours', key: keys.workingHours(O, '<agent id>') },
+  { item: 'scheduling integration', key: keys.schedulingIntegration(O) },
+];
+
+/** The item table of docs/data-model.md. */
+export function itemTable(): string {
+  const cell = (v?: string) => (v ? `\`${v}\`` : '');
+  const rows = itemShapes.map((i) => `| ${i.item} | ${cell(i.key.pk)} | ${cell(i.key.sk)} | ${cell(i.gsi1)} | ${cell(i.gsi2)} | ${i.notes ?? ''} |`);
+  return ['| item | pk | sk | gsi1 (pk / sk) | gsi2 (pk / sk) | notes |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
 export interface AccessPattern {
   name: string;
   operation: 'GetItem' | 'ConditionCheck' | 'Query' | 'TransactWriteItems' | 'PutItem' | 'UpdateItem' | 'DeleteItem';
@@ -13,6 +71,7 @@ export interface AccessPattern {
 
 export const accessPatterns: AccessPattern[] = [
   { name: 'Authenticate an API key', operation: 'GetItem', index: 'table', key: 'pk = KEYHASH#<sha256(key)>, sk = KEYHASH', notes: 'the only global item read per request; cached in memory for API_KEY_CACHE_SECONDS' },
+  { name: 'Count a request in its rate-limit window', operation: 'UpdateItem', index: 'table', key: 'pk = RATE#<keyId>#<minute since epoch>, sk = RATE', notes: 'every authenticated request: ADD n conditioned on n < limit, one write unit; `ttl` two minutes after the window; the only request-path write every function may make' },
   { name: 'Get an organization', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = ORG', notes: '' },
   { name: 'List organizations (admin)', operation: 'Query', index: 'table', key: 'pk = DIRECTORY#ORGS', notes: 'admin command only' },
   { name: 'Count a collection', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = COUNT#<collection>', notes: 'counter `n`, written in the same transaction as the items it counts' },

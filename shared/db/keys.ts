@@ -7,6 +7,9 @@ export type Key = { pk: string; sk: string };
 
 const org = (orgId: string) => `ORG#${orgId}`;
 
+/** The leading characters of every rate-limit counter's partition key (the only request-path write outside an organization). */
+export const RATE_PREFIX = 'RATE#';
+
 /** Entity prefixes of sort keys inside an organization's partition. */
 export const Prefix = {
   agent: 'AGENT#',
@@ -42,6 +45,13 @@ export const keys = {
   apiKey: (orgId: string, keyId: string): Key => ({ pk: org(orgId), sk: `${Prefix.apiKey}${keyId}` }),
   /** The global lookup of a key by the SHA-256 of its secret: the one item authentication reads. */
   apiKeyByHash: (hash: string): Key => ({ pk: `KEYHASH#${hash}`, sk: 'KEYHASH' }),
+  /**
+   * One API key's request count in one rate-limit window (whole minutes since the epoch). Outside
+   * the organization's partition on purpose: every function may write `RATE#*` keys and nothing
+   * else from the request path (an IAM leading-keys condition), and a new window is a new
+   * partition, so one hot key never concentrates on a single partition for long. Expires via `ttl`.
+   */
+  rateCounter: (keyId: string, window: number): Key => ({ pk: `${RATE_PREFIX}${keyId}#${window}`, sk: 'RATE' }),
   agent: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.agent}${id}` }),
   tool: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.tool}${id}` }),
   widget: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.widget}${id}` }),

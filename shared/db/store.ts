@@ -1,4 +1,5 @@
 import {
+  BatchWriteCommand,
   DeleteCommand,
   PutCommand,
   UpdateCommand,
@@ -13,6 +14,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { db, tableName } from './client';
 import { keys, type Key } from './keys';
 import { ItemTooLargeError, ValidationError } from '../errors';
+import { pause } from './retry';
 
 type Item = Record<string, unknown>;
 /** One write of a TransactWriteItems call. */
@@ -153,6 +155,21 @@ async function single(item: TransactItem): Promise<void> {
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) throw new ConditionFailed('condition failed', { cause: err });
     throw err;
+  }
+}
+
+/**
+ * Deletes items by key, 25 per BatchWriteItem, retrying what DynamoDB leaves unprocessed.
+ * Unconditional: for cleanup of items nothing else refers to (missing keys are fine).
+ */
+export async function deleteKeys(keysToDelete: Key[]): Promise<void> {
+  for (let i = 0; i < keysToDelete.length; i += 25) {
+    let requests = keysToDelete.slice(i, i + 25).map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } }));
+    for (let attempt = 0; requests.length; attempt++) {
+      if (attempt > 0) await pause(attempt);
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+      requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+    }
   }
 }
 

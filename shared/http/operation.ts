@@ -51,7 +51,7 @@ export interface Access {
 }
 
 /** Partition key prefix of the rate-limit counter items, the only items `rateLimitCounters` may update. */
-export const RATE_COUNTER_KEY_PREFIX = 'RATE#';
+export { RATE_PREFIX as RATE_COUNTER_KEY_PREFIX } from '../db/keys';
 
 /**
  * One API operation, declared once. The route registry collects these; the CDK stack,

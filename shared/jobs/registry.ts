@@ -34,6 +34,19 @@ export const jobs: JobDefinition[] = [
     access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns },
   },
   {
+    kind: 'queue',
+    name: 'kb-cleanup',
+    entry: 'functions/jobs/kb-cleanup.ts',
+    description: 'Removes a deleted knowledge base\'s documents, objects, index and agent references, one bounded page per run.',
+    // A run is one page (500 items or 1,000 objects), seconds at most; a message for a knowledge
+    // base whose item is still there waits for this long before it is seen again.
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 1,
+    timeoutSeconds: 30,
+    access: { table: 'RW', bucket: 'RW', bucketPrefixes: [objectKeys.kbGrantPattern], bucketList: true, queues: ['kb-cleanup'] },
+  },
+  {
     kind: 'schedule',
     name: 'billing-renewals',
     entry: 'functions/jobs/billing-renewals.ts',

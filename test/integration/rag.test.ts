@@ -45,7 +45,7 @@ const query = (org: string, body: Parameters<typeof queryKnowledgeBase>[1]) => a
 
 beforeAll(() => {
   resetConfig();
-  installLocalQueue({ send: async (_queue, body) => void sent.push(body as IngestMessage) });
+  installLocalQueue({ send: async (queue, body) => void (queue === 'rag-ingest' && sent.push(body as IngestMessage)) });
 });
 afterAll(() => installLocalQueue(undefined));
 

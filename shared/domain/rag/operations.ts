@@ -41,8 +41,8 @@ export const getKnowledgeBase = defineOperation({
 
 export const deleteKnowledgeBase = defineOperation({
   method: 'DELETE', path: '/api/v1/rag/knowledge-bases/{kb_id}', operationId: 'deleteKnowledgeBase', tag, auth: true,
-  summary: 'Delete a knowledge base with its documents, chunks and index', entry: 'functions/rag/delete-knowledge-base.ts',
-  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns, bucketList: true }, timeoutSeconds: 60,
+  summary: 'Delete a knowledge base; its documents, chunks and index are removed in the background', entry: 'functions/rag/delete-knowledge-base.ts',
+  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', queues: ['kb-cleanup'] },
 });
 
 export const discoverUrls = defineOperation({
