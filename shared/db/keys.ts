@@ -23,6 +23,9 @@ export const Prefix = {
   contact: 'CONTACT#',
   contactSearch: 'CSEARCH#',
   appointment: 'APPT#',
+  call: 'CALL#',
+  callIndex: 'CALLIDX#',
+  event: 'EVENT#',
 } as const;
 
 export const keys = {
@@ -97,7 +100,24 @@ export const keys = {
   workingHours: (orgId: string, agentId: string): Key => ({ pk: org(orgId), sk: `WORKHOURS#${agentId}` }),
   /** The organization's external scheduling integration (Cal.com), its secrets sealed. */
   schedulingIntegration: (orgId: string): Key => ({ pk: org(orgId), sk: 'SCHEDINT' }),
+  /** A call session (UUID v7 ids, so the organization's calls sort by creation time). */
+  call: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.call}${id}` }),
+  /**
+   * A call's entry in one of its immutable list filters (`agent`, `campaign`, `contact`):
+   * `CALLIDX#<dimension>#<value>#<callId>`, written once with the call, so a filter is a range.
+   */
+  callIndex: (orgId: string, dimension: CallIndexDimension, value: string, callId: string): Key => ({
+    pk: org(orgId),
+    sk: `${Prefix.callIndex}${dimension}#${value}#${callId}`,
+  }),
+  /** The sort-key prefix of one filter value's index entries. */
+  callIndexPrefix: (dimension: CallIndexDimension, value: string) => `${Prefix.callIndex}${dimension}#${value}#`,
+  /** A platform event (UUID v7 ids sort by time). */
+  event: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.event}${id}` }),
 };
+
+/** The list filters of calls that have index entries of their own. */
+export type CallIndexDimension = 'agent' | 'campaign' | 'contact';
 
 /** GSI1: a collection filtered by status, `ORG#<org>#<ENTITY>#<status>` → id. */
 export const gsi1 = {
@@ -128,6 +148,13 @@ export const gsi2 = {
    */
   renewalsDue: (day: string) => `RENEWAL#${day}`,
   renewalEntry: (dueAt: string, orgId: string, numberId: string) => `${dueAt}#${orgId}#${numberId}`,
+  /**
+   * Calls not ended yet, by the time the recovery sweep may end them: one partition per due hour
+   * (UTC `YYYY-MM-DDTHH`) and shard (0…CALL_DUE_SHARDS-1, from the call id), across organizations.
+   * Sparse: the entry leaves with the call's end. Sort key `<due_at ISO>#<org>#<id>`.
+   */
+  callsDue: (hour: string, shard: number) => `CALLDUE#${hour}#${shard}`,
+  callDueEntry: (dueAt: string, orgId: string, callId: string) => `${dueAt}#${orgId}#${callId}`,
 };
 
 /** Counter collection names. */
@@ -144,4 +171,5 @@ export const collections = {
   charges: 'charges',
   contacts: 'contacts',
   appointments: 'appointments',
+  calls: 'calls',
 };

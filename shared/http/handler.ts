@@ -5,6 +5,7 @@ import type { Operation } from './operation';
 import { stateOf, type Caller } from './context';
 import { requestContext } from './middleware/request-context';
 import { errorEnvelope } from './middleware/error-envelope';
+import { formBody } from './middleware/form-body';
 import { jsonBody } from './middleware/json-body';
 import { apiKeyAuth } from './middleware/auth';
 import { rateLimit } from './middleware/rate-limit';
@@ -28,7 +29,7 @@ export interface HandlerInput<P, Q, B> {
 
 /**
  * Wraps an operation's function in the shared middleware stack, in this fixed order:
- * request context (request id, access log, response headers) → error envelope → JSON body →
+ * request context (request id, access log, response headers) → error envelope → JSON (or form) body →
  * API-key auth → rate limit → validation → idempotency (POST) → success envelope.
  * Middy runs `before` in that order and `after`/`onError` in reverse.
  */
@@ -53,7 +54,7 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
   const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>(core)
     .use(requestContext(op))
     .use(errorEnvelope())
-    .use(jsonBody());
+    .use(op.bodyFormat === 'form' ? formBody() : jsonBody());
   if (op.auth) handler.use(apiKeyAuth()).use(rateLimit());
   handler.use(validate());
   if (op.auth && op.method === 'POST') handler.use(idempotency());

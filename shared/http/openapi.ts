@@ -82,7 +82,7 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
           },
         };
     const responses: Json = {
-      200: { description: 'Success', content: { 'application/json': { schema: success } } },
+      200: { description: 'Success', content: { [op.rawContentType ?? 'application/json']: { schema: op.rawContentType ? { type: 'string' } : success } } },
       400: errorResponse('Invalid parameters, body or headers; `error.details.fields` names each one'),
       404: errorResponse('Not found (also for another organization\'s ids)'),
       500: errorResponse('Internal error; names the request id'),
@@ -106,7 +106,7 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
       tags: [op.tag],
       ...(op.auth ? {} : { security: [] }),
       ...(parametersList.length ? { parameters: parametersList } : {}),
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(op.body, 'input') } } } } : {}),
+      ...(op.body ? { requestBody: { required: true, content: { [op.bodyFormat === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: schemaOf(op.body, 'input') } } } } : {}),
       responses,
     };
   }

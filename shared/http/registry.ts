@@ -9,6 +9,7 @@ import * as appointments from '../domain/appointments/operations';
 import * as rag from '../domain/rag/operations';
 import * as phoneNumbers from '../domain/phone-numbers/operations';
 import * as billing from '../domain/billing/operations';
+import * as calls from '../domain/calls/operations';
 
 /**
  * The route registry: every operation of the API, once. The CDK stack, the local runtime,
@@ -26,6 +27,7 @@ export const operations: Operation[] = [
   ...Object.values(rag),
   ...Object.values(phoneNumbers),
   ...Object.values(billing),
+  ...Object.values(calls),
 ] as Operation[];
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */
