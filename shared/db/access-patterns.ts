@@ -68,6 +68,11 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'Appointment by Cal.com booking uid', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = APPTUID#<uid>', notes: 'written with the appointment; read by webhooks' },
   { name: 'Agent working hours', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = WORKHOURS#<agent>', notes: 'PutItem to set, DeleteItem to remove' },
   { name: 'Scheduling integration', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = SCHEDINT', notes: 'api key and webhook secret sealed (KMS); PutItem / DeleteItem' },
+  // Do-not-call list
+  { name: 'Add a number to the do-not-call list', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = DNC#<e164>', notes: 'put with attribute_not_exists + COUNT#dnc; a listed number fails the condition and its entry is read and answered' },
+  { name: 'Is a number on the do-not-call list (dialBlock, phone filter)', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = DNC#<e164>', notes: 'strongly consistent: the call job checks right before dialing' },
+  { name: 'List the do-not-call list', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, DNC#)', notes: 'in E.164 order; total from COUNT#dnc' },
+  { name: 'Remove a number from the do-not-call list', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = DNC#<e164>', notes: 'delete with attribute_exists + COUNT#dnc −1; a failed condition is a 404' },
 ];
 
 /** The markdown table of the access patterns. */

@@ -26,6 +26,7 @@ export const Prefix = {
   call: 'CALL#',
   callIndex: 'CALLIDX#',
   event: 'EVENT#',
+  dnc: 'DNC#',
 } as const;
 
 export const keys = {
@@ -114,6 +115,11 @@ export const keys = {
   callIndexPrefix: (dimension: CallIndexDimension, value: string) => `${Prefix.callIndex}${dimension}#${value}#`,
   /** A platform event (UUID v7 ids sort by time). */
   event: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.event}${id}` }),
+  /**
+   * A number on the organization's do-not-call list, keyed by the number itself (E.164): "may we
+   * dial this?" is one GetItem, adding it twice finds the first entry, and the list sorts by number.
+   */
+  dnc: (orgId: string, e164: string): Key => ({ pk: org(orgId), sk: `${Prefix.dnc}${e164}` }),
 };
 
 /** The list filters of calls that have index entries of their own. */
@@ -172,4 +178,5 @@ export const collections = {
   contacts: 'contacts',
   appointments: 'appointments',
   calls: 'calls',
+  dnc: 'dnc',
 };

@@ -10,6 +10,7 @@ import * as rag from '../domain/rag/operations';
 import * as phoneNumbers from '../domain/phone-numbers/operations';
 import * as billing from '../domain/billing/operations';
 import * as calls from '../domain/calls/operations';
+import * as dnc from '../domain/dnc/operations';
 
 /**
  * The route registry: every operation of the API, once. The CDK stack, the local runtime,
@@ -28,6 +29,7 @@ export const operations: Operation[] = [
   ...Object.values(phoneNumbers),
   ...Object.values(billing),
   ...Object.values(calls),
+  ...Object.values(dnc),
 ] as Operation[];
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */

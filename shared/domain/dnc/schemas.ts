@@ -1,0 +1,69 @@
+import * as z from 'zod/mini';
+import { pageQueryShape } from '../common/schemas';
+import { tryNormalizeE164 } from '../common/phone';
+
+const INVALID_PHONE = 'must be a valid phone number: E.164 (+14155550123), any punctuation allowed, or a national number with `country`';
+
+/** ISO 3166-1 alpha-2, the country a national number (no leading `+`) is read in. */
+const country = z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code (for example US)'));
+
+/** `phone` must normalize, with `country` when given; the issue names `phone`. */
+const phoneNormalizes = z.superRefine((value: { phone?: string; country?: string }, ctx) => {
+  if (value.phone !== undefined && !tryNormalizeE164(value.phone, { defaultCountry: value.country })) {
+    ctx.issues.push({ code: 'custom', path: ['phone'], message: INVALID_PHONE, input: value.phone });
+  }
+});
+
+const phoneInput = z.string().check(z.minLength(1), z.maxLength(40));
+
+export const AddDncBody = z
+  .strictObject({
+    phone: phoneInput,
+    country: z.optional(country),
+    reason: z._default(z.string().check(z.maxLength(500)), ''),
+    source: z._default(z.string().check(z.maxLength(100)), ''),
+  })
+  .check(phoneNormalizes);
+export type AddDncInput = z.output<typeof AddDncBody>;
+
+/**
+ * The list; `phone` (with `country` for a national number) narrows it to that one number. A
+ * number without `+` and without `country` is read as international digits: a `+` typed into a
+ * query string unencoded arrives as a space.
+ */
+export const DncListQuery = z
+  .strictObject({ ...pageQueryShape, phone: z.optional(phoneInput), country: z.optional(country) })
+  .check(
+    z.superRefine((q, ctx) => {
+      if (q.phone !== undefined && !dncFilterPhone(q.phone, q.country)) {
+        ctx.issues.push({ code: 'custom', path: ['phone'], message: INVALID_PHONE, input: q.phone });
+      }
+    }),
+  );
+export type DncListInput = z.output<typeof DncListQuery>;
+
+/** The E.164 number a list filter means, or undefined. */
+export function dncFilterPhone(phone: string, country?: string): string | undefined {
+  const raw = phone.trim();
+  return tryNormalizeE164(country || raw.startsWith('+') ? raw : `+${raw}`, { defaultCountry: country });
+}
+
+/** `{phone}` in the path: exactly an E.164 number (`+` as is or URL-encoded as `%2B`). */
+export const DncPhoneParams = z.strictObject({
+  phone: z.pipe(
+    z.string().check(z.regex(/^(?:\+|%2[Bb])[1-9]\d{1,14}$/, 'must be an E.164 number such as +14155550123 (URL-encode the + as %2B)')),
+    z.transform((value: string) => value.replace(/^%2B/i, '+')),
+  ),
+});
+
+export const DncEntry = z.object({
+  phone: z.string(),
+  reason: z.string(),
+  source: z.string(),
+  created_at: z.string(),
+});
+export type DncEntry = z.output<typeof DncEntry>;
+
+/** Why a number must not be dialed, and the `error_message` a campaign contact gets. */
+export const DNC_MESSAGES = { do_not_call: 'on do-not-call list', opt_out: 'contact opted out' } as const;
+export type DialBlock = keyof typeof DNC_MESSAGES;
