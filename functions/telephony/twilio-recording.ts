@@ -1,5 +1,5 @@
 import { http } from '../../shared/http/handler';
-import { twilioRecordingCallback as op } from '../../shared/domain/calls/operations';
-import { receiveTwilioRecording } from '../../shared/domain/calls/twilio-callbacks';
+import { receiveTwilioRecording as op } from '../../shared/domain/calls/operations';
+import { acceptTwilioRecording } from '../../shared/domain/calls/twilio-callbacks';
 
-export const handler = http(op, ({ event, query, body }) => receiveTwilioRecording(event, query, body));
+export const handler = http(op, ({ event, query, body }) => acceptTwilioRecording(event, query, body));

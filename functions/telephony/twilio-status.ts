@@ -1,5 +1,5 @@
 import { http } from '../../shared/http/handler';
-import { twilioStatusCallback as op } from '../../shared/domain/calls/operations';
-import { receiveTwilioStatus } from '../../shared/domain/calls/twilio-callbacks';
+import { receiveTwilioStatus as op } from '../../shared/domain/calls/operations';
+import { acceptTwilioStatus } from '../../shared/domain/calls/twilio-callbacks';
 
-export const handler = http(op, ({ event, query, body }) => receiveTwilioStatus(event, query, body));
+export const handler = http(op, ({ event, query, body }) => acceptTwilioStatus(event, query, body));

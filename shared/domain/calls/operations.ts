@@ -36,21 +36,21 @@ const TwilioCallQuery = z.strictObject({ organization_id: uuid(), call_id: uuid(
 const TwilioForm = z.record(z.string(), z.string());
 const Received = z.object({ received: z.boolean() });
 
-export const twilioStatusCallback = defineOperation({
+export const receiveTwilioStatus = defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,
   summary: 'Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine',
   entry: 'functions/telephony/twilio-status.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
   access: { queues: ['call-events'], telephony: true },
 });
 
-export const twilioRecordingCallback = defineOperation({
+export const receiveTwilioRecording = defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/recording', operationId: 'receiveTwilioRecording', tag: telephonyTag, auth: false,
   summary: 'Twilio recording status callback (form-encoded, X-Twilio-Signature verified); the recording is copied into the bucket',
   entry: 'functions/telephony/twilio-recording.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
   access: { queues: ['call-events'], telephony: true },
 });
 
-export const twilioCallInstructions = defineOperation({
+export const getTwilioCallInstructions = defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/twiml', operationId: 'getTwilioCallInstructions', tag: telephonyTag, auth: false,
   summary: 'TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL); X-Twilio-Signature verified',
   entry: 'functions/telephony/twilio-twiml.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form',

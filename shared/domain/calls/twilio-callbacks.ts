@@ -38,7 +38,7 @@ async function verify(event: APIGatewayProxyEventV2, params: Record<string, stri
 }
 
 /** POST /telephony/twilio/status: a call status callback, queued for the state machine. */
-export async function receiveTwilioStatus(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<{ received: true }> {
+export async function acceptTwilioStatus(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<{ received: true }> {
   await verify(event, params);
   const status = telephony().parseStatusEvent(params);
   const message: CallEventMessage = { kind: 'status', organization_id: ref.organization_id, call_id: ref.call_id, provider: 'twilio', event: status };
@@ -47,7 +47,7 @@ export async function receiveTwilioStatus(event: APIGatewayProxyEventV2, ref: Ca
 }
 
 /** POST /telephony/twilio/recording: a finished recording, queued to be copied into the bucket. */
-export async function receiveTwilioRecording(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<{ received: true }> {
+export async function acceptTwilioRecording(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<{ received: true }> {
   await verify(event, params);
   if (params.RecordingStatus && params.RecordingStatus !== 'completed') return { received: true };
   if (!params.RecordingUrl || !params.CallSid) throw new UnprocessableError('RecordingUrl and CallSid are required', { fields: ['RecordingUrl', 'CallSid'] });
