@@ -152,6 +152,8 @@ describe('the stack built from the registries', () => {
       expect.arrayContaining([
         expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
         expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 2, Status: 'Enabled' }),
+        // Call recordings, selected by the tag every recording is written with.
+        expect.objectContaining({ TagFilters: [{ Key: 'kind', Value: 'call-recording' }], ExpirationInDays: 90, Status: 'Enabled' }),
       ]),
     );
     const policy = s.resources('AWS::S3::BucketPolicy').find((p) => s.target(p, p.Properties.Bucket) === bucket);
@@ -204,7 +206,7 @@ describe('the stack built from the registries', () => {
         const schedules = s.resources('AWS::Scheduler::Schedule').filter((sc) => s.target(sc, sc.Properties.Target.Arn) === fn);
         expect(schedules).toHaveLength(1);
         const hours = job.rateMinutes % 60 === 0 ? job.rateMinutes / 60 : undefined;
-        expect([`rate(${job.rateMinutes} minutes)`, hours && `rate(${hours} hour${hours === 1 ? '' : 's'})`]).toContain(schedules[0].Properties.ScheduleExpression);
+        expect([`rate(${job.rateMinutes} minute${job.rateMinutes === 1 ? '' : 's'})`, hours && `rate(${hours} hour${hours === 1 ? '' : 's'})`]).toContain(schedules[0].Properties.ScheduleExpression);
         if (job.timeoutSeconds) expect(fn.Properties.Timeout).toBe(job.timeoutSeconds);
       });
     },
