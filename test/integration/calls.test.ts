@@ -40,9 +40,21 @@ const statusMessages = (callId: string) => sent.filter((m) => m.queue === 'call-
 
 async function organization(agent: Record<string, unknown> = {}) {
   const org = uuidv7();
-  const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: '206', limit: 5 });
-  const choice = items[Math.floor(Math.random() * items.length)]!;
-  const number = await buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price }));
+  // Numbers come from the simulated carrier's pool, whichever carrier then places the calls.
+  const carrier = process.env.TELEPHONY_PROVIDER;
+  process.env.TELEPHONY_PROVIDER = 'simulated';
+  resetTelephony();
+  let number;
+  let choice;
+  try {
+    const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: '206', limit: 5 });
+    choice = items[Math.floor(Math.random() * items.length)]!;
+    number = await buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price }));
+  } finally {
+    if (carrier === undefined) delete process.env.TELEPHONY_PROVIDER;
+    else process.env.TELEPHONY_PROVIDER = carrier;
+    resetTelephony();
+  }
   const created = await createAgent(org, { name: 'Caller', begin_message: 'Hello {{name}}', ...agent } as never);
   return { org, agentId: created.id, from: number.phone_number, price: choice.per_minute_price_outbound };
 }
@@ -219,8 +231,6 @@ describe('Twilio', () => {
   it('places the call through Calls.json and feeds signed status and recording callbacks to the state machine', async () => {
     // Prepare
     const { org, agentId, from } = await organization();
-    resetTelephony(); // the numbers were bought from the simulated pool above; calls go through Twilio
-    process.env.TELEPHONY_PROVIDER = 'twilio';
     const call = await createCall(org, CreateCallBody.parse({ agent_id: agentId, from_phone_number: from, to_phone_number: '+14155550125' }));
     // Act: place
     await placeQueuedCall(org, call.id);
