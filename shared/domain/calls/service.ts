@@ -208,8 +208,8 @@ function idBounds(from?: string, to?: string): { low: string; high: string } {
     const hex = Date.parse(iso).toString(16).padStart(12, '0');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-`;
   };
-  // '~' sorts after every character of an id.
-  return { low: from ? stamp(from) : '', high: to ? `${stamp(to)}~` : '~' };
+  // Ids start with a hex digit, so '0' is below every id ('' is not a valid key value); '~' sorts after every character of an id.
+  return { low: from ? stamp(from) : '0', high: to ? `${stamp(to)}~` : '~' };
 }
 
 /**
