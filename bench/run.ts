@@ -240,6 +240,18 @@ async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
   const start = new Date(Date.UTC(new Date().getUTCFullYear() + 1, 0, 15, 10, 0, 0)).toISOString();
   await measure('POST /scheduler/appointments (30 min: 6 slot locks)', () => call('POST', '/api/v1/scheduler/appointments', { agent_id: host.data.id, contact_id: contact.data.id, attendee_name: 'Ada', start_time: start, duration_minutes: 30 }));
   await measure('POST /rag/knowledge-bases', () => call('POST', '/api/v1/rag/knowledge-bases', { name: 'FAQ' }));
+  // A call's whole life: the metering counts every DynamoDB call of this process, jobs included.
+  const answered = { agent_id: host.data.id, from_phone_number: offer.phone_number, to_phone_number: '+14155550100', contact_id: contact.data.id };
+  await measure('One answered call, whole life (POST /calls, dial claim, 4 carrier events, end + charge + events, contact history, analysis)', async () => {
+    await call('POST', '/api/v1/calls', answered);
+    await queueIdle();
+  });
+  await measure('One busy call, whole life (POST /calls, dial claim, 3 carrier events, end, analysis)', async () => {
+    await call('POST', '/api/v1/calls', { ...answered, to_phone_number: '+14155550108', contact_id: undefined });
+    await queueIdle();
+  });
+  const placed = await callsPlacedPerSecond(call, { ...answered, to_phone_number: '+14155550108', contact_id: undefined });
+  await queueIdle();
   return [
     '## (c) Cost: DynamoDB capacity per operation',
     '',
@@ -254,6 +266,8 @@ async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
     'Agents are written to the table and, with ALL-attribute projections, to gsi1 (status) and gsi2 (widget) too, so an agent',
     'write costs about three times its item size; projecting only keys would cut writes and add reads to the status-filtered',
     'list and the public widget config. Reads were judged the hotter path, so the projections stay ALL.',
+    '',
+    `Calls placed per second on the local runtime (metering on): ${placed}.`,
     '',
   ].join('\n');
 }
@@ -335,6 +349,24 @@ async function webhooks(url: string, key: string, queueIdle: () => Promise<void>
   } finally {
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
+}
+
+/**
+ * Calls placed per second: 50 POST /calls at once (busy numbers), timed until none is `queued`
+ * any more, i.e. until the call-place job has dialed every one of them.
+ */
+async function callsPlacedPerSecond(call: (method: string, path: string, body?: unknown) => Promise<unknown>, body: Record<string, unknown>): Promise<string> {
+  const n = 50;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: n }, () => call('POST', '/api/v1/calls', body)));
+  const accepted = performance.now();
+  for (;;) {
+    const queued = (await call('GET', '/api/v1/calls?status=queued&limit=1')) as { meta: { total: number } };
+    if (queued.meta.total === 0) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const dialed = performance.now();
+  return `${(n / ((dialed - started) / 1000)).toFixed(1)} calls/s dialed (${n} calls; POST /calls alone ${(n / ((accepted - started) / 1000)).toFixed(1)}/s)`;
 }
 
 /** A partial run (BENCH_SECTIONS) replaces only its own sections of the existing report. */

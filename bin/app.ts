@@ -23,6 +23,9 @@ new VoiceAgentPlatformStack(app, deployment.stackName, {
     provider: process.env.TELEPHONY_PROVIDER === 'twilio' ? 'twilio' : 'simulated',
     twilioSecretName: process.env.TWILIO_SECRET_NAME || undefined,
   },
+  // Calls: the public base URL the carrier's callbacks reach (a custom domain) and the voice runtime Twilio streams media to.
+  publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
+  voiceRuntimeUrl: process.env.VOICE_RUNTIME_URL || undefined,
   // Post-call analysis: `local` (default, no account) or `openai` (any OpenAI-compatible API), its
   // key in Secrets Manager (a secret the stack creates, or an existing one named by ANALYSIS_SECRET_NAME).
   analysis: {

@@ -51,6 +51,14 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   telephony?: TelephonyProps;
   /** Post-call analysis: provider (default `local`), base URL, default model and, for `openai`, an existing API-key secret by name (default: one is created). */
   analysis?: AnalysisProps;
+  /**
+   * PUBLIC_BASE_URL: the API's public base URL (a custom domain), which the carrier's callback URLs
+   * and their signature checks use; the generated API URL cannot be passed to the functions
+   * behind it without a dependency cycle. Required for TELEPHONY_PROVIDER twilio.
+   */
+  publicBaseUrl?: string;
+  /** VOICE_RUNTIME_URL: where Twilio streams answered calls' media (`wss://…`). */
+  voiceRuntimeUrl?: string;
   /** Where bundles are written; default `.build/bundles` in the repository. */
   bundleDir?: string;
 }
@@ -104,6 +112,8 @@ export class VoiceAgentPlatformStack extends Stack {
       APP_VERSION: props.appVersion ?? packageVersion(),
       RATE_LIMIT_PER_MINUTE: String(props.rateLimitPerMinute ?? 1200),
       API_KEY_CACHE_SECONDS: String(props.apiKeyCacheSeconds ?? 10),
+      ...(props.publicBaseUrl ? { PUBLIC_BASE_URL: props.publicBaseUrl } : {}),
+      ...(props.voiceRuntimeUrl ? { VOICE_RUNTIME_URL: props.voiceRuntimeUrl } : {}),
     };
     this.telephony = new Telephony(this, 'Telephony', props.telephony);
     this.analysis = new Analysis(this, 'Analysis', props.analysis);

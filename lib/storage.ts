@@ -1,3 +1,4 @@
+import { RECORDING_RETENTION_DAYS, RECORDING_TAG } from '../shared/domain/calls/recordings';
 import { UPLOADS_PREFIX, UPLOAD_RETENTION_DAYS } from '../shared/domain/rag/object-keys';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -52,6 +53,9 @@ export class Storage extends Construct {
         { id: 'expire-old-versions', noncurrentVersionExpiration: Duration.days(30) },
         // Presigned uploads that were never ingested (ingestion keeps its own copy of the original).
         { id: 'expire-uploads', prefix: UPLOADS_PREFIX, expiration: Duration.days(UPLOAD_RETENTION_DAYS) },
+        // Call recordings (orgs/<org>/recordings/…, each tagged on write: a rule cannot match a
+        // wildcard in mid-key) are kept RECORDING_RETENTION_DAYS, then deleted.
+        { id: 'expire-recordings', tagFilters: { ...RECORDING_TAG }, expiration: Duration.days(RECORDING_RETENTION_DAYS) },
       ],
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'bucket/',

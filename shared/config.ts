@@ -10,8 +10,10 @@ export interface Config {
   dynamoEndpoint?: string;
   /** Set only by the local runtime: the S3-compatible server's endpoint. */
   s3Endpoint?: string;
-  /** Public base URL of the API, used in links handed to clients. */
+  /** Public base URL of the API, used in links handed to clients and in the carrier's callback URLs. */
   publicBaseUrl?: string;
+  /** Where Twilio streams a call's media (`wss://…`): the agent's voice runtime (VOICE_RUNTIME_URL). */
+  voiceRuntimeUrl?: string;
   /** Version string reported by GET /health. */
   version: string;
   /** Seconds an API key lookup stays cached in memory. */
@@ -69,6 +71,7 @@ export function config(): Config {
     dynamoEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
     s3Endpoint: process.env.S3_ENDPOINT || undefined,
     publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
+    voiceRuntimeUrl: process.env.VOICE_RUNTIME_URL || undefined,
     version: process.env.APP_VERSION ?? '0.1.0',
     apiKeyCacheSeconds: int('API_KEY_CACHE_SECONDS', 10),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 1200),

@@ -5,8 +5,10 @@ import { s3 } from './blob-store';
 
 /** Object storage as the knowledge base needs it: put, get, delete by prefix, presign uploads. */
 
-export async function putObject(key: string, body: string | Uint8Array, contentType: string): Promise<void> {
-  await s3().send(new PutObjectCommand({ Bucket: config().bucketName, Key: key, Body: body, ContentType: contentType }));
+/** Puts an object; `tags` become its object tags (lifecycle rules can select objects by tag). */
+export async function putObject(key: string, body: string | Uint8Array, contentType: string, tags?: Record<string, string>): Promise<void> {
+  const Tagging = tags ? new URLSearchParams(tags).toString() : undefined;
+  await s3().send(new PutObjectCommand({ Bucket: config().bucketName, Key: key, Body: body, ContentType: contentType, ...(Tagging ? { Tagging } : {}) }));
 }
 
 export interface StoredObject {
@@ -76,4 +78,9 @@ export async function deleteObjects(keys: string[]): Promise<void> {
 export async function presignPut(key: string, contentType: string, contentLength: number, expiresInSeconds: number): Promise<string> {
   const command = new PutObjectCommand({ Bucket: config().bucketName, Key: key, ContentType: contentType, ContentLength: contentLength });
   return getSignedUrl(s3(), command, { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) });
+}
+
+/** A presigned GET for one object (call recordings: a short-lived download link). */
+export async function presignGet(key: string, expiresInSeconds: number): Promise<string> {
+  return getSignedUrl(s3(), new GetObjectCommand({ Bucket: config().bucketName, Key: key }), { expiresIn: expiresInSeconds });
 }

@@ -170,6 +170,16 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'Delivery jobs due (webhook-sweep)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = WHDUE#<0..7>, gsi2sk < <now>$', notes: 'sparse, across organizations: pending jobs only; gsi2sk = <sweep_at>#<org>#<webhook>#<event>; long retries (30 min+) and lost messages' },
   { name: 'List an endpoint\'s deliveries', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#WEBHOOK#<webhook>, begins_with(sk, DELIVERY#)', notes: 'descending; ttl filter; total by Select COUNT' },
   { name: 'List an endpoint\'s deliveries by outcome', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#<org>#WEBHOOK#<webhook>#DELIVERY#<ok|failed>', notes: 'the `succeeded` filter; descending; total by Select COUNT' },
+  // Calls
+  { name: 'Create a call', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CALL#<id> + CALLIDX#agent|campaign|contact#<value>#<id>', notes: 'call put with gsi1 (status) and gsi2 (calls-due entry); one index entry per set filter member (they never change); + COUNT#calls' },
+  { name: 'Get a call', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = CALL#<id>', notes: 'recording_url presigned on every read' },
+  { name: 'List calls', operation: 'Query', index: 'table', key: 'pk = ORG, sk BETWEEN CALL#<from id> AND CALL#<to id>', notes: 'newest first; UUID v7 ids bound the created-time range; total from COUNT#calls without filters, else Select COUNT over the same range' },
+  { name: 'List calls by status', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#CALL#STATUS#<status>, gsi1sk BETWEEN <from id> AND <to id>', notes: 'gsi1pk moved by every state change; agent/campaign/contact as filters; total by Select COUNT' },
+  { name: 'List calls by agent / campaign / contact', operation: 'Query', index: 'table', key: 'pk = ORG, sk BETWEEN CALLIDX#<dim>#<value>#<from id> AND …#<to id>', notes: 'contact, else campaign, else agent is the range; the others as filters; calls then read with BatchGetItem; total by Select COUNT' },
+  { name: 'Move a call (state machine)', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CALL#<id> (+ EVENT#<id>, CHARGE#<id from call>)', notes: 'conditioned on status_rank < the new rank (never backwards, duplicates change nothing); call.started / call.ended events; the minutes charge and COUNT#charges with the end' },
+  { name: 'Claim a dial / store the carrier call id', operation: 'UpdateItem', index: 'table', key: 'pk = ORG, sk = CALL#<id>', notes: 'dial_claimed_at conditioned on status queued and not yet claimed: at most one dial per call' },
+  { name: 'Store a call analysis', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CALL#<id> + EVENT#<id>', notes: 'analysis set only while null, with the call.analyzed event; a failure sets analysis_error' },
+  { name: 'Calls due for recovery (call-recovery job)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = CALLDUE#<YYYY-MM-DDTHH>#<shard>, gsi2sk < <now>$', notes: 'sparse: calls not ended, gsi2sk = <due_at>#<org>#<id>; 4 shards per hour, the last 6 hours; keys only, then each call read consistently' },
 ];
 
 /** The markdown table of the access patterns. */

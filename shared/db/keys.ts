@@ -26,6 +26,8 @@ export const Prefix = {
   contact: 'CONTACT#',
   contactSearch: 'CSEARCH#',
   appointment: 'APPT#',
+  call: 'CALL#',
+  callIndex: 'CALLIDX#',
   dnc: 'DNC#',
   campaign: 'CAMPAIGN#',
   campaignContact: 'CC#',
@@ -112,6 +114,18 @@ export const keys = {
   workingHours: (orgId: string, agentId: string): Key => ({ pk: org(orgId), sk: `WORKHOURS#${agentId}` }),
   /** The organization's external scheduling integration (Cal.com), its secrets sealed. */
   schedulingIntegration: (orgId: string): Key => ({ pk: org(orgId), sk: 'SCHEDINT' }),
+  /** A call session (UUID v7 ids, so the organization's calls sort by creation time). */
+  call: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.call}${id}` }),
+  /**
+   * A call's entry in one of its immutable list filters (`agent`, `campaign`, `contact`):
+   * `CALLIDX#<dimension>#<value>#<callId>`, written once with the call, so a filter is a range.
+   */
+  callIndex: (orgId: string, dimension: CallIndexDimension, value: string, callId: string): Key => ({
+    pk: org(orgId),
+    sk: `${Prefix.callIndex}${dimension}#${value}#${callId}`,
+  }),
+  /** The sort-key prefix of one filter value's index entries. */
+  callIndexPrefix: (dimension: CallIndexDimension, value: string) => `${Prefix.callIndex}${dimension}#${value}#`,
   /**
    * A number on the organization's do-not-call list, keyed by the number itself (E.164): "may we
    * dial this?" is one GetItem, adding it twice finds the first entry, and the list sorts by number.
@@ -144,6 +158,8 @@ export const SWEEP_SHARDS = 8;
 export function shardOf(...ids: string[]): number {
   return ids.reduce((n, id) => n + parseInt(id.slice(-4), 16), 0) % SWEEP_SHARDS;
 }
+/** The list filters of calls that have index entries of their own. */
+export type CallIndexDimension = 'agent' | 'campaign' | 'contact';
 
 /** GSI1: a collection filtered by status, `ORG#<org>#<ENTITY>#<status>` → id. */
 export const gsi1 = {
@@ -208,6 +224,13 @@ export const gsi2 = {
    */
   webhookJobsDue: (shard: number) => `WHDUE#${shard}`,
   webhookJobEntry: (sweepAt: string, orgId: string, webhookId: string, eventId: string) => `${sweepAt}#${orgId}#${webhookId}#${eventId}`,
+  /**
+   * Calls not ended yet, by the time the recovery sweep may end them: one partition per due hour
+   * (UTC `YYYY-MM-DDTHH`) and shard (0…CALL_DUE_SHARDS-1, from the call id), across organizations.
+   * Sparse: the entry leaves with the call's end. Sort key `<due_at ISO>#<org>#<id>`.
+   */
+  callsDue: (hour: string, shard: number) => `CALLDUE#${hour}#${shard}`,
+  callDueEntry: (dueAt: string, orgId: string, callId: string) => `${dueAt}#${orgId}#${callId}`,
 };
 
 /** Counter collection names. */
@@ -224,6 +247,7 @@ export const collections = {
   charges: 'charges',
   contacts: 'contacts',
   appointments: 'appointments',
+  calls: 'calls',
   dnc: 'dnc',
   campaigns: 'campaigns',
   campaignsByStatus: (status: string) => `campaigns#status#${status}`,

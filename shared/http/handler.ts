@@ -5,6 +5,7 @@ import type { Operation } from './operation';
 import { stateOf, type Caller } from './context';
 import { requestContext } from './middleware/request-context';
 import { errorEnvelope } from './middleware/error-envelope';
+import { formBody } from './middleware/form-body';
 import { jsonBody } from './middleware/json-body';
 import { fixedPath } from './middleware/fixed-path';
 import { apiKeyAuth } from './middleware/auth';
@@ -30,8 +31,8 @@ export interface HandlerInput<P, Q, B> {
 /**
  * Wraps an operation's function in the shared middleware stack, in this fixed order:
  * request context (request id, access log, response headers) → error envelope → fixed path (405
- * for a wrong method on a fixed path that API Gateway routed to a `{param}` route) → JSON body →
- * API-key auth → rate limit → validation → idempotency (POST that writes) → success envelope.
+ * for a wrong method on a fixed path that API Gateway routed to a `{param}` route) → JSON (or form)
+ * body → API-key auth → rate limit → validation → idempotency (POST that writes) → success envelope.
  * Middy runs `before` in that order and `after`/`onError` in reverse.
  */
 export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
@@ -56,7 +57,7 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
     .use(requestContext(op))
     .use(errorEnvelope())
     .use(fixedPath())
-    .use(jsonBody());
+    .use(op.bodyFormat === 'form' ? formBody() : jsonBody());
   if (op.auth) handler.use(apiKeyAuth()).use(rateLimit());
   handler.use(validate());
   // A POST whose function may not write the table (discover, query) changes nothing, so a repeat

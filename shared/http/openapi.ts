@@ -312,7 +312,7 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
       200: {
         description: 'Success',
         headers: headerRefs('XRequestId', ...(op.auth ? ['XRateLimitLimit', 'XRateLimitRemaining'] : [])),
-        content: { 'application/json': success },
+        content: op.rawContentType ? { [op.rawContentType]: { schema: { type: 'string' } } } : { 'application/json': success },
       },
     };
     for (const [status, text] of errorStatuses(op)) {
@@ -321,7 +321,7 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
     let requestBody: Json | undefined;
     if (op.body) {
       const body = set.convert(op.body, 'input');
-      requestBody = { required: !op.bodyOptional, content: { 'application/json': { schema: body, example: exampleOf(body, 'body', op) } } };
+      requestBody = { required: !op.bodyOptional, content: { [op.bodyFormat === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: body, example: exampleOf(body, 'body', op) } } };
     }
     const parametersList = parameters(op, set);
     (paths[op.path] ??= {})[op.method.toLowerCase()] = {

@@ -86,8 +86,12 @@ export interface Operation<
   errors?: DeclaredErrors;
   /** Request headers the function reads itself (signatures, for instance). */
   headers?: RequestHeader[];
-  /** The function returns the HTTP body itself (the OpenAPI document), not envelope data. */
+  /** The function returns the HTTP body itself (the OpenAPI document, or a `rawBody` such as TwiML), not envelope data. */
   rawResponse?: boolean;
+  /** Media type of a raw response other than JSON (documents the `rawBody` the function returns). */
+  rawContentType?: string;
+  /** How the body arrives: JSON (default) or form-encoded (carrier callbacks such as Twilio's). */
+  bodyFormat?: 'json' | 'form';
   /** The envelope's `message` on success (a default per method otherwise). */
   successMessage?: string;
   /** Lambda memory and timeout overrides. */

@@ -22,3 +22,20 @@ export function listResult<T>(page: Page<T>, total: number, paging: { limit: num
 export function isListResult(value: unknown): value is ListResult<unknown> {
   return typeof value === 'object' && value !== null && LIST in value;
 }
+
+const RAW = Symbol('raw');
+
+/** A response body that is not JSON (TwiML for the carrier), returned by a `rawResponse` operation. */
+export interface RawBody {
+  [RAW]: true;
+  contentType: string;
+  body: string;
+}
+
+export function rawBody(contentType: string, body: string): RawBody {
+  return { [RAW]: true, contentType, body };
+}
+
+export function isRawBody(value: unknown): value is RawBody {
+  return typeof value === 'object' && value !== null && RAW in value;
+}

@@ -1,3 +1,4 @@
+import { recordingKeys } from '../domain/calls/recordings';
 import { objectKeys } from '../domain/rag/object-keys';
 import type { JobDefinition } from './definition';
 
@@ -121,5 +122,50 @@ export const jobs: JobDefinition[] = [
     rateMinutes: 1,
     timeoutSeconds: 60,
     access: { table: 'RW', queues: ['event-fanout', 'webhook-delivery'] },
+  },
+  {
+    kind: 'queue',
+    name: 'call-place',
+    entry: 'functions/jobs/call-place.ts',
+    description: 'Dials a queued call once: do-not-call checked again, the dial claimed, the carrier asked.',
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    timeoutSeconds: 30,
+    // Ends the calls it cannot dial (do-not-call, carrier refusal): call.ended, contact history, analysis.
+    access: { table: 'RW', telephony: true, queues: ['call-events', 'call-analysis', 'event-fanout'] },
+  },
+  {
+    kind: 'queue',
+    name: 'call-events',
+    entry: 'functions/jobs/call-events.ts',
+    description: 'Feeds carrier status events (and Twilio recordings) to the call state machine.',
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    timeoutSeconds: 30,
+    memoryMb: 512,
+    // Writes recordings (simulated: synthesized; Twilio: downloaded with the account's credentials) and signs their links in events.
+    access: { table: 'RW', bucket: 'RW', bucketPrefixes: recordingKeys.grantPatterns, telephony: true, queues: ['call-analysis', 'event-fanout'] },
+  },
+  {
+    kind: 'queue',
+    name: 'call-analysis',
+    entry: 'functions/jobs/call-analysis.ts',
+    description: 'Post-call analysis of an ended call; a failure is retried by the queue.',
+    visibilityTimeoutSeconds: 360,
+    maxReceiveCount: 5,
+    batchSize: 5,
+    timeoutSeconds: 60,
+    access: { table: 'RW', analysis: true, bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['event-fanout'] },
+  },
+  {
+    kind: 'schedule',
+    name: 'call-recovery',
+    entry: 'functions/jobs/call-recovery.ts',
+    description: 'Ends failed every call that got no final carrier event by its due time.',
+    rateMinutes: 1,
+    timeoutSeconds: 50,
+    access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout'] },
   },
 ];

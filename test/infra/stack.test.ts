@@ -141,6 +141,8 @@ describe('the stack built from the registries', () => {
       expect.arrayContaining([
         expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
         expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 2, Status: 'Enabled' }),
+        // Call recordings, selected by the tag every recording is written with.
+        expect.objectContaining({ TagFilters: [{ Key: 'kind', Value: 'call-recording' }], ExpirationInDays: 90, Status: 'Enabled' }),
       ]),
     );
     const policy = s.resources('AWS::S3::BucketPolicy').find((p) => s.target(p, p.Properties.Bucket) === bucket);

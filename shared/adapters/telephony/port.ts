@@ -54,6 +54,10 @@ export interface PlaceCallInput {
   statusCallbackUrl?: string;
   /** Ring this long before giving up. */
   timeoutSeconds?: number;
+  /** Record the call; the carrier posts the finished recording here (Twilio: RecordingStatusCallback). */
+  recordingCallbackUrl?: string;
+  /** Detect answering machines, so a voicemail ends as `voicemail` (Twilio: MachineDetection). */
+  detectMachine?: boolean;
 }
 
 /** One status change of a call, as the carrier reports it. */
@@ -62,6 +66,8 @@ export interface CallStatusEvent {
   status: CallStatus;
   /** Seconds connected; set on `completed`. */
   durationSec?: number;
+  /** Who answered, when the carrier detects it (Twilio `AnsweredBy`: `human`, `machine_start`, …). */
+  answeredBy?: string;
   at: string;
 }
 
@@ -90,4 +96,6 @@ export interface TelephonyPort {
   placeCall(input: PlaceCallInput): Promise<PlacedCall>;
   /** Reads a status event the carrier posted to `statusCallbackUrl` (form fields). */
   parseStatusEvent(fields: Record<string, string>): CallStatusEvent;
+  /** Downloads a finished recording the carrier announced to `recordingCallbackUrl` (carriers that record). */
+  fetchRecording?(recordingUrl: string): Promise<Buffer>;
 }

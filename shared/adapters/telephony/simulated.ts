@@ -155,15 +155,57 @@ async function soldNumbers(country: string, prefix: string): Promise<Set<string>
   return sold;
 }
 
-const CALL_OUTCOMES: Record<string, CallStatus> = { '0': 'no-answer', '1': 'busy', '2': 'failed' };
+/** What the last digit of `to` does (operations.md, "Test numbers of the simulated carrier"). */
+const CALL_OUTCOMES: Record<string, { status: CallStatus; answeredBy?: string }> = {
+  '6': { status: 'completed', answeredBy: 'machine_end_beep' },
+  '7': { status: 'no-answer' },
+  '8': { status: 'busy' },
+  '9': { status: 'failed' },
+};
 
-/** What a simulated call does: by SIMULATED_CALL_OUTCOME, else by the callee's last digit (0 no answer, 1 busy, 2 failed, else answered). */
-export function simulatedCallOutcome(to: string): { status: CallStatus; durationSec: number } {
-  const forced = process.env.SIMULATED_CALL_OUTCOME as CallStatus | undefined;
-  const status = forced || CALL_OUTCOMES[to.slice(-1)] || 'completed';
-  const digits = to.replace(/\D/g, '');
-  const durationSec = status === 'completed' ? 20 + ([...digits].reduce((s, d) => s + Number(d), 0) * 7) % 160 : 0;
-  return { status, durationSec };
+/** An answered call rings this long first. */
+export const SIMULATED_RING_SECONDS = 1;
+/** Voicemail, busy and failed end this long after dialing. */
+export const SIMULATED_QUICK_END_SECONDS = 2;
+
+/** SIMULATED_CALL_SECONDS (default 3): how long an answered simulated call lasts, in real seconds. */
+export function simulatedCallSeconds(): number {
+  const raw = process.env.SIMULATED_CALL_SECONDS;
+  const n = raw ? Number(raw) : 3;
+  if (!Number.isInteger(n) || n < 1 || n > 600) throw new Error(`SIMULATED_CALL_SECONDS must be a whole number from 1 to 600, got "${raw}".`);
+  return n;
+}
+
+/**
+ * What a simulated call does, by the callee's last digit: 0–5 answered and `completed` after
+ * SIMULATED_CALL_SECONDS; 6 voicemail (a machine answers; no conversation); 7 rings out
+ * (`no-answer`) after `ringSeconds`; 8 busy; 9 the carrier fails.
+ */
+export function simulatedCallOutcome(to: string): { status: CallStatus; answeredBy?: string; durationSec: number } {
+  const outcome = CALL_OUTCOMES[to.slice(-1)];
+  if (outcome) return { ...outcome, durationSec: 0 };
+  return { status: 'completed', answeredBy: 'human', durationSec: simulatedCallSeconds() };
+}
+
+/**
+ * The whole course of a simulated call as carrier status events, offsets from dialing: the
+ * same events (and fields) a real carrier posts to its status callback.
+ */
+export function simulatedCourse(providerCallId: string, to: string, ringSeconds: number, start = Date.now()): CallStatusEvent[] {
+  const { status, answeredBy, durationSec } = simulatedCallOutcome(to);
+  const at = (seconds: number) => new Date(start + seconds * 1000).toISOString();
+  const events: CallStatusEvent[] = [
+    { providerCallId, status: 'queued', at: at(0) },
+    { providerCallId, status: 'ringing', at: at(0) },
+  ];
+  if (status === 'completed' && answeredBy === 'human') {
+    events.push({ providerCallId, status: 'in-progress', answeredBy, at: at(SIMULATED_RING_SECONDS) });
+    events.push({ providerCallId, status: 'completed', answeredBy, durationSec, at: at(SIMULATED_RING_SECONDS + durationSec) });
+  } else {
+    const endsAfter = status === 'no-answer' ? Math.max(1, Math.round(ringSeconds)) : SIMULATED_QUICK_END_SECONDS;
+    events.push({ providerCallId, status, durationSec: 0, ...(answeredBy ? { answeredBy } : {}), at: at(endsAfter) });
+  }
+  return events;
 }
 
 export function simulatedCarrier(): TelephonyPort {
@@ -233,20 +275,7 @@ export function simulatedCarrier(): TelephonyPort {
     async placeCall(input: PlaceCallInput): Promise<PlacedCall> {
       failIf('call');
       const providerCallId = `SIMCA${uuidv7().replace(/-/g, '')}`;
-      const { status, durationSec } = simulatedCallOutcome(input.to);
-      const start = Date.now();
-      const at = (ms: number) => new Date(start + ms).toISOString();
-      const events: CallStatusEvent[] = [
-        { providerCallId, status: 'queued', at: at(0) },
-        { providerCallId, status: 'ringing', at: at(1000) },
-      ];
-      if (status === 'completed') {
-        events.push({ providerCallId, status: 'in-progress', at: at(4000) });
-        events.push({ providerCallId, status: 'completed', durationSec, at: at(4000 + durationSec * 1000) });
-      } else {
-        events.push({ providerCallId, status, durationSec: 0, at: at(status === 'no-answer' ? 30_000 : 3000) });
-      }
-      return { providerCallId, status: 'queued', events };
+      return { providerCallId, status: 'queued', events: simulatedCourse(providerCallId, input.to, input.timeoutSeconds ?? 30) };
     },
 
     parseStatusEvent: parseCallStatusFields,

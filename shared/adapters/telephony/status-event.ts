@@ -5,7 +5,7 @@ const STATUSES: CallStatus[] = ['queued', 'ringing', 'in-progress', 'completed',
 
 /**
  * Reads a call status callback in Twilio's form fields (`CallSid`, `CallStatus`,
- * `CallDuration`, `Timestamp`), the shape both adapters post and accept. Twilio also sends
+ * `CallDuration`, `Timestamp`, `AnsweredBy`), the shape both adapters post and accept. Twilio also sends
  * `initiated`, which is `queued` here.
  */
 export function parseCallStatusFields(fields: Record<string, string>): CallStatusEvent {
@@ -19,6 +19,7 @@ export function parseCallStatusFields(fields: Record<string, string>): CallStatu
     providerCallId,
     status: raw as CallStatus,
     ...(duration !== undefined && Number.isFinite(duration) ? { durationSec: duration } : {}),
+    ...(fields.AnsweredBy ? { answeredBy: fields.AnsweredBy } : {}),
     at: Number.isNaN(at.getTime()) ? new Date().toISOString() : at.toISOString(),
   };
 }

@@ -16,7 +16,9 @@ import { checkTelephony } from '../../access/enforce';
  *   cached per container for an hour.
  * - buy: POST Accounts/{sid}/IncomingPhoneNumbers.json (PhoneNumber); the PN… sid is kept.
  * - release: DELETE Accounts/{sid}/IncomingPhoneNumbers/{Sid}.json; a 404 means already released.
- * - placeCall: POST Accounts/{sid}/Calls.json with status callbacks.
+ * - placeCall: POST Accounts/{sid}/Calls.json with status callbacks, recording (Record,
+ *   RecordingStatusCallback) and answering-machine detection (MachineDetection=Enable).
+ * - fetchRecording: GET <RecordingUrl>.wav with the account's Basic auth.
  *
  * Credentials: TWILIO_SECRET_ARN (deployed: a Secrets Manager JSON `{"account_sid","auth_token"}`,
  * read once per container) or TWILIO_ACCOUNT_SID / TWILIO_AUTH_TOKEN (local). Base URLs:
@@ -249,6 +251,14 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
         for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event);
       }
       if (input.timeoutSeconds) form.set('Timeout', String(input.timeoutSeconds));
+      if (input.recordingCallbackUrl) {
+        form.set('Record', 'true');
+        form.set('RecordingStatusCallback', input.recordingCallbackUrl);
+        form.set('RecordingStatusCallbackEvent', 'completed');
+      }
+      // Synchronous detection: Twilio tells a person from a machine before it runs the call
+      // instructions, and the status callbacks carry AnsweredBy (a machine ends as voicemail).
+      if (input.detectMachine) form.set('MachineDetection', 'Enable');
       try {
         const { body } = await call<{ sid: string; status: string }>('POST', `${await account()}/Calls.json`, form);
         return { providerCallId: body.sid, status: parseCallStatusFields({ CallSid: body.sid, CallStatus: body.status ?? 'queued' }).status, events: [] };
@@ -258,6 +268,23 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
     },
 
     parseStatusEvent: parseCallStatusFields,
+
+    /** The recording as WAV: Twilio serves a recording's media at its RecordingUrl plus `.wav`, behind the account's Basic auth. */
+    async fetchRecording(recordingUrl: string): Promise<Buffer> {
+      const { accountSid, authToken } = await credentials();
+      const url = /\.(wav|mp3)$/.test(recordingUrl) ? recordingUrl : `${recordingUrl}.wav`;
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          headers: { authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}` },
+          signal: AbortSignal.timeout(Math.max(timeoutMs, 30_000)),
+        });
+      } catch (err) {
+        throw unavailable('The recording could not be downloaded from the telephony provider; retry later', { provider: 'twilio' }, err);
+      }
+      if (!response.ok) throw toAppError(new TwilioFailure(response.status, {}));
+      return Buffer.from(await response.arrayBuffer());
+    },
   };
 }
 

@@ -50,18 +50,28 @@ export function chargeWrite(orgId: string, input: ChargeInput) {
 }
 
 /**
- * The id of the renewal charge of one number for the period starting at `periodStart`: the same
- * inputs always give the same id, so a retried or concurrent renewal finds the charge written
- * and cannot charge twice. It is shaped as a UUID v7 stamped with the period start (the rest is
- * a SHA-256 of number and period), so it sorts into the ledger at the time it pays from.
+ * A charge id derived from what it pays for: the same `seed` always gives the same id, so a
+ * retried or concurrent write finds the charge written (its put is attribute_not_exists) and
+ * cannot charge twice. Shaped as a UUID v7 stamped with `at` (the rest is a SHA-256 of the
+ * seed), so it sorts into the ledger at that time.
  */
-export function renewalChargeId(numberId: string, periodStart: string): string {
-  const ms = Date.parse(periodStart);
-  if (!Number.isFinite(ms)) throw new Error(`Not an ISO time: ${periodStart}`);
-  const hash = createHash('sha256').update(`renewal:${numberId}:${periodStart}`).digest('hex');
+export function derivedChargeId(seed: string, at: string): string {
+  const ms = Date.parse(at);
+  if (!Number.isFinite(ms)) throw new Error(`Not an ISO time: ${at}`);
+  const hash = createHash('sha256').update(seed).digest('hex');
   const time = ms.toString(16).padStart(12, '0');
   const variant = ((parseInt(hash[3]!, 16) & 0x3) | 0x8).toString(16);
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${hash.slice(0, 3)}-${variant}${hash.slice(4, 7)}-${hash.slice(7, 19)}`;
+}
+
+/** The id of the renewal charge of one number for the period starting at `periodStart`. */
+export function renewalChargeId(numberId: string, periodStart: string): string {
+  return derivedChargeId(`renewal:${numberId}:${periodStart}`, periodStart);
+}
+
+/** The id of the minutes charge of one call (one per call, whoever ends it). */
+export function callChargeId(callId: string, endedAt: string): string {
+  return derivedChargeId(`call:${callId}`, endedAt);
 }
 
 export function listCharges(orgId: string, query: PageRequest) {

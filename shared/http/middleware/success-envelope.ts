@@ -1,6 +1,6 @@
 import { httpState } from '../context';
 import { jsonResponse, successBody } from '../envelope';
-import { isListResult } from '../result';
+import { isListResult, isRawBody } from '../result';
 import type { HttpMiddleware } from './types';
 
 /** The envelope's `message` when an operation names none. */
@@ -34,7 +34,9 @@ export function successEnvelope(): HttpMiddleware {
       const op = state.operation;
       const value = request.response as unknown;
       if (op.rawResponse) {
-        request.response = jsonResponse(200, value);
+        request.response = isRawBody(value)
+          ? { statusCode: 200, headers: { 'content-type': value.contentType }, body: value.body }
+          : jsonResponse(200, value);
         return;
       }
       let message = op.successMessage ?? DEFAULT_MESSAGES[op.method];

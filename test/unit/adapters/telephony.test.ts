@@ -1,5 +1,5 @@
 import { isValidPhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { SIMULATED_CATALOGUE, areaInventory, simulatedCallOutcome } from '../../../shared/adapters/telephony/simulated';
+import { SIMULATED_CATALOGUE, areaInventory, simulatedCallOutcome, simulatedCourse } from '../../../shared/adapters/telephony/simulated';
 import { parseCallStatusFields } from '../../../shared/adapters/telephony/status-event';
 import { TwilioFailure, toAppError } from '../../../shared/adapters/telephony/twilio';
 import { UnavailableError, UnprocessableError, ValidationError } from '../../../shared/errors';
@@ -40,14 +40,25 @@ describe('the simulated carrier inventory', () => {
     expect(areaInventory('US', '999')).toEqual([]);
   });
 
-  it('decides call outcomes from the callee, deterministically', () => {
-    expect(simulatedCallOutcome('+14155550120').status).toBe('no-answer');
-    expect(simulatedCallOutcome('+14155550121').status).toBe('busy');
-    expect(simulatedCallOutcome('+14155550122').status).toBe('failed');
-    const answered = simulatedCallOutcome('+14155550125');
-    expect(answered).toEqual(simulatedCallOutcome('+14155550125'));
-    expect(answered.status).toBe('completed');
-    expect(answered.durationSec).toBeGreaterThan(0);
+  it('decides call outcomes from the callee\'s last digit (operations.md test numbers)', () => {
+    for (const digit of '012345') expect(simulatedCallOutcome(`+1415555012${digit}`)).toEqual({ status: 'completed', answeredBy: 'human', durationSec: 3 });
+    expect(simulatedCallOutcome('+14155550126')).toMatchObject({ status: 'completed', answeredBy: 'machine_end_beep', durationSec: 0 });
+    expect(simulatedCallOutcome('+14155550127').status).toBe('no-answer');
+    expect(simulatedCallOutcome('+14155550128').status).toBe('busy');
+    expect(simulatedCallOutcome('+14155550129').status).toBe('failed');
+  });
+
+  it('lays out a call\'s course: ring 1 s, talk SIMULATED_CALL_SECONDS; ring out after the ring time', () => {
+    process.env.SIMULATED_CALL_SECONDS = '5';
+    try {
+      const answered = simulatedCourse('SIM1', '+14155550120', 30, 0);
+      expect(answered.map((e) => [e.status, Date.parse(e.at) / 1000])).toEqual([['queued', 0], ['ringing', 0], ['in-progress', 1], ['completed', 6]]);
+      expect(answered[3]!.durationSec).toBe(5);
+    } finally {
+      delete process.env.SIMULATED_CALL_SECONDS;
+    }
+    const ringsOut = simulatedCourse('SIM2', '+14155550127', 12, 0);
+    expect(ringsOut.at(-1)).toMatchObject({ status: 'no-answer', at: new Date(12_000).toISOString() });
   });
 });
 

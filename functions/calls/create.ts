@@ -1,0 +1,5 @@
+import { http } from '../../shared/http/handler';
+import { createCall as op } from '../../shared/domain/calls/operations';
+import { createCall } from '../../shared/domain/calls/service';
+
+export const handler = http(op, ({ body, caller }) => createCall(caller.organizationId, body));

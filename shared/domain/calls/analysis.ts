@@ -1,0 +1,47 @@
+import { AnalysisError, analyzer } from '../../adapters/analysis';
+import { keys } from '../../db/keys';
+import { getItem, ignoreConditionFailed, transact, updateExisting } from '../../db/store';
+import { dispatchEvents, newEvent } from '../events/publish';
+import { view, type CallItem } from './service';
+
+/**
+ * The call-analysis job: analyses an ended call once, with the agent's `post_call_analysis_model`
+ * and `analysis_summary_prompt` as they were when the call was placed. Success writes `analysis`
+ * (only while it is still null) and the `call.analyzed` event in one transaction. A failure keeps
+ * `analysis` null, records why in `analysis_error` (the adapter's reason: `timeout`,
+ * `rate_limited`, …) and throws, so the queue delivers the message again (and, after its
+ * receives are spent, parks it in the dead-letter queue, whose alarm tells the operator).
+ */
+export async function analyzeCall(orgId: string, callId: string): Promise<void> {
+  const key = keys.call(orgId, callId);
+  const item = await getItem<CallItem>(key);
+  if (!item || item.status !== 'ended' || item.analysis) return;
+  let analysis;
+  try {
+    analysis = await analyzer().analyze({
+      transcript: item.transcript ?? [],
+      model: item.analysis_model,
+      summaryPrompt: item.analysis_prompt,
+      disconnectionReason: item.disconnection_reason ?? 'failed',
+      durationSec: item.duration_sec ?? 0,
+    });
+  } catch (err) {
+    const reason = err instanceof AnalysisError ? err.reason : 'error';
+    await transact([updateExisting(key, { analysis_error: reason, updated_at: new Date().toISOString() }, { condition: 'attribute_not_exists(analysis) OR analysis = :null', values: { ':null': null } })])
+      .catch(ignoreConditionFailed);
+    throw err;
+  }
+  const now = new Date().toISOString();
+  const next: CallItem = { ...item, analysis, analysis_error: null, updated_at: now };
+  const event = newEvent(orgId, 'call.analyzed', { ...(await view(next)) });
+  try {
+    await transact([
+      updateExisting(key, { analysis, analysis_error: null, updated_at: now }, { condition: 'attribute_not_exists(analysis) OR analysis = :null', values: { ':null': null } }),
+      event.write,
+    ]);
+  } catch (err) {
+    ignoreConditionFailed(err); // analysed by another delivery meanwhile
+    return;
+  }
+  await dispatchEvents([event.event]);
+}

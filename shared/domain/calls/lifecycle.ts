@@ -1,0 +1,296 @@
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { queue } from '../../adapters/queue';
+import { synthesizeRecording } from '../../adapters/recording/audio';
+import { telephony } from '../../adapters/telephony';
+import type { CallStatusEvent } from '../../adapters/telephony/port';
+import { config } from '../../config';
+import { keys } from '../../db/keys';
+import { MAX_ATTEMPTS, pause } from '../../db/retry';
+import { ConditionFailed, getItem, ignoreConditionFailed, transact, updateExisting, type CounterDelta } from '../../db/store';
+import { NotFoundError } from '../../errors';
+import { logger } from '../../logger';
+import { callChargeId, chargeWrite } from '../billing/service';
+import { recordContactCall } from '../contacts/calls';
+import { DNC_MESSAGES, dialBlock } from '../dnc/service';
+import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
+import { simulatedTranscript } from './conversation';
+import { storeRecording } from './recordings';
+import type { Transcript } from './schemas';
+import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
+import { advances, billableMinutes, moveFor, STATUS_RANK, type Move } from './state';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** What a move knows beyond the new status. */
+export interface MoveDetails {
+  /** When it happened (the carrier's time). */
+  at: string;
+  /** Seconds connected, when the carrier says. */
+  durationSec?: number;
+  transcript?: Transcript;
+  recordingKey?: string;
+  errorMessage?: string;
+  providerCallId?: string;
+}
+
+export interface MoveResult {
+  moved: boolean;
+  item: CallItem;
+}
+
+const ENDED: Move = { status: 'ended', rank: STATUS_RANK.ended, answered: false };
+
+/** A move that ends the call with `reason`, for the platform's own ends (do-not-call, carrier error, sweep). */
+export const endMove = (reason: 'failed' | 'canceled'): Move => ({ ...ENDED, reason });
+
+/** The item after a move, computed in memory; what changed is written with one conditional update. */
+function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; set: Record<string, unknown>; remove: string[] } {
+  const at = d.at;
+  const set: Record<string, unknown> = { status: move.status, status_rank: move.rank, updated_at: new Date().toISOString(), gsi1pk: statusPartition(item.organization_id, move.status) };
+  const remove: string[] = [];
+  if (d.providerCallId && !item.provider_call_id) set.provider_call_id = d.providerCallId;
+  const ends = move.status === 'ended';
+  const answeredAt = item.answered_at ?? (move.answered ? (ends ? new Date(Date.parse(at) - (d.durationSec ?? 0) * 1000).toISOString() : at) : null);
+  if (answeredAt && !item.answered_at) set.answered_at = answeredAt;
+  if (ends) {
+    const answered = !!answeredAt && move.reason !== 'voicemail';
+    const duration = answered ? Math.max(0, Math.round(d.durationSec ?? (Date.parse(at) - Date.parse(answeredAt!)) / 1000)) : 0;
+    Object.assign(set, {
+      ended_at: at,
+      disconnection_reason: move.reason,
+      duration_sec: duration,
+      transcript: answered ? (d.transcript ?? []) : [],
+      ...(answered && d.recordingKey ? { recording_key: d.recordingKey } : {}),
+      ...(d.errorMessage ? { error_message: d.errorMessage } : {}),
+    });
+    remove.push('due_at', 'gsi2pk', 'gsi2sk');
+  } else if (move.answered && answeredAt) {
+    // Answered: the sweep may end it once the agent's maximum duration (and a margin) has passed.
+    Object.assign(set, dueEntry(item.organization_id, item.id, new Date(Date.parse(answeredAt) + item.max_call_duration_ms + RECOVERY_MARGIN_MS).toISOString()));
+  }
+  const next = { ...item, ...set } as CallItem;
+  for (const field of remove) delete (next as unknown as Record<string, unknown>)[field];
+  return { next, set, remove };
+}
+
+/**
+ * Moves a call forward and writes, in one transaction: the call (conditioned on its current rank
+ * being lower), the events the move emits (`call.started` when it is answered, `call.ended` when
+ * it ends), and for an answered call's end its minutes charge (id derived from the call). A move
+ * the call is already past changes nothing (`moved: false`). After an end, the after-end steps run
+ * (contact history, analysis queued), also when a redelivered event finds them not done yet.
+ */
+export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Promise<MoveResult> {
+  let item = start;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (!advances(item.status_rank, move)) {
+      if (item.status === 'ended') await finalize(item);
+      return { moved: false, item };
+    }
+    const { next, set, remove } = applied(item, move, d);
+    const writes: TransactItem[] = [
+      updateExisting(keys.call(item.organization_id, item.id), set, {
+        remove,
+        condition: '#rank < :rank',
+        names: { '#rank': 'status_rank' },
+        values: { ':rank': move.rank },
+      }),
+    ];
+    const counters: CounterDelta[] = [];
+    const events: PlatformEvent[] = [];
+    const publish = async (type: 'call.started' | 'call.ended') => {
+      const built = newEvent(item.organization_id, type, { ...(await view(next)) });
+      events.push(built.event);
+      writes.push(built.write);
+    };
+    const answeredNow = !!next.answered_at && !item.answered_at && next.disconnection_reason !== 'voicemail';
+    if (answeredNow) await publish('call.started');
+    if (next.status === 'ended') {
+      await publish('call.ended');
+      const minutes = billableMinutes(next.duration_sec);
+      if (minutes > 0 && next.price_per_minute > 0) {
+        const charge = chargeWrite(item.organization_id, {
+          id: callChargeId(item.id, item.created_at),
+          amount: minutes * next.price_per_minute,
+          reason: 'call_minutes',
+          description: `Outbound call to ${item.to_phone_number}: ${minutes} min at ${next.price_per_minute} USD/min`,
+          resourceType: 'call',
+          resourceId: item.id,
+          phoneNumber: item.from_phone_number,
+          at: next.ended_at!,
+        });
+        writes.push(charge.item);
+        counters.push(charge.counter);
+      }
+    }
+    try {
+      await transact(writes, counters);
+    } catch (err) {
+      if (!(err instanceof ConditionFailed)) throw err;
+      // Another event moved the call meanwhile: decide again on what it is now.
+      const now = await getItem<CallItem>(keys.call(item.organization_id, item.id));
+      if (!now) throw new NotFoundError('Call', item.id);
+      item = now;
+      await pause(attempt);
+      continue;
+    }
+    await dispatchEvents(events);
+    if (next.status === 'ended') await finalize(next);
+    return { moved: true, item: next };
+  }
+  throw new Error(`Call ${start.id} kept changing while moving it to ${move.status}`);
+}
+
+/**
+ * The steps after an end, each idempotent, then `finalized_at` so a later event skips them: the
+ * call in the contact's history (recordContactCall is idempotent per call) and the analysis job.
+ */
+async function finalize(item: CallItem): Promise<void> {
+  if (item.finalized_at) return;
+  if (item.contact_id) {
+    await recordContactCall(item.organization_id, item.contact_id, {
+      id: item.id,
+      agent_id: item.agent_id,
+      campaign_id: item.campaign_id,
+      direction: item.direction,
+      status: item.disconnection_reason ?? 'failed',
+      answered: !!item.answered_at,
+      from_phone_number: item.from_phone_number,
+      to_phone_number: item.to_phone_number,
+      started_at: item.started_at ?? item.created_at,
+      ended_at: item.ended_at,
+      duration_sec: item.duration_sec,
+    }).catch((err) => {
+      // A contact deleted since the call was placed has no history to write to.
+      if (!(err instanceof NotFoundError)) throw err;
+    });
+  }
+  await queue().send('call-analysis', { organization_id: item.organization_id, call_id: item.id });
+  await transact([
+    updateExisting(keys.call(item.organization_id, item.id), { finalized_at: new Date().toISOString() }, { condition: 'attribute_not_exists(finalized_at)' }),
+  ]).catch(ignoreConditionFailed);
+}
+
+const callOf = (orgId: string, callId: string) => getItem<CallItem>(keys.call(orgId, callId));
+
+/** The public URL of a Twilio callback endpoint for one call (PUBLIC_BASE_URL + path + the call in the query). */
+export function twilioCallbackUrl(kind: 'status' | 'twiml' | 'recording', orgId: string, callId: string): string {
+  const base = config().publicBaseUrl;
+  if (!base) throw new Error('PUBLIC_BASE_URL must be set for the carrier to reach the platform (Twilio callbacks).');
+  return `${base.replace(/\/$/, '')}/api/v1/telephony/twilio/${kind}?${new URLSearchParams({ organization_id: orgId, call_id: callId })}`;
+}
+
+/**
+ * The call-place job: dials a queued call once. Checks the do-not-call list and the contact's
+ * opt-out again right before dialing (a number listed since the call was queued is never dialed:
+ * the call ends `canceled` with `error_message`), claims the dial with a conditional write (a
+ * redelivered message never dials twice: at most once, never a second call to a person), then
+ * asks the carrier. A carrier refusal ends the call `failed` with the carrier's message. The
+ * simulated carrier's whole course goes to the call-events queue with message delays, so its
+ * events take the same path as a real carrier's callbacks.
+ */
+export async function placeQueuedCall(orgId: string, callId: string): Promise<void> {
+  const item = await callOf(orgId, callId);
+  if (!item || item.status !== 'queued' || item.dial_claimed_at) return;
+  const contact = item.contact_id ? await getItem<{ opt_out?: boolean }>(keys.contact(orgId, item.contact_id)) : null;
+  const blocked = await dialBlock(orgId, item.to_phone_number, contact);
+  const now = new Date().toISOString();
+  if (blocked) {
+    await moveCall(item, endMove('canceled'), { at: now, errorMessage: DNC_MESSAGES[blocked] });
+    return;
+  }
+  const carrier = telephony();
+  try {
+    await transact([
+      updateExisting(keys.call(orgId, callId), { dial_claimed_at: now, started_at: now, provider: carrier.name, updated_at: now }, {
+        condition: '#st = :queued AND attribute_not_exists(dial_claimed_at)',
+        names: { '#st': 'status' },
+        values: { ':queued': 'queued' },
+      }),
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed) return; // another delivery claimed it, or the call ended meanwhile
+    throw err;
+  }
+  const claimed: CallItem = { ...item, dial_claimed_at: now, started_at: now, provider: carrier.name };
+  const twilio = carrier.name === 'twilio';
+  let placed;
+  try {
+    placed = await carrier.placeCall({
+      from: item.from_phone_number,
+      to: item.to_phone_number,
+      timeoutSeconds: Math.max(1, Math.round(item.ring_duration_ms / 1000)),
+      detectMachine: true,
+      ...(twilio
+        ? {
+            answerUrl: twilioCallbackUrl('twiml', orgId, callId),
+            statusCallbackUrl: twilioCallbackUrl('status', orgId, callId),
+            recordingCallbackUrl: twilioCallbackUrl('recording', orgId, callId),
+          }
+        : {}),
+    });
+  } catch (err) {
+    logger.warn('The carrier did not place the call', { call_id: callId, error: err as Error });
+    await moveCall(claimed, endMove('failed'), { at: new Date().toISOString(), errorMessage: `The carrier did not place the call: ${(err as Error).message}` });
+    return;
+  }
+  await transact([
+    updateExisting(keys.call(orgId, callId), { provider_call_id: placed.providerCallId }, { condition: 'attribute_not_exists(provider_call_id) OR provider_call_id = :p', values: { ':p': placed.providerCallId } }),
+  ]).catch(ignoreConditionFailed);
+  const startMs = Date.now();
+  for (const event of placed.events) {
+    const delaySeconds = Math.min(900, Math.max(0, Math.round((Date.parse(event.at) - startMs) / 1000)));
+    await queue().send('call-events', { kind: 'status', organization_id: orgId, call_id: callId, provider: carrier.name, event }, { delaySeconds });
+  }
+}
+
+/** A message of the call-events queue: a carrier status event, or (Twilio) a finished recording. */
+export type CallEventMessage =
+  | { kind: 'status'; organization_id: string; call_id: string; provider: string; event: CallStatusEvent }
+  | { kind: 'recording'; organization_id: string; call_id: string; provider_call_id: string; recording_url: string };
+
+/**
+ * Feeds one carrier status event to the state machine. An event for another carrier call than the
+ * one placed is dropped. When the simulated carrier reports an answered call's end, its
+ * conversation is produced here as a voice runtime would have: the transcript (the agent's begin
+ * message with the call's variables, then scripted turns) and a real recording of the call's
+ * length, stored before the end is written so `call.ended` carries both.
+ */
+export async function applyCarrierEvent(orgId: string, callId: string, event: CallStatusEvent, provider: string): Promise<MoveResult | undefined> {
+  const item = await callOf(orgId, callId);
+  if (!item) {
+    logger.warn('Carrier event for an unknown call', { organization_id: orgId, call_id: callId });
+    return undefined;
+  }
+  if (item.provider_call_id && event.providerCallId !== item.provider_call_id) {
+    logger.warn('Carrier event for another carrier call; dropped', { call_id: callId, provider_call_id: event.providerCallId });
+    return { moved: false, item };
+  }
+  const move = moveFor(event);
+  if (!move) return { moved: false, item };
+  const details: MoveDetails = { at: event.at, durationSec: event.durationSec, providerCallId: event.providerCallId };
+  if (provider === 'simulated' && move.status === 'ended' && move.answered && advances(item.status_rank, move)) {
+    const seconds = Math.max(1, event.durationSec ?? 1);
+    details.transcript = simulatedTranscript(item.begin_message, item.dynamic_variables ?? {}, seconds);
+    details.recordingKey = await storeRecording(orgId, callId, synthesizeRecording(seconds, { seed: callId }));
+  }
+  return moveCall(item, move, details);
+}
+
+/** Copies a finished carrier recording into the bucket and links it to the call (Twilio's recording callback). */
+export async function attachCarrierRecording(orgId: string, callId: string, providerCallId: string, recordingUrl: string): Promise<void> {
+  const item = await callOf(orgId, callId);
+  if (!item || (item.provider_call_id && item.provider_call_id !== providerCallId)) return;
+  if (item.recording_key) return;
+  const carrier = telephony();
+  if (!carrier.fetchRecording) throw new Error(`The ${carrier.name} carrier cannot fetch recordings`);
+  const audio = await carrier.fetchRecording(recordingUrl);
+  const key = await storeRecording(orgId, callId, audio);
+  await transact([updateExisting(keys.call(orgId, callId), { recording_key: key, updated_at: new Date().toISOString() })]);
+}
+
+/** The call-events job's work for one message. */
+export async function handleCallEventMessage(m: CallEventMessage): Promise<void> {
+  if (m.kind === 'recording') return attachCarrierRecording(m.organization_id, m.call_id, m.provider_call_id, m.recording_url);
+  await applyCarrierEvent(m.organization_id, m.call_id, m.event, m.provider);
+}

@@ -1,0 +1,58 @@
+import * as z from 'zod/mini';
+import { defineOperation } from '../../http/operation';
+import { IdParams, uuid } from '../common/schemas';
+import { recordingKeys } from './recordings';
+import { Call, CallListQuery, CreateCallBody } from './schemas';
+
+const tag = 'Calls';
+const telephonyTag = 'Telephony';
+/** Reading a call signs its recording link: the signer must be allowed to read the object. */
+const recordingsRead = { bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns } as const;
+
+export const createCall = defineOperation({
+  method: 'POST', path: '/api/v1/calls', operationId: 'createCall', tag, auth: true,
+  summary: 'Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number',
+  entry: 'functions/calls/create.ts', body: CreateCallBody, response: Call,
+  successMessage: 'Call queued successfully', access: { table: 'RW', queues: ['call-place'], ...recordingsRead },
+});
+
+export const listCalls = defineOperation({
+  method: 'GET', path: '/api/v1/calls', operationId: 'listCalls', tag, auth: true,
+  summary: 'Calls, newest first; filters agent_id, campaign_id, contact_id, status, from and to (created time)',
+  entry: 'functions/calls/list.ts', query: CallListQuery, response: Call, list: true,
+  access: { table: 'R', ...recordingsRead },
+});
+
+export const getCall = defineOperation({
+  method: 'GET', path: '/api/v1/calls/{id}', operationId: 'getCall', tag, auth: true,
+  summary: 'One call session, with its transcript, a fresh 15-minute recording link and its analysis',
+  entry: 'functions/calls/get.ts', params: IdParams, response: Call,
+  access: { table: 'R', ...recordingsRead },
+});
+
+/** The call a Twilio callback is about, in the callback URL's query (signed with the URL). */
+const TwilioCallQuery = z.strictObject({ organization_id: uuid(), call_id: uuid() });
+/** Twilio posts many form parameters; the signature covers them all, so none is refused here. */
+const TwilioForm = z.record(z.string(), z.string());
+const Received = z.object({ received: z.boolean() });
+
+export const receiveTwilioStatus = defineOperation({
+  method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,
+  summary: 'Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine',
+  entry: 'functions/telephony/twilio-status.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
+  access: { queues: ['call-events'], telephony: true },
+});
+
+export const receiveTwilioRecording = defineOperation({
+  method: 'POST', path: '/api/v1/telephony/twilio/recording', operationId: 'receiveTwilioRecording', tag: telephonyTag, auth: false,
+  summary: 'Twilio recording status callback (form-encoded, X-Twilio-Signature verified); the recording is copied into the bucket',
+  entry: 'functions/telephony/twilio-recording.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
+  access: { queues: ['call-events'], telephony: true },
+});
+
+export const getTwilioCallInstructions = defineOperation({
+  method: 'POST', path: '/api/v1/telephony/twilio/twiml', operationId: 'getTwilioCallInstructions', tag: telephonyTag, auth: false,
+  summary: 'TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL); X-Twilio-Signature verified',
+  entry: 'functions/telephony/twilio-twiml.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form',
+  rawResponse: true, rawContentType: 'text/xml', access: { table: 'R', telephony: true },
+});

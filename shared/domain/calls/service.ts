@@ -1,0 +1,280 @@
+import { v7 as uuidv7 } from 'uuid';
+import { queue } from '../../adapters/queue';
+import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '../../db/keys';
+import { countRange, getMany, queryRangePage, type RangeQuery } from '../../db/filtered-query';
+import { getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
+import { UnprocessableError, ValidationError } from '../../errors';
+import { listResult } from '../../http/result';
+import { getOr404 } from '../common/collection';
+import { DNC_MESSAGES, dialBlock } from '../dnc/service';
+import type { PhoneNumberItem } from '../phone-numbers/service';
+import { recordingUrl } from './recordings';
+import type { Call, CallAnalysisValue, CallListInput, CallStatus, CreateCallInput, DisconnectionReason, Transcript } from './schemas';
+import { STATUS_RANK } from './state';
+
+/**
+ * Call sessions.
+ *
+ * - A call is one item `CALL#<id>` in the organization's partition (UUID v7 ids sort by creation
+ *   time), counted by COUNT#calls. It carries gsi1 `ORG#<org>#CALL#STATUS#<status>` → id (the
+ *   status filter; moved by every state change) and, while it is not ended, an entry in the sparse
+ *   calls-due index on gsi2 (`CALLDUE#<hour>#<shard>`), which the recovery sweep reads.
+ * - Index entries `CALLIDX#agent|campaign|contact#<value>#<id>` are written once with the call
+ *   (those members never change), so the agent, campaign and contact filters are ranges too.
+ * - What the call needs later (the agent's ring and maximum durations, begin message and analysis
+ *   settings, the number's per-minute price) is copied onto the item when the call is created:
+ *   a call runs with the settings it was placed with, and no step re-reads the agent.
+ * - The state machine and everything a move writes are in lifecycle.ts.
+ */
+
+export const ENTITY = 'CALL';
+/** Added to ring and maximum duration before the recovery sweep may end a call: queue waits, carrier lag. */
+export const RECOVERY_MARGIN_MS = 5 * 60_000;
+/** Partitions per due hour of the calls-due index, so a busy hour does not write to one index partition. */
+export const CALL_DUE_SHARDS = 4;
+
+export interface CallItem extends Omit<Call, 'recording_url'> {
+  pk: string;
+  sk: string;
+  entity: string;
+  version: number;
+  gsi1pk: string;
+  gsi1sk: string;
+  gsi2pk?: string;
+  gsi2sk?: string;
+  status_rank: number;
+  /** When the recovery sweep may end the call; removed with the end. */
+  due_at?: string;
+  recording_key?: string;
+  provider?: string;
+  provider_call_id?: string;
+  /** Set once by the place job before it dials: a redelivered job never dials twice. */
+  dial_claimed_at?: string;
+  /** Set once the after-end steps (contact history, analysis queued) are done. */
+  finalized_at?: string;
+  phone_number_id: string;
+  price_per_minute: number;
+  ring_duration_ms: number;
+  max_call_duration_ms: number;
+  begin_message: string;
+  analysis_model: string | null;
+  analysis_prompt: string | null;
+}
+
+/** The API's view of a call: storage attributes dropped, a fresh recording link. */
+export async function view(item: CallItem): Promise<Call> {
+  return {
+    id: item.id,
+    organization_id: item.organization_id,
+    agent_id: item.agent_id,
+    campaign_id: item.campaign_id ?? null,
+    contact_id: item.contact_id ?? null,
+    direction: item.direction,
+    from_phone_number: item.from_phone_number,
+    to_phone_number: item.to_phone_number,
+    status: item.status,
+    disconnection_reason: item.disconnection_reason ?? null,
+    error_message: item.error_message ?? null,
+    started_at: item.started_at ?? null,
+    answered_at: item.answered_at ?? null,
+    ended_at: item.ended_at ?? null,
+    duration_sec: item.duration_sec ?? 0,
+    transcript: item.transcript ?? [],
+    recording_url: await recordingUrl(item.recording_key),
+    analysis: item.analysis ?? null,
+    analysis_error: item.analysis_error ?? null,
+    metadata: item.metadata ?? {},
+    dynamic_variables: item.dynamic_variables ?? {},
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+  };
+}
+
+/** The gsi1 partition of one call status. */
+export const statusPartition = (orgId: string, status: CallStatus) => gsi1.byStatus(orgId, ENTITY, status);
+
+/** The calls-due index attributes for a call that may be ended by the sweep at `dueAt`. */
+export function dueEntry(orgId: string, callId: string, dueAt: string) {
+  const shard = parseInt(callId.slice(-1), 16) % CALL_DUE_SHARDS;
+  return { due_at: dueAt, gsi2pk: gsi2.callsDue(dueAt.slice(0, 13), shard), gsi2sk: gsi2.callDueEntry(dueAt, orgId, callId) };
+}
+
+interface AgentItem {
+  ring_duration_ms?: number;
+  max_call_duration_ms?: number;
+  begin_message?: string;
+  post_call_analysis_model?: string;
+  analysis_summary_prompt?: string;
+}
+
+interface ClaimItem {
+  organization_id: string;
+  phone_number_id: string;
+}
+
+/** What another area (campaigns) adds when it creates a call. */
+export interface CallOrigin {
+  campaignId?: string;
+}
+
+/**
+ * Creates a call `queued` and queues the job that places it (call-place). Checks, each a 400
+ * naming the field: the agent is the organization's, `from_phone_number` is an active number it
+ * holds, `contact_id` its contact. A destination on the do-not-call list, or a contact that opted
+ * out, is a 422 with `error.details.reason` (`do_not_call`, `opt_out`), and nothing is written.
+ */
+export async function createCall(orgId: string, input: CreateCallInput, origin: CallOrigin = {}): Promise<Call> {
+  const [agent, claim, contact] = await Promise.all([
+    getItem<AgentItem>(keys.agent(orgId, input.agent_id)),
+    getItem<ClaimItem>(keys.numberClaim(input.from_phone_number)),
+    input.contact_id ? getItem<{ opt_out?: boolean }>(keys.contact(orgId, input.contact_id)) : Promise.resolve(null),
+  ]);
+  const issues = [];
+  if (!agent) issues.push({ path: 'agent_id', message: 'is not an agent of this organization' });
+  const number = claim?.organization_id === orgId ? await getItem<PhoneNumberItem>(keys.phoneNumber(orgId, claim.phone_number_id)) : undefined;
+  if (!number || number.status !== 'active') issues.push({ path: 'from_phone_number', message: 'is not an active phone number of this organization' });
+  if (input.contact_id && !contact) issues.push({ path: 'contact_id', message: 'is not a contact of this organization' });
+  if (issues.length) throw new ValidationError(`Validation failed: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, issues);
+
+  const blocked = await dialBlock(orgId, input.to_phone_number, contact);
+  if (blocked) {
+    throw new UnprocessableError(`The call cannot be placed: ${DNC_MESSAGES[blocked]}`, { reason: blocked, to_phone_number: input.to_phone_number });
+  }
+
+  const id = uuidv7();
+  const now = new Date().toISOString();
+  const ring = agent!.ring_duration_ms ?? 30_000;
+  const max = agent!.max_call_duration_ms ?? 1_800_000;
+  const call: Omit<Call, 'recording_url'> = {
+    id,
+    organization_id: orgId,
+    agent_id: input.agent_id,
+    campaign_id: origin.campaignId ?? null,
+    contact_id: input.contact_id ?? null,
+    direction: 'outbound',
+    from_phone_number: input.from_phone_number,
+    to_phone_number: input.to_phone_number,
+    status: 'queued',
+    disconnection_reason: null,
+    error_message: null,
+    started_at: null,
+    answered_at: null,
+    ended_at: null,
+    duration_sec: 0,
+    transcript: [],
+    analysis: null,
+    analysis_error: null,
+    metadata: input.metadata ?? {},
+    dynamic_variables: input.dynamic_variables ?? {},
+    created_at: now,
+    updated_at: now,
+  };
+  const item: CallItem = {
+    ...keys.call(orgId, id),
+    entity: ENTITY,
+    version: 1,
+    ...call,
+    gsi1pk: statusPartition(orgId, 'queued'),
+    gsi1sk: id,
+    ...dueEntry(orgId, id, new Date(Date.parse(now) + ring + max + RECOVERY_MARGIN_MS).toISOString()),
+    status_rank: STATUS_RANK.queued,
+    phone_number_id: number!.id,
+    price_per_minute: number!.per_minute_price_outbound ?? 0,
+    ring_duration_ms: ring,
+    max_call_duration_ms: max,
+    begin_message: agent!.begin_message ?? '',
+    analysis_model: agent!.post_call_analysis_model || null,
+    analysis_prompt: agent!.analysis_summary_prompt || null,
+  };
+  const dims: [CallIndexDimension, string | null][] = [['agent', call.agent_id], ['campaign', call.campaign_id], ['contact', call.contact_id]];
+  const indexEntries = dims
+    .filter((d): d is [CallIndexDimension, string] => !!d[1])
+    .map(([dim, value]) =>
+      putNew({ ...keys.callIndex(orgId, dim, value, id), entity: 'CALL_INDEX', call_id: id, agent_id: call.agent_id, campaign_id: call.campaign_id, contact_id: call.contact_id }),
+    );
+  await transact([putNew({ ...item }), ...indexEntries], [{ orgId, collection: collections.calls, delta: 1 }]);
+  // If this send fails the call stays queued and the recovery sweep ends it `failed` when due.
+  await queue().send('call-place', { organization_id: orgId, call_id: id });
+  return view(item);
+}
+
+export async function getCall(orgId: string, id: string): Promise<Call> {
+  return view(await getOr404<CallItem>(keys.call(orgId, id), 'Call', id));
+}
+
+/** Lowest and highest sort-key suffix of UUID v7 ids created in [from, to] (the id starts with its millisecond time in hex). */
+function idBounds(from?: string, to?: string): { low: string; high: string } {
+  const stamp = (iso: string) => {
+    const hex = Date.parse(iso).toString(16).padStart(12, '0');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-`;
+  };
+  // Ids start with a hex digit, so '0' is below every id ('' is not a valid key value); '~' sorts after every character of an id.
+  return { low: from ? stamp(from) : '0', high: to ? `${stamp(to)}~` : '~' };
+}
+
+/**
+ * Calls, newest first. Unfiltered: the organization's CALL# items, total from COUNT#calls. With
+ * filters, one key range is read and the other filters apply to it (as every filtered list here):
+ * `status` → the status partition of gsi1; else `contact_id`, `campaign_id` or `agent_id` → that
+ * value's index entries (then the calls by BatchGetItem); else the CALL# items. `from`/`to` bound
+ * the range itself (ids are UUID v7). `meta.total` is then exact, counted over the same range and
+ * filter (Select COUNT), so its cost grows with the range read.
+ */
+export async function listCalls(orgId: string, q: CallListInput) {
+  if (q.from && q.to && q.to < q.from) throw ValidationError.field('to', 'must not be before from');
+  const { low, high } = idBounds(q.from, q.to);
+  const paging: PageRequest = { limit: q.limit, offset: q.offset, cursor: q.cursor };
+  const dims: [CallIndexDimension, string | undefined][] = [['contact', q.contact_id], ['campaign', q.campaign_id], ['agent', q.agent_id]];
+  const given = dims.filter((d): d is [CallIndexDimension, string] => !!d[1]);
+
+  if (!given.length && !q.status && !q.from && !q.to) {
+    const [page, total] = await Promise.all([
+      queryPage<CallItem>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.call, descending: true }, paging),
+      readCounter(orgId, collections.calls),
+    ]);
+    return listResult({ items: await Promise.all(page.items.map(view)), nextCursor: page.nextCursor }, total, paging);
+  }
+
+  // Equality filters on the members the key range does not already fix.
+  const filterOn = (pairs: [string, string][]): RangeQuery['filter'] => {
+    if (!pairs.length) return undefined;
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const parts = pairs.map(([field, value], i) => {
+      names[`#q${i}`] = field;
+      values[`:q${i}`] = value;
+      return `#q${i} = :q${i}`;
+    });
+    return { expression: parts.join(' AND '), names, values };
+  };
+  const memberFilters = (skip?: CallIndexDimension) => given.filter(([dim]) => dim !== skip).map(([dim, value]) => [`${dim}_id`, value] as [string, string]);
+
+  if (q.status) {
+    const range: RangeQuery = {
+      index: 'gsi1', pkName: 'gsi1pk', pkValue: statusPartition(orgId, q.status), skName: 'gsi1sk',
+      skFrom: low, skTo: high, descending: true, filter: filterOn(memberFilters()),
+    };
+    const [page, total] = await Promise.all([queryRangePage<CallItem>(range, paging), countRange(range)]);
+    return listResult({ items: await Promise.all(page.items.map(view)), nextCursor: page.nextCursor }, total, paging);
+  }
+
+  if (given.length) {
+    const [dim, value] = given[0]!;
+    const prefix = keys.callIndexPrefix(dim, value);
+    const range: RangeQuery = {
+      pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk',
+      skFrom: `${prefix}${low}`, skTo: `${prefix}${high}`, descending: true, filter: filterOn(memberFilters(dim)),
+    };
+    const [page, total] = await Promise.all([queryRangePage<{ call_id: string }>(range, paging), countRange(range)]);
+    const calls = await getMany<CallItem>(page.items.map((e) => keys.call(orgId, e.call_id)));
+    return listResult({ items: await Promise.all(calls.map(view)), nextCursor: page.nextCursor }, total, paging);
+  }
+
+  const range: RangeQuery = {
+    pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skFrom: `${Prefix.call}${low}`, skTo: `${Prefix.call}${high}`, descending: true,
+  };
+  const [page, total] = await Promise.all([queryRangePage<CallItem>(range, paging), countRange(range)]);
+  return listResult({ items: await Promise.all(page.items.map(view)), nextCursor: page.nextCursor }, total, paging);
+}
+
+export type { CallAnalysisValue, DisconnectionReason, Transcript };

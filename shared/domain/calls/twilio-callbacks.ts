@@ -1,0 +1,82 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { queue } from '../../adapters/queue';
+import { telephony } from '../../adapters/telephony';
+import { twilioCredentialsFromEnvironment } from '../../adapters/telephony/twilio';
+import { verifyTwilioSignature } from '../../adapters/telephony/twilio-signature';
+import { config } from '../../config';
+import { keys } from '../../db/keys';
+import { getItem } from '../../db/store';
+import { UnauthorizedError, UnprocessableError } from '../../errors';
+import { header } from '../../http/context';
+import { rawBody, type RawBody } from '../../http/result';
+import { logger } from '../../logger';
+import type { CallEventMessage } from './lifecycle';
+import type { CallItem } from './service';
+
+/**
+ * Twilio's callbacks for a call we placed. Each URL carries the call (`organization_id`,
+ * `call_id` in the query, signed with the rest of the URL); each request must carry a valid
+ * `X-Twilio-Signature` over PUBLIC_BASE_URL + path + query and the form parameters (Twilio's
+ * scheme), or it is a 401 and nothing happens. Status and recording callbacks are queued for the
+ * call-events job (the same path as the simulated carrier's events), so Twilio gets its answer
+ * at once and a redelivery changes nothing.
+ */
+export interface CallRef {
+  organization_id: string;
+  call_id: string;
+}
+
+async function verify(event: APIGatewayProxyEventV2, params: Record<string, string>): Promise<void> {
+  const base = config().publicBaseUrl;
+  if (!base) throw new Error('PUBLIC_BASE_URL must be set to verify Twilio signatures');
+  const url = `${base.replace(/\/$/, '')}${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
+  const signature = header(event, 'x-twilio-signature') ?? '';
+  const { authToken } = await twilioCredentialsFromEnvironment();
+  if (!signature || !verifyTwilioSignature(authToken, url, params, signature)) {
+    throw new UnauthorizedError('Missing or invalid X-Twilio-Signature');
+  }
+}
+
+/** POST /telephony/twilio/status: a call status callback, queued for the state machine. */
+export async function acceptTwilioStatus(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<{ received: true }> {
+  await verify(event, params);
+  const status = telephony().parseStatusEvent(params);
+  const message: CallEventMessage = { kind: 'status', organization_id: ref.organization_id, call_id: ref.call_id, provider: 'twilio', event: status };
+  await queue().send('call-events', message);
+  return { received: true };
+}
+
+/** POST /telephony/twilio/recording: a finished recording, queued to be copied into the bucket. */
+export async function acceptTwilioRecording(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<{ received: true }> {
+  await verify(event, params);
+  if (params.RecordingStatus && params.RecordingStatus !== 'completed') return { received: true };
+  if (!params.RecordingUrl || !params.CallSid) throw new UnprocessableError('RecordingUrl and CallSid are required', { fields: ['RecordingUrl', 'CallSid'] });
+  const message: CallEventMessage = {
+    kind: 'recording', organization_id: ref.organization_id, call_id: ref.call_id, provider_call_id: params.CallSid, recording_url: params.RecordingUrl,
+  };
+  await queue().send('call-events', message);
+  return { received: true };
+}
+
+const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/**
+ * POST /telephony/twilio/twiml: the call instructions once the callee answers: connect the
+ * call's media to the agent's voice runtime (VOICE_RUNTIME_URL) with <Connect><Stream>, passing
+ * the call, organization and agent as stream parameters. Without a voice runtime configured,
+ * or for a call we do not know, the instructions say so and hang up.
+ */
+export async function twilioInstructions(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<RawBody> {
+  await verify(event, params);
+  const call = await getItem<CallItem>(keys.call(ref.organization_id, ref.call_id));
+  const runtime = config().voiceRuntimeUrl;
+  const twiml = (inner: string) => rawBody('text/xml', `<?xml version="1.0" encoding="UTF-8"?><Response>${inner}</Response>`);
+  if (!call || !runtime) {
+    logger.error('Twilio asked for call instructions that cannot be given', { call_id: ref.call_id, known: !!call, voice_runtime: !!runtime });
+    return twiml('<Say>Sorry, this call cannot be connected.</Say><Hangup/>');
+  }
+  const parameters = { call_id: call.id, organization_id: call.organization_id, agent_id: call.agent_id };
+  return twiml(
+    `<Connect><Stream url="${xml(runtime)}">${Object.entries(parameters).map(([name, value]) => `<Parameter name="${name}" value="${xml(value)}"/>`).join('')}</Stream></Connect>`,
+  );
+}
