@@ -2,6 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, queryPage, transact } from '../../db/store';
+import { tableName } from '../../db/client';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { deletePartition, getMany } from '../../db/filtered-query';
 import { updateWrite } from '../../db/update';
@@ -85,11 +86,13 @@ export async function runTick(): Promise<{ queued: number }> {
   return { queued };
 }
 
+export const DUPLICATE_MESSAGE = 'duplicate phone number';
+
 /** Why a due contact is failed without a call, or null when it may be dialed. */
 async function blockReason(orgId: string, cc: CampaignContactItem, contact: { phone?: string; opt_out?: boolean } | undefined): Promise<string | null> {
   if (!contact) return 'contact deleted';
   if (!cc.phone) return 'contact has no phone number';
-  if (cc.duplicate_of) return 'duplicate phone number';
+  if (cc.duplicate_of) return DUPLICATE_MESSAGE;
   const block = await dialBlock(orgId, cc.phone, contact);
   return block ? DNC_MESSAGES[block] : null;
 }
@@ -121,7 +124,7 @@ async function failWithoutCall(orgId: string, cc: CampaignContactItem, message: 
  * transaction. 'contact' when the contact moved on (someone else claimed it), 'campaign' when the
  * campaign is full or no longer running.
  */
-async function claim(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign'> {
+async function claim(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign' | 'duplicate'> {
   for (let round = 0; ; round++) {
     const result = await claimOnce(campaign, cc, now);
     if (result !== 'conflict' ) return result;
@@ -130,7 +133,7 @@ async function claim(campaign: CampaignItem, cc: CampaignContactItem, now: Date)
   }
 }
 
-async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign' | 'conflict'> {
+async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign' | 'duplicate' | 'conflict'> {
   const orgId = campaign.organization_id;
   const attempt = cc.attempt_count + 1;
   const lease = iso(new Date(now.getTime() + LEASE_MS));
@@ -158,12 +161,27 @@ async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: D
         names: { '#st': 'status', '#cs': 'contact_stats', '#ip': 'in_progress', '#sc': 'schedule', '#max': 'max_concurrent' },
         values: { ':running': 'running' },
       }),
+      // The number's marker: the first campaign contact dialed on a number owns it; another one
+      // with the same number (brought by another add) fails as a duplicate, atomically with the claim.
+      ...(cc.phone
+        ? [{
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.campaignNumber(orgId, campaign.id, cc.phone), entity: 'CAMPAIGN_NUMBER', phone: cc.phone, campaign_contact_id: cc.id },
+              ConditionExpression: 'attribute_not_exists(pk) OR #owner = :me',
+              ExpressionAttributeNames: { '#owner': 'campaign_contact_id' },
+              ExpressionAttributeValues: { ':me': cc.id },
+            },
+          }]
+        : []),
     ]);
     return { ...cc, ...set };
   } catch (err) {
     if (!(err instanceof ConditionFailed)) throw err;
     if (err.message === 'transaction conflict') return 'conflict';
-    return failedItems(err).includes(1) ? 'campaign' : 'contact';
+    const failed = failedItems(err);
+    if (failed.includes(1)) return 'campaign';
+    return failed.includes(2) && !failed.includes(0) ? 'duplicate' : 'contact';
   }
 }
 
@@ -306,7 +324,7 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
         await queueDispatch(orgId, campaignId);
         break;
       }
-      const page = await dueEntries(orgId, campaignId, now, cursor);
+      const page = await dueEntries(orgId, campaignId, now, cursor, capacity);
       cursor = page.next;
       exhausted = !page.next;
       examined += page.items.length;
@@ -340,6 +358,9 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
         i += batch.length;
         const claims = await Promise.all(batch.map((cc) => claim(campaign!, cc, now)));
         const won = claims.filter((c): c is CampaignContactItem => typeof c === 'object');
+        for (const [j, c] of claims.entries()) {
+          if (c === 'duplicate' && (await failWithoutCall(orgId, batch[j]!, DUPLICATE_MESSAGE, now))) summary.failedWithoutCall++;
+        }
         const placed = await Promise.all(won.map((cc) => place(campaign!, cc, now)));
         summary.placed += placed.filter(Boolean).length;
         if (claims.includes('campaign') || won.length < batch.length) {
@@ -355,11 +376,12 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
   return summary;
 }
 
-/** Due contacts up to now, one page of the due index (eventually consistent: every write on them is conditional). */
-async function dueEntries(orgId: string, campaignId: string, now: Date, cursor?: string) {
+/** Due contacts up to now, one page of the due index sized to the free slots (eventually consistent: every write on them is conditional). */
+async function dueEntries(orgId: string, campaignId: string, now: Date, cursor: string | undefined, capacity: number) {
   const page = await queryPage<CampaignContactItem>(
     { index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.campaignDue(orgId, campaignId), skName: 'gsi1sk', skBelow: `${iso(now)}$` },
-    { limit: PAGE, cursor },
+    // As many as there are free slots (a few more for those failed without a call), never more than a page.
+    { limit: Math.min(PAGE, capacity + 5), cursor },
   );
   return { items: page.items, next: page.nextCursor ?? undefined };
 }
