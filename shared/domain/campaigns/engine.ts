@@ -3,6 +3,7 @@ import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, queryPage, transact } from '../../db/store';
 import { tableName } from '../../db/client';
+import { clockNow } from '../../clock';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { deletePartition, getMany } from '../../db/filtered-query';
 import { updateWrite } from '../../db/update';
@@ -301,7 +302,7 @@ export interface DispatchSummary {
  * One dispatch of one campaign (the `campaign-dispatch` job). Safe to run twice at once or to
  * receive twice: every claim is conditional.
  */
-export async function dispatchCampaign(orgId: string, campaignId: string, now = new Date()): Promise<DispatchSummary> {
+export async function dispatchCampaign(orgId: string, campaignId: string, now = clockNow()): Promise<DispatchSummary> {
   const summary: DispatchSummary = { placed: 0, failedWithoutCall: 0, postponed: 0, recovered: 0, continued: false };
   let campaign = await getItem<CampaignItem>(campaignKey(orgId, campaignId));
   if (!campaign) return summary;
@@ -413,7 +414,7 @@ async function settle(orgId: string, campaignId: string): Promise<void> {
 
 async function complete(campaign: CampaignItem): Promise<void> {
   const orgId = campaign.organization_id;
-  const now = new Date();
+  const now = clockNow();
   const after = { ...campaign, status: 'completed' as const, execution_status: 'done' as const, completed_at: iso(now), updated_at: iso(now) };
   const event = newEvent(orgId, 'campaign.completed', campaignView(after) as unknown as Record<string, unknown>, now);
   try {
@@ -506,7 +507,7 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
   const result = classify(outcome);
   const attemptsLeft = 1 + campaign.schedule.retry_attempts - attempt;
   const retry = result.retryable && attemptsLeft > 0 && campaign.status !== 'completed';
-  const now = new Date();
+  const now = clockNow();
   const contactSet: Record<string, unknown> = {
     call_session_id: outcome.callId,
     call_duration_sec: Math.max(0, Math.round(outcome.durationSec)),
@@ -565,7 +566,7 @@ export async function failPending(orgId: string, campaignId: string, message: st
     }
     const pending = (await getMany<CampaignContactItem>(entries)).filter((cc) => cc.status === 'pending');
     if (!pending.length) return failed;
-    const now = iso(new Date());
+    const now = iso(clockNow());
     for (let i = 0; i < pending.length; i += 25) {
       const batch = pending.slice(i, i + 25);
       try {

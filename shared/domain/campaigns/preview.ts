@@ -1,3 +1,4 @@
+import { clockNow } from '../../clock';
 import { keys, Prefix } from '../../db/keys';
 import { queryAll } from '../../db/store';
 import { getMany } from '../../db/filtered-query';
@@ -26,7 +27,7 @@ const messages: Record<SkipReason, string> = {
  * dispatcher uses), and how long dialing would take at `max_concurrent` with calls of
  * `assumed_call_sec` (first attempts only), walked through the window's openings.
  */
-export async function previewCampaign(orgId: string, id: string, input: { assumed_call_sec?: number }, now = new Date()): Promise<CampaignPreview> {
+export async function previewCampaign(orgId: string, id: string, input: { assumed_call_sec?: number }, now = clockNow()): Promise<CampaignPreview> {
   const campaign = await getCampaignItem(orgId, id);
   const schedule = campaign.schedule;
   const callSec = input.assumed_call_sec ?? DEFAULT_CALL_SEC;

@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { queue } from '../../adapters/queue';
+import { clockMs, clockNow } from '../../clock';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
 import { ConditionFailed, deleteExisting, getItem, putNew, queryPage, readCounter, transact, type CounterDelta, type Guard, type PageRequest } from '../../db/store';
 import { deletePartition, getMany, putMany } from '../../db/filtered-query';
@@ -59,7 +60,7 @@ interface ContactRecord {
   tags?: string[];
 }
 
-const nowIso = () => new Date().toISOString();
+const nowIso = () => clockNow().toISOString();
 
 /** The campaign item, or 404 (another organization's id is simply not found). */
 export async function getCampaignItem(orgId: string, id: string): Promise<CampaignItem> {
@@ -320,7 +321,7 @@ async function move(
     const now = nowIso();
     const plan = build(item, now);
     const after = { ...item, ...plan.set } as CampaignItem;
-    const event = plan.event ? newEvent(orgId, plan.event, campaignView(after) as unknown as Record<string, unknown>) : undefined;
+    const event = plan.event ? newEvent(orgId, plan.event, campaignView(after) as unknown as Record<string, unknown>, new Date(now)) : undefined;
     const counters: CounterDelta[] = [
       { orgId, collection: collections.campaignsByStatus(item.status), delta: -1 },
       { orgId, collection: collections.campaignsByStatus(plan.to), delta: 1 },
@@ -455,7 +456,7 @@ export async function addCampaignContacts(orgId: string, id: string, contactIds:
   if (item.status !== 'draft' && item.status !== 'paused') throw new ConflictError(`Contacts can only be added to a draft or paused campaign; this one is ${item.status}`, { id, status: item.status });
   item = await repairInterruptedAdd(item);
   const contacts = await loadContacts(orgId, contactIds, 'contact_ids');
-  const lock = new Date(Date.now() + ADD_LOCK_MS).toISOString();
+  const lock = new Date(clockMs() + ADD_LOCK_MS).toISOString();
   try {
     await transact([
       updateWrite(keys.campaign(orgId, id), {
