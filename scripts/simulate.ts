@@ -23,6 +23,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
+import { seededRandom } from '../shared/adapters/seeded-random';
 import { keys } from '../shared/db/keys';
 import { getItem, queryAll, transact } from '../shared/db/store';
 import { putMany } from '../shared/db/filtered-query';
@@ -72,18 +73,6 @@ export interface SimulationReport {
 const ZONES = ['America/New_York', 'America/Chicago', 'America/Los_Angeles', 'Europe/London', 'Europe/Berlin', 'Asia/Tokyo'];
 const SESSION_NS = '6f1b3a52-5f0e-4b8e-9d4c-2a7f6c1e9b10';
 
-/** Deterministic random numbers (mulberry32). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface SessionItem {
   pk: string;
   sk: string;
@@ -108,7 +97,7 @@ const sessionPartition = (orgId: string) => `${keys.partition(orgId)}#SIMCALLS`;
 class SimulatedCarrier implements CampaignDialer {
   private readonly random: () => number;
   constructor(private readonly clock: ManualClock, seed: number, private readonly track: (work: Promise<unknown>) => void) {
-    this.random = rng(seed);
+    this.random = seededRandom(`carrier-${seed}`);
   }
 
   async placeCampaignCall(input: CampaignCallRequest): Promise<{ callId: string }> {
@@ -162,7 +151,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     work.add(w);
   };
   installCampaignDialer(new SimulatedCarrier(clock, seed, track));
-  const random = rng(seed * 7919);
+  const random = seededRandom(`contacts-${seed}`);
   try {
     const orgId = platform.keys[0]!.organizationId;
     const agent = await createAgent(orgId, { name: 'Simulated caller' } as never);
