@@ -180,7 +180,7 @@ export async function campaignBenchmark(): Promise<string> {
   });
   const d = r.dispatch;
   return [
-    '## (d) Campaigns at scale',
+    '## (e) Campaigns at scale',
     '',
     'The real API on the local runtime: `POST /campaigns` with the first 10,000 contacts, then `POST /campaigns/{id}/contacts` with 10,000 more per request.',
     'Baseline in the same run: a raw `BatchWriteItem` (25 a request, 8 in parallel) of the same campaign-contact items.',

@@ -8,10 +8,14 @@
  *  (b) cold start: each function's bundle size and module load time against an empty handler's;
  *  (c) cost: consumed DynamoDB capacity per operation (ReturnConsumedCapacity), in dollars per
  *      million calls at on-demand prices;
- *  (d) campaigns at scale (bench/campaigns.ts): contacts added per second through the API against a raw
+ *  (d) webhooks: capacity per event with one and with three endpoints, and the time from a
+ *      state change to the receiver's 200 on the local runtime.
+ *  (e) campaigns at scale (bench/campaigns.ts): contacts added per second through the API against a raw
  *      BatchWriteItem of the same items, dispatch latency at 1,000 and 100,000 contacts, units per dial, peak memory.
  */
 import { execFile, execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,13 +25,15 @@ import { operations, fallbackEntry } from '../shared/http/registry';
 import { jobs } from '../shared/jobs/registry';
 import { bundleEntries } from '../lib/bundle';
 import { db, tableName } from '../shared/db/client';
-import { keys } from '../shared/db/keys';
+import { keys, RATE_PREFIX } from '../shared/db/keys';
+import { countRequest } from '../shared/db/rate-counter';
+import { counterExpiry, windowAt } from '../shared/domain/rate-limit/window';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
-/** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,campaigns';
+/** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -37,8 +43,8 @@ const median = (xs: number[]) => {
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 
-type Capacity = { read: number; write: number };
-const consumed: Capacity = { read: 0, write: 0 };
+type Capacity = { read: number; write: number; rateLimit: number };
+const consumed: Capacity = { read: 0, write: 0, rateLimit: 0 };
 
 /** Asks DynamoDB for the capacity of every call this process makes, and adds it up. */
 function meterCapacity() {
@@ -51,7 +57,9 @@ function meterCapacity() {
       // TOTAL reports `CapacityUnits` only; the command says whether they were read or write units.
       const isWrite = /Put|Update|Delete|TransactWrite|BatchWrite/.test(String((args as { input: unknown; commandName?: string }).commandName ?? context.commandName));
       if (process.env.BENCH_DEBUG) console.error(context.commandName, JSON.stringify(cc));
+      const isRateLimit = String((input.Key as { pk?: unknown } | undefined)?.pk ?? '').startsWith(RATE_PREFIX);
       for (const c of (Array.isArray(cc) ? cc : cc ? [cc] : []) as { CapacityUnits?: number }[]) {
+        if (isRateLimit) consumed.rateLimit += c.CapacityUnits ?? 0;
         if (isWrite) consumed.write += c.CapacityUnits ?? 0;
         else consumed.read += c.CapacityUnits ?? 0;
       }
@@ -82,6 +90,7 @@ async function overhead(url: string, key: string, orgId: string, dynamoEndpoint:
   const { apiEvent, lambdaContext } = await import('../test/support/events');
   const handlerTimes: number[] = [];
   const directTimes: number[] = [];
+  const rateTimes: number[] = [];
   for (let i = 0; i < ITERATIONS + 50; i++) {
     const event = apiEvent({ path: `/api/v1/agents/${id}`, headers: { 'x-api-key': key }, pathParameters: { id } });
     let t = performance.now();
@@ -90,9 +99,15 @@ async function overhead(url: string, key: string, orgId: string, dynamoEndpoint:
     t = performance.now();
     await db().send(new GetCommand({ TableName: tableName(), Key: k, ConsistentRead: true }));
     const d = performance.now() - t;
-    if (i >= 50) { handlerTimes.push(h); directTimes.push(d); }
+    // The rate limit's own write, alone: what every authenticated request adds before its operation runs.
+    const window = windowAt(Date.now());
+    t = performance.now();
+    await countRequest({ keyId: 'bench-rate', window: window.index, limit: 1e9, expiresAt: counterExpiry(window) });
+    const r = performance.now() - t;
+    if (i >= 50) { handlerTimes.push(h); directTimes.push(d); rateTimes.push(r); }
   }
   const handlerRatio = median(handlerTimes) / median(directTimes);
+  const rateRatio = median(rateTimes) / median(directTimes);
   return [
     '## (a) API overhead: GET an agent against the raw GetItem',
     '',
@@ -112,6 +127,9 @@ async function overhead(url: string, key: string, orgId: string, dynamoEndpoint:
     '|---|---|',
     `| raw \`GetItem\` | ${ms(median(directTimes))} |`,
     `| \`functions/agents/get.ts\` handler, whole middleware stack | ${ms(median(handlerTimes))} |`,
+    `| the rate limit's conditional \`UpdateItem\` alone (one per authenticated request) | ${ms(median(rateTimes))} |`,
+    '',
+    `**Rate limit: ${rateRatio.toFixed(2)}× a GetItem per request.** The per-key limit holds across processes by counting each authenticated request in the table (docs/api.md, "Rate limits"): one conditional \`UpdateItem\` awaited before the operation runs, so an authenticated GET pays about two DynamoDB round trips instead of one (the handler row includes it). Its write units are in (c).`,
     '',
     `**Handler ratio: ${handlerRatio.toFixed(2)}×.** The HTTP hop with the whole middleware stack costs ${ms(median(healthTimes))} (the health row above). The rest of the gap in the first ratio appears only when three processes (the caller, the runtime and DynamoDB Local's JVM) take turns on this machine's ${cpus().length} cores for every API call, against two for the raw call; in AWS the hop is API Gateway's own latency.`,
     '',
@@ -176,23 +194,29 @@ function coldStart() {
   ].join('\n');
 }
 
-async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
-  const call = async (method: string, path: string, body?: unknown) => {
+/** Calls the API with a key; a figure is only worth having for a call that succeeded, so a failure throws. */
+function apiCaller(url: string, key: string) {
+  return async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, { method, headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
     const json = (await res.json()) as { success: boolean; data?: { id: string } };
-    // A figure is only worth having for a call that succeeded.
     if (!json.success) throw new Error(`${method} ${path} failed: ${JSON.stringify(json)}`);
     return json;
   };
+}
+
+async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
+  const call = apiCaller(url, key);
   await call('GET', '/api/v1/agents?limit=1'); // warm the key cache: the figures below are per call once the key is cached
   const rows: string[] = [];
   const measure = async (label: string, fn: () => Promise<unknown>) => {
     await queueIdle();
     consumed.read = 0;
     consumed.write = 0;
+    consumed.rateLimit = 0;
     const result = await fn();
     const dollars = (consumed.read * 0.125 + consumed.write * 0.625);
-    rows.push(`| ${label} | ${consumed.read} | ${consumed.write} | $${dollars.toFixed(3)} |`);
+    const withoutLimit = consumed.write - consumed.rateLimit;
+    rows.push(`| ${label} | ${consumed.read} | ${consumed.write} | ${consumed.rateLimit} | ${!consumed.rateLimit ? '—' : withoutLimit > 0 ? `+${((consumed.write / withoutLimit - 1) * 100).toFixed(0)}%` : 'all (a read)'} | $${dollars.toFixed(3)} |`);
     return result;
   };
   const tool = (await measure('POST /tools', () => call('POST', '/api/v1/tools', { name: 't', definition: { name: 'lookup', description: 'd', parameters: { type: 'object', properties: { q: { type: 'string', description: 'q' } }, required: ['q'] } } }))) as { data: { id: string } };
@@ -224,15 +248,96 @@ async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
     '',
     'Consumed capacity as DynamoDB Local reports it (`ReturnConsumedCapacity: TOTAL` on every call the handler makes), with the API key already cached. DynamoDB Local\'s accounting of transactions is its own (DynamoDB charges two units per KB for each item of a transaction), so treat transactional writes as a lower bound. Dollars per million calls at on-demand prices ($0.125 per million read request units, $0.625 per million write request units, us-east-1). A GET is one strongly consistent `GetItem` of a small item: 1 read unit. A list reads its page plus the counter item in parallel. Transactions cost twice: creates write the item and its counters in one.',
     '',
-    '| operation | read units | write units | $ per million calls |',
-    '|---|---|---|---|',
+    '| operation | read units | write units | of which the rate limit | extra writes over the operation\'s own | $ per million calls |',
+    '|---|---|---|---|---|---|',
     ...rows,
+    '',
+    'Every authenticated call writes one unit more than its operation needs: the per-key rate limit\'s counter (docs/api.md, "Rate limits"), $0.625 per million calls. For a GET that doubles the DynamoDB cost of a call (1 read + 1 write unit instead of 1 read); for a create it adds a fraction of its transaction. The public widget config has no key and no counter.',
     '',
     'Agents are written to the table and, with ALL-attribute projections, to gsi1 (status) and gsi2 (widget) too, so an agent',
     'write costs about three times its item size; projecting only keys would cut writes and add reads to the status-filtered',
     'list and the public widget config. Reads were judged the hotter path, so the projections stay ALL.',
     '',
   ].join('\n');
+}
+
+/**
+ * Webhooks: what one event costs (the outbox put inside the booking's transaction, then fan-out
+ * and delivery) with one and with three endpoints, and how long a receiver on loopback waits
+ * for its 200 after the state change.
+ */
+async function webhooks(url: string, key: string, queueIdle: () => Promise<void>) {
+  const call = apiCaller(url, key);
+  const answered: number[] = [];
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.end('ok');
+      answered.push(performance.now());
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  const host = (await call('POST', '/api/v1/agents', { name: 'webhook bench' })) as { data: { id: string } };
+  let slot = 0;
+  const book = () => {
+    const start = new Date(Date.UTC(new Date().getUTCFullYear() + 2, 0, 1) + slot++ * 30 * 60_000).toISOString();
+    return call('POST', '/api/v1/scheduler/appointments', { agent_id: host.data.id, attendee_name: 'Ada', start_time: start, duration_minutes: 15 });
+  };
+  const rows: string[] = [];
+  const meter = async (label: string, fn: () => Promise<unknown>) => {
+    consumed.read = 0;
+    consumed.write = 0;
+    await fn();
+    rows.push(`| ${label} | ${consumed.read} | ${consumed.write} | $${(consumed.read * 0.125 + consumed.write * 0.625).toFixed(3)} |`);
+  };
+  const perEvent = async (endpoints: number) => {
+    await queueIdle();
+    await meter(`booking with its event (${endpoints} endpoint${endpoints === 1 ? '' : 's'} subscribed)`, book);
+    await meter(`  then fan-out and ${endpoints} successful deliver${endpoints === 1 ? 'y' : 'ies'}`, queueIdle);
+  };
+  try {
+    await perEvent(0);
+    await call('POST', '/api/v1/webhooks', { url: hookUrl, events: ['appointment.booked'] });
+    await perEvent(1);
+    for (let i = 0; i < 2; i++) await call('POST', '/api/v1/webhooks', { url: hookUrl, events: ['*'] });
+    await perEvent(3);
+
+    // Latency with one endpoint subscribed: from sending the booking to the receiver's 200.
+    const hooks = (await call('GET', '/api/v1/webhooks?limit=100')) as unknown as { data: { id: string; events: string[] }[] };
+    for (const h of hooks.data.filter((w) => w.events.includes('*'))) await call('DELETE', `/api/v1/webhooks/${h.id}`);
+    const latencies: number[] = [];
+    const runs = Math.max(10, Math.min(50, Math.floor(ITERATIONS / 10)));
+    for (let i = 0; i < runs; i++) {
+      await queueIdle();
+      const before = answered.length;
+      const t0 = performance.now();
+      await book();
+      while (answered.length === before) await new Promise((r) => setTimeout(r, 1));
+      latencies.push(answered[before]! - t0);
+    }
+    return [
+      '## (d) Webhooks: cost per event and time to the receiver',
+      '',
+      'Capacity as in (c). The booking row includes the event\'s outbox put (one item in its transaction); the row below it is the',
+      'background work until the queues are idle: the fan-out (event read, endpoint Query, one job put per endpoint, the event\'s',
+      'undispatched entry removed) and each delivery (job read, endpoint and event reads, claim, then the attempt log put and',
+      'the job update in one transaction). Writes to the sparse indexes count in the write units, and with ALL-attribute',
+      'projections an update of the event (its undispatched entry removed) also rewrites its copy in the per-type index: most of',
+      'the fan-out\'s writes with no endpoint. Each further endpoint adds about 3 reads and 8 write units.',
+      '',
+      '| step | read units | write units | $ per million |',
+      '|---|---|---|---|',
+      ...rows,
+      '',
+      `Time from sending a booking to the receiver's 200 (one endpoint, ${runs} runs, local runtime with capacity metering on):`,
+      `median ${ms(median(latencies))}, p95 ${ms(pct(latencies, 95))}. It includes the booking request itself, the fan-out`,
+      'and delivery jobs in the in-process queue runner, and the signed POST to a loopback receiver.',
+      '',
+    ].join('\n');
+  } finally {
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
 }
 
 /** A partial run (BENCH_SECTIONS) replaces only its own sections of the existing report. */
@@ -253,13 +358,14 @@ function replaceSections(existing: string, fresh: string[]): string {
 
 async function main() {
   const key = generateApiKey();
-  const platform = await startPlatform({ port: 0, inMemory: true, apiKeys: [key], tickSeconds: 24 * 3600, env: { LOG_LEVEL: 'SILENT', API_KEY_CACHE_SECONDS: '3600' }, log: () => undefined });
+  const platform = await startPlatform({ port: 0, inMemory: true, apiKeys: [key], tickSeconds: 24 * 3600, allowLoopbackFetch: true, env: { LOG_LEVEL: 'SILENT', API_KEY_CACHE_SECONDS: '3600', RATE_LIMIT_PER_MINUTE: '100000000' }, log: () => undefined });
   const sections: string[] = [];
   try {
     if (SECTIONS.has('overhead')) sections.push(await overhead(platform.url, key, platform.keys[0].organizationId, platform.dynamoEndpoint));
     // Metering asks DynamoDB to count capacity on every call, which costs time: only after the overhead run.
     meterCapacity();
     if (SECTIONS.has('cost')) sections.push(await cost(platform.url, key, () => platform.queue.waitForIdle(10_000)));
+    if (SECTIONS.has('webhooks')) sections.push(await webhooks(platform.url, key, () => platform.queue.waitForIdle(10_000)));
   } finally {
     await platform.stop();
   }

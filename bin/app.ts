@@ -1,16 +1,21 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { deploymentOf } from '../lib/names';
 import { VoiceAgentPlatformStack } from '../lib/stack';
 
 // aws-cdk-lib's built-in CloudFormation template validation adds ~2.3 s to every synth and
 // cdk-nag below already checks the stack; CDK_VALIDATION=true turns it back on.
 const app = new App({ builtinCloudFormationValidation: process.env.CDK_VALIDATION === 'true' });
 
-new VoiceAgentPlatformStack(app, 'VoiceAgentPlatform', {
-  description: 'Voice AI Agent Platform API',
-  // Account and region come from the CLI's profile at deploy time; synth needs neither.
-  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+// One stack per stage (`-c stage=prod` or STAGE; default dev). Account and region come from the
+// CLI's profile at deploy time unless pinned (`-c account=… -c region=…`), so the template is
+// the same for every account and region.
+const deployment = deploymentOf((key) => app.node.tryGetContext(key), process.env);
+
+new VoiceAgentPlatformStack(app, deployment.stackName, {
+  description: `Voice AI Agent Platform API (stage ${deployment.stage})`,
+  env: deployment.env,
   alarmEmail: process.env.ALARM_EMAIL || undefined,
   // The carrier: `simulated` (default) or `twilio`, with its credentials in Secrets Manager
   // (a secret the stack creates, or an existing one named by TWILIO_SECRET_NAME).

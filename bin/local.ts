@@ -78,6 +78,16 @@ main().then(
     };
     process.on('SIGINT', shutdown);
     process.on('SIGTERM', shutdown);
+    // `npm start` runs this under `sh -c`; npm forwards its SIGTERM to that shell, and dash (the
+    // usual /bin/sh) dies of it without passing it on. Losing our parent is therefore a stop
+    // signal too, so `kill <npm pid>` never leaves the runtime and its DynamoDB Local behind.
+    const parent = process.ppid;
+    const orphaned = setInterval(() => {
+      if (process.ppid === parent) return;
+      clearInterval(orphaned);
+      shutdown('SIGTERM');
+    }, 250);
+    orphaned.unref();
   },
   (err: unknown) => {
     console.error(`\nThe local runtime could not start:\n${err instanceof Error ? err.message : String(err)}\n`);

@@ -21,13 +21,6 @@ export function acknowledgeGrantedResourceWildcard(holder: IConstruct, arn: stri
   });
 }
 
-/** Acknowledges wildcard actions that a CDK grant uses (`s3:GetObject*`, `kms:GenerateDataKey*`, …). */
-export function acknowledgeGrantedActionWildcards(holder: IConstruct, actions: string[], reason: string): void {
-  for (const action of actions) {
-    Validations.of(holder).acknowledge({ id: `AwsSolutions-IAM5[Action::${action}]`, reason });
-  }
-}
-
 /** Flattens a resolved CloudFormation reference the way cdk-nag names findings (`<Logical.Attr>`, `<Ref>`). */
 function flattenReference(node: unknown): string {
   if (node === undefined) return '';

@@ -9,7 +9,7 @@ import type { Monitoring } from './monitoring';
 import { pascalCase } from './names';
 
 export interface ApiAreaProps extends NestedStackProps {
-  /** The operations of one area (one registry tag). */
+  /** The operations of one area (apiArea: one first path segment). */
   operations: Operation[];
   api: Api;
   code: CodeSource;
@@ -24,9 +24,12 @@ export interface ApiAreaProps extends NestedStackProps {
  *
  * Each operation costs eight CloudFormation resources (function, role, policy, log group,
  * integration, route, permission, alarm) and a stack holds at most 500: the full API (about 85
- * operations) would not fit in one. Grouping by the registry's tag keeps every operation in the same stack as the
- * registry grows, so no route ever has to move between stacks (which CloudFormation could not do
- * in one deployment: the new route would clash with the old one).
+ * operations) would not fit in one. Grouping by the first path segment (not by the tag, which is
+ * documentation and may be renamed) keeps every operation in the same stack as the registry grows
+ * and as tags and summaries change, so no route ever has to move between stacks (which
+ * CloudFormation could not do in one deployment: the new route would clash with the old one).
+ * Construct ids come from the operation id alone, so a function's logical id changes only when
+ * its operation id does (docs/operations.md says what each rename does).
  */
 export class ApiArea extends NestedStack {
   /** Functions by operation id. */
@@ -49,6 +52,13 @@ export class ApiArea extends NestedStack {
       this.functions.set(operation.operationId, fn);
     }
   }
+}
+
+/** The area of an operation: the first path segment after /api/v1 (`/api/v1/phone-numbers/{id}` → `phone-numbers`). */
+export function apiArea(operation: Operation): string {
+  const segment = operation.path.replace(/^\/api\/v\d+\//, '').split('/')[0];
+  if (!segment) throw new Error(`Operation ${operation.operationId}: path ${operation.path} has no segment after the base path.`);
+  return segment;
 }
 
 /** The bundle name of an operation's function. */

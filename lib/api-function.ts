@@ -8,9 +8,10 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { Access } from '../shared/http/operation';
-import { queueUrlVariable } from '../shared/jobs/definition';
-import { acknowledgeGrantedActionWildcards, acknowledgeGrantedResourceWildcard } from './acknowledge';
+import { objectActions, tableActions } from '../shared/access/enforce';
+import { RATE_COUNTER_KEY_PREFIX, type Access } from '../shared/http/operation';
+import { DEFAULT_TIMEOUT_SECONDS, queueUrlVariable } from '../shared/jobs/definition';
+import { acknowledgeGrantedResourceWildcard } from './acknowledge';
 
 /** Read, or read and write. */
 export type AccessMode = 'R' | 'RW';
@@ -77,7 +78,7 @@ export class ApiFunction extends lambda.Function {
       runtime: FUNCTION_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memoryMb ?? 256,
-      timeout: Duration.seconds(props.timeoutSeconds ?? 10),
+      timeout: Duration.seconds(props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
       description: props.description.slice(0, 256),
       role,
       logGroup,
@@ -107,10 +108,13 @@ export class ApiFunction extends lambda.Function {
     });
   }
 
-  /** Grants reading (`R`) or reading and writing (`RW`) the table's items and indexes. */
+  /**
+   * Grants reading (`R`) or reading and writing (`RW`) the table's items and indexes: the item
+   * actions the store uses (shared/access/enforce.ts lists them and the local runtime enforces
+   * the same lists), never Scan, and no DescribeTable (no function asks for the table's shape).
+   */
   bindTable({ table, accessMode }: { table: dynamodb.ITable; accessMode: AccessMode }): void {
-    if (accessMode === 'RW') table.grantReadWriteData(this);
-    else table.grantReadData(this);
+    table.grant(this, ...tableActions(accessMode));
     acknowledgeGrantedResourceWildcard(
       this.executionRole,
       table.tableArn,
@@ -120,33 +124,54 @@ export class ApiFunction extends lambda.Function {
   }
 
   /**
-   * Grants reading (`R`) or reading, writing and deleting (`RW`) the bucket's objects, all of
-   * them or only those matching `prefixes` (IAM object key patterns, one `*` per unknown part).
+   * Grants reading (`R`: s3:GetObject) or reading, writing and deleting (`RW`: also s3:PutObject
+   * and s3:DeleteObject) the bucket's objects, all of them or only those matching `prefixes`
+   * (IAM object key patterns, one `*` per unknown part). Listing is separate (`bindBucketList`):
+   * CDK's grantRead would add an unconditioned s3:List* to every reader.
    */
   bindBucket({ bucket, accessMode, prefixes }: { bucket: s3.IBucket; accessMode: AccessMode; prefixes?: string[] }): void {
+    const patterns = prefixes?.length ? prefixes : ['*'];
+    iam.Grant.addToPrincipal({ grantee: this, actions: objectActions(accessMode), resourceArns: patterns.map((p) => bucket.arnForObjects(p)) });
     const reason =
-      'These wildcards come from the CDK bucket grant: object keys are per organization and not ' +
-      'known in advance (<bucket arn>/<prefix>*), and the s3:GetObject*/s3:List* style action groups are how ' +
-      'CDK expresses read (and write) access to this one bucket.';
-    for (const pattern of prefixes?.length ? prefixes : ['*']) {
-      if (accessMode === 'RW') bucket.grantReadWrite(this, pattern);
-      else bucket.grantRead(this, pattern);
-      acknowledgeGrantedResourceWildcard(this.executionRole, bucket.bucketArn, `/${pattern}`, reason);
-    }
-    const actions = ['s3:GetObject*', 's3:GetBucket*', 's3:List*'];
-    if (accessMode === 'RW') actions.push('s3:DeleteObject*', 's3:Abort*');
-    acknowledgeGrantedActionWildcards(this.executionRole, actions, reason);
+      'Object keys are per organization and not known in advance, so the object grant names key patterns ' +
+      '(<bucket arn>/<pattern>) of this one bucket, the ones the function declares.';
+    for (const pattern of patterns) acknowledgeGrantedResourceWildcard(this.executionRole, bucket.bucketArn, `/${pattern}`, reason);
   }
 
-  /** Grants encrypting and decrypting with the secrets key, and tells the function its id (SECRETS_KEY_ID). */
+  /**
+   * Grants listing object keys (s3:ListBucket), narrowed to `prefixes` by an `s3:prefix`
+   * condition when given (a HeadBucket, which has no prefix, is then refused).
+   */
+  bindBucketList({ bucket, prefixes }: { bucket: s3.IBucket; prefixes?: string[] }): void {
+    iam.Grant.addToPrincipal({
+      grantee: this,
+      actions: ['s3:ListBucket'],
+      resourceArns: [bucket.bucketArn],
+      conditions: prefixes?.length ? { StringLike: { 's3:prefix': prefixes } } : undefined,
+    });
+  }
+
+  /**
+   * Grants generating data keys and decrypting them with the secrets key (envelope encryption:
+   * kms:GenerateDataKey to seal, kms:Decrypt to open), and tells the function its id (SECRETS_KEY_ID).
+   * Not grantEncryptDecrypt: nothing calls Encrypt or ReEncrypt*.
+   */
   bindSecretsKey(key: kms.IKey): void {
-    key.grantEncryptDecrypt(this);
+    key.grant(this, 'kms:GenerateDataKey', 'kms:Decrypt');
     this.addEnvironment('SECRETS_KEY_ID', key.keyArn);
-    acknowledgeGrantedActionWildcards(
-      this.executionRole,
-      ['kms:ReEncrypt*', 'kms:GenerateDataKey*'],
-      'The CDK encrypt/decrypt grant on the one secrets key uses these action groups; envelope encryption needs GenerateDataKey.',
-    );
+  }
+
+  /**
+   * The implicit grant of every authenticated function: UpdateItem on the rate-limit counters
+   * only (`dynamodb:LeadingKeys` like `RATE#*`), which holds even for a read-only function.
+   */
+  bindRateLimitCounters(table: dynamodb.ITable): void {
+    iam.Grant.addToPrincipal({
+      grantee: this,
+      actions: ['dynamodb:UpdateItem'],
+      resourceArns: [table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RATE_COUNTER_KEY_PREFIX}*`] } },
+    });
   }
 
   /** Grants sending to a job's queue and tells the function its URL (queueUrlVariable(name)). */
@@ -176,7 +201,12 @@ export class ApiFunction extends lambda.Function {
   /** Applies an `Access` declaration from a registry: each field becomes the matching grant. */
   applyAccess(access: Access, targets: AccessTargets, owner: string): void {
     if (access.table) this.bindTable({ table: targets.table, accessMode: access.table });
-    if (access.bucket) this.bindBucket({ bucket: targets.bucket, accessMode: access.bucket, prefixes: access.bucketPrefixes });
+    if (access.bucket === 'head' || (access.bucket && access.bucketList)) {
+      // HeadBucket needs an unconditioned s3:ListBucket; listing is narrowed to the prefixes.
+      this.bindBucketList({ bucket: targets.bucket, prefixes: access.bucket === 'head' ? undefined : access.bucketPrefixes });
+    }
+    if (access.bucket && access.bucket !== 'head') this.bindBucket({ bucket: targets.bucket, accessMode: access.bucket, prefixes: access.bucketPrefixes });
+    if (access.rateLimitCounters) this.bindRateLimitCounters(targets.table);
     if (access.secrets) this.bindSecretsKey(targets.secretsKey);
     if (access.telephony) {
       if (!targets.telephony) throw new Error(`${owner} talks to the carrier, but no telephony settings were given.`);

@@ -8,7 +8,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { JobDefinition, QueueJob, ScheduledJob } from '../shared/jobs/definition';
+import { maxConcurrencyOf, queueJobProblems, type JobDefinition, type QueueJob, type ScheduledJob } from '../shared/jobs/definition';
 import { acknowledgeGrantedResourceWildcard } from './acknowledge';
 import { ApiFunction, type AccessTargets } from './api-function';
 import type { CodeSource } from './bundle';
@@ -99,17 +99,13 @@ export class Jobs extends Construct {
 
   private addWorker(job: QueueJob): void {
     const fn = this.functions.get(job.name)!;
-    const timeout = fn.timeout?.toSeconds() ?? 0;
-    // Lambda refuses an SQS mapping whose visibility timeout is shorter than the function's
-    // timeout (a message would reappear while still being worked on); say so at synth time.
-    if (job.visibilityTimeoutSeconds < timeout) {
-      throw new Error(
-        `Job ${job.name}: visibilityTimeoutSeconds (${job.visibilityTimeoutSeconds}) must be at least the function timeout (${timeout} s).`,
-      );
-    }
+    // Visibility timeout, receive count and concurrency cap obey QUEUE_RULES; say so at synth time.
+    const problems = queueJobProblems(job);
+    if (problems.length) throw new Error(`Job ${job.name}: ${problems.join('; ')}.`);
     fn.addEventSource(
       new SqsEventSource(this.queues.get(job.name)!, {
         batchSize: job.batchSize,
+        maxConcurrency: maxConcurrencyOf(job),
         // Above 10 messages, SQS requires a batching window.
         maxBatchingWindow: job.batchSize > 10 ? Duration.seconds(1) : undefined,
         reportBatchItemFailures: true,

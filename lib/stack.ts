@@ -9,7 +9,7 @@ import type { JobDefinition } from '../shared/jobs/definition';
 import { jobs as registryJobs } from '../shared/jobs/registry';
 import { Analysis, type AnalysisProps } from './analysis';
 import { Api, type ApiThrottle } from './api';
-import { ApiArea, operationBundleName } from './api-area';
+import { ApiArea, apiArea, operationBundleName } from './api-area';
 import { ApiFunction } from './api-function';
 import { bundledCode, placeholderCode, type BundleEntry, type CodeSource } from './bundle';
 import { Data } from './data';
@@ -69,7 +69,7 @@ export class VoiceAgentPlatformStack extends Stack {
   readonly jobs: Jobs;
   readonly api: Api;
   readonly fallback: ApiFunction;
-  /** Area stacks by registry tag. */
+  /** Area stacks by area (apiArea: the first path segment after /api/v1). */
   readonly areas = new Map<string, ApiArea>();
   /** How the functions got their code (bundled, or placeholders). */
   readonly code: CodeSource;
@@ -135,12 +135,12 @@ export class VoiceAgentPlatformStack extends Stack {
     this.api = new Api(this, 'Api', { fallback: this.fallback, throttle: props.throttle, logRetention: props.logRetention });
     this.monitoring.alarmOnServerErrors(this.api.httpApi);
 
-    for (const [tag, areaOperations] of groupBy(operations, (op) => op.tag)) {
-      const areaId = `${pascalCase(tag)}Api`;
+    for (const [area, areaOperations] of groupBy(operations, apiArea)) {
+      const areaId = `${pascalCase(area)}Api`;
       this.areas.set(
-        tag,
+        area,
         new ApiArea(this, areaId, {
-          description: `Voice Agent Platform API: ${tag} operations`,
+          description: `Voice Agent Platform API: /api/v1/${area} operations`,
           operations: areaOperations,
           api: this.api,
           code: this.code,

@@ -18,6 +18,8 @@ export interface Config {
   apiKeyCacheSeconds: number;
   /** Requests per minute per API key, unless the organization sets its own. */
   rateLimitPerMinute: number;
+  /** How long the rate-limit counter write may take before the request goes on without it (fail open). */
+  rateLimitTimeoutMs: number;
   /** Lets outbound fetches (crawler, webhooks) reach loopback addresses. Local only. */
   allowLoopbackFetch: boolean;
   /** `local` in the local runtime, `aws` when deployed. */
@@ -70,6 +72,7 @@ export function config(): Config {
     version: process.env.APP_VERSION ?? '0.1.0',
     apiKeyCacheSeconds: int('API_KEY_CACHE_SECONDS', 10),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 1200),
+    rateLimitTimeoutMs: int('RATE_LIMIT_TIMEOUT_MS', 100),
     allowLoopbackFetch: process.env.ALLOW_LOOPBACK_FETCH === 'true',
     runtime: process.env.RUNTIME === 'local' ? 'local' : 'aws',
     analysis: {

@@ -78,6 +78,13 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/** 413: the resource would exceed what one stored item may hold (DynamoDB's 400 KB). */
+export class ItemTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super(413, 'PAYLOAD_TOO_LARGE', `The resource would exceed the ${limitBytes} bytes a stored item may hold`, { limit_bytes: limitBytes });
+  }
+}
+
 /** 422: the request is well formed but cannot be carried out (a slot is taken, a price changed). */
 export class UnprocessableError extends AppError {
   constructor(message: string, details: Record<string, unknown> = {}) {

@@ -1,4 +1,5 @@
 import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { checkS3, guardClient } from '../access/enforce';
 import { config } from '../config';
 
 let client: S3Client | undefined;
@@ -15,6 +16,8 @@ export function s3(): S3Client {
       ? { endpoint: s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
       : {}),
   });
+  // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
+  guardClient(client, 'accessGuard', (command, input) => checkS3(command, input, config().bucketName));
   return client;
 }
 

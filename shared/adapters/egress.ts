@@ -219,10 +219,27 @@ interface RawResponse {
   truncated: boolean;
 }
 
+/**
+ * POSTs once through the egress guard (webhook delivery): the URL checked, its host resolved,
+ * checked and pinned; redirects are NOT followed (a 3xx is answered as it is). `timeoutMs`
+ * bounds the whole attempt, name resolution included. At most 4 KB of the answer is read.
+ */
+export async function safePost(raw: string, body: string, headers: Record<string, string>, options: { timeoutMs: number }): Promise<{ status: number }> {
+  const deadline = Date.now() + options.timeoutMs;
+  const url = checkUrlShape(raw);
+  let timer: NodeJS.Timeout | undefined;
+  const dnsTimeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new FetchFailedError(raw, `timed out after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
+  });
+  const target = await Promise.race([resolveAllowed(raw, url.hostname), dnsTimeout]).finally(() => clearTimeout(timer));
+  const res = await requestPinned(url, target, { timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: 4096, method: 'POST', headers, body });
+  return { status: res.status };
+}
+
 function requestPinned(
   url: URL,
   target: ResolvedTarget,
-  opts: { timeoutMs: number; maxBytes: number; accept?: string; signal?: AbortSignal },
+  opts: { timeoutMs: number; maxBytes: number; accept?: string; signal?: AbortSignal; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
 ): Promise<RawResponse> {
   // The socket connects to the address checked above, whatever DNS answers now; TLS still
   // verifies the certificate against the host name (servername is the URL's host).
@@ -235,10 +252,16 @@ function requestPinned(
     const req = client.request(
       url,
       {
-        method: 'GET',
+        method: opts.method ?? 'GET',
         lookup: pinned,
         agent: false,
-        headers: { 'user-agent': USER_AGENT, accept: opts.accept ?? '*/*', 'accept-encoding': 'identity' },
+        headers: {
+          'user-agent': USER_AGENT,
+          accept: opts.accept ?? '*/*',
+          'accept-encoding': 'identity',
+          ...opts.headers,
+          ...(opts.body !== undefined ? { 'content-length': String(Buffer.byteLength(opts.body)) } : {}),
+        },
         signal: opts.signal,
       },
       (res) => {
@@ -274,6 +297,6 @@ function requestPinned(
     const timer = setTimeout(() => req.destroy(new Error(`timed out after ${opts.timeoutMs} ms`)), opts.timeoutMs);
     req.on('close', () => clearTimeout(timer));
     req.on('error', (err) => reject(new FetchFailedError(url.toString(), `request failed: ${err.message}`)));
-    req.end();
+    req.end(opts.body);
   });
 }

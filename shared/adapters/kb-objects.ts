@@ -42,19 +42,25 @@ export class ObjectTooLargeError extends Error {
 
 /** Deletes every object under a prefix, a page of 1,000 at a time. */
 export async function deletePrefix(prefix: string): Promise<number> {
-  const bucket = config().bucketName;
   let deleted = 0;
-  let token: string | undefined;
-  do {
-    const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-    const objects = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
-    if (objects.length) {
-      await s3().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
-      deleted += objects.length;
-    }
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
+  for (let more = true; more; ) {
+    const page = await deletePrefixPage(prefix);
+    deleted += page.deleted;
+    more = page.more;
+  }
   return deleted;
+}
+
+/**
+ * Deletes one page (up to 1,000) of the objects under a prefix: bounded work for a job that
+ * re-queues itself. `more` says whether objects remain after this page.
+ */
+export async function deletePrefixPage(prefix: string): Promise<{ deleted: number; more: boolean }> {
+  const bucket = config().bucketName;
+  const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  const objects = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+  if (objects.length) await s3().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
+  return { deleted: objects.length, more: !!page.IsTruncated };
 }
 
 /** Deletes the given objects (missing ones are fine). */

@@ -1,4 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { checkQueueSend } from '../access/enforce';
 import { queueUrlVariable } from '../jobs/definition';
 
 export interface SendOptions {
@@ -34,7 +35,13 @@ const sqsPort: QueuePort = {
   },
 };
 
-/** The queue port for this process. */
+/** The queue port for this process; a send to a queue the current function did not declare is refused as IAM would. */
 export function queue(): QueuePort {
-  return (globalThis as Holder)[LOCAL_QUEUE] ?? sqsPort;
+  const port = (globalThis as Holder)[LOCAL_QUEUE] ?? sqsPort;
+  return {
+    async send(name, body, options) {
+      checkQueueSend(name);
+      return port.send(name, body, options);
+    },
+  };
 }

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { KMSClient } from '@aws-sdk/client-kms';
+import { checkSecretsKey } from '../access/enforce';
 
 /**
  * Envelope encryption of secrets at rest (SIP passwords, integration keys, webhook secrets).
@@ -101,12 +102,21 @@ export function kmsSecretBox(keyId: string, client?: KMSClient): SecretBox {
 
 let box: SecretBox | undefined;
 
-/** This process's box: KMS when SECRETS_KEY_ID is set (deployed), else the local key file. */
+/**
+ * This process's box: KMS when SECRETS_KEY_ID is set (deployed), else the local key file. Sealing
+ * needs kms:GenerateDataKey and opening kms:Decrypt, which only `secrets` functions hold.
+ */
 export function secrets(): SecretBox {
-  if (box) return box;
-  if (process.env.SECRETS_KEY_ID) box = kmsSecretBox(process.env.SECRETS_KEY_ID);
-  else if (process.env.SECRETS_LOCAL_KEY_FILE) box = localSecretBox(process.env.SECRETS_LOCAL_KEY_FILE);
-  else throw new Error('Missing SECRETS_KEY_ID (deployed) or SECRETS_LOCAL_KEY_FILE (local runtime): secrets cannot be sealed.');
+  if (!box) {
+    let inner: SecretBox;
+    if (process.env.SECRETS_KEY_ID) inner = kmsSecretBox(process.env.SECRETS_KEY_ID);
+    else if (process.env.SECRETS_LOCAL_KEY_FILE) inner = localSecretBox(process.env.SECRETS_LOCAL_KEY_FILE);
+    else throw new Error('Missing SECRETS_KEY_ID (deployed) or SECRETS_LOCAL_KEY_FILE (local runtime): secrets cannot be sealed.');
+    box = {
+      seal: async (plaintext) => (checkSecretsKey('kms:GenerateDataKey'), inner.seal(plaintext)),
+      open: async (sealed) => (checkSecretsKey('kms:Decrypt'), inner.open(sealed)),
+    };
+  }
   return box;
 }
 

@@ -3,6 +3,64 @@
  * generated from this list (`npm run docs:data-model`) and a test keeps the two in step, so
  * a new pattern cannot ship undocumented. `ORG` stands for `ORG#<organizationId>`.
  */
+import { gsi1, gsi2, keys, type Key } from './keys';
+
+/** One kind of item: its key as built by keys.ts (placeholders in angle brackets), and its index keys. */
+export interface ItemShape {
+  item: string;
+  key: Key;
+  /** `gsi1pk / gsi1sk` when the item is in gsi1. */
+  gsi1?: string;
+  gsi2?: string;
+  notes?: string;
+}
+
+const O = '<org>';
+const ID = '<id>';
+const ix = (pk: string, sk: string) => `${pk} / ${sk}`;
+
+/**
+ * Every item kind of the table, each key computed by its builder in keys.ts (never typed here),
+ * so docs/data-model.md's item table cannot drift from the code; a test checks that every key
+ * builder and index builder of keys.ts appears in it.
+ */
+export const itemShapes: ItemShape[] = [
+  { item: 'organization', key: keys.organization(O) },
+  { item: 'organization (admin directory)', key: keys.organizationDirectory(O) },
+  { item: 'counter', key: keys.counter(O, '<collection>') },
+  { item: 'API key record', key: keys.apiKey(O, ID) },
+  { item: 'API key lookup', key: keys.apiKeyByHash('<sha256(key)>') },
+  { item: 'rate-limit counter', key: keys.rateCounter('<key id>', '<minute>' as unknown as number), notes: 'expires through `ttl`' },
+  { item: 'stored idempotent answer', key: keys.idempotency(O, '<operation>', '<key>'), notes: 'expires through `ttl`' },
+  { item: 'agent', key: keys.agent(O, ID), gsi1: ix(gsi1.byStatus(O, 'AGENT', '<status>'), ID), gsi2: ix(gsi2.widget('<widget id>'), gsi2.agentOfWidget(ID)), notes: 'in gsi2 only when tied to a widget' },
+  { item: 'tool', key: keys.tool(O, ID) },
+  { item: 'widget settings', key: keys.widget(O, ID), gsi2: ix(gsi2.widget(ID), gsi2.widgetSelf) },
+  { item: 'knowledge base', key: keys.knowledgeBase(O, ID) },
+  { item: 'knowledge-base document', key: keys.kbDocument(O, '<doc id>'), gsi1: ix(gsi1.kbDocuments(O, '<kb id>'), '<doc id>') },
+  { item: 'file upload', key: keys.kbUpload(O, ID), notes: 'expires through `ttl`' },
+  { item: 'phone number', key: keys.phoneNumber(O, ID), gsi1: ix(gsi1.byStatus(O, 'PHONE_NUMBER', '<status>'), ID), gsi2: ix(gsi2.renewalsDue('<YYYY-MM-DD of next_renewal_at>'), gsi2.renewalEntry('<next_renewal_at>', O, ID)), notes: 'in gsi2 only while an active purchased number' },
+  { item: 'number claim (who holds an E.164 number)', key: keys.numberClaim('<e164>') },
+  { item: 'charge', key: keys.charge(O, '<uuid v7>'), notes: 'a renewal\'s id is derived from number + period' },
+  { item: 'simulated carrier: sold number', key: keys.simulatedCarrierNumber('<country>', '<e164>') },
+  { item: 'contact', key: keys.contact(O, ID) },
+  { item: 'contact search entry', key: keys.contactSearch(O, '<kind>', '<value>', '<contact id>'), notes: 'kind: name, full, email, phone' },
+  { item: 'contact note', key: keys.contactNote(O, '<contact id>', ID) },
+  { item: 'contact activity', key: keys.contactActivity(O, '<contact id>', '<time>', '<uuid>') },
+  { item: 'contact call', key: keys.contactCall(O, '<contact id>', '<call id>') },
+  { item: 'appointment', key: keys.appointment(O, ID), gsi1: ix(gsi1.appointmentsOfAgent(O, '<agent id>'), '<start>#<id>'), gsi2: ix(gsi2.appointmentsByStart(O), '<start>#<id>') },
+  { item: 'appointment by booking uid', key: keys.appointmentByBookingUid(O, '<uid>') },
+  { item: 'agent slot lock (5 minutes)', key: keys.agentSlot(O, '<agent id>', '<bucket start>') },
+  { item: 'working hours', key: keys.workingHours(O, '<agent id>') },
+  { item: 'scheduling integration', key: keys.schedulingIntegration(O) },
+];
+
+/** The item table of docs/data-model.md. */
+export function itemTable(): string {
+  const cell = (v?: string) => (v ? `\`${v}\`` : '');
+  const rows = itemShapes.map((i) => `| ${i.item} | ${cell(i.key.pk)} | ${cell(i.key.sk)} | ${cell(i.gsi1)} | ${cell(i.gsi2)} | ${i.notes ?? ''} |`);
+  return ['| item | pk | sk | gsi1 (pk / sk) | gsi2 (pk / sk) | notes |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
 export interface AccessPattern {
   name: string;
   operation: 'GetItem' | 'ConditionCheck' | 'Query' | 'TransactWriteItems' | 'PutItem' | 'UpdateItem' | 'DeleteItem';
@@ -13,6 +71,7 @@ export interface AccessPattern {
 
 export const accessPatterns: AccessPattern[] = [
   { name: 'Authenticate an API key', operation: 'GetItem', index: 'table', key: 'pk = KEYHASH#<sha256(key)>, sk = KEYHASH', notes: 'the only global item read per request; cached in memory for API_KEY_CACHE_SECONDS' },
+  { name: 'Count a request in its rate-limit window', operation: 'UpdateItem', index: 'table', key: 'pk = RATE#<keyId>#<minute since epoch>, sk = RATE', notes: 'every authenticated request: ADD n conditioned on n < limit, one write unit; `ttl` two minutes after the window; the only request-path write every function may make' },
   { name: 'Get an organization', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = ORG', notes: '' },
   { name: 'List organizations (admin)', operation: 'Query', index: 'table', key: 'pk = DIRECTORY#ORGS', notes: 'admin command only' },
   { name: 'Count a collection', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = COUNT#<collection>', notes: 'counter `n`, written in the same transaction as the items it counts' },
@@ -88,7 +147,20 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'List a campaign\'s contacts', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>, begins_with(sk, CC#)', notes: 'total from contact_stats.total; also the preview and the recount' },
   { name: 'List a campaign\'s contacts by status', operation: 'Query', index: 'gsi2', key: 'gsi2pk = ORG#CAMPAIGN#<id>#STATUS#<status>', notes: 'total from contact_stats.<status>' },
   { name: 'Delete a campaign\'s contacts', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#CAMPAIGN#<id>', notes: 'keys only, BatchWriteItem deletes; inline up to 500 contacts, else the campaign-cleanup job' },
-  { name: 'Store an event (outbox)', operation: 'PutItem', index: 'table', key: 'pk = ORG, sk = EVENT#<id>', notes: 'in the transaction of the state move it reports (stand-in until the webhooks branch merges)' },
+  // Events and webhooks
+  { name: 'Publish an event (outbox)', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = EVENT#<id>', notes: 'put in the transaction of the change it reports; `body` = the serialized event; gsi1 = ORG#<org>#EVENT#TYPE#<type>; sparse gsi2 EVENTQ#<shard> until fanned out; `ttl` 30 days' },
+  { name: 'Get an event', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = EVENT#<id>', notes: 'expired (ttl passed) answers 404' },
+  { name: 'List events (from/to)', operation: 'Query', index: 'table', key: 'pk = ORG, sk BETWEEN EVENT#<id of from> AND EVENT#<id of to>', notes: 'descending; UUID v7 ids start with their time, so from/to are id bounds; ttl filter; total by Select COUNT' },
+  { name: 'List events of a type', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#<org>#EVENT#TYPE#<type>, gsi1sk BETWEEN <id of from> AND <id of to>', notes: 'descending; ttl filter; total by Select COUNT' },
+  { name: 'Undispatched events (webhook-sweep)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = EVENTQ#<0..7>, gsi2sk < <now − 30 s>$', notes: 'sparse, across organizations: only events not yet fanned out; gsi2sk = <created_at>#<org>#<id>; 8 Queries per minute' },
+  { name: 'Get / list webhook endpoints', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, WEBHOOK#)', notes: 'GetItem by id; the list is also what fan-out reads (at most 20); total from COUNT#webhooks' },
+  { name: 'Create a webhook endpoint', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = WEBHOOK#<id> + COUNT#webhooks', notes: 'the counter ADD is conditioned on n < 20: the cap holds under races; secrets sealed' },
+  { name: 'Update / rotate / delete a webhook endpoint', operation: 'UpdateItem', index: 'table', key: 'pk = ORG, sk = WEBHOOK#<id>', notes: 'conditioned on `version`; delete is a transaction with COUNT#webhooks' },
+  { name: 'Write a delivery job (fan-out)', operation: 'PutItem', index: 'table', key: 'pk = ORG#<org>#WEBHOOK#<webhook>, sk = JOB#<event>', notes: 'attribute_not_exists: one job per (event, endpoint) however often fan-out runs; then the event\'s gsi2 removed (UpdateItem)' },
+  { name: 'Claim / record a delivery attempt', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG#<org>#WEBHOOK#<webhook>, sk = JOB#<event> + DELIVERY#<id>', notes: 'claim: UpdateItem conditioned on status, auto_attempt and no live claim; record: job moved on (conditioned on attempts and the claim) + log item put' },
+  { name: 'Delivery jobs due (webhook-sweep)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = WHDUE#<0..7>, gsi2sk < <now>$', notes: 'sparse, across organizations: pending jobs only; gsi2sk = <sweep_at>#<org>#<webhook>#<event>; long retries (30 min+) and lost messages' },
+  { name: 'List an endpoint\'s deliveries', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#WEBHOOK#<webhook>, begins_with(sk, DELIVERY#)', notes: 'descending; ttl filter; total by Select COUNT' },
+  { name: 'List an endpoint\'s deliveries by outcome', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#<org>#WEBHOOK#<webhook>#DELIVERY#<ok|failed>', notes: 'the `succeeded` filter; descending; total by Select COUNT' },
 ];
 
 /** The markdown table of the access patterns. */

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { checkDynamo, guardClient } from '../access/enforce';
 import { config } from '../config';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -14,11 +15,39 @@ export function db(): DynamoDBDocumentClient {
       ? { endpoint: dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
   });
+  // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
+  guardClient(client, 'accessGuard', (command, input) => checkDynamo(command, input, config().tableName));
   doc = DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    unmarshallOptions: { wrapNumbers: false },
+    // Numbers arrive as JSON doubles, already as precise as they will be: a double beyond 2^53
+    // is stored as its shortest decimal form and read back as the same double, never a BigInt.
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false, allowImpreciseNumbers: true },
+    unmarshallOptions: { wrapNumbers: (value: string) => Number(value) },
+  });
+  doc.middlewareStack.add((next) => (args) => next({ ...args, input: shieldOwnConstructors(args.input) as typeof args.input }), {
+    step: 'initialize',
+    name: 'shieldOwnConstructors',
   });
   return doc;
+}
+
+/**
+ * util-dynamodb chooses how to marshal an object from `value.constructor.name`, so a plain object
+ * with its own `constructor` key (free-form data may have one) is refused or misread. Such objects
+ * are handed to it as Maps, which it marshals entry by entry; the keys are stored as sent, and
+ * read back as plain objects. Everything else is passed through untouched (same references).
+ */
+export function shieldOwnConstructors(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map(shieldOwnConstructors);
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const entries = Object.entries(value);
+  const shielded = entries.map(([k, v]) => [k, shieldOwnConstructors(v)] as const);
+  if (Object.hasOwn(value, 'constructor')) return new Map(shielded);
+  return shielded.some(([, v], i) => v !== entries[i]![1]) ? Object.fromEntries(shielded) : value;
 }
 
 /** The table name from configuration. */

@@ -7,6 +7,9 @@ export type Key = { pk: string; sk: string };
 
 const org = (orgId: string) => `ORG#${orgId}`;
 
+/** The leading characters of every rate-limit counter's partition key (the only request-path write outside an organization). */
+export const RATE_PREFIX = 'RATE#';
+
 /** Entity prefixes of sort keys inside an organization's partition. */
 export const Prefix = {
   agent: 'AGENT#',
@@ -26,6 +29,8 @@ export const Prefix = {
   dnc: 'DNC#',
   campaign: 'CAMPAIGN#',
   campaignContact: 'CC#',
+  webhook: 'WEBHOOK#',
+  event: 'EVENT#',
 } as const;
 
 export const keys = {
@@ -40,6 +45,13 @@ export const keys = {
   apiKey: (orgId: string, keyId: string): Key => ({ pk: org(orgId), sk: `${Prefix.apiKey}${keyId}` }),
   /** The global lookup of a key by the SHA-256 of its secret: the one item authentication reads. */
   apiKeyByHash: (hash: string): Key => ({ pk: `KEYHASH#${hash}`, sk: 'KEYHASH' }),
+  /**
+   * One API key's request count in one rate-limit window (whole minutes since the epoch). Outside
+   * the organization's partition on purpose: every function may write `RATE#*` keys and nothing
+   * else from the request path (an IAM leading-keys condition), and a new window is a new
+   * partition, so one hot key never concentrates on a single partition for long. Expires via `ttl`.
+   */
+  rateCounter: (keyId: string, window: number): Key => ({ pk: `${RATE_PREFIX}${keyId}#${window}`, sk: 'RATE' }),
   agent: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.agent}${id}` }),
   tool: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.tool}${id}` }),
   widget: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.widget}${id}` }),
@@ -115,9 +127,26 @@ export const keys = {
    * in the same transaction): any other contact of the campaign with that number fails as a duplicate.
    */
   campaignNumber: (orgId: string, campaignId: string, e164: string): Key => ({ pk: `${org(orgId)}#CAMPAIGN#${campaignId}`, sk: `NUM#${e164}` }),
-  /** An event of the organization (outbox; see shared/domain/events/publish.ts). */
-  event: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `EVENT#${id}` }),
+  /** A webhook endpoint (its signing secrets sealed). */
+  webhook: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.webhook}${id}` }),
+  /** An event (the outbox): written in the transaction of the change it reports; UUID v7 ids sort by time. */
+  event: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.event}${id}` }),
+  /** One endpoint's delivery partition: its delivery jobs and its delivery log. */
+  webhookPartition: (orgId: string, webhookId: string) => `${org(orgId)}#WEBHOOK#${webhookId}`,
+  /** The delivery job of one event to one endpoint: its id is the pair, so fan-out can never write it twice. */
+  webhookJob: (orgId: string, webhookId: string, eventId: string): Key => ({ pk: `${org(orgId)}#WEBHOOK#${webhookId}`, sk: `JOB#${eventId}` }),
+  /** One delivery attempt in the endpoint's log (UUID v7 ids: newest first is a descending query). */
+  webhookDelivery: (orgId: string, webhookId: string, deliveryId: string): Key => ({ pk: `${org(orgId)}#WEBHOOK#${webhookId}`, sk: `DELIVERY#${deliveryId}` }),
+  webhookDeliveryPrefix: 'DELIVERY#',
 };
+
+/** Shards of the cross-organization sparse indexes below: writes spread over this many partitions. */
+export const SWEEP_SHARDS = 8;
+
+/** A stable shard (0 … SWEEP_SHARDS-1) from the random tail of one or more UUIDs. */
+export function shardOf(...ids: string[]): number {
+  return ids.reduce((n, id) => n + parseInt(id.slice(-4), 16), 0) % SWEEP_SHARDS;
+}
 
 /** GSI1: a collection filtered by status, `ORG#<org>#<ENTITY>#<status>` → id. */
 export const gsi1 = {
@@ -134,6 +163,10 @@ export const gsi1 = {
   campaignDue: (orgId: string, campaignId: string) => `${org(orgId)}#CAMPAIGN#${campaignId}#DUE`,
   /** A campaign's claimed contacts whose call is not placed yet (sparse), gsi1sk = `<lease end ISO>#<id>`. */
   campaignLeases: (orgId: string, campaignId: string) => `${org(orgId)}#CAMPAIGN#${campaignId}#LEASE`,
+  /** The organization's events of one type (gsi1sk = event id, so it sorts by time): the `type` filter. */
+  eventsOfType: (orgId: string, type: string) => `${org(orgId)}#EVENT#TYPE#${type}`,
+  /** An endpoint's delivery log split by outcome (gsi1sk = delivery id): the `succeeded` filter. */
+  webhookDeliveriesByOutcome: (orgId: string, webhookId: string, succeeded: boolean) => `${org(orgId)}#WEBHOOK#${webhookId}#DELIVERY#${succeeded ? 'ok' : 'failed'}`,
 };
 
 /**
@@ -164,6 +197,20 @@ export const gsi2 = {
    */
   activeCampaigns: (shard: number) => `ACTIVECAMPAIGNS#${shard}`,
   activeCampaignEntry: (orgId: string, campaignId: string) => `${orgId}#${campaignId}`,
+  /**
+   * Events not yet fanned out, across organizations, in SWEEP_SHARDS partitions (shard from the
+   * event id). Sparse and short-lived: the fan-out removes the attributes, so the index holds
+   * only what is in flight (or what a crash left behind for the minute sweep).
+   */
+  eventsUndispatched: (shard: number) => `EVENTQ#${shard}`,
+  eventEntry: (createdAt: string, orgId: string, eventId: string) => `${createdAt}#${orgId}#${eventId}`,
+  /**
+   * Pending webhook delivery jobs by the time the minute sweep should look at them, across
+   * organizations, in SWEEP_SHARDS partitions. Sparse: only a pending job carries it; its last
+   * attempt (success, give-up, drop) removes it. Sort `<sweep_at ISO>#<org>#<webhook>#<event>`.
+   */
+  webhookJobsDue: (shard: number) => `WHDUE#${shard}`,
+  webhookJobEntry: (sweepAt: string, orgId: string, webhookId: string, eventId: string) => `${sweepAt}#${orgId}#${webhookId}#${eventId}`,
 };
 
 /** Counter collection names. */
@@ -183,4 +230,5 @@ export const collections = {
   dnc: 'dnc',
   campaigns: 'campaigns',
   campaignsByStatus: (status: string) => `campaigns#status#${status}`,
+  webhooks: 'webhooks',
 };

@@ -1,4 +1,5 @@
 import {
+  BatchWriteCommand,
   DeleteCommand,
   PutCommand,
   UpdateCommand,
@@ -12,10 +13,12 @@ import {
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { db, tableName } from './client';
 import { keys, type Key } from './keys';
-import { ValidationError } from '../errors';
+import { ItemTooLargeError, ValidationError } from '../errors';
+import { pause } from './retry';
 
 type Item = Record<string, unknown>;
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** One write of a TransactWriteItems call. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** A counter change written in the same transaction as the item it counts. */
 export interface CounterDelta {
@@ -69,6 +72,23 @@ export function counterUpdate(c: CounterDelta): TransactItem {
   };
 }
 
+/**
+ * A counter increment that only lands while the count is below `cap`: put it in a transaction's
+ * main writes, so a failed condition (ConditionFailed) means the cap is reached, race-free.
+ */
+export function cappedCounterIncrement(orgId: string, collection: string, cap: number): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.counter(orgId, collection),
+      UpdateExpression: 'ADD #n :one',
+      ConditionExpression: 'attribute_not_exists(#n) OR #n < :cap',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: { ':one': 1, ':cap': cap },
+    },
+  };
+}
+
 function guardCheck(g: Guard): TransactItem {
   return {
     ConditionCheck: {
@@ -81,11 +101,33 @@ function guardCheck(g: Guard): TransactItem {
   };
 }
 
+/** DynamoDB's item size limit. */
+export const MAX_ITEM_BYTES = 400 * 1024;
+
+/** An upper estimate of a value's stored size: UTF-8 strings and keys, 21 bytes a number, a byte of overhead each. */
+export function storedBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+  if (typeof value === 'number' || typeof value === 'bigint') return 21;
+  if (value === null || value === undefined || typeof value !== 'object') return 1;
+  if (value instanceof Uint8Array) return value.byteLength;
+  const entries = value instanceof Map || value instanceof Set ? [...value.entries()] : Array.isArray(value) ? value.map((v) => ['', v]) : Object.entries(value);
+  return entries.reduce((sum, [k, v]) => sum + 1 + (typeof k === 'string' ? Buffer.byteLength(k, 'utf8') : 0) + storedBytes(v), 3);
+}
+
+/** A write whose item could not be stored answers 413 before it reaches DynamoDB (which would fail it with a 500). */
+function assertStorable(item: TransactItem): void {
+  const values = item.Put?.Item ?? item.Update?.ExpressionAttributeValues;
+  if (values && storedBytes(values) > MAX_ITEM_BYTES) {
+    throw new ItemTooLargeError(MAX_ITEM_BYTES);
+  }
+}
+
 /**
  * Runs one transaction: the main write first, then counters and guards. A failed guard
  * throws its own error; a failed main condition throws ConditionFailed.
  */
 export async function transact(main: TransactItem[], counters: CounterDelta[] = [], guards: Guard[] = []): Promise<void> {
+  main.forEach(assertStorable);
   const items = [...main, ...counters.filter((c) => c.delta !== 0).map(counterUpdate), ...guards.map(guardCheck)];
   if (items.length === 1) return single(items[0]);
   try {
@@ -113,6 +155,21 @@ async function single(item: TransactItem): Promise<void> {
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) throw new ConditionFailed('condition failed', { cause: err });
     throw err;
+  }
+}
+
+/**
+ * Deletes items by key, 25 per BatchWriteItem, retrying what DynamoDB leaves unprocessed.
+ * Unconditional: for cleanup of items nothing else refers to (missing keys are fine).
+ */
+export async function deleteKeys(keysToDelete: Key[]): Promise<void> {
+  for (let i = 0; i < keysToDelete.length; i += 25) {
+    let requests = keysToDelete.slice(i, i + 25).map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } }));
+    for (let attempt = 0; requests.length; attempt++) {
+      if (attempt > 0) await pause(attempt);
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+      requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+    }
   }
 }
 

@@ -6,6 +6,7 @@ import { stateOf, type Caller } from './context';
 import { requestContext } from './middleware/request-context';
 import { errorEnvelope } from './middleware/error-envelope';
 import { jsonBody } from './middleware/json-body';
+import { fixedPath } from './middleware/fixed-path';
 import { apiKeyAuth } from './middleware/auth';
 import { rateLimit } from './middleware/rate-limit';
 import { validate } from './middleware/validate';
@@ -28,8 +29,9 @@ export interface HandlerInput<P, Q, B> {
 
 /**
  * Wraps an operation's function in the shared middleware stack, in this fixed order:
- * request context (request id, access log, response headers) → error envelope → JSON body →
- * API-key auth → rate limit → validation → idempotency (POST) → success envelope.
+ * request context (request id, access log, response headers) → error envelope → fixed path (405
+ * for a wrong method on a fixed path that API Gateway routed to a `{param}` route) → JSON body →
+ * API-key auth → rate limit → validation → idempotency (POST that writes) → success envelope.
  * Middy runs `before` in that order and `after`/`onError` in reverse.
  */
 export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
@@ -53,10 +55,13 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
   const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>(core)
     .use(requestContext(op))
     .use(errorEnvelope())
+    .use(fixedPath())
     .use(jsonBody());
   if (op.auth) handler.use(apiKeyAuth()).use(rateLimit());
   handler.use(validate());
-  if (op.auth && op.method === 'POST') handler.use(idempotency());
+  // A POST whose function may not write the table (discover, query) changes nothing, so a repeat
+  // is already safe: it ignores Idempotency-Key rather than store an answer it is not granted to.
+  if (op.auth && op.method === 'POST' && op.access.table === 'RW') handler.use(idempotency());
   handler.use(successEnvelope());
   return handler;
 }

@@ -1,128 +1,376 @@
 import * as z from 'zod/mini';
 import type { Operation } from './operation';
+import { namedSchema, schemaNames } from '../domain/common/named';
+import { schemaExamples } from './openapi-examples';
+import { DEFAULT_MESSAGES } from './middleware/success-envelope';
 
 type Json = Record<string, unknown>;
+type Io = 'input' | 'output';
 
-function schemaOf(schema: z.ZodMiniType, io: 'input' | 'output'): Json {
-  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+const COMPONENTS = '#/components/schemas/';
+const ref = (name: string) => ({ $ref: `${COMPONENTS}${name}` });
+
+/** What each tag groups; a tag without a line here stops the build. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Health: 'Liveness, readiness and this document. No API key.',
+  'API keys': 'Issue, list and revoke the keys that authenticate every other call.',
+  Agents: 'Voice AI agents: model, voice, call behaviour, tools and knowledge base.',
+  Tools: 'Functions the model may call, and webhooks the platform calls for it.',
+  'Widget settings': 'How the embeddable web widget looks and which origins may load it.',
+  Widget: 'What the embeddable widget itself reads (public, CORS-aware).',
+  Contacts: 'People the agents talk to, with notes, timeline, call history and counters.',
+  Appointments: 'Availability and bookings on the built-in calendar or through Cal.com.',
+  'Scheduling integration': 'Connecting Cal.com, and the webhook Cal.com calls back.',
+  'Knowledge base (RAG)': 'Knowledge bases, document ingestion (text, URLs, uploads) and passage search.',
+  'Phone numbers': 'Numbers bought from the carrier or imported from your own trunk.',
+  Billing: 'The ledger of charges.',
+};
+
+// ---- JSON Schema from zod, with named schemas as components
+
+function rawSchema(schema: z.ZodMiniType, io: Io): Json {
+  const out = z.toJSONSchema(schema, { io, metadata: schemaNames, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
   delete out.$schema;
   return out;
 }
 
-const errorEnvelope = {
-  type: 'object',
-  required: ['success', 'message', 'error'],
-  properties: {
-    success: { const: false },
-    message: { type: 'string' },
-    error: {
-      type: 'object',
-      required: ['code', 'message', 'details'],
-      properties: {
-        code: {
-          type: 'string',
-          enum: ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNPROCESSABLE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'],
-        },
-        message: { type: 'string' },
-        details: {
-          type: 'object',
-          properties: {
-            fields: {
-              type: 'array',
-              items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' }, in: { type: 'string' } } },
-            },
+function mapRefs(node: unknown, rename: (id: string) => string): unknown {
+  if (Array.isArray(node)) return node.map((n) => mapRefs(n, rename));
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) =>
+      k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')
+        ? [k, `${COMPONENTS}${rename(decodeURIComponent(v.slice('#/$defs/'.length)))}`]
+        : [k, mapRefs(v, rename)],
+    ),
+  );
+}
+
+/**
+ * Converts zod schemas to JSON Schema, moving every named schema (`named()`) into
+ * `components.schemas` and pointing at it with `$ref`. A schema used both as input and as
+ * output whose two forms differ (defaults, transforms) gets a second component, `<name>Input`.
+ */
+class SchemaSet {
+  readonly components: Record<string, Json> = {};
+  /** Component name → the schema name its example is filed under. */
+  readonly exampleKey = new Map<string, string>();
+  private readonly inputNames = new Map<string, string>();
+
+  constructor(usages: Array<[z.ZodMiniType, Io]>) {
+    const used: Record<Io, Set<string>> = { input: new Set(), output: new Set() };
+    for (const [schema, io] of usages) for (const id of Object.keys((rawSchema(schema, io).$defs as Json) ?? {})) used[io].add(id);
+    for (const id of used.input) {
+      const schema = namedSchema(id);
+      if (!used.output.has(id) || !schema) continue;
+      if (JSON.stringify(rawSchema(schema, 'input')) !== JSON.stringify(rawSchema(schema, 'output'))) this.inputNames.set(id, `${id}Input`);
+    }
+  }
+
+  /** The JSON Schema of `schema`, its named parts registered as components. */
+  convert(schema: z.ZodMiniType, io: Io): Json {
+    const json = rawSchema(schema, io);
+    const defs = (json.$defs as Record<string, Json>) ?? {};
+    delete json.$defs;
+    const rename = (id: string) => (io === 'input' ? (this.inputNames.get(id) ?? id) : id);
+    for (const [id, def] of Object.entries(defs)) {
+      const name = rename(id);
+      const body = mapRefs(def, rename) as Json;
+      const existing = this.components[name];
+      if (existing && JSON.stringify(existing) !== JSON.stringify(body)) throw new Error(`Schema ${name} converts two ways; name the variants apart`);
+      this.components[name] = body;
+      this.exampleKey.set(name, id);
+    }
+    return mapRefs(json, rename) as Json;
+  }
+}
+
+/** The component a converted schema stands for (`$ref`), or of its items (an array of one). */
+function componentOf(json: Json): { name: string; array: boolean } | undefined {
+  const direct = typeof json.$ref === 'string' ? json.$ref : undefined;
+  const items = json.type === 'array' && typeof (json.items as Json)?.$ref === 'string' ? ((json.items as Json).$ref as string) : undefined;
+  const target = direct ?? items;
+  return target?.startsWith(COMPONENTS) ? { name: target.slice(COMPONENTS.length), array: !direct } : undefined;
+}
+
+// ---- Shared envelope, headers and error responses
+
+const ERROR_CODES = ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNPROCESSABLE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'];
+
+const envelopeSchemas: Record<string, Json> = {
+  FieldIssue: {
+    type: 'object',
+    description: 'One offending field of a request',
+    required: ['path', 'message'],
+    properties: {
+      path: { type: 'string', description: 'Dotted path of the field, such as `schedule.max_concurrent`' },
+      message: { type: 'string', description: 'What is wrong with it' },
+      in: { type: 'string', enum: ['path', 'query', 'body'], description: 'Where the field was' },
+    },
+  },
+  ErrorEnvelope: {
+    type: 'object',
+    description: 'Every 4xx and 5xx answer',
+    required: ['success', 'message', 'error'],
+    properties: {
+      success: { type: 'boolean', const: false },
+      message: { type: 'string' },
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'details'],
+        properties: {
+          code: { type: 'string', enum: ERROR_CODES },
+          message: { type: 'string' },
+          details: {
+            type: 'object',
+            description: '`fields` on validation errors; otherwise facts about the failure (`allowed`, `retry_after_seconds`, `request_id`, `checks`, …)',
+            properties: { fields: { type: 'array', items: ref('FieldIssue') } },
+            additionalProperties: true,
           },
         },
       },
     },
   },
-};
-
-const meta = {
-  type: 'object',
-  required: ['total', 'limit', 'offset', 'next_cursor'],
-  properties: {
-    total: { type: 'integer' },
-    limit: { type: 'integer' },
-    offset: { type: 'integer' },
-    next_cursor: { type: ['string', 'null'] },
+  ListMeta: {
+    type: 'object',
+    description: 'Paging of a list answer',
+    required: ['total', 'limit', 'offset', 'next_cursor'],
+    properties: {
+      total: { type: 'integer', minimum: 0, description: 'Exact number of items in the whole list' },
+      limit: { type: 'integer', minimum: 1, maximum: 100 },
+      offset: { type: 'integer', minimum: 0 },
+      next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page' },
+    },
+  },
+  OpenApiDocument: {
+    type: 'object',
+    description: 'An OpenAPI 3.1 document (this one)',
+    required: ['openapi', 'info', 'paths'],
+    properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
   },
 };
 
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });
+const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
+const headers: Record<string, Json> = {
+  XRequestId: { description: 'The request id (yours when you sent a valid `X-Request-Id`)', schema: { type: 'string' } },
+  XRateLimitLimit: integerHeader('Requests per minute allowed for this API key'),
+  XRateLimitRemaining: integerHeader('Requests left in the current allowance'),
+  RetryAfter: integerHeader('Seconds to wait before retrying'),
+  Allow: { description: 'The methods this path answers, such as `GET, POST`', schema: { type: 'string' } },
+};
+const HEADER_NAMES: Record<string, string> = {
+  XRequestId: 'X-Request-Id',
+  XRateLimitLimit: 'X-RateLimit-Limit',
+  XRateLimitRemaining: 'X-RateLimit-Remaining',
+  RetryAfter: 'Retry-After',
+  Allow: 'Allow',
+};
+const headerRefs = (...names: string[]) => Object.fromEntries(names.map((n) => [HEADER_NAMES[n], { $ref: `#/components/headers/${n}` }]));
 
-function parameters(op: Operation): Json[] {
+interface ErrorDoc {
+  component: string;
+  description: string;
+  code: string;
+  message: string;
+  details: Json;
+  headers?: string[];
+}
+const ERRORS: Record<number, ErrorDoc> = {
+  400: { component: 'BadRequest', description: 'Invalid path, query, headers or body; `error.details.fields` names each field', code: 'VALIDATION_ERROR', message: 'Validation failed: name is required', details: { fields: [{ path: 'name', message: 'is required', in: 'body' }] } },
+  401: { component: 'Unauthorized', description: 'Missing, unknown, revoked or expired API key', code: 'UNAUTHORIZED', message: 'Missing API key: send it in the X-Api-Key header', details: {} },
+  404: { component: 'NotFound', description: 'No such resource in your organization (another organization\'s ids answer the same)', code: 'NOT_FOUND', message: 'Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found', details: { resource: 'Agent', id: '01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90' } },
+  405: { component: 'MethodNotAllowed', description: 'The path exists but not with this method; `Allow` lists the methods it answers', code: 'METHOD_NOT_ALLOWED', message: 'Method PUT is not allowed on /api/v1/agents', details: { allowed: ['GET', 'POST'] }, headers: ['Allow'] },
+  409: { component: 'Conflict', description: 'Conflicts with the current state, the resource kept changing, or an `Idempotency-Key` was reused with another body or is still in progress', code: 'CONFLICT', message: 'Idempotency-Key was already used with a different request body', details: { idempotency_key: 'order-1042' } },
+  413: { component: 'PayloadTooLarge', description: 'The body exceeds 1 MiB', code: 'PAYLOAD_TOO_LARGE', message: 'Request body exceeds 1048576 bytes', details: { limit_bytes: 1048576 } },
+  422: { component: 'Unprocessable', description: 'Well formed, but cannot be carried out', code: 'UNPROCESSABLE', message: 'The slot is already taken for this agent', details: {} },
+  429: { component: 'TooManyRequests', description: 'Over the API key\'s rate; retry after `Retry-After` seconds', code: 'RATE_LIMITED', message: 'Rate limit exceeded; retry after 3 s', details: { retry_after_seconds: 3 }, headers: ['RetryAfter', 'XRateLimitLimit', 'XRateLimitRemaining'] },
+  500: { component: 'InternalError', description: 'A fault of ours; `error.details.request_id` names the request for support', code: 'INTERNAL', message: 'Internal server error', details: { request_id: '3f6c1d2e-8b7a-4c5d-9e0f-1a2b3c4d5e6f' } },
+  503: { component: 'ServiceUnavailable', description: 'A dependency does not answer; retry later', code: 'UNAVAILABLE', message: 'Not ready: bucket unavailable', details: { checks: { table: 'ok', bucket: 'failed: TimeoutError' } } },
+};
+
+function errorResponse(status: number, description?: string): Json {
+  const e = ERRORS[status];
+  return {
+    description: description ?? e.description,
+    headers: headerRefs('XRequestId', ...(e.headers ?? [])),
+    content: {
+      'application/json': {
+        schema: ref('ErrorEnvelope'),
+        example: { success: false, message: e.message, error: { code: e.code, message: e.message, details: e.details } },
+      },
+    },
+  };
+}
+
+// ---- Operations
+
+/** The error statuses an operation answers, each with its description when it says more than the shared one. */
+function errorStatuses(op: Operation): Map<number, string | undefined> {
+  const out = new Map<number, string | undefined>([[400, undefined], [405, undefined], [500, undefined]]);
+  if (op.auth) out.set(401, undefined).set(429, undefined);
+  if (op.params) out.set(404, undefined);
+  if (op.auth && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(op.method)) out.set(409, undefined);
+  if (op.body) out.set(413, undefined);
+  for (const [status, text] of Object.entries(op.errors ?? {})) out.set(Number(status), text);
+  return new Map([...out].sort(([a], [b]) => a - b));
+}
+
+const PARAMETER_DESCRIPTIONS: Record<string, string> = {
+  limit: 'Items per page (1–100)',
+  offset: 'Items to skip (use `cursor` instead for deep pages)',
+  cursor: '`meta.next_cursor` of the previous page of the same list',
+};
+
+/**
+ * A query parameter given as digits and parsed to a number (limit, offset, minutes) is an
+ * integer to the client: its type, bounds and default are the parsed number's.
+ */
+function queryParameterSchema(input: Json, output: Json | undefined): Json {
+  if (input.type !== 'string' || input.pattern !== '^\\d+$' || !output || !['number', 'integer'].includes(output.type as string)) return input;
+  const pick = (k: string) => (output[k] !== undefined ? { [k]: output[k] } : {});
+  return { type: 'integer', ...pick('minimum'), ...pick('maximum'), ...pick('default') };
+}
+
+function parameters(op: Operation, set: SchemaSet): Json[] {
   const params: Json[] = [];
   for (const [location, schema] of [['path', op.params], ['query', op.query]] as const) {
     if (!schema) continue;
-    const json = schemaOf(schema, 'input');
-    const required = new Set((json.required as string[]) ?? []);
-    for (const [name, s] of Object.entries((json.properties as Record<string, Json>) ?? {})) {
-      params.push({ name, in: location, required: location === 'path' || required.has(name), schema: s });
+    const input = set.convert(schema, 'input');
+    const output = set.convert(schema, 'output');
+    const required = new Set((input.required as string[]) ?? []);
+    for (const [name, s] of Object.entries((input.properties as Record<string, Json>) ?? {})) {
+      const typed = location === 'query' ? queryParameterSchema(s, (output.properties as Record<string, Json>)?.[name]) : s;
+      const description = PARAMETER_DESCRIPTIONS[name];
+      params.push({ name, in: location, required: location === 'path' || required.has(name), ...(description ? { description } : {}), schema: typed });
     }
   }
+  for (const h of op.headers ?? []) params.push({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string' } });
+  if (op.auth && op.method === 'POST') params.push({ $ref: '#/components/parameters/IdempotencyKey' });
   return params;
+}
+
+function description(op: Operation): string {
+  const paged = op.list && op.query && 'cursor' in ((op.query as unknown as { shape?: object }).shape ?? {});
+  const notes = [
+    op.auth ? 'Requires an API key (`X-Api-Key`).' : 'Public: no API key.',
+    op.auth && op.method === 'POST' ? 'Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.' : '',
+    paged ? 'Paged with `limit` and `offset` or `cursor`; `meta.total` is exact.' : '',
+  ].filter(Boolean);
+  return `${op.summary}${/[.)]$/.test(op.summary) ? '' : '.'}\n\n${notes.join(' ')}`;
 }
 
 /** The OpenAPI 3.1 document, generated from the route registry. */
 export function buildOpenApi(operations: Operation[], version: string): Json {
+  const problems: string[] = [];
+  const usages: Array<[z.ZodMiniType, Io]> = operations.flatMap((op) => [
+    ...(op.body ? [[op.body, 'input'] as [z.ZodMiniType, Io]] : []),
+    ...(op.response ? [[op.response, 'output'] as [z.ZodMiniType, Io]] : []),
+  ]);
+  const set = new SchemaSet(usages);
+  const exampleOf = (json: Json, what: string, op: Operation): unknown => {
+    const component = componentOf(json);
+    if (!component) {
+      problems.push(`${op.operationId}: its ${what} schema has no name (wrap it in named() where it is declared)`);
+      return undefined;
+    }
+    const example = schemaExamples[set.exampleKey.get(component.name) ?? component.name];
+    if (example === undefined) problems.push(`${op.operationId}: schema ${component.name} has no example in shared/http/openapi-examples.ts`);
+    return component.array ? [example] : example;
+  };
+
   const paths: Record<string, Json> = {};
+  const tags = new Set<string>();
   for (const op of operations) {
-    const data = op.response ? schemaOf(op.response, 'output') : undefined;
-    const success = op.rawResponse
-      ? { type: 'object' }
-      : {
+    tags.add(op.tag);
+    let success: Json;
+    if (op.rawResponse) {
+      success = { schema: ref('OpenApiDocument'), example: { openapi: '3.1.0', info: { title: 'Voice AI Agent Platform API', version }, paths: {} } };
+    } else {
+      const data = op.response ? set.convert(op.response, 'output') : undefined;
+      const dataSchema = data && op.list ? { type: 'array', items: data } : data;
+      const dataExample = data ? exampleOf(data, 'response', op) : undefined;
+      success = {
+        schema: {
           type: 'object',
-          required: ['success', 'message'],
+          required: ['success', 'message', ...(data ? ['data'] : []), ...(op.list ? ['meta'] : [])],
           properties: {
-            success: { const: true },
+            success: { type: 'boolean', const: true },
             message: { type: 'string' },
-            ...(data ? { data: op.list ? { type: 'array', items: data } : data } : {}),
-            ...(op.list ? { meta } : {}),
+            ...(dataSchema ? { data: dataSchema } : {}),
+            ...(op.list ? { meta: ref('ListMeta') } : {}),
           },
-        };
+        },
+        example: {
+          success: true,
+          message: op.successMessage ?? DEFAULT_MESSAGES[op.method],
+          ...(data ? { data: op.list ? [dataExample] : dataExample } : {}),
+          ...(op.list ? { meta: { total: 1, limit: 20, offset: 0, next_cursor: null } } : {}),
+        },
+      };
+    }
     const responses: Json = {
-      200: { description: 'Success', content: { 'application/json': { schema: success } } },
-      400: errorResponse('Invalid parameters, body or headers; `error.details.fields` names each one'),
-      404: errorResponse('Not found (also for another organization\'s ids)'),
-      500: errorResponse('Internal error; names the request id'),
+      200: {
+        description: 'Success',
+        headers: headerRefs('XRequestId', ...(op.auth ? ['XRateLimitLimit', 'XRateLimitRemaining'] : [])),
+        content: { 'application/json': success },
+      },
     };
-    if (op.auth) {
-      responses[401] = errorResponse('Missing, invalid or revoked API key');
-      responses[429] = errorResponse('Rate limit exceeded; see Retry-After');
+    for (const [status, text] of errorStatuses(op)) {
+      responses[status] = text === undefined ? { $ref: `#/components/responses/${ERRORS[status].component}` } : errorResponse(status, text);
     }
-    if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(op.method)) {
-      responses[409] = errorResponse('Conflict with the current state (or an Idempotency-Key reused with another body)');
-      responses[422] = errorResponse('Well formed but cannot be carried out');
+    let requestBody: Json | undefined;
+    if (op.body) {
+      const body = set.convert(op.body, 'input');
+      requestBody = { required: true, content: { 'application/json': { schema: body, example: exampleOf(body, 'body', op) } } };
     }
-    if (op.body) responses[413] = errorResponse('Body too large');
-    const parametersList = parameters(op);
-    if (op.auth && op.method === 'POST') {
-      parametersList.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the first answer for 24 h; 409 when reused with a different body' });
-    }
+    const parametersList = parameters(op, set);
     (paths[op.path] ??= {})[op.method.toLowerCase()] = {
       operationId: op.operationId,
       summary: op.summary,
+      description: description(op),
       tags: [op.tag],
-      ...(op.auth ? {} : { security: [] }),
+      security: op.auth ? [{ ApiKey: [] }] : [],
       ...(parametersList.length ? { parameters: parametersList } : {}),
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(op.body, 'input') } } } } : {}),
+      ...(requestBody ? { requestBody } : {}),
       responses,
     };
   }
+  for (const tag of tags) if (!TAG_DESCRIPTIONS[tag]) problems.push(`tag "${tag}" has no description in shared/http/openapi.ts`);
+  if (problems.length) throw new Error(`The OpenAPI document cannot be built:\n  - ${problems.join('\n  - ')}`);
+
+  const document = JSON.stringify(paths);
+  const usedResponses = Object.values(ERRORS).filter((e) => document.includes(`#/components/responses/${e.component}"`));
   return {
     openapi: '3.1.0',
     info: {
       title: 'Voice AI Agent Platform API',
       version,
       description:
-        'REST/JSON API for voice AI agents. Every response is a JSON envelope; every path answers with and without a trailing slash; POST accepts Idempotency-Key; responses carry X-Request-Id and X-RateLimit-* headers.',
+        'REST/JSON API for voice AI agents. Every response is a JSON envelope; every path answers with and without a trailing slash; POST accepts Idempotency-Key; responses carry X-Request-Id, and authenticated ones X-RateLimit-* headers. Conventions and decisions: docs/api.md.',
+      contact: { name: 'Voice AI Agent Platform API maintainers' },
+      license: { name: 'Proprietary: all rights reserved (package.json: UNLICENSED)', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: '/' }],
+    // Relative, so the document names whichever host serves it: the API Gateway stage URL, or
+    // http://localhost:3000 under `npm start` (Redocly refuses localhost as a server).
+    servers: [{ url: '/', description: 'The host serving this document' }],
     security: [{ ApiKey: [] }],
+    tags: [...tags].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
     components: {
-      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
-      schemas: { ErrorEnvelope: errorEnvelope },
+      securitySchemes: {
+        ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'An API key of your organization (`vap_…`); it decides the organization of every call' },
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+        },
+      },
+      headers,
+      responses: Object.fromEntries(usedResponses.map((e) => [e.component, errorResponse(Number(Object.keys(ERRORS).find((s) => ERRORS[Number(s)] === e)))])),
+      schemas: { ...envelopeSchemas, ...Object.fromEntries(Object.entries(set.components).sort(([a], [b]) => a.localeCompare(b))) },
     },
     paths,
   };

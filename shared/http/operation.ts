@@ -2,15 +2,36 @@ import type * as z from 'zod/mini';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
+/**
+ * Error statuses an operation may declare beyond those the OpenAPI generator derives from its
+ * shape (400, 405, 500 always; 401 and 429 with a key; 404 with path parameters; 409 on
+ * authenticated writes; 413 with a body). The text says when this operation answers it.
+ */
+export type DeclaredErrors = Partial<Record<401 | 404 | 409 | 422 | 503, string>>;
+
+/** A request header the function reads itself (documented in the OpenAPI document). */
+export interface RequestHeader {
+  name: string;
+  description: string;
+  required: boolean;
+}
+
 /** What a function may touch; the CDK stack turns this into least-privilege grants. */
 export interface Access {
   table?: 'R' | 'RW';
-  bucket?: 'R' | 'RW';
+  /**
+   * Objects: `R` reads them (s3:GetObject), `RW` also writes and deletes them (s3:PutObject,
+   * s3:DeleteObject). `head` touches no object: it only asks whether the bucket answers
+   * (HeadBucket, which IAM authorizes as s3:ListBucket), as readiness does.
+   */
+  bucket?: 'R' | 'RW' | 'head';
   /**
    * Object key patterns the bucket grant is narrowed to (IAM wildcards such as orgs, any organization, then kb/ and anything);
    * absent: the whole bucket.
    */
   bucketPrefixes?: string[];
+  /** Lists object keys (s3:ListBucket), only under `bucketPrefixes` (an `s3:prefix` condition). */
+  bucketList?: boolean;
   /** Queues the function sends to, by name from the job registry. */
   queues?: string[];
   /** Needs the secrets key (KMS in AWS) to encrypt or decrypt secrets at rest. */
@@ -22,7 +43,15 @@ export interface Access {
    * default model when set) and, for the `openai` analyzer, read access to its API-key secret.
    */
   analysis?: boolean;
+  /**
+   * The implicit grant of every authenticated operation (set by `defineOperation`): UpdateItem
+   * on the per-key rate-limit counters only, items whose partition key begins with `RATE#`.
+   */
+  rateLimitCounters?: boolean;
 }
+
+/** Partition key prefix of the rate-limit counter items, the only items `rateLimitCounters` may update. */
+export { RATE_PREFIX as RATE_COUNTER_KEY_PREFIX } from '../db/keys';
 
 /**
  * One API operation, declared once. The route registry collects these; the CDK stack,
@@ -51,6 +80,10 @@ export interface Operation<
   /** True for list operations, whose envelope carries `meta`. */
   list?: boolean;
   access: Access;
+  /** Error statuses beyond the derived ones, each with when it happens. */
+  errors?: DeclaredErrors;
+  /** Request headers the function reads itself (signatures, for instance). */
+  headers?: RequestHeader[];
   /** The function returns the HTTP body itself (the OpenAPI document), not envelope data. */
   rawResponse?: boolean;
   /** The envelope's `message` on success (a default per method otherwise). */
@@ -64,8 +97,9 @@ export interface Operation<
 export function defineOperation<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
   op: Operation<P, Q, B>,
 ): Operation<P, Q, B> {
-  // Authentication stamps a key's last use through the api-key-usage queue, so every
-  // authenticated function may send to it.
+  // Authentication stamps a key's last use through the api-key-usage queue, and the rate limit
+  // counts each request in a RATE# counter item, so every authenticated function may do both.
   if (!op.auth) return op;
-  return { ...op, access: { ...op.access, queues: [...new Set([...(op.access.queues ?? []), 'api-key-usage'])] } };
+  const queues = [...new Set([...(op.access.queues ?? []), 'api-key-usage'])];
+  return { ...op, access: { ...op.access, queues, rateLimitCounters: true } };
 }

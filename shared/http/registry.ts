@@ -11,6 +11,8 @@ import * as phoneNumbers from '../domain/phone-numbers/operations';
 import * as billing from '../domain/billing/operations';
 import * as dnc from '../domain/dnc/operations';
 import * as campaigns from '../domain/campaigns/operations';
+import * as webhooks from '../domain/webhooks/operations';
+import * as events from '../domain/events/operations';
 
 /**
  * The route registry: every operation of the API, once. The CDK stack, the local runtime,
@@ -30,6 +32,8 @@ export const operations: Operation[] = [
   ...Object.values(billing),
   ...Object.values(dnc),
   ...Object.values(campaigns),
+  ...Object.values(webhooks),
+  ...Object.values(events),
 ] as Operation[];
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */

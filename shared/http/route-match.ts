@@ -53,6 +53,22 @@ export function matchRoute<T>(routes: CompiledRoute<T>[], method: string, path: 
   return { kind: 'method-not-allowed', allowed: [...new Set(candidates.map((c) => c.r.method))].sort() };
 }
 
+/**
+ * API Gateway sends `PATCH /contacts/search` to the `PATCH /contacts/{id}` route when only
+ * `GET /contacts/search` exists. When `path` is such a fixed path (a route with more literal
+ * segments matches it), this returns the methods that path has, for a 405; otherwise undefined.
+ */
+export function fixedPathMethods<T>(routes: CompiledRoute<T>[], template: string, method: string, path: string): string[] | undefined {
+  const own = literalCount(template.split('/').filter(Boolean));
+  const actual = path.split('?')[0].split('/').filter(Boolean);
+  const matching = routes.filter((r) => matchSegments(r.segments, actual) !== null);
+  const best = Math.max(own, ...matching.map((r) => literalCount(r.segments)));
+  if (best === own) return undefined;
+  const fixed = matching.filter((r) => literalCount(r.segments) === best);
+  if (fixed.some((r) => r.method === method.toUpperCase())) return undefined;
+  return [...new Set(fixed.map((r) => r.method))].sort();
+}
+
 /** The methods and paths of the registry, all the fallback function needs (kept in route-table.json). */
 export function routeTable(routes: { method: string; path: string }[]): { method: string; path: string }[] {
   return routes.map(({ method, path }) => ({ method, path }));

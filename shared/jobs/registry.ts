@@ -11,7 +11,8 @@ export const jobs: JobDefinition[] = [
     name: 'api-key-usage',
     entry: 'functions/jobs/api-key-usage.ts',
     description: 'Records when each API key was last used, off the request path.',
-    visibilityTimeoutSeconds: 30,
+    // 6 × the default 10 s function timeout.
+    visibilityTimeoutSeconds: 60,
     maxReceiveCount: 5,
     batchSize: 10,
     access: { table: 'RW' },
@@ -21,13 +22,29 @@ export const jobs: JobDefinition[] = [
     name: 'rag-ingest',
     entry: 'functions/jobs/rag-ingest.ts',
     description: 'Fetches, extracts, chunks and indexes knowledge-base documents.',
-    // Above the function timeout (Lambda requires it) with room for a slow page.
-    visibilityTimeoutSeconds: 180,
-    maxReceiveCount: 3,
+    // 6 × the function timeout (AWS's advice for an SQS event source).
+    visibilityTimeoutSeconds: 720,
+    maxReceiveCount: 5,
     batchSize: 10,
+    // A bulk ingest (thousands of URLs) queues thousands of messages: at most this many 1 GB
+    // workers run at once, so the API keeps the account's concurrency.
+    maxConcurrency: 5,
     timeoutSeconds: 120,
     memoryMb: 1024,
     access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns },
+  },
+  {
+    kind: 'queue',
+    name: 'kb-cleanup',
+    entry: 'functions/jobs/kb-cleanup.ts',
+    description: 'Removes a deleted knowledge base\'s documents, objects, index and agent references, one bounded page per run.',
+    // A run is one page (500 items or 1,000 objects), seconds at most; a message for a knowledge
+    // base whose item is still there waits for this long before it is seen again.
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 1,
+    timeoutSeconds: 30,
+    access: { table: 'RW', bucket: 'RW', bucketPrefixes: [objectKeys.kbGrantPattern], bucketList: true, queues: ['kb-cleanup'] },
   },
   {
     kind: 'schedule',
@@ -58,7 +75,7 @@ export const jobs: JobDefinition[] = [
     batchSize: 10,
     timeoutSeconds: 60,
     // Re-queues itself when its budget of due entries runs out; completes campaigns (number in_use).
-    access: { table: 'RW', queues: ['campaign-dispatch'] },
+    access: { table: 'RW', queues: ['campaign-dispatch', 'event-fanout'] },
   },
   {
     kind: 'queue',
@@ -69,6 +86,39 @@ export const jobs: JobDefinition[] = [
     maxReceiveCount: 5,
     batchSize: 1,
     timeoutSeconds: 600,
-    access: { table: 'RW' },
+    access: { table: 'RW', queues: ['event-fanout'] },
+  },
+  {
+    kind: 'queue',
+    name: 'event-fanout',
+    entry: 'functions/jobs/event-fanout.ts',
+    description: 'Turns each new event into one delivery job per subscribed webhook endpoint.',
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    timeoutSeconds: 30,
+    access: { table: 'RW', queues: ['webhook-delivery'] },
+  },
+  {
+    kind: 'queue',
+    name: 'webhook-delivery',
+    entry: 'functions/jobs/webhook-delivery.ts',
+    description: 'Makes one signed delivery attempt of an event to an endpoint and schedules its retry.',
+    // A batch's attempts run in parallel, each bounded at 15 s; the visibility timeout must exceed
+    // the function timeout, and the job's claim (90 s) the visibility timeout's first redelivery.
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    timeoutSeconds: 45,
+    access: { table: 'RW', secrets: true, queues: ['webhook-delivery'] },
+  },
+  {
+    kind: 'schedule',
+    name: 'webhook-sweep',
+    entry: 'functions/jobs/webhook-sweep.ts',
+    description: 'Re-queues fan-out of events left undispatched and delivery attempts whose wait has come.',
+    rateMinutes: 1,
+    timeoutSeconds: 60,
+    access: { table: 'RW', queues: ['event-fanout', 'webhook-delivery'] },
   },
 ];

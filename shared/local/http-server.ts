@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { runAs } from '../access/enforce';
+import type { Access } from '../http/operation';
 import { operations, fallbackEntry as registeredFallbackEntry } from '../http/registry';
 import { compileRoutes, matchRoute } from '../http/route-match';
 import { errorBody } from '../http/envelope';
@@ -17,6 +19,8 @@ export interface HttpRoute {
   entry: string;
   timeoutSeconds?: number;
   memoryMb?: number;
+  /** What the function may touch; each request runs inside these grants as in AWS. Absent: unchecked (test fixtures). */
+  access?: Access;
 }
 
 /** An API Gateway HTTP API (payload 2.0) Lambda handler, as every entry file exports it. */
@@ -94,7 +98,10 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
         timeoutMs: Math.min(route?.timeoutSeconds ?? GATEWAY_TIMEOUT_SECONDS, GATEWAY_TIMEOUT_SECONDS) * 1000,
         memoryMb: route?.memoryMb,
       });
-      writeResult(res, await handler(event, context), requestId);
+      // The fallback function is granted nothing; a route runs with its operation's access.
+      const access = route ? route.access : {};
+      const result = access ? await runAs({ name: functionName, access }, () => handler(event, context)) : await handler(event, context);
+      writeResult(res, result, requestId);
     } catch (err) {
       log(`${method} ${rawPath} (${functionName}) failed [${requestId}]: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       if (res.headersSent) {

@@ -15,6 +15,7 @@ import { QueueRunner } from './queue-runner';
 import { startS3Local, type S3Local } from './s3';
 import { Scheduler } from './scheduler';
 import { ensureTable } from './table';
+import { apiKeyProblem } from '../domain/api-keys/secret';
 
 /** The local runtime's table and bucket names (the admin command uses the same). */
 export const LOCAL_TABLE_NAME = 'vap-local';
@@ -109,6 +110,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
 
   try {
     assertJava(); // First, so a missing Java stops start-up before anything is created.
+    assertUsableKeys(options.apiKeys ?? []);
     const temporary = options.inMemory && !options.dataDir;
     const dataDir = temporary ? mkdtempSync(join(tmpdir(), 'vap-local-')) : resolve(options.dataDir ?? '.data');
     mkdirSync(dataDir, { recursive: true });
@@ -131,6 +133,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       ALLOW_LOOPBACK_FETCH: String(!!options.allowLoopbackFetch),
       SECRETS_LOCAL_KEY_FILE: join(dataDir, 'secrets.key'),
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      // DynamoDB Local on a busy laptop answers far slower than DynamoDB: a wider bound before the
+      // rate limit fails open, so the limit still holds locally (override with RATE_LIMIT_TIMEOUT_MS).
+      RATE_LIMIT_TIMEOUT_MS: process.env.RATE_LIMIT_TIMEOUT_MS ?? '1000',
       ...(fixedBaseUrl ? { PUBLIC_BASE_URL: fixedBaseUrl } : {}),
       ...(process.env.LOG_LEVEL || process.env.POWERTOOLS_LOG_LEVEL ? {} : { POWERTOOLS_LOG_LEVEL: 'WARN' }),
       ...options.env,
@@ -220,6 +225,18 @@ async function provisionKeys(dataDir: string, options: PlatformOptions): Promise
     keys.push({ key: entry.key, organizationId, created, generated: entry.generated });
   }
   return keys;
+}
+
+/** Every given key is checked before anything starts; the message names a key's place in the list, never the key. */
+function assertUsableKeys(apiKeys: string[]): void {
+  const given = apiKeys.map((k) => k.trim()).filter(Boolean);
+  const problems = given.flatMap((key, i) => {
+    const problem = apiKeyProblem(key);
+    return problem ? [`LOCAL_API_KEYS: key ${i + 1} of ${given.length} ${problem}.`] : [];
+  });
+  if (problems.length) {
+    throw new Error([...problems, 'A key is 16 to 256 printable ASCII characters without spaces or commas (generated keys look like vap_…).'].join('\n'));
+  }
 }
 
 /** The key kept in `dataDir`, generated (and saved, readable by the owner only) on first start. */

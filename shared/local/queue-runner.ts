@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { runAs } from '../access/enforce';
 import type { QueuePort, SendOptions } from '../adapters/queue';
-import type { QueueJob } from '../jobs/definition';
+import { jobTimeoutSeconds, type QueueJob } from '../jobs/definition';
 import { jobs as registeredJobs } from '../jobs/registry';
 import { systemClock, type Clock } from './clock';
 import { createHandlerLoader, type HandlerLoader } from './handler-loader';
@@ -231,13 +232,15 @@ export class QueueRunner implements QueuePort {
     }
     q.counts.received += batch.length;
     const event: SQSEvent = { Records: batch.map((m) => this.toRecord(job.name, m)) };
-    const timeoutMs = (job.timeoutSeconds ?? job.visibilityTimeoutSeconds) * 1000;
+    // The function's timeout, as the stack sets it (not the visibility timeout, six times longer).
+    const timeoutMs = jobTimeoutSeconds(job) * 1000;
     let failed: Set<string>;
     let error: string | undefined;
     try {
       const handler = await this.loadHandler<SqsHandler>(job.entry);
       const context = createLambdaContext({ functionName: job.name, timeoutMs, memoryMb: job.memoryMb, now: () => this.clock.now() });
-      const result = await this.withTimeout(Promise.resolve(handler(event, context)), timeoutMs, job.name);
+      const run = runAs({ name: job.name, access: job.access }, () => Promise.resolve(handler(event, context)));
+      const result = await this.withTimeout(run, timeoutMs, job.name);
       failed = failedIds(result, batch);
     } catch (err) {
       failed = new Set(batch.map((m) => m.messageId));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { runAs } from '../access/enforce';
 import type { ScheduledJob } from '../jobs/definition';
 import { jobs as registeredJobs } from '../jobs/registry';
 import { systemClock, type Clock } from './clock';
@@ -137,7 +138,7 @@ export class Scheduler {
         memoryMb: job.memoryMb,
         now: () => this.clock.now(),
       });
-      await handler(scheduledEvent(job.name, now), context);
+      await runAs({ name: job.name, access: job.access }, () => handler(scheduledEvent(job.name, now), context));
     } catch (err) {
       state.stats.failures++;
       this.log(`scheduled job ${job.name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -21,8 +21,10 @@ function freePort(): Promise<number> {
   });
 }
 
-function start(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(env: Record<string, string>, viaNpm = false): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = viaNpm
+    ? spawn('npm', ['start'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -48,6 +50,14 @@ function stop(child: ChildProcess): Promise<number | null> {
     child.once('exit', (code) => resolve(code));
     child.kill('SIGINT');
   });
+}
+
+/** Waits (bounded) for a process to be gone; false when it is still there at the end. */
+async function gone(pid: number, withinMs = 15_000): Promise<boolean> {
+  for (const until = Date.now() + withinMs; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+    if (!alive(pid)) return true;
+  }
+  return !alive(pid);
 }
 
 function alive(pid: number): boolean {
@@ -83,5 +93,21 @@ describe('npm start', () => {
     expect(again.status).toBe(200);
     expect(((await again.json()) as { data: { name: string } }).data.name).toBe('survives restarts');
     expect(await stop(second.child)).toBe(0);
+  }, 120_000);
+
+  it('stops the runtime and its DynamoDB Local when npm itself gets SIGTERM (npm start, as a process manager stops it)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'vap-npm-start-'));
+    const port = await freePort();
+    const npm = await start({ PORT: String(port), DATA_DIR: dataDir, LOCAL_API_KEYS: generateApiKey(), LOG_LEVEL: 'WARN' }, true);
+    const runtime = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { dynamoPid: number; pid: number };
+    expect(runtime.pid).not.toBe(npm.child.pid);
+    const exited = new Promise((resolve) => npm.child.once('exit', resolve));
+    process.kill(npm.child.pid!, 'SIGTERM');
+    await exited;
+    const runtimeGone = await gone(runtime.pid);
+    const javaGone = await gone(runtime.dynamoPid);
+    // Never leave them behind, even when the test fails.
+    for (const pid of [runtime.pid, runtime.dynamoPid]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    expect({ runtimeGone, javaGone }).toEqual({ runtimeGone: true, javaGone: true });
   }, 120_000);
 });

@@ -262,6 +262,8 @@ describe('knowledge bases', () => {
     expect((await api('DELETE', `/api/v1/rag/knowledge-bases/${kbId}`)).body).toEqual({ success: true, message: 'Knowledge base deleted successfully' });
     expect((await api('GET', `/api/v1/rag/knowledge-bases/${kbId}`)).status).toBe(404);
     expect((await api('POST', '/api/v1/rag/query', { body: { kb_id: kbId, query: 'parking' } })).status).toBe(404);
+    // The kb-cleanup job clears agents' references (and removes documents and objects) in the background.
+    await local().platform.queue.waitForIdle(30_000);
     expect((await api('GET', `/api/v1/agents/${agent.body.data.id}`)).body.data.knowledge_base).toBe('');
   });
 });

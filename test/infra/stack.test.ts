@@ -3,32 +3,21 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { tableDefinition } from '../../shared/db/table-definition';
 import type { Operation } from '../../shared/http/operation';
 import { operations } from '../../shared/http/registry';
-import { queueUrlVariable, type JobDefinition, type QueueJob, type ScheduledJob } from '../../shared/jobs/definition';
+import { QUEUE_RULES, queueUrlVariable, type JobDefinition, type QueueJob, type ScheduledJob } from '../../shared/jobs/definition';
 import { jobs } from '../../shared/jobs/registry';
 import { DEFAULT_THROTTLE } from '../../lib/api';
-import { actionsOf, synth, type FoundResource, type Synthesized } from './synth';
+import { actionsOf, functionFor, jobFunction, synth, type FoundResource, type Synthesized } from './synth';
 
 const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 const S3_WRITES = ['s3:PutObject', 's3:DeleteObject*', 's3:Abort*'];
 
-function functionFor(s: Synthesized, operation: Operation): FoundResource {
-  const found = s
-    .resources('AWS::Lambda::Function')
-    .filter((fn) => String(fn.Properties.Description).startsWith(`${operation.method} ${operation.path}: `));
-  expect(found).toHaveLength(1);
-  return found[0];
-}
-
-function jobFunction(s: Synthesized, job: JobDefinition): FoundResource {
-  const found = s
-    .resources('AWS::Lambda::Function')
-    .filter((fn) => String(fn.Properties.Description).startsWith(`Job ${job.name}: `));
-  expect(found).toHaveLength(1);
-  return found[0];
-}
-
 function allActions(s: Synthesized, fn: FoundResource): string[] {
   return s.statementsOf(fn).flatMap(actionsOf);
+}
+
+/** Actions of statements without a condition (the RATE# counter grant is conditioned on its keys). */
+function unconditionedActions(s: Synthesized, fn: FoundResource): string[] {
+  return s.statementsOf(fn).filter((st: any) => !st.Condition).flatMap(actionsOf);
 }
 
 /** The unacknowledged cdk-nag AwsSolutions errors, one line each, so a failure names them. */
@@ -193,6 +182,17 @@ describe('the stack built from the registries', () => {
           );
         }
       });
+
+      it('keeps messages invisible 6× the function timeout, retries 5 times or more, and caps the consumer concurrency', () => {
+        const fn = jobFunction(s, job);
+        const mapping = s.resources('AWS::Lambda::EventSourceMapping').find((m) => s.target(m, m.Properties.FunctionName) === fn)!;
+        const queue = s.target(mapping, mapping.Properties.EventSourceArn)!;
+        expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * fn.Properties.Timeout);
+        expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
+        const cap = mapping.Properties.ScalingConfig?.MaximumConcurrency;
+        expect(cap).toBeGreaterThanOrEqual(2);
+        expect(cap).toBeLessThanOrEqual(job.name === 'rag-ingest' ? 5 : QUEUE_RULES.defaultMaxConcurrency);
+      });
     },
   );
 
@@ -237,7 +237,7 @@ describe('the stack built from the registries', () => {
     const readers = operations.filter((op) => op.access.table === 'R');
     expect(readers.length).toBeGreaterThan(0);
     for (const op of readers) {
-      const actions = allActions(s, functionFor(s, op));
+      const actions = unconditionedActions(s, functionFor(s, op));
       expect(actions).toContain('dynamodb:Query');
       expect(actions.filter((a) => DYNAMODB_WRITES.includes(a))).toEqual([]);
     }
@@ -307,7 +307,7 @@ describe('the stack built from a registry that uses every kind of access', () =>
     entry: 'functions/test/work.ts',
     description: 'Does work',
     visibilityTimeoutSeconds: 60,
-    maxReceiveCount: 3,
+    maxReceiveCount: 5,
     batchSize: 20,
     access: { table: 'RW' },
   };
@@ -331,12 +331,12 @@ describe('the stack built from a registry that uses every kind of access', () =>
     expect(variables[queueUrlVariable('work')]).toEqual({ Ref: expect.stringMatching(/^referenceto.*WorkQueue.*Ref$/) });
     expect(variables.SECRETS_KEY_ID).toEqual({ Ref: expect.stringMatching(/SecretsKey.*Arn$/) });
     const actions = allActions(s, fn);
-    expect(actions).toEqual(expect.arrayContaining(['sqs:SendMessage', 'kms:Decrypt', 'kms:Encrypt', 'dynamodb:PutItem', 's3:PutObject']));
+    expect(actions).toEqual(expect.arrayContaining(['sqs:SendMessage', 'kms:Decrypt', 'kms:GenerateDataKey', 'dynamodb:PutItem', 's3:PutObject']));
   });
 
   it('grants reading only to a read-only operation', () => {
-    const actions = allActions(s, functionFor(s, getThing));
-    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 's3:GetObject*']));
+    const actions = unconditionedActions(s, functionFor(s, getThing));
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 's3:GetObject']));
     expect(actions.filter((a) => [...DYNAMODB_WRITES, ...S3_WRITES].includes(a) || a.startsWith('sqs:') || a.startsWith('kms:'))).toEqual([]);
   });
 
@@ -376,7 +376,12 @@ describe('the stack built from a registry that uses every kind of access', () =>
       /Duplicate route in the registries: GET \/api\/v1\/things\/\{thing_id\}/,
     );
     expect(() => synth({ operations: [], jobs: [{ ...work, timeoutSeconds: 90 } as JobDefinition] })).toThrow(
-      /visibilityTimeoutSeconds \(60\) must be at least the function timeout \(90 s\)/,
+      /visibilityTimeoutSeconds \(60\) must be at least 6 × the function timeout \(90 s\)/,
     );
+    expect(() => synth({ operations: [], jobs: [{ ...work, visibilityTimeoutSeconds: 50 } as JobDefinition] })).toThrow(
+      /visibilityTimeoutSeconds \(50\) must be at least 6 × the function timeout \(10 s\) = 60/,
+    );
+    expect(() => synth({ operations: [], jobs: [{ ...work, maxReceiveCount: 3 } as JobDefinition] })).toThrow(/maxReceiveCount \(3\) must be at least 5/);
+    expect(() => synth({ operations: [], jobs: [{ ...work, maxConcurrency: 1 } as JobDefinition] })).toThrow(/maxConcurrency \(1\) must be an integer from 2 to 1000/);
   });
 });

@@ -3,10 +3,12 @@ import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { VoiceAgentPlatformStack, type VoiceAgentPlatformStackProps } from '../../lib/stack';
+import type { Operation } from '../../shared/http/operation';
+import type { JobDefinition } from '../../shared/jobs/definition';
 
 /** A resource of a synthesized template, with where it lives. */
 export interface FoundResource {
-  /** Which template: `parent`, or the area's tag. */
+  /** Which template: `parent`, or the area's name (apiArea). */
   stack: string;
   logicalId: string;
   Type: string;
@@ -19,7 +21,7 @@ export interface Synthesized {
   app: App;
   stack: VoiceAgentPlatformStack;
   parent: Template;
-  /** Every template by name: `parent` and one per area tag. */
+  /** Every template by name: `parent` and one per area (apiArea). */
   templates: Map<string, Template>;
   resources(type: string): FoundResource[];
   /** The resource a `Ref` or `Fn::GetAtt` points at, in the same template. */
@@ -40,7 +42,7 @@ export function synth(props: VoiceAgentPlatformStackProps = {}): Synthesized {
   const stack = new VoiceAgentPlatformStack(app, 'VoiceAgentPlatform', props);
   const parent = Template.fromStack(stack);
   const templates = new Map<string, Template>([['parent', parent]]);
-  for (const [tag, area] of stack.areas) templates.set(tag, Template.fromStack(area));
+  for (const [name, area] of stack.areas) templates.set(name, Template.fromStack(area));
 
   const json = new Map([...templates].map(([name, template]) => [name, template.toJSON()]));
   const all: FoundResource[] = [...json].flatMap(([name, template]) =>
@@ -76,6 +78,24 @@ export function synth(props: VoiceAgentPlatformStackProps = {}): Synthesized {
         .flatMap((policy) => policy.Properties.PolicyDocument.Statement);
     },
   };
+}
+
+/** The function of a registry operation (found by its description, `METHOD path: summary`). */
+export function functionFor(s: Synthesized, operation: Operation): FoundResource {
+  const found = s
+    .resources('AWS::Lambda::Function')
+    .filter((fn) => String(fn.Properties.Description).startsWith(`${operation.method} ${operation.path}: `));
+  expect(found).toHaveLength(1);
+  return found[0]!;
+}
+
+/** The function of a job (found by its description, `Job name: …`). */
+export function jobFunction(s: Synthesized, job: JobDefinition): FoundResource {
+  const found = s
+    .resources('AWS::Lambda::Function')
+    .filter((fn) => String(fn.Properties.Description).startsWith(`Job ${job.name}: `));
+  expect(found).toHaveLength(1);
+  return found[0]!;
 }
 
 /** Actions of a statement, always as a list. */

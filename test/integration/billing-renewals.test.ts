@@ -13,6 +13,7 @@ import {
 import { gsi2, keys } from '../../shared/db/keys';
 import { getItem, putNew, transact } from '../../shared/db/store';
 import { logger } from '../../shared/logger';
+import { asFunction } from '../support/access';
 
 logger.setLogLevel('SILENT');
 
@@ -34,7 +35,7 @@ async function buyAt(at: string) {
   }
 }
 
-const run = (now: string, options: Omit<RenewalRunOptions, 'now'> = {}) => runRenewals({ now: new Date(now), ...options });
+const run = (now: string, options: Omit<RenewalRunOptions, 'now'> = {}) => asFunction('billing-renewals', () => runRenewals({ now: new Date(now), ...options }));
 
 async function renewalsOf(org: string, numberId: string) {
   const { items } = await listCharges(org, { limit: 100, offset: 0 });

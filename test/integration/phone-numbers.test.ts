@@ -18,6 +18,7 @@ import { getItem, transact, updateExisting } from '../../shared/db/store';
 import { AppError, ConflictError, NotFoundError, UnavailableError, UnprocessableError, ValidationError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
 import { rejection } from '../support/rejection';
+import { asFunction } from '../support/access';
 
 logger.setLogLevel('SILENT');
 
@@ -26,13 +27,15 @@ const page = { limit: 100, offset: 0 };
 
 /** The first available number of an area, as listed. */
 async function listed(areaCode: string, country = 'US') {
-  const { items } = await listAvailablePhoneNumbers('any', { country, area_code: areaCode, limit: 5 });
+  const { items } = await asFunction('listAvailablePhoneNumbers', () => listAvailablePhoneNumbers('any', { country, area_code: areaCode, limit: 5 }));
   expect(items.length).toBeGreaterThan(0);
   return items[0];
 }
 
-const buy = (orgId: string, n: { phone_number: string; price: number }) => buyPhoneNumber(orgId, BuyBody.parse({ phone_number: n.phone_number, price: n.price }));
-const importNumber = (orgId: string, body: Record<string, unknown>) => importPhoneNumber(orgId, ImportBody.parse(body));
+const buy = (orgId: string, n: { phone_number: string; price: number }) =>
+  asFunction('buyPhoneNumber', () => buyPhoneNumber(orgId, BuyBody.parse({ phone_number: n.phone_number, price: n.price })));
+const release = (orgId: string, id: string) => asFunction('releasePhoneNumber', () => releasePhoneNumber(orgId, id));
+const importNumber = (orgId: string, body: Record<string, unknown>) => asFunction('importPhoneNumber', () => importPhoneNumber(orgId, ImportBody.parse(body)));
 
 beforeEach(() => {
   delete process.env.SIMULATED_CARRIER_FAIL;
@@ -89,9 +92,9 @@ describe('buying numbers', () => {
     const choice = await listed('312');
     const wrongPrice = await rejection(buy(org, { ...choice, price: choice.price + 1 }));
     expect(wrongPrice).toBeInstanceOf(UnprocessableError);
-    expect(wrongPrice.details).toMatchObject({ fields: ['price'], listed: { price: choice.price } });
+    expect(wrongPrice.details).toMatchObject({ fields: [{ path: 'price', message: `does not match the listed ${choice.price}` }], listed: { price: choice.price } });
     const wrongPerMinute = await rejection(buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price, per_minute_price_inbound: choice.per_minute_price_inbound, per_minute_price_outbound: 1 })));
-    expect(wrongPerMinute.details).toMatchObject({ fields: ['per_minute_price_outbound'] });
+    expect(wrongPerMinute.details).toMatchObject({ fields: [{ path: 'per_minute_price_outbound', message: expect.stringMatching(/^does not match the listed /) }] });
     const notOffered = await rejection(buy(org, { phone_number: '+14155550123', price: 1.15 }));
     expect(notOffered).toBeInstanceOf(UnprocessableError);
     expect((await listCharges(org, page)).meta.total).toBe(0);
@@ -185,7 +188,7 @@ describe('updating and releasing', () => {
     const choice = await listed('617');
     const bought = await buy(org, choice);
     // Act
-    await releasePhoneNumber(org, bought.id);
+    await release(org, bought.id);
     // Assess
     const released = await getPhoneNumber(org, bought.id);
     expect(released).toMatchObject({ status: 'released', released_at: expect.any(String) });
@@ -198,7 +201,7 @@ describe('updating and releasing', () => {
     const gone = await listPhoneNumbers(org, { ...page, status: 'released' });
     expect([all.meta.total, active.meta.total, gone.meta.total]).toEqual([1, 0, 1]);
     expect(gone.items[0].id).toBe(bought.id);
-    expect(await rejection(releasePhoneNumber(org, bought.id))).toBeInstanceOf(ConflictError);
+    expect(await rejection(release(org, bought.id))).toBeInstanceOf(ConflictError);
     expect(await rejection(updatePhoneNumber(org, bought.id, { name: 'x' }))).toBeInstanceOf(ConflictError);
     // Someone else can buy it again; the first charge stays in the first ledger only.
     const other = uuidv7();
@@ -211,11 +214,11 @@ describe('updating and releasing', () => {
     const org = uuidv7();
     const number = await importNumber(org, { phone: '+16175550160', type: 'pstn' });
     await transact([updateExisting(keys.phoneNumber(org, number.id), { in_use: 1 })]);
-    const refused = await rejection(releasePhoneNumber(org, number.id));
+    const refused = await rejection(release(org, number.id));
     expect(refused).toBeInstanceOf(ConflictError);
     expect((await getPhoneNumber(org, number.id)).status).toBe('active');
     await transact([updateExisting(keys.phoneNumber(org, number.id), { in_use: 0 })]);
-    await releasePhoneNumber(org, number.id);
+    await release(org, number.id);
     // Released imported numbers free the E.164 number for anyone.
     await importNumber(uuidv7(), { phone: '+16175550160', type: 'pstn' });
   });
@@ -225,11 +228,11 @@ describe('updating and releasing', () => {
     const choice = await listed('213');
     const bought = await buy(org, choice);
     process.env.SIMULATED_CARRIER_FAIL = 'release';
-    expect(await rejection(releasePhoneNumber(org, bought.id))).toBeInstanceOf(UnavailableError);
+    expect(await rejection(release(org, bought.id))).toBeInstanceOf(UnavailableError);
     expect((await getPhoneNumber(org, bought.id)).status).toBe('released');
     delete process.env.SIMULATED_CARRIER_FAIL;
-    await releasePhoneNumber(org, bought.id);
+    await release(org, bought.id);
     expect(await getItem(keys.simulatedCarrierNumber('US', choice.phone_number))).toBeUndefined();
-    expect(await rejection(releasePhoneNumber(org, bought.id))).toBeInstanceOf(ConflictError);
+    expect(await rejection(release(org, bought.id))).toBeInstanceOf(ConflictError);
   });
 });

@@ -14,10 +14,13 @@ import {
   queryKnowledgeBase,
   type IngestMessage,
 } from '../../shared/domain/rag/service';
+import { asFunction } from '../support/access';
 
 /** Messages the service queued, captured instead of run. */
 const sent: IngestMessage[] = [];
-const handler = ingestBatchHandler(3);
+const ingestWorker = ingestBatchHandler(3);
+/** The ingest job's handler, run with the rag-ingest job's grants. */
+const handler = (e: SQSEvent) => asFunction('rag-ingest', () => ingestWorker(e));
 let seq = 0;
 
 function event(messages: IngestMessage[], receiveCount = 1): SQSEvent {
@@ -36,12 +39,13 @@ function event(messages: IngestMessage[], receiveCount = 1): SQSEvent {
   };
 }
 
-const ingestText = (orgId: string, body: Record<string, unknown>) => ingest(orgId, IngestBody.parse(body));
+const ingestText = (orgId: string, body: Record<string, unknown>) => asFunction('ingestDocuments', () => ingest(orgId, IngestBody.parse(body)));
 const drain = () => sent.splice(0);
+const query = (org: string, body: Parameters<typeof queryKnowledgeBase>[1]) => asFunction('queryKnowledgeBase', () => queryKnowledgeBase(org, body));
 
 beforeAll(() => {
   resetConfig();
-  installLocalQueue({ send: async (_queue, body) => void sent.push(body as IngestMessage) });
+  installLocalQueue({ send: async (queue, body) => void (queue === 'rag-ingest' && sent.push(body as IngestMessage)) });
 });
 afterAll(() => installLocalQueue(undefined));
 
@@ -61,7 +65,7 @@ describe('the ingest worker', () => {
     // Assess
     expect(afterRedelivery!.version).toBe(afterFirst!.version);
     expect(afterRedelivery!.ranker.size()).toBe(1);
-    const result = await queryKnowledgeBase(org, { kb_id: kb.id, query: 'lamp bulb hours', top_k: 5 });
+    const result = await query(org, { kb_id: kb.id, query: 'lamp bulb hours', top_k: 5 });
     expect(result.passages).toHaveLength(1);
     expect((await getDocument(org, org, 'lamp')).status).toBe('indexed');
   });
@@ -81,7 +85,7 @@ describe('the ingest worker', () => {
     const index = await currentIndex(org, kb.id);
     expect(index!.ranker.size()).toBe(1);
     expect(index!.docs.a!.generation).toBe(second[0]!.generation);
-    const hits = await queryKnowledgeBase(org, { kb_id: kb.id, query: 'gardening knives', top_k: 5 });
+    const hits = await query(org, { kb_id: kb.id, query: 'gardening knives', top_k: 5 });
     expect(hits.passages.map((p) => p.text)).toEqual(['Alpha replaced: now about kitchen knives.']);
     expect((await getDocument(org, org, 'a')).text).toBe('Alpha replaced: now about kitchen knives.');
   });
@@ -92,14 +96,14 @@ describe('the ingest worker', () => {
     await ingestText(org, { kb_id: kb.id, doc_id: 'x', text: 'Xylophones are percussion instruments.' });
     await ingestText(org, { kb_id: kb.id, doc_id: 'y', text: 'Yodelling is a form of singing.' });
     await handler(event(drain()));
-    await deleteDocument(org, org, 'x');
+    await asFunction('deleteKbDocument', () => deleteDocument(org, org, 'x'));
     forgetIndex();
-    expect((await queryKnowledgeBase(org, { kb_id: kb.id, query: 'xylophones percussion', top_k: 5 })).passages).toEqual([]);
+    expect((await query(org, { kb_id: kb.id, query: 'xylophones percussion', top_k: 5 })).passages).toEqual([]);
     expect((await currentIndex(org, kb.id))!.ranker.size()).toBe(1);
     // A message for the deleted document (redelivered late) changes nothing.
     await ingestText(org, { kb_id: kb.id, doc_id: 'z', text: 'Zithers have many strings.' });
     const late = drain();
-    await deleteKnowledgeBase(org, kb.id);
+    await asFunction('deleteKnowledgeBase', () => deleteKnowledgeBase(org, kb.id));
     expect(await handler(event(late))).toEqual({ batchItemFailures: [] });
     expect(await currentIndex(org, kb.id)).toBeUndefined();
     await expect(getDocument(org, org, 'y')).rejects.toMatchObject({ statusCode: 404 });

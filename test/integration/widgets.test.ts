@@ -16,6 +16,7 @@ import { handler as preflightHandler } from '../../functions/widget/preflight';
 import { logger } from '../../shared/logger';
 import { apiEvent, lambdaContext, parsed } from '../support/events';
 import { rejection } from '../support/rejection';
+import { asFunction } from '../support/access';
 
 // The public handlers write access logs; keep the test output quiet.
 logger.setLogLevel('SILENT');
@@ -186,10 +187,10 @@ describe('public widget config', () => {
     const org = uuidv7();
     const widget = await create(org, { allowed_origins: ['https://shop.example.com'] });
     // Act
-    const ok = parsed(await configHandler(configEvent(widget.id, 'GET', { origin: 'https://shop.example.com' }), lambdaContext));
-    const refused = parsed(await configHandler(configEvent(widget.id, 'GET', { origin: 'https://evil.test' }), lambdaContext));
-    const preflight = parsed(await preflightHandler(configEvent(widget.id, 'OPTIONS', { origin: 'https://shop.example.com' }), lambdaContext));
-    const badId = parsed(await configHandler(configEvent('not-a-uuid', 'GET'), lambdaContext));
+    const ok = parsed(await asFunction('getWidgetConfig', () => configHandler(configEvent(widget.id, 'GET', { origin: 'https://shop.example.com' }), lambdaContext)));
+    const refused = parsed(await asFunction('getWidgetConfig', () => configHandler(configEvent(widget.id, 'GET', { origin: 'https://evil.test' }), lambdaContext)));
+    const preflight = parsed(await asFunction('preflightWidgetConfig', () => preflightHandler(configEvent(widget.id, 'OPTIONS', { origin: 'https://shop.example.com' }), lambdaContext)));
+    const badId = parsed(await asFunction('getWidgetConfig', () => configHandler(configEvent('not-a-uuid', 'GET'), lambdaContext)));
     // Assess
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ success: true, data: { id: widget.id, agent: null } });

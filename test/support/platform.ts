@@ -22,6 +22,16 @@ export interface TestPlatform {
   key: string;
   /** Lines the platform logged (handler failures, dead letters). */
   logs: string[];
+  /**
+   * Every 5xx answer `api` received and every platform log line of a failure (a handler that
+   * threw, a failed job batch, a dead letter, a failed scheduled job). `usePlatform` fails the
+   * test file when one is left that no `expectFailures` pattern declared.
+   */
+  failures: string[];
+  /** Patterns of failures caused on purpose; see `expectFailures`. */
+  expectedFailures: RegExp[];
+  /** Declares failures a test causes on purpose (a 503 from a provider that is down, a job made to fail…). */
+  expectFailures(pattern: RegExp): void;
   api<T = any>(method: string, path: string, options?: ApiRequestOptions): Promise<ApiReply<T>>;
   stop(): Promise<void>;
 }
@@ -33,6 +43,8 @@ export interface TestPlatform {
  */
 export async function startTestPlatform(options: PlatformOptions = {}): Promise<TestPlatform> {
   const logs: string[] = [];
+  const failures: string[] = [];
+  const expected: RegExp[] = [];
   const platform = await startPlatform({
     port: 0,
     inMemory: true,
@@ -43,6 +55,7 @@ export async function startTestPlatform(options: PlatformOptions = {}): Promise<
     env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'SILENT', ...options.env },
     log: (line) => {
       logs.push(line);
+      if (FAILURE_LINE.test(line)) failures.push(line);
       options.log?.(line);
       if (process.env.VAP_TEST_LOG) console.error(line);
     },
@@ -59,9 +72,27 @@ export async function startTestPlatform(options: PlatformOptions = {}): Promise<
     const response = await fetch(`${platform.url}${path}`, { method, headers, body });
     const text = await response.text();
     const isJson = /json/.test(response.headers.get('content-type') ?? '');
+    if (response.status >= 500) failures.push(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
     return { status: response.status, headers: response.headers, body: (isJson && text ? JSON.parse(text) : text) as T };
   };
-  return { platform, url: platform.url, key: platform.apiKeys[0]!, logs, api, stop: () => platform.stop() };
+  const expectFailures = (pattern: RegExp) => void expected.push(pattern);
+  return { platform, url: platform.url, key: platform.apiKeys[0]!, logs, failures, expectedFailures: expected, expectFailures, api, stop: () => platform.stop() };
+}
+
+/** Log lines of the local runtime that report a failure (see shared/local/http-server.ts, queue-runner.ts, scheduler.ts). */
+const FAILURE_LINE = /\) failed \[|local HTTP server error|: batch of \d+ failed|moved to the dead-letter list|scheduled job .* failed/;
+
+/** The failures of a platform that no `expectFailures` pattern declared. */
+export function unexpectedFailures(running: TestPlatform): string[] {
+  return running.failures.filter((f) => !running.expectedFailures.some((p) => p.test(f)));
+}
+
+/** Fails when the platform answered a 5xx or logged a failure that the tests did not declare. */
+export function expectNoUnexpected5xx(running: TestPlatform): void {
+  const unexpected = unexpectedFailures(running);
+  if (unexpected.length) {
+    throw new Error(`The platform failed in ways no test declared (use expectFailures(/pattern/) for failures caused on purpose):\n${unexpected.join('\n')}`);
+  }
 }
 
 /**
@@ -77,6 +108,8 @@ export function usePlatform(options: PlatformOptions = {}): () => TestPlatform {
   }, 60_000);
   afterAll(async () => {
     await running?.stop();
+    // After stopping, so a failure logged while the last requests settle is seen too.
+    if (running) expectNoUnexpected5xx(running);
   });
   return () => {
     if (!running) throw new Error('The platform is not running: call usePlatform() at the top of the test file.');

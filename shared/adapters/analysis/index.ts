@@ -1,3 +1,4 @@
+import { checkAnalysis } from '../../access/enforce';
 import { config } from '../../config';
 import { localAnalyzer } from './local';
 import { openAiAnalyzer } from './openai';
@@ -10,6 +11,7 @@ let port: AnalysisPort | undefined;
 
 /** This process's analyzer: ANALYSIS_PROVIDER `local` (default) or `openai` (shared/config.ts). */
 export function analyzer(): AnalysisPort {
+  checkAnalysis();
   return (port ??= config().analysis.provider === 'openai' ? openAiAnalyzer() : localAnalyzer());
 }
 

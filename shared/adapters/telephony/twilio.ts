@@ -3,6 +3,7 @@ import { UnavailableError, UnprocessableError } from '../../errors';
 import { readSecretJson } from '../secret-json';
 import { parseCallStatusFields } from './status-event';
 import type { AvailableNumber, NumberCapabilities, PlaceCallInput, PlacedCall, PurchasedNumber, SearchQuery, TelephonyPort } from './port';
+import { checkTelephony } from '../../access/enforce';
 
 /**
  * Twilio's REST API (2010-04-01 for numbers and calls, Pricing v1/v2 for prices), spoken with
@@ -68,6 +69,9 @@ let cachedCredentials: Promise<TwilioCredentials> | undefined;
 
 /** Credentials from Secrets Manager (once per container) or the environment. */
 export function twilioCredentialsFromEnvironment(): Promise<TwilioCredentials> {
+  // Deployed, only `telephony` functions may read the credentials secret (even a cached copy
+  // would not exist in another function's container).
+  checkTelephony('credentials');
   return (cachedCredentials ??= (async () => {
     const arn = process.env.TWILIO_SECRET_ARN;
     if (arn) {

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
-import { pageQueryShape, uuid } from '../common/schemas';
+import { named } from '../common/named';
+import { FREE_FORM_DESCRIPTION, freeForm, freeFormObject, pageQueryShape, uuid } from '../common/schemas';
 
 export const AGENT_STATUSES = ['AGENT_STATUS_UNSPECIFIED', 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_INACTIVE'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
@@ -7,10 +8,9 @@ export type AgentStatus = (typeof AGENT_STATUSES)[number];
 const FOUR_HOURS_MS = 4 * 60 * 60 * 1000;
 const text = (max: number) => z.string().check(z.maxLength(max));
 const durationMs = () => z.int().check(z.minimum(0), z.maximum(FOUR_HOURS_MS));
-const jsonObject = () => z.record(z.string(), z.unknown());
 
 /** An item of `selected_tools`: `tool_id` must name a tool of the organization; other members are kept. */
-export const SelectedTool = z.looseObject({ tool_id: uuid() });
+export const SelectedTool = named('SelectedTool', z.looseObject({ tool_id: uuid() }), 'An item of `selected_tools`: `tool_id` names a tool of the organization; other members are kept');
 
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = {
@@ -32,12 +32,14 @@ export const agentFields = {
   enable_voicemail_detection: z.boolean(),
   voicemail_message: text(5000),
   voicemail_detection_timeout_ms: durationMs(),
-  ivr_options: z.nullable(jsonObject()),
+  ivr_options: z.nullable(freeFormObject()),
   post_call_analysis_model: text(200),
   analysis_summary_prompt: text(20000),
-  selected_tools: z.array(SelectedTool).check(z.maxLength(50)),
-  integrations: z.nullable(jsonObject()),
-  knowledge_base: text(100),
+  /** Free-form as a whole (the extra members of its items): one set of bounds for the list. */
+  selected_tools: freeForm(z.array(SelectedTool).check(z.maxLength(50), z.describe(`The list as a whole is free-form JSON. ${FREE_FORM_DESCRIPTION}`))),
+  integrations: z.nullable(freeFormObject()),
+  /** A knowledge base of the organization by id, or '' for none. */
+  knowledge_base: z.union([z.literal(''), uuid()]),
   begin_message: text(5000),
   start_speaker: z.enum(['agent', 'user']),
 };
@@ -47,21 +49,21 @@ const optionalFields = Object.fromEntries(Object.entries(agentFields).map(([k, v
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
 };
 
-export const CreateAgentBody = z.strictObject({ ...optionalFields, name: agentFields.name });
-export const UpdateAgentBody = z.strictObject(optionalFields);
-export const AgentStatusBody = z.strictObject({ status: agentFields.status });
+export const CreateAgentBody = named('CreateAgentRequest', z.strictObject({ ...optionalFields, name: agentFields.name }));
+export const UpdateAgentBody = named('UpdateAgentRequest', z.strictObject(optionalFields));
+export const AgentStatusBody = named('AgentStatusRequest', z.strictObject({ status: agentFields.status }));
 export const AgentListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) });
 
 export type CreateAgentInput = z.output<typeof CreateAgentBody>;
 export type UpdateAgentInput = z.output<typeof UpdateAgentBody>;
 
-export const Agent = z.object({
+export const Agent = named('Agent', z.object({
   id: z.string(),
   organization_id: z.string(),
   ...agentFields,
   created_at: z.string(),
   updated_at: z.string(),
-});
+}), 'A voice AI agent');
 export type Agent = z.output<typeof Agent>;
 
 /** What an agent is when the create body leaves a field out. docs/api.md lists these. */

@@ -48,11 +48,49 @@ export async function authenticate(apiKey: string, now = Date.now()): Promise<Ca
   return caller;
 }
 
-/** Queues a last-used stamp; at most once per cache period per key and process, off the request path. */
+/** Stamps sent and not yet settled; the auth middleware waits for them before the response returns. */
+const pending = new Set<Promise<void>>();
+/** When each key's stamp was last sent from this process. */
+const lastSent = new Map<string, number>();
+/** A key's stamp is sent at most this often per process: `last_used_at` is precise to about a minute. */
+export const USAGE_STAMP_INTERVAL_MS = 60_000;
+/** The longest the end of a request waits for a stamp's send before giving up on it (logged). */
+export const USAGE_FLUSH_TIMEOUT_MS = 200;
+
+/**
+ * Queues a last-used stamp, at most once per key per minute per process. The send starts now and
+ * runs alongside the request; `flushApiKeyUsage` awaits it before the response returns, so it
+ * is not left half-done when Lambda freezes the process after the invocation.
+ */
 function reportUse(caller: Caller, now: number): void {
-  queue()
+  const last = lastSent.get(caller.keyId);
+  if (last !== undefined && now - last < USAGE_STAMP_INTERVAL_MS) return;
+  if (lastSent.size >= MAX_ENTRIES) lastSent.clear();
+  lastSent.set(caller.keyId, now);
+  const send = queue()
     .send(API_KEY_USAGE_QUEUE, { organization_id: caller.organizationId, key_id: caller.keyId, used_at: new Date(now).toISOString() })
-    .catch((err) => logger.warn('could not queue api key usage', { error: (err as Error).message }));
+    .catch((err) => {
+      lastSent.delete(caller.keyId); // try again on the next request
+      logger.warn('could not queue api key usage', { error: (err as Error).message });
+    })
+    .finally(() => pending.delete(send));
+  pending.add(send);
+}
+
+/**
+ * Waits (at most `timeoutMs`) for the stamps this process has in flight. Resolves at once when
+ * none is, which is every request that found its key in the cache; never rejects.
+ */
+export function flushApiKeyUsage(timeoutMs = USAGE_FLUSH_TIMEOUT_MS): Promise<void> | undefined {
+  if (!pending.size) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      logger.warn('api key usage stamp still sending when the response was ready; not waiting longer', { timeout_ms: timeoutMs });
+      resolve();
+    }, timeoutMs);
+  });
+  return Promise.race([Promise.all(pending).then(() => undefined), bound]).finally(() => clearTimeout(timer));
 }
 
 /** Drops a key from this process's cache (called when it is revoked). */
@@ -63,4 +101,5 @@ export function forgetApiKey(hash: string): void {
 /** Empties the cache (tests). */
 export function clearApiKeyCache(): void {
   cache.clear();
+  lastSent.clear();
 }

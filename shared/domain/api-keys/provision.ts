@@ -2,7 +2,7 @@ import { getItem } from '../../db/store';
 import { keys } from '../../db/keys';
 import { ValidationError } from '../../errors';
 import { createOrganization } from '../organizations/service';
-import { generateApiKey, hashApiKey, looksLikeApiKey } from './secret';
+import { apiKeyProblem, generateApiKey, hashApiKey } from './secret';
 import { storeApiKey } from './service';
 import type { KeyHashItem } from './authenticate';
 
@@ -13,9 +13,8 @@ export { generateApiKey };
  * its own and stores the key there. Idempotent, so the local runtime can run it on every start.
  */
 export async function ensureOrganizationKey(input: { key: string; name: string; rateLimitPerMinute?: number }): Promise<{ organizationId: string; created: boolean }> {
-  if (!looksLikeApiKey(input.key)) {
-    throw new ValidationError(`API key "${input.key.slice(0, 12)}…" has the wrong shape: expected vap_<8 lowercase letters or digits>_<20+ characters of [A-Za-z0-9_-]>`);
-  }
+  const problem = apiKeyProblem(input.key);
+  if (problem) throw new ValidationError(`The API key ${problem}`);
   const existing = await getItem<KeyHashItem>(keys.apiKeyByHash(hashApiKey(input.key)));
   if (existing) return { organizationId: existing.organization_id, created: false };
   const org = await createOrganization({ name: input.name, rateLimitPerMinute: input.rateLimitPerMinute });

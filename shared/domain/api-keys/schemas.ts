@@ -1,20 +1,21 @@
 import * as z from 'zod/mini';
+import { named } from '../common/named';
 import { pageQueryShape } from '../common/schemas';
 
-export const CreateApiKeyBody = z.strictObject({
+export const CreateApiKeyBody = named('CreateApiKeyRequest', z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(100)),
   expires_at: z.optional(z.iso.datetime({ offset: true })),
-});
+}));
 
 export const ApiKeyListQuery = z.strictObject(pageQueryShape);
 
-export const ApiKey = z.object({
+export const ApiKey = named('ApiKey', z.object({
   id: z.string(),
   name: z.string(),
   prefix: z.string(),
   created_at: z.string(),
   expires_at: z.optional(z.string()),
   last_used_at: z.optional(z.string()),
-});
+}), 'An API key as listed: never its secret');
 
-export const IssuedApiKey = z.object({ ...ApiKey.shape, key: z.string() });
+export const IssuedApiKey = named('IssuedApiKey', z.object({ ...ApiKey.shape, key: z.string() }), 'A newly issued API key: `key` is shown only in this answer');

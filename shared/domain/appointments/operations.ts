@@ -1,4 +1,3 @@
-import * as z from 'zod/mini';
 import { defineOperation } from '../../http/operation';
 import { IdParams } from '../common/schemas';
 import {
@@ -11,7 +10,7 @@ import {
   GetAppointmentQuery,
   RescheduleBody,
 } from './schemas';
-import { AgentIdParams, CalcomWebhookBody, Integration, IntegrationBody, WebhookParams, WorkingHours, WorkingHoursBody } from '../scheduling/schemas';
+import { AgentIdParams, CalcomWebhookBody, CalcomWebhookResult, Integration, IntegrationBody, WebhookParams, WorkingHours, WorkingHoursBody } from '../scheduling/schemas';
 
 const tag = 'Appointments';
 const integrationTag = 'Scheduling integration';
@@ -20,13 +19,15 @@ export const getAvailability = defineOperation({
   method: 'GET', path: '/api/v1/scheduler/availability', operationId: 'getAvailability', tag, auth: true,
   summary: 'Free slots of an agent in [start, end) for `duration_minutes`, shown in `timezone` (a start every 15 minutes)',
   entry: 'functions/scheduler/availability.ts', query: AvailabilityQuery, response: Availability, access: { table: 'R', secrets: true },
+  errors: { 422: 'Cal.com (when connected) refused or is unavailable' },
 });
 
 export const bookAppointment = defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments', operationId: 'bookAppointment', tag, auth: true,
   summary: 'Book an appointment (422 when the slot is taken or outside working hours)',
   entry: 'functions/scheduler/book.ts', body: BookAppointmentBody, response: Appointment,
-  successMessage: 'Appointment booked successfully', access: { table: 'RW', secrets: true },
+  successMessage: 'Appointment booked successfully', access: { table: 'RW', secrets: true, queues: ['event-fanout'] },
+  errors: { 422: 'The slot is in the past, outside working hours or taken, or Cal.com refused the booking' },
 });
 
 export const listAppointments = defineOperation({
@@ -45,14 +46,19 @@ export const rescheduleAppointment = defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments/{id}/reschedule', operationId: 'rescheduleAppointment', tag, auth: true,
   summary: 'Move an appointment: the old one becomes `rescheduled`, a new `accepted` one is returned (422 when taken)',
   entry: 'functions/scheduler/reschedule.ts', params: IdParams, body: RescheduleBody, response: Appointment,
-  successMessage: 'Appointment rescheduled successfully', access: { table: 'RW', secrets: true },
+  successMessage: 'Appointment rescheduled successfully', access: { table: 'RW', secrets: true, queues: ['event-fanout'] },
+  errors: {
+    409: 'The appointment is not `accepted`',
+    422: 'The new slot is in the past, outside working hours or taken, or Cal.com refused or is no longer connected',
+  },
 });
 
 export const cancelAppointment = defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments/{id}/cancel', operationId: 'cancelAppointment', tag, auth: true,
   summary: 'Cancel an appointment and free its slot',
   entry: 'functions/scheduler/cancel.ts', params: IdParams, body: CancelBody, response: Appointment,
-  successMessage: 'Appointment cancelled successfully', access: { table: 'RW', secrets: true },
+  successMessage: 'Appointment cancelled successfully', access: { table: 'RW', secrets: true, queues: ['event-fanout'] },
+  errors: { 409: 'The appointment is not `accepted`', 422: 'Booked through Cal.com, which refused or is no longer connected' },
 });
 
 export const putWorkingHours = defineOperation({
@@ -80,6 +86,7 @@ export const connectSchedulingIntegration = defineOperation({
   summary: 'Connect Cal.com (`api_key` verified with Cal.com, then stored encrypted; optional `webhook_secret`)',
   entry: 'functions/scheduler/connect-integration.ts', body: IntegrationBody, response: Integration,
   successMessage: 'Scheduling integration connected', access: { table: 'RW', secrets: true },
+  errors: { 422: 'Cal.com refused the API key or the event type, or is unavailable' },
 });
 
 export const getSchedulingIntegration = defineOperation({
@@ -93,12 +100,17 @@ export const disconnectSchedulingIntegration = defineOperation({
   summary: 'Disconnect the scheduling integration (the built-in calendar books again)',
   entry: 'functions/scheduler/disconnect-integration.ts',
   successMessage: 'Scheduling integration disconnected', access: { table: 'RW' },
+  errors: { 404: 'No scheduling integration is connected' },
 });
 
 export const calcomWebhook = defineOperation({
   method: 'POST', path: '/api/v1/scheduler/webhooks/calcom/{org_id}', operationId: 'receiveCalcomWebhook', tag: integrationTag, auth: false,
   summary: 'Cal.com booking webhooks (BOOKING_CREATED, BOOKING_RESCHEDULED, BOOKING_CANCELLED), verified with X-Cal-Signature-256',
   entry: 'functions/scheduler/calcom-webhook.ts', params: WebhookParams, body: CalcomWebhookBody,
-  response: z.object({ trigger_event: z.string(), action: z.string(), appointment_id: z.optional(z.string()) }),
-  successMessage: 'Webhook processed', access: { table: 'RW', secrets: true },
+  response: CalcomWebhookResult,
+  successMessage: 'Webhook processed', access: { table: 'RW', secrets: true, queues: ['event-fanout'] },
+  errors: {
+    401: 'X-Cal-Signature-256 is missing or is not the HMAC-SHA256 of the raw body keyed with the webhook secret (also for an unknown organization, answered the same way)',
+  },
+  headers: [{ name: 'X-Cal-Signature-256', required: true, description: 'Hex HMAC-SHA256 of the raw request body, keyed with the `webhook_secret` given when connecting Cal.com' }],
 });

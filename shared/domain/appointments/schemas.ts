@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { named } from '../common/named';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone';
 import { email } from '../contacts/schemas';
@@ -18,7 +19,7 @@ export const durationMinutes = durationInt;
 const queryDuration = () =>
   z.pipe(z.string().check(z.regex(/^\d+$/, 'must be a whole number of minutes')), z.pipe(z.transform((s: string) => Number(s)), durationInt()));
 
-export const BookAppointmentBody = z.strictObject({
+export const BookAppointmentBody = named('BookAppointmentRequest', z.strictObject({
   agent_id: uuid(),
   contact_id: z.optional(uuid()),
   attendee_name: z.optional(z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200))),
@@ -27,17 +28,17 @@ export const BookAppointmentBody = z.strictObject({
   attendee_timezone: z.optional(timeZone()),
   start_time: instant(),
   duration_minutes: durationMinutes(),
-});
+}));
 export type BookAppointmentInput = z.output<typeof BookAppointmentBody>;
 
-export const RescheduleBody = z.strictObject({
+export const RescheduleBody = named('RescheduleAppointmentRequest', z.strictObject({
   start_time: instant(),
   duration_minutes: z.optional(durationMinutes()),
   reason: z.optional(z.string().check(z.maxLength(500))),
-});
+}));
 export type RescheduleInput = z.output<typeof RescheduleBody>;
 
-export const CancelBody = z.strictObject({ reason: z.optional(z.string().check(z.maxLength(500))) });
+export const CancelBody = named('CancelAppointmentRequest', z.strictObject({ reason: z.optional(z.string().check(z.maxLength(500))) }));
 
 export const AppointmentListQuery = z.strictObject({
   ...pageQueryShape,
@@ -59,7 +60,7 @@ export const AvailabilityQuery = z.strictObject({
 });
 export type AvailabilityInput = z.output<typeof AvailabilityQuery>;
 
-export const Appointment = z.object({
+export const Appointment = named('Appointment', z.object({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),
@@ -80,10 +81,10 @@ export const Appointment = z.object({
   rescheduled_to: z.optional(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}), 'An appointment booked with an agent (built-in calendar or Cal.com)');
 export type Appointment = z.output<typeof Appointment>;
 
-export const Availability = z.object({
+export const Availability = named('Availability', z.object({
   agent_id: z.string(),
   timezone: z.string(),
   duration_minutes: z.number(),
@@ -91,4 +92,4 @@ export const Availability = z.object({
   end: z.string(),
   provider: z.enum(['builtin', 'calcom']),
   slots: z.array(z.object({ start: z.string(), end: z.string() })),
-});
+}), 'Free slots of an agent');

@@ -8,6 +8,7 @@ import { ConflictError, NotFoundError, UnprocessableError, ValidationError } fro
 import { listResult } from '../../http/result';
 import { activityPut, statsBump } from '../contacts/history';
 import { findContact } from '../contacts/service';
+import { dispatchEvents, newEvent } from '../events/publish';
 import { connectedProvider, providerError, verifyCalcomSignature } from '../scheduling/integration';
 import { findWorkingHours } from '../scheduling/working-hours';
 import { bucketsOf, freeSlots, MAX_DURATION_MINUTES, MAX_RANGE_DAYS, onBucketGrid, slotView, withinWorkingHours } from '../scheduling/slots';
@@ -217,6 +218,7 @@ function withBooking(a: Appointment, b: ExternalBooking): Appointment {
 /** The one write of a new appointment (either provider). */
 async function writeBooking(orgId: string, a: Appointment): Promise<void> {
   const builtin = a.provider === 'builtin';
+  const published = newEvent(orgId, 'appointment.booked', a);
   let skipContact = false;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const entry = await contactEntry(orgId, a.contact_id, `Appointment booked for ${when(a.start_time)} (${a.duration_minutes} min)`, a.created_at, skipContact);
@@ -227,11 +229,13 @@ async function writeBooking(orgId: string, a: Appointment): Promise<void> {
           putNew(itemOf(orgId, a)),
           ...(builtin ? lockPuts(orgId, a) : [putItem({ ...keys.appointmentByBookingUid(orgId, a.scheduler_booking_uid), entity: 'APPOINTMENT_UID', appointment_id: a.id })]),
           ...contactItems,
+          published.write,
         ],
         [{ orgId, collection: collections.appointments, delta: 1 }],
         // The stats update is itself conditioned on the contact existing (one operation per item).
         builtin ? [agentGuard(orgId, a.agent_id)] : [],
       );
+      await dispatchEvents([published.event]);
       return;
     } catch (err) {
       if (err instanceof ContactGone) {
@@ -347,6 +351,7 @@ async function writeReschedule(orgId: string, old: Appointment, next: Appointmen
       .filter((b) => oldBuckets.includes(b))
       .map((b) => updateExisting(keys.agentSlot(orgId, old.agent_id, b), { appointment_id: next.id, ttl }, { condition: '#appt = :old', names: { '#appt': 'appointment_id' }, values: { ':old': old.id } })),
   ];
+  const published = newEvent(orgId, 'appointment.rescheduled', next);
   let skipContact = false;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const entry = await contactEntry(orgId, old.contact_id, `Appointment rescheduled from ${when(old.start_time)} to ${when(next.start_time)} (${next.duration_minutes} min)`, next.created_at, skipContact);
@@ -358,10 +363,12 @@ async function writeReschedule(orgId: string, old: Appointment, next: Appointmen
           ...locks,
           ...(builtin ? [] : [putItem({ ...keys.appointmentByBookingUid(orgId, next.scheduler_booking_uid), entity: 'APPOINTMENT_UID', appointment_id: next.id })]),
           ...entry.items,
+          published.write,
         ],
         [{ orgId, collection: collections.appointments, delta: 1 }],
         entry.guards,
       );
+      await dispatchEvents([published.event]);
       return;
     } catch (err) {
       if (err instanceof ContactGone) {
@@ -398,16 +405,19 @@ async function writeCancel(orgId: string, a: Appointment, reason?: string): Prom
   const updated_at = new Date().toISOString();
   const set = { status: 'cancelled' as const, updated_at, ...(reason ? { cancellation_reason: reason } : {}) };
   const locks = a.provider === 'builtin' ? bucketsOf(Date.parse(a.start_time), a.duration_minutes).map((b) => lockDelete(orgId, a.agent_id, b, a.id)) : [];
+  const cancelled = { ...a, ...set };
+  const published = newEvent(orgId, 'appointment.cancelled', cancelled);
   let skipContact = false;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const entry = await contactEntry(orgId, a.contact_id, `Appointment for ${when(a.start_time)} cancelled${reason ? `: ${reason}` : ''}`, updated_at, skipContact);
     try {
       await transact(
-        [updateExisting(keys.appointment(orgId, a.id), set, { condition: '#st = :acc', names: { '#st': 'status' }, values: { ':acc': 'accepted' } }), ...locks, ...entry.items],
+        [updateExisting(keys.appointment(orgId, a.id), set, { condition: '#st = :acc', names: { '#st': 'status' }, values: { ':acc': 'accepted' } }), ...locks, ...entry.items, published.write],
         [],
         entry.guards,
       );
-      return { ...a, ...set };
+      await dispatchEvents([published.event]);
+      return cancelled;
     } catch (err) {
       if (err instanceof ContactGone) {
         skipContact = true;

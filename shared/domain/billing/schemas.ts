@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { named } from '../common/named';
 import { pageQueryShape } from '../common/schemas';
 
 export const CHARGE_REASONS = ['number_purchase', 'number_renewal', 'call_minutes'] as const;
@@ -10,7 +11,7 @@ export const ChargeListQuery = z.strictObject(pageQueryShape);
  * One entry of the ledger. `amount` is a decimal in `currency` with two places; `amount_cents` is
  * the same, exact. Number charges carry the month they pay for (`period_start` to `period_end`).
  */
-export const Charge = z.object({
+export const Charge = named('Charge', z.object({
   id: z.string(),
   organization_id: z.string(),
   amount: z.number(),
@@ -25,5 +26,5 @@ export const Charge = z.object({
   period_start: z.optional(z.string()),
   period_end: z.optional(z.string()),
   created_at: z.string(),
-});
+}), 'One entry of the billing ledger');
 export type Charge = z.output<typeof Charge>;

@@ -15,7 +15,7 @@ import {
 
 const tag = 'Campaigns';
 // Starting a campaign queues its first dispatch; cancelling a large one queues the rest of its cleanup.
-const dispatching = { table: 'RW' as const, queues: ['campaign-dispatch'] };
+const dispatching = { table: 'RW' as const, queues: ['campaign-dispatch', 'event-fanout'] };
 
 export const createCampaign = defineOperation({
   method: 'POST', path: '/api/v1/campaigns', operationId: 'createCampaign', tag, auth: true,
@@ -67,7 +67,7 @@ export const cancelCampaign = defineOperation({
   method: 'POST', path: '/api/v1/campaigns/{id}/cancel', operationId: 'cancelCampaign', tag, auth: true,
   summary: 'draft, running or paused → completed (cancelled); pending contacts fail with "campaign cancelled"; calls in flight finish',
   entry: 'functions/campaigns/cancel.ts', params: IdParams, response: Campaign,
-  successMessage: 'Campaign cancelled successfully', access: { table: 'RW', queues: ['campaign-cleanup'] },
+  successMessage: 'Campaign cancelled successfully', access: { table: 'RW', queues: ['campaign-cleanup', 'event-fanout'] },
 });
 
 export const listCampaignContacts = defineOperation({

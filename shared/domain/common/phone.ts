@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
 import { ValidationError } from '../../errors';
 
 /**
@@ -13,26 +13,44 @@ export interface NormalizeOptions {
   field?: string;
 }
 
-const INVALID = 'must be a valid phone number in E.164 format (for example +14155550123)';
+const E164 = 'must be E.164, such as +14155550123';
 // Separators people type; anything else (letters, vanity numbers, extensions) is refused.
 const ALLOWED = /^\+?[\d\s\-().\/]+$/;
+const LENGTH_PROBLEMS: Record<string, string> = {
+  TOO_SHORT: 'is too short',
+  TOO_LONG: 'is too long',
+  INVALID_LENGTH: 'has a length no number of its country has',
+  INVALID_COUNTRY: 'has an unknown country code',
+  NOT_A_NUMBER: E164,
+};
+
+/** The E.164 form of `input`, or what is wrong with it (a message for `error.details.fields`). */
+export function parseE164(input: unknown, options: Omit<NormalizeOptions, 'field'> = {}): { e164: string } | { problem: string } {
+  if (typeof input !== 'string') return { problem: E164 };
+  const raw = input.trim();
+  if (!raw || raw.length > 40 || !ALLOWED.test(raw)) return { problem: `${E164} (digits after +; spaces, dashes, dots and parentheses allowed)` };
+  const hasPlus = raw.startsWith('+');
+  if (!hasPlus && !options.defaultCountry) return { problem: `${E164} (start with + and the country code)` };
+  const country = hasPlus ? undefined : (options.defaultCountry!.toUpperCase() as CountryCode);
+  const length = validatePhoneNumberLength(raw, country);
+  if (length) return { problem: LENGTH_PROBLEMS[length] ?? E164 };
+  const parsed = parsePhoneNumberFromString(raw, country);
+  if (parsed?.isValid()) return { e164: parsed.number };
+  const where = parsed?.country ?? parsed?.getPossibleCountries()[0] ?? country;
+  return { problem: where ? `is not a valid ${where} number` : 'is not a valid phone number' };
+}
 
 /** The E.164 form of `input`, or undefined when it is not a valid number. */
 export function tryNormalizeE164(input: unknown, options: Omit<NormalizeOptions, 'field'> = {}): string | undefined {
-  if (typeof input !== 'string') return undefined;
-  const raw = input.trim();
-  if (!raw || raw.length > 40 || !ALLOWED.test(raw)) return undefined;
-  const hasPlus = raw.startsWith('+');
-  if (!hasPlus && !options.defaultCountry) return undefined;
-  const parsed = parsePhoneNumberFromString(raw, hasPlus ? undefined : (options.defaultCountry!.toUpperCase() as CountryCode));
-  return parsed?.isValid() ? parsed.number : undefined;
+  const result = parseE164(input, options);
+  return 'e164' in result ? result.e164 : undefined;
 }
 
-/** The E.164 form of `input`; a 400 naming the field otherwise. Accepts spaces, dashes, dots and parentheses. */
+/** The E.164 form of `input`; a 400 naming the field and what is wrong otherwise. Accepts spaces, dashes, dots and parentheses. */
 export function normalizeE164(input: unknown, options: NormalizeOptions = {}): string {
-  const e164 = tryNormalizeE164(input, options);
-  if (!e164) throw ValidationError.field(options.field ?? 'phone', INVALID);
-  return e164;
+  const result = parseE164(input, options);
+  if ('problem' in result) throw ValidationError.field(options.field ?? 'phone', result.problem);
+  return result.e164;
 }
 
 /** The ISO country of a valid E.164 number (`+14155550123` → `US`). */
@@ -48,9 +66,9 @@ export const e164 = (options: Omit<NormalizeOptions, 'field'> = {}) =>
   z.pipe(
     z.string().check(z.maxLength(40)),
     z.transform((value: string, ctx) => {
-      const normalized = tryNormalizeE164(value, options);
-      if (normalized) return normalized;
-      ctx.issues.push({ code: 'custom', message: INVALID, input: value });
+      const result = parseE164(value, options);
+      if ('e164' in result) return result.e164;
+      ctx.issues.push({ code: 'custom', message: result.problem, input: value });
       return z.NEVER;
     }),
   );

@@ -1,7 +1,11 @@
 import * as z from 'zod/mini';
 
-/** A UUID path or body id (v7 is what we issue; any RFC 4122 form is accepted on input). */
-export const uuid = () => z.string().check(z.regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID'));
+/**
+ * A UUID path, query or body id (v7 is what we issue; any RFC 9562 form is accepted on input).
+ * UUIDs are case-insensitive, so an id in upper case is lowered here, before any lookup.
+ */
+export const uuid = () =>
+  z.string().check(z.regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID'), z.toLowerCase());
 
 export const IdParams = z.strictObject({ id: uuid() });
 
@@ -29,3 +33,94 @@ export const ListMeta = z.object({
   offset: z.number(),
   next_cursor: z.nullable(z.string()),
 });
+
+/**
+ * The bounds of every free-form JSON object the API stores (contact and document `metadata`,
+ * agent `ivr_options` and `integrations`, the extra members of a `selected_tools` item), decided
+ * once so that no request reaches DynamoDB with an item it would reject. docs/api.md states them.
+ */
+export const FREE_FORM_LIMITS = {
+  /** Levels of objects and arrays, the field itself being level 1 (DynamoDB allows 32 in an item). */
+  maxDepth: 16,
+  /** Serialized JSON bytes of the field (UTF-8). */
+  maxBytes: 16_384,
+  /** Characters of one key. */
+  maxKeyLength: 256,
+  /** DynamoDB numbers: magnitude at most 9.99…e125 and, unless zero, at least 1e-130. */
+  maxNumber: 9.999999999999999e125,
+  minNumber: 1e-130,
+} as const;
+
+type Path = (string | number)[];
+
+/** Whether DynamoDB can store `n`: finite, magnitude 0 or within [1e-130, 9.99…e125]. */
+export function isStorableNumber(n: number): boolean {
+  const size = Math.abs(n);
+  return Number.isFinite(n) && size <= FREE_FORM_LIMITS.maxNumber && (size === 0 || size >= FREE_FORM_LIMITS.minNumber);
+}
+
+const OUT_OF_RANGE = 'is a number out of range (its magnitude must be 0 or between 1e-130 and 9.99e125)';
+
+/** A number the table can hold (an unbounded `z.number()` would let 1e130 reach DynamoDB). */
+export const storableNumber = () => z.number().check(z.refine(isStorableNumber, OUT_OF_RANGE));
+
+/** The first way `value` breaks the free-form bounds, with the path inside the field; undefined when it keeps them. */
+export function freeFormProblem(value: unknown): { path: Path; message: string } | undefined {
+  const { maxDepth, maxKeyLength } = FREE_FORM_LIMITS;
+  // An explicit stack: a 1 MB body can nest far deeper than the call stack.
+  const stack: { value: unknown; path: Path }[] = [{ value, path: [] }];
+  while (stack.length) {
+    const { value: v, path } = stack.pop()!;
+    if (typeof v === 'number') {
+      if (!isStorableNumber(v)) return { path, message: OUT_OF_RANGE };
+    } else if (v !== null && typeof v === 'object') {
+      if (path.length >= maxDepth) return { path, message: `nests deeper than ${maxDepth} levels` };
+      if (Array.isArray(v)) v.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+      else {
+        for (const key of Object.keys(v)) {
+          if (key === '') return { path, message: 'has an empty key' };
+          if (key === '__proto__') return { path, message: 'has a key "__proto__", which is not allowed' };
+          if (key.length > maxKeyLength) return { path, message: `has a key longer than ${maxKeyLength} characters` };
+          stack.push({ value: (v as Record<string, unknown>)[key], path: [...path, key] });
+        }
+      }
+    }
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+  if (bytes > FREE_FORM_LIMITS.maxBytes) return { path: [], message: `must be at most ${FREE_FORM_LIMITS.maxBytes} bytes of JSON (is ${bytes})` };
+  return undefined;
+}
+
+/**
+ * Runs the free-form bounds on the value as parsed from JSON, before `schema` copies it (zod
+ * drops a `__proto__` key while copying, so it would vanish without a word otherwise).
+ */
+export const freeForm = <S extends z.ZodMiniType>(schema: S) =>
+  z.pipe(
+    z.transform((value: unknown, ctx) => {
+      const problem = freeFormProblem(value);
+      if (!problem) return value;
+      ctx.issues.push({ code: 'custom', message: problem.message, input: value, path: problem.path });
+      return z.NEVER;
+    }),
+    schema,
+  );
+
+/** What the OpenAPI document says of every free-form object. */
+export const FREE_FORM_DESCRIPTION =
+  `Free-form JSON: at most ${FREE_FORM_LIMITS.maxDepth} levels deep and ${FREE_FORM_LIMITS.maxBytes} bytes; keys non-empty, ` +
+  `at most ${FREE_FORM_LIMITS.maxKeyLength} characters, never "__proto__"; numbers of magnitude 0 or 1e-130 to 9.99e125.`;
+
+/** A free-form JSON object within `FREE_FORM_LIMITS`; keys such as `constructor` are kept as data. */
+export const freeFormObject = () => freeForm(z.record(z.string(), z.unknown()).check(z.describe(FREE_FORM_DESCRIPTION)));
+
+/** Refuses a `__proto__` key of a record before `schema` (a zod record) would drop it without a word. */
+export const refuseProtoKey = <S extends z.ZodMiniType>(schema: S) =>
+  z.pipe(
+    z.transform((value: unknown, ctx) => {
+      if (value === null || typeof value !== 'object' || !Object.hasOwn(value, '__proto__')) return value;
+      ctx.issues.push({ code: 'custom', message: 'has a key "__proto__", which is not allowed', input: value });
+      return z.NEVER;
+    }),
+    schema,
+  );

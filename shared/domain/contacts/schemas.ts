@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
-import { pageQueryShape } from '../common/schemas';
+import { named } from '../common/named';
+import { freeFormObject, pageQueryShape } from '../common/schemas';
 import { e164 } from '../common/phone';
 import { timeZone } from '../scheduling/time';
 
@@ -7,7 +8,6 @@ const name = () => z.string().check(z.trim(), z.maxLength(200));
 /** An email, trimmed and lowercased; "" clears it. */
 export const email = () =>
   z.union([z.literal(''), z.pipe(z.string().check(z.trim(), z.toLowerCase(), z.maxLength(254)), z.email({ error: 'must be a valid email address' }))]);
-const MAX_METADATA_BYTES = 10_000;
 
 /** Every writable contact field; all optional (the seed's create takes any subset). */
 export const contactFields = {
@@ -17,9 +17,7 @@ export const contactFields = {
   /** E.164 after normalization; "" clears it. */
   phone: z.union([z.literal(''), e164()]),
   company: name(),
-  metadata: z.record(z.string(), z.unknown()).check(
-    z.refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes of JSON`),
-  ),
+  metadata: freeFormObject(),
   /** IANA time zone; "" clears it. */
   timezone: z.union([z.literal(''), timeZone()]),
   opt_out: z.boolean(),
@@ -31,19 +29,19 @@ const optionalFields = Object.fromEntries(Object.entries(contactFields).map(([k,
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
 };
 
-export const CreateContactBody = z.strictObject(optionalFields);
-export const UpdateContactBody = z.strictObject(optionalFields);
+export const CreateContactBody = named('CreateContactRequest', z.strictObject(optionalFields));
+export const UpdateContactBody = named('UpdateContactRequest', z.strictObject(optionalFields));
 export const ContactListQuery = z.strictObject(pageQueryShape);
 export const ContactSearchQuery = z.strictObject({
   ...pageQueryShape,
   q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
 });
-export const NoteBody = z.strictObject({ content: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(10_000)) });
+export const NoteBody = named('NoteRequest', z.strictObject({ content: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(10_000)) }));
 export const HistoryListQuery = z.strictObject(pageQueryShape);
 
 export type ContactInput = z.output<typeof UpdateContactBody>;
 
-export const Contact = z.object({
+export const Contact = named('Contact', z.object({
   id: z.string(),
   first_name: z.string(),
   last_name: z.string(),
@@ -56,7 +54,7 @@ export const Contact = z.object({
   tags: z.array(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}), 'A person the agents call or are called by');
 export type Contact = z.output<typeof Contact>;
 
 export const contactDefaults = {
@@ -71,26 +69,26 @@ export const contactDefaults = {
   tags: [] as string[],
 };
 
-export const Note = z.object({ id: z.string(), contact_id: z.string(), content: z.string(), created_at: z.string() });
+export const Note = named('Note', z.object({ id: z.string(), contact_id: z.string(), content: z.string(), created_at: z.string() }), 'A note on a contact');
 export type Note = z.output<typeof Note>;
 
 export const ACTIVITY_TYPES = ['note', 'appointment', 'call', 'campaign'] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
-export const Activity = z.object({ type: z.enum(ACTIVITY_TYPES), description: z.string(), timestamp: z.string() });
+export const Activity = named('Activity', z.object({ type: z.enum(ACTIVITY_TYPES), description: z.string(), timestamp: z.string() }), "An entry of a contact's timeline");
 export type Activity = z.output<typeof Activity>;
 
-export const ContactStats = z.object({
+export const ContactStats = named('ContactStats', z.object({
   total_calls: z.number(),
   answered_calls: z.number(),
   total_call_duration_sec: z.number(),
   last_call_at: z.nullable(z.string()),
   appointments: z.number(),
   notes: z.number(),
-});
+}), "A contact's counters");
 export type ContactStats = z.output<typeof ContactStats>;
 
 /** One call in a contact's history, as the campaign and call issues record it. */
-export const ContactCall = z.object({
+export const ContactCall = named('ContactCall', z.object({
   id: z.string(),
   contact_id: z.string(),
   agent_id: z.nullable(z.string()),
@@ -103,5 +101,5 @@ export const ContactCall = z.object({
   started_at: z.string(),
   ended_at: z.nullable(z.string()),
   duration_sec: z.number(),
-});
+}), "One call in a contact's history");
 export type ContactCall = z.output<typeof ContactCall>;

@@ -1,5 +1,13 @@
 import * as z from 'zod/mini';
 import { defineOperation } from '../../http/operation';
+import { named } from '../common/named';
+
+const Health = named('Health', z.object({ status: z.literal('ok'), version: z.string() }), 'The API answers');
+const Readiness = named(
+  'Readiness',
+  z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
+  'Each dependency and its state (`ok`, or `failed: <reason>`)',
+);
 
 export const getHealth = defineOperation({
   method: 'GET',
@@ -9,7 +17,7 @@ export const getHealth = defineOperation({
   tag: 'Health',
   entry: 'functions/health/live.ts',
   auth: false,
-  response: z.object({ status: z.literal('ok'), version: z.string() }),
+  response: Health,
   access: {},
 });
 
@@ -21,8 +29,9 @@ export const getReadiness = defineOperation({
   tag: 'Health',
   entry: 'functions/health/ready.ts',
   auth: false,
-  response: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
-  access: { table: 'R', bucket: 'R' },
+  response: Readiness,
+  access: { table: 'R', bucket: 'head' },
+  errors: { 503: 'The table or the bucket does not answer; `error.details.checks` names each' },
 });
 
 export const getOpenApi = defineOperation({

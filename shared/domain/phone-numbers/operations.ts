@@ -18,6 +18,7 @@ export const listAvailablePhoneNumbers = defineOperation({
   summary: 'Numbers the carrier offers, with monthly and per-minute prices (country default US, area_code, contains, limit)',
   entry: 'functions/phone-numbers/available.ts', query: AvailableNumbersQuery, response: AvailableNumber, list: true,
   access: { table: 'R', telephony: true },
+  errors: { 503: 'The carrier cannot be reached; retry later' },
 });
 
 export const buyPhoneNumber = defineOperation({
@@ -25,6 +26,11 @@ export const buyPhoneNumber = defineOperation({
   summary: 'Buy a listed number at its listed price (422 otherwise); charges the account once, in the same transaction',
   entry: 'functions/phone-numbers/buy.ts', body: BuyBody, response: PhoneNumber,
   successMessage: 'Phone number purchased successfully', access: { table: 'RW', telephony: true },
+  errors: {
+    409: 'The number is held already, by this or another organization',
+    422: 'The number is not listed, a price does not match the listing, or the carrier refused the sale',
+    503: 'The carrier cannot be reached; nothing was bought or charged',
+  },
 });
 
 export const importPhoneNumber = defineOperation({
@@ -32,6 +38,7 @@ export const importPhoneNumber = defineOperation({
   summary: 'Import a number you already hold (SIP trunk or PSTN); 409 when anyone holds it already',
   entry: 'functions/phone-numbers/import.ts', body: ImportBody, response: PhoneNumber,
   successMessage: 'Phone number imported successfully', access: { table: 'RW', secrets: true },
+  errors: { 409: 'The number is held already, by this or another organization' },
 });
 
 export const updateImportedPhoneNumber = defineOperation({
@@ -66,4 +73,8 @@ export const releasePhoneNumber = defineOperation({
   summary: 'Release a number: status `released`, billing stops, it returns to the pool; 409 while a campaign uses it',
   entry: 'functions/phone-numbers/release.ts', params: IdParams,
   successMessage: 'Phone number released successfully', access: { table: 'RW', telephony: true },
+  errors: {
+    409: 'Already released, or a running campaign dials from it',
+    503: 'The carrier cannot be reached; the number is released here, and repeating the DELETE finishes the carrier side',
+  },
 });

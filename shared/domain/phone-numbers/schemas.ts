@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { named } from '../common/named';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone';
 
@@ -25,9 +26,9 @@ export const AvailableNumbersQuery = z.strictObject({
   limit: pageQueryShape.limit,
 });
 
-export const Capabilities = z.object({ voice: z.boolean(), sms: z.boolean(), mms: z.boolean() });
+export const Capabilities = named('Capabilities', z.object({ voice: z.boolean(), sms: z.boolean(), mms: z.boolean() }), 'What a number can carry');
 
-export const AvailableNumber = z.object({
+export const AvailableNumber = named('AvailableNumber', z.object({
   phone_number: z.string(),
   country: z.string(),
   locality: z.string(),
@@ -36,45 +37,48 @@ export const AvailableNumber = z.object({
   per_minute_price_inbound: z.number(),
   per_minute_price_outbound: z.number(),
   capabilities: Capabilities,
-});
+}), 'A number the carrier offers, with its prices');
 
-export const BuyBody = z.strictObject({
+export const BuyBody = named('BuyPhoneNumberRequest', z.strictObject({
   phone_number: e164(),
   price: money(),
   per_minute_price_inbound: z.optional(money()),
   per_minute_price_outbound: z.optional(money()),
-});
+}));
 export type BuyInput = z.output<typeof BuyBody>;
 
-/** A SIP URI (`sip:` / `sips:`) or a bare host[:port], as SIP trunks name their termination; '' clears it. */
+/**
+ * A SIP URI (`sip:` / `sips:`) or a bare host[:port], as SIP trunks name their termination; '' clears it.
+ * Matched as sent, like every patterned field: surrounding or whitespace-only input is refused, not trimmed.
+ */
 const terminationUri = () =>
-  z.string().check(z.trim(), z.maxLength(255), z.regex(/^$|^(sips?:)?[^\s<>"]+$/i, 'must be a SIP URI (sip:host) or a host name'));
+  z.string().check(z.maxLength(255), z.regex(/^$|^(sips?:)?[^\s<>"]+$/i, 'must be a SIP URI (sip:host) or a host name'));
 const sipUsername = () => z.string().check(z.maxLength(128));
 const sipPassword = () => z.string().check(z.maxLength(256));
 
-export const ImportBody = z.strictObject({
+export const ImportBody = named('ImportPhoneNumberRequest', z.strictObject({
   phone: e164(),
   type: z.enum(CONNECTION_TYPES),
   name: z.optional(name()),
   termination_uri: z.optional(terminationUri()),
   sip_username: z.optional(sipUsername()),
   sip_password: z.optional(sipPassword()),
-});
+}));
 export type ImportInput = z.output<typeof ImportBody>;
 
 /** PUT of an imported number: every field optional; only the fields given are replaced. */
-export const UpdateImportBody = z.strictObject({
+export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', z.strictObject({
   name: z.optional(name()),
   termination_uri: z.optional(terminationUri()),
   sip_username: z.optional(sipUsername()),
   sip_password: z.optional(sipPassword()),
-});
+}));
 export type UpdateImportInput = z.output<typeof UpdateImportBody>;
 
-export const UpdatePhoneNumberBody = z.strictObject({
+export const UpdatePhoneNumberBody = named('UpdatePhoneNumberRequest', z.strictObject({
   name: z.optional(name()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
-});
+}));
 export type UpdatePhoneNumberInput = z.output<typeof UpdatePhoneNumberBody>;
 
 export const PhoneNumberListQuery = z.strictObject({
@@ -89,7 +93,7 @@ export const PhoneNumberListQuery = z.strictObject({
  * adds the seed's import fields (`phone`, `type`, `termination_uri`, `sip_username`,
  * `sip_password` as sent).
  */
-export const PhoneNumber = z.object({
+export const PhoneNumber = named('PhoneNumber', z.object({
   id: z.string(),
   organization_id: z.string(),
   source: z.enum(PHONE_NUMBER_SOURCES),
@@ -115,5 +119,5 @@ export const PhoneNumber = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   released_at: z.nullable(z.string()),
-});
+}), 'A number the organization holds or held, bought (`purchased`) or imported');
 export type PhoneNumber = z.output<typeof PhoneNumber>;

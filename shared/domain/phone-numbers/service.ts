@@ -16,7 +16,7 @@ import {
   updateExisting,
   type PageRequest,
 } from '../../db/store';
-import { ConflictError, NotFoundError, UnprocessableError } from '../../errors';
+import { ConflictError, NotFoundError, UnprocessableError, type FieldIssue } from '../../errors';
 import { listResult } from '../../http/result';
 import { logger } from '../../logger';
 import { RENEWAL_ATTRIBUTES, renewalSchedule } from '../billing/renewals';
@@ -169,10 +169,10 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     cents(input.price) !== cents(listing.price) ? 'price' : undefined,
     input.per_minute_price_inbound !== undefined && tenThousandths(input.per_minute_price_inbound) !== tenThousandths(listing.per_minute_price_inbound) ? 'per_minute_price_inbound' : undefined,
     input.per_minute_price_outbound !== undefined && tenThousandths(input.per_minute_price_outbound) !== tenThousandths(listing.per_minute_price_outbound) ? 'per_minute_price_outbound' : undefined,
-  ].filter(Boolean);
+  ].filter((field): field is 'price' | 'per_minute_price_inbound' | 'per_minute_price_outbound' => field !== undefined);
   if (mismatched.length) {
     throw new UnprocessableError(`The ${mismatched.join(', ')} does not match the listing`, {
-      fields: mismatched,
+      fields: mismatched.map((path): FieldIssue => ({ path, message: `does not match the listed ${listing[path]}` })),
       listed: { price: listing.price, per_minute_price_inbound: listing.per_minute_price_inbound, per_minute_price_outbound: listing.per_minute_price_outbound },
     });
   }

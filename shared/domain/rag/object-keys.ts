@@ -9,6 +9,8 @@ export const UPLOAD_RETENTION_DAYS = 2;
 const kbPrefix = (orgId: string, kbId: string) => `${orgPrefix(orgId)}kb/${kbId}/`;
 const docPrefix = (orgId: string, kbId: string, docId: string) => `${kbPrefix(orgId, kbId)}docs/${encodeURIComponent(docId)}/`;
 
+const KB_GRANT_PATTERN = 'orgs/*/kb/*';
+
 export const objectKeys = {
   /**
    * A file uploaded through a presigned URL, before ingestion. Uploads live under their own
@@ -26,6 +28,8 @@ export const objectKeys = {
   chunks: (orgId: string, kbId: string, docId: string, generation: string) => `${docPrefix(orgId, kbId, docId)}${generation}/chunks.json`,
   /** A version of the knowledge base's search index. */
   index: (orgId: string, kbId: string, version: number) => `${kbPrefix(orgId, kbId)}index/${String(version).padStart(10, '0')}.json`,
+  /** The pattern of every knowledge base's objects (IAM wildcard). */
+  kbGrantPattern: KB_GRANT_PATTERN,
   /** The object key patterns the knowledge-base functions are granted (IAM wildcards). */
-  grantPatterns: ['orgs/*/kb/*', `${UPLOADS_PREFIX}*`],
+  grantPatterns: [KB_GRANT_PATTERN, `${UPLOADS_PREFIX}*`],
 };

@@ -41,8 +41,8 @@ export const getKnowledgeBase = defineOperation({
 
 export const deleteKnowledgeBase = defineOperation({
   method: 'DELETE', path: '/api/v1/rag/knowledge-bases/{kb_id}', operationId: 'deleteKnowledgeBase', tag, auth: true,
-  summary: 'Delete a knowledge base with its documents, chunks and index', entry: 'functions/rag/delete-knowledge-base.ts',
-  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns }, timeoutSeconds: 60,
+  summary: 'Delete a knowledge base; its documents, chunks and index are removed in the background', entry: 'functions/rag/delete-knowledge-base.ts',
+  params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', queues: ['kb-cleanup'] },
 });
 
 export const discoverUrls = defineOperation({
@@ -50,6 +50,7 @@ export const discoverUrls = defineOperation({
   summary: 'Crawl a site (sitemap, then links breadth-first) and return the URLs found',
   entry: 'functions/rag/discover.ts', body: DiscoverBody, response: DiscoverResult,
   successMessage: 'URLs discovered', access: { table: 'R' }, timeoutSeconds: 29, memoryMb: 512,
+  errors: { 422: 'The root URL cannot be resolved or fetched' },
 });
 
 export const createKbUpload = defineOperation({
@@ -64,6 +65,10 @@ export const ingestDocuments = defineOperation({
   summary: 'Queue text, a URL, a list of URLs or an uploaded file for indexing; documents start `pending`',
   entry: 'functions/rag/ingest.ts', body: IngestBody, response: IngestResult,
   successMessage: 'Documents queued for ingestion', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns, queues: ['rag-ingest'] }, timeoutSeconds: 29,
+  errors: {
+    404: 'The knowledge base or the upload does not exist',
+    409: 'The `doc_id` belongs to another knowledge base, or the document kept changing',
+  },
 });
 
 export const queryKnowledgeBase = defineOperation({
@@ -71,22 +76,26 @@ export const queryKnowledgeBase = defineOperation({
   summary: 'The `top_k` passages of a knowledge base that best answer a query (BM25)',
   entry: 'functions/rag/query.ts', body: QueryBody, response: QueryResult,
   successMessage: 'Query answered', access: { table: 'R', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns }, memoryMb: 1024, timeoutSeconds: 15,
+  errors: { 404: 'The knowledge base does not exist' },
 });
 
 export const listKbDocuments = defineOperation({
   method: 'GET', path: '/api/v1/rag/documents', operationId: 'listKbDocuments', tag, auth: true,
   summary: 'List the documents of a knowledge base (without their text)', entry: 'functions/rag/list-documents.ts',
   query: DocumentListQuery, response: KbDocumentSummary, list: true, access: { table: 'R' },
+  errors: { 404: 'The knowledge base does not exist' },
 });
 
 export const getKbDocument = defineOperation({
   method: 'GET', path: '/api/v1/rag/document', operationId: 'getKbDocument', tag, auth: true,
   summary: 'Get one document with its extracted text', entry: 'functions/rag/get-document.ts',
   query: DocumentQuery, response: KbDocument, access: { table: 'R', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns },
+  errors: { 404: 'No such document, or `org_id` is not your organization' },
 });
 
 export const deleteKbDocument = defineOperation({
   method: 'DELETE', path: '/api/v1/rag/document', operationId: 'deleteKbDocument', tag, auth: true,
   summary: 'Delete a document and remove it from the index', entry: 'functions/rag/delete-document.ts',
-  query: DocumentQuery, successMessage: 'Document deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns }, timeoutSeconds: 29,
+  query: DocumentQuery, successMessage: 'Document deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns, bucketList: true }, timeoutSeconds: 29,
+  errors: { 404: 'No such document, or `org_id` is not your organization' },
 });

@@ -8,7 +8,6 @@ import {
   deleteExisting,
   getItem,
   putNew,
-  queryAll,
   queryPage,
   readCounter,
   stripKeys,
@@ -26,6 +25,7 @@ import { getOr404, listCollection } from '../common/collection';
 import { references } from '../references';
 import { chunkIdsOf, forgetIndex, updateIndex } from './index-store';
 import { objectKeys } from './object-keys';
+import { queueKnowledgeBaseCleanup } from './kb-deletion';
 import type {
   CreateKnowledgeBaseInput,
   CreateUploadInput,
@@ -96,46 +96,24 @@ export async function listKnowledgeBases(orgId: string, query: PageRequest) {
 }
 
 /**
- * Deletes a knowledge base: its item first (so no new document can be written into it and the
- * worker drops messages for it), then every document item, its counters, every object under
- * its prefix (originals, texts, chunks, index versions), and agents' references to it.
+ * Deletes a knowledge base and answers at once: the cleanup job is queued first, then the item
+ * is deleted (with its count), which hides the knowledge base from every read and stops new
+ * documents and ingestion at once. Documents, objects, the index and agents' references go in
+ * the kb-cleanup job (kb-deletion.ts), in bounded runs, whatever the knowledge base's size.
  */
 export async function deleteKnowledgeBase(orgId: string, kbId: string): Promise<void> {
   const kbKey = keys.knowledgeBase(orgId, kbId);
+  await getOr404(kbKey, 'Knowledge base', kbId);
+  // Queued before the delete, so a deletion that lands is never left without its cleanup; the job
+  // waits (redelivery) while the item is still there.
+  await queueKnowledgeBaseCleanup(orgId, kbId);
   try {
     await transact([deleteExisting(kbKey)], [{ orgId, collection: collections.knowledgeBases, delta: -1 }]);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new NotFoundError('Knowledge base', kbId);
     throw err;
   }
-  const docs = queryAll<{ pk: string; sk: string }>(
-    { index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.kbDocuments(orgId, kbId), skName: 'gsi1sk' },
-    ['pk', 'sk'],
-  );
-  for await (const d of docs) await transact([deleteExisting({ pk: d.pk, sk: d.sk })]).catch(ignoreConditionFailed);
-  await transact([deleteExisting(keys.counter(orgId, collections.kbDocuments(kbId)))]).catch(ignoreConditionFailed);
-  await deletePrefix(objectKeys.kbPrefix(orgId, kbId));
   forgetIndex(orgId, kbId);
-  await clearAgentReferences(orgId, kbId);
-}
-
-/** Agents that named the deleted knowledge base get `knowledge_base` "" (conditioned, never clobbering). */
-async function clearAgentReferences(orgId: string, kbId: string): Promise<void> {
-  const agents = queryAll<{ id: string; knowledge_base?: string }>(
-    { pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.agent },
-    ['id', 'knowledge_base'],
-    true,
-  );
-  for await (const agent of agents) {
-    if (agent.knowledge_base !== kbId) continue;
-    await transact([
-      updateExisting(keys.agent(orgId, agent.id), { knowledge_base: '', updated_at: new Date().toISOString() }, {
-        condition: '#kb = :kb',
-        names: { '#kb': 'knowledge_base' },
-        values: { ':kb': kbId },
-      }),
-    ]).catch(ignoreConditionFailed);
-  }
 }
 
 // ---------------------------------------------------------------- uploads
@@ -235,6 +213,11 @@ async function upsertPending(orgId: string, kbId: string, spec: DocSpec, input: 
   for (let attempt = 0; attempt < 10; attempt++) {
     const now = new Date().toISOString();
     const existing = await getItem<DocItem>(key);
+    if (existing && existing.kb_id !== kbId && !(await getItem(keys.knowledgeBase(orgId, existing.kb_id)))) {
+      // Left by a deleted knowledge base, not cleaned up yet: the id is free again.
+      await transact([deleteExisting(key, '#g = :g', { ':g': existing.generation }, { '#g': 'generation' })]).catch(ignoreConditionFailed);
+      continue;
+    }
     if (existing && existing.kb_id !== kbId) {
       throw new ConflictError(`doc_id ${spec.docId} belongs to knowledge base ${existing.kb_id}; document ids are unique per organization`, {
         doc_id: spec.docId,
@@ -318,9 +301,16 @@ function sameOrgOr404(callerOrg: string, orgId: string, docId: string): void {
   if (callerOrg !== orgId) throw new NotFoundError('Document', docId);
 }
 
+/** A document whose knowledge base still exists (a deleted one's documents wait for the cleanup job, unseen). */
+async function liveDocumentOr404(orgId: string, docId: string): Promise<DocItem> {
+  const item = await getOr404<DocItem>(keys.kbDocument(orgId, docId), 'Document', docId);
+  if (!(await getItem(keys.knowledgeBase(orgId, item.kb_id)))) throw new NotFoundError('Document', docId);
+  return item;
+}
+
 export async function getDocument(callerOrg: string, orgId: string, docId: string): Promise<KbDocument> {
   sameOrgOr404(callerOrg, orgId, docId);
-  const item = await getOr404<DocItem>(keys.kbDocument(orgId, docId), 'Document', docId);
+  const item = await liveDocumentOr404(orgId, docId);
   const text = item.text_key ? ((await getObject(item.text_key))?.body.toString('utf8') ?? '') : '';
   return { ...docView(item), text };
 }
@@ -338,7 +328,7 @@ export async function listDocuments(orgId: string, query: PageRequest & { kb_id:
 export async function deleteDocument(callerOrg: string, orgId: string, docId: string): Promise<void> {
   sameOrgOr404(callerOrg, orgId, docId);
   const key = keys.kbDocument(orgId, docId);
-  const item = await getOr404<DocItem>(key, 'Document', docId);
+  const item = await liveDocumentOr404(orgId, docId);
   try {
     await transact([deleteExisting(key)], [{ orgId, collection: collections.kbDocuments(item.kb_id), delta: -1 }]);
   } catch (err) {

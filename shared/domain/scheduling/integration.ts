@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
 import { keys } from '../../db/keys';
 import { deleteExisting, getItem, ConditionFailed, transact } from '../../db/store';
@@ -100,16 +100,21 @@ export async function connectedProvider(orgId: string): Promise<SchedulingProvid
   return calcomProvider({ apiKey: await secrets().open(item.api_key_sealed), eventTypeId: item.event_type_id, baseUrl: item.base_url, eventTypeLength: item.event_type_length });
 }
 
+let decoySealed: Promise<string> | undefined;
+
 /**
  * Checks `X-Cal-Signature-256`: the hex HMAC-SHA256 of the raw body keyed with the webhook
- * secret. 404 when the organization has no Cal.com connection with a secret; 401 on a mismatch.
+ * secret; 401 on a mismatch. An organization without a Cal.com connection (or without a
+ * secret, or none at all) gets the very same 401, after the same work against a decoy secret
+ * sealed once per container, so neither the answer nor its timing tells a stranger which
+ * organizations exist.
  */
 export async function verifyCalcomSignature(orgId: string, rawBody: string, signature: string | undefined): Promise<void> {
   const item = await getItem<IntegrationItem>(keys.schedulingIntegration(orgId));
-  if (!item?.webhook_secret_sealed) throw new NotFoundError('Scheduling integration with a webhook secret');
-  const expected = createHmac('sha256', await secrets().open(item.webhook_secret_sealed)).update(rawBody, 'utf8').digest('hex');
-  const given = (signature ?? '').trim().toLowerCase();
-  if (given.length !== expected.length || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) {
-    throw new UnauthorizedError('Invalid X-Cal-Signature-256');
-  }
+  const sealed = item?.webhook_secret_sealed ?? (await (decoySealed ??= secrets().seal(randomBytes(32).toString('hex'))));
+  const expected = createHmac('sha256', await secrets().open(sealed)).update(rawBody, 'utf8').digest('hex');
+  // Digests of both sides have one length whatever was sent, so the comparison is constant-time and cannot throw.
+  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+  const matches = timingSafeEqual(digest((signature ?? '').trim().toLowerCase()), digest(expected));
+  if (!matches || !item?.webhook_secret_sealed) throw new UnauthorizedError('Invalid X-Cal-Signature-256');
 }

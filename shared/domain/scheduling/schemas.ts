@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { named } from '../common/named';
 import { uuid } from '../common/schemas';
 import { timeZone } from './time';
 
@@ -7,7 +8,7 @@ const clock = (allow24: boolean) =>
 
 export const AgentIdParams = z.strictObject({ agent_id: uuid() });
 
-export const WorkingHoursBody = z
+export const WorkingHoursBody = named('WorkingHoursRequest', z
   .strictObject({
     days: z.array(z.int().check(z.minimum(0), z.maximum(7))).check(z.minLength(1), z.maxLength(7)),
     start: clock(false),
@@ -18,10 +19,10 @@ export const WorkingHoursBody = z
     z.superRefine((w, ctx) => {
       if (w.end <= w.start) ctx.issues.push({ code: 'custom', path: ['end'], message: 'must be after start', input: w.end });
     }),
-  );
+  ));
 export type WorkingHoursInput = z.output<typeof WorkingHoursBody>;
 
-export const WorkingHours = z.object({
+export const WorkingHours = named('WorkingHours', z.object({
   agent_id: z.string(),
   configured: z.boolean(),
   days: z.optional(z.array(z.number())),
@@ -29,18 +30,18 @@ export const WorkingHours = z.object({
   end: z.optional(z.string()),
   timezone: z.optional(z.string()),
   updated_at: z.optional(z.string()),
-});
+}), "An agent's weekly working hours");
 
-export const IntegrationBody = z.strictObject({
+export const IntegrationBody = named('SchedulingIntegrationRequest', z.strictObject({
   provider: z.literal('calcom'),
   api_key: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(500)),
   event_type_id: z.int().check(z.minimum(1)),
   base_url: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).check(z.maxLength(2048))),
   webhook_secret: z.optional(z.string().check(z.minLength(8, 'must be at least 8 characters'), z.maxLength(500))),
-});
+}));
 export type IntegrationInput = z.output<typeof IntegrationBody>;
 
-export const Integration = z.object({
+export const Integration = named('SchedulingIntegration', z.object({
   connected: z.boolean(),
   provider: z.nullable(z.literal('calcom')),
   event_type_id: z.optional(z.number()),
@@ -49,12 +50,19 @@ export const Integration = z.object({
   has_webhook_secret: z.optional(z.boolean()),
   webhook_url: z.optional(z.string()),
   connected_at: z.optional(z.string()),
-});
+}), "The scheduling integration's state (never its secrets)");
 export type Integration = z.output<typeof Integration>;
 
 export const WebhookParams = z.strictObject({ org_id: uuid() });
 /** Cal.com's webhook envelope: `triggerEvent`, `createdAt`, `payload` (other members kept). */
-export const CalcomWebhookBody = z.looseObject({
+export const CalcomWebhookBody = named('CalcomWebhookEvent', z.looseObject({
   triggerEvent: z.string(),
   payload: z._default(z.looseObject({}), {}),
-});
+}), "Cal.com's webhook envelope (other members are accepted and ignored)");
+
+/** What the webhook did with an event: `action` is what changed (or `ignored`). */
+export const CalcomWebhookResult = named(
+  'CalcomWebhookResult',
+  z.object({ trigger_event: z.string(), action: z.string(), appointment_id: z.optional(z.string()) }),
+  'What the webhook did with the event',
+);

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
-import { pageQueryShape } from '../common/schemas';
+import { named } from '../common/named';
+import { pageQueryShape, refuseProtoKey, storableNumber } from '../common/schemas';
 import type { FieldIssue } from '../../errors';
 
 export const TOOL_TYPES = ['function', 'webhook'] as const;
@@ -19,7 +20,7 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding',
 
 const text = (max: number) => z.string().check(z.maxLength(max));
 const identifier = () => z.string().check(z.regex(NAME, 'must be 1–64 letters, digits, "_" or "-"'));
-const enumValue = z.union([z.string().check(z.maxLength(500)), z.number(), z.boolean()]);
+const enumValue = z.union([z.string().check(z.maxLength(500)), storableNumber(), z.boolean()]);
 
 type ParameterType = (typeof PARAMETER_TYPES)[number];
 const scalarTests: Partial<Record<ParameterType, (v: unknown) => boolean>> = {
@@ -66,7 +67,7 @@ export const ToolParameter = z
 export const ToolParameters = z
   .strictObject({
     type: z.literal('object'),
-    properties: z._default(z.record(z.string(), ToolParameter), {}),
+    properties: z._default(refuseProtoKey(z.record(z.string(), ToolParameter)), {}),
     required: z._default(z.array(z.string()).check(z.maxLength(MAX_PARAMETERS)), []),
   })
   .check(
@@ -86,14 +87,14 @@ export const ToolParameters = z
   );
 
 /** What the model sees: a function name, what it does, and its parameters. */
-export const ToolDefinition = z.strictObject({
+export const ToolDefinition = named('ToolDefinition', z.strictObject({
   name: identifier(),
   description: z._default(text(1000), ''),
   parameters: z._default(ToolParameters, { type: 'object', properties: {}, required: [] }),
-});
+}), 'What the model sees: a function name, what it does, and its parameters');
 
 /** Outbound request headers of a webhook tool: at most 20, token names, single-line values. */
-const WebhookHeaders = z.record(z.string(), z.string().check(z.maxLength(2048))).check(
+const WebhookHeaders = refuseProtoKey(z.record(z.string(), z.string().check(z.maxLength(2048))).check(
   z.superRefine((headers, ctx) => {
     const names = Object.keys(headers);
     if (names.length > MAX_HEADERS) ctx.issues.push({ code: 'custom', path: [], message: `must have at most ${MAX_HEADERS} headers`, input: headers });
@@ -103,7 +104,7 @@ const WebhookHeaders = z.record(z.string(), z.string().check(z.maxLength(2048)))
       if (/[\r\n\0]/.test(headers[name])) ctx.issues.push({ code: 'custom', path: [name], message: 'must be a single line', input: headers[name] });
     }
   }),
-);
+));
 
 /** Every writable tool field; the webhook ones are only valid on `webhook` tools (checked on the whole tool). */
 export const toolFields = {
@@ -124,14 +125,14 @@ const optionalFields = Object.fromEntries(Object.entries(toolFields).map(([k, v]
 };
 
 /** Create: `name` and `definition` required. PATCH: any subset; `definition` is replaced as a whole. */
-export const CreateToolBody = z.strictObject({ ...optionalFields, name: toolFields.name, definition: toolFields.definition });
-export const UpdateToolBody = z.strictObject(optionalFields);
+export const CreateToolBody = named('CreateToolRequest', z.strictObject({ ...optionalFields, name: toolFields.name, definition: toolFields.definition }));
+export const UpdateToolBody = named('UpdateToolRequest', z.strictObject(optionalFields));
 export const ToolListQuery = z.strictObject(pageQueryShape);
 
 export type CreateToolInput = z.output<typeof CreateToolBody>;
 export type UpdateToolInput = z.output<typeof UpdateToolBody>;
 
-export const Tool = z.object({
+export const Tool = named('Tool', z.object({
   id: z.string(),
   organizationId: z.string(),
   name: toolFields.name,
@@ -145,7 +146,7 @@ export const Tool = z.object({
   timeout_ms: z.optional(toolFields.timeout_ms),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}), 'A tool an agent can call: a function the model calls, or a webhook the platform calls');
 export type Tool = z.output<typeof Tool>;
 
 /**

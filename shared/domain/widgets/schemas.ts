@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { named } from '../common/named';
 import { pageQueryShape } from '../common/schemas';
 
 export const WIDGET_POSITIONS = ['bottom-right', 'bottom-left'] as const;
@@ -45,21 +46,21 @@ const optionalFields = Object.fromEntries(Object.entries(widgetFields).map(([k, 
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
 };
 
-export const CreateWidgetBody = z.strictObject({ ...optionalFields, name: widgetFields.name });
-export const UpdateWidgetBody = z.strictObject(optionalFields);
+export const CreateWidgetBody = named('CreateWidgetSettingsRequest', z.strictObject({ ...optionalFields, name: widgetFields.name }));
+export const UpdateWidgetBody = named('UpdateWidgetSettingsRequest', z.strictObject(optionalFields));
 export const WidgetListQuery = z.strictObject(pageQueryShape);
 
 export type CreateWidgetInput = z.output<typeof CreateWidgetBody>;
 export type UpdateWidgetInput = z.output<typeof UpdateWidgetBody>;
 
-export const WidgetSettings = z.object({
+export const WidgetSettings = named('WidgetSettings', z.object({
   id: z.string(),
   organization_id: z.string(),
   ...widgetFields,
   allowed_origins: z.array(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}), 'How the embeddable web widget looks and which origins may load it');
 export type WidgetSettings = z.output<typeof WidgetSettings>;
 
 /**
@@ -81,7 +82,7 @@ export const widgetDefaults = {
 };
 
 /** What the embeddable widget needs: its appearance and the agent it talks to. */
-export const WidgetConfig = z.object({
+export const WidgetConfig = named('WidgetConfig', z.object({
   id: z.string(),
   title: widgetFields.title,
   greeting: widgetFields.greeting,
@@ -98,5 +99,5 @@ export const WidgetConfig = z.object({
       start_speaker: z.enum(['agent', 'user']),
     }),
   ),
-});
+}), 'What the embeddable widget needs (public): its appearance and the agent it talks to');
 export type WidgetConfig = z.output<typeof WidgetConfig>;

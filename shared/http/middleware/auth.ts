@@ -1,15 +1,23 @@
 import { UnauthorizedError } from '../../errors';
 import { header, httpState } from '../context';
-import { authenticate } from '../../domain/api-keys/authenticate';
+import { authenticate, flushApiKeyUsage } from '../../domain/api-keys/authenticate';
 import type { HttpMiddleware } from './types';
 
 /**
  * API-key authentication: `X-Api-Key` must name a live key; the key decides the caller's
- * organization. The key itself never reaches a log line.
+ * organization. The key itself never reaches a log line. On the way out (answer or error) it
+ * waits, briefly and bounded, for the key's last-used stamp to be sent: Lambda may freeze the
+ * process as soon as the response is returned.
  */
-export function apiKeyAuth(options: { lookup?: typeof authenticate } = {}): HttpMiddleware {
+export function apiKeyAuth(options: { lookup?: typeof authenticate; flush?: () => Promise<void> | undefined } = {}): HttpMiddleware {
   const lookup = options.lookup ?? authenticate;
+  const flush = options.flush ?? flushApiKeyUsage;
+  const settle = async () => {
+    await flush();
+  };
   return {
+    after: settle,
+    onError: settle,
     name: 'api-key-auth',
     before: async (request) => {
       const state = httpState(request);

@@ -29,6 +29,26 @@ export function jsonBody(options: Partial<typeof defaults> = {}): HttpMiddleware
       } catch (err) {
         throw new ValidationError('Malformed JSON body', [{ path: 'body', message: (err as Error).message }]);
       }
+      // DynamoDB stores UTF-8, which cannot hold a lone surrogate (most arrive as \u escapes).
+      const bad = /\\u[dD][89a-fA-F]/.test(text) || LONE_SURROGATE.test(text) ? loneSurrogatePath(state.body) : undefined;
+      if (bad !== undefined) throw ValidationError.field(bad || 'body', 'must be well-formed Unicode (a lone surrogate \\uD800–\\uDFFF cannot be stored)');
     },
   };
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The dotted path of the first key or string holding a lone surrogate ('' for the body itself); undefined if none. */
+function loneSurrogatePath(body: unknown): string | undefined {
+  const stack: { value: unknown; path: string[] }[] = [{ value: body, path: [] }];
+  while (stack.length) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) return path.join('.');
+    if (value === null || typeof value !== 'object') continue;
+    for (const [key, child] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(key)) return [...path, key].join('.');
+      stack.push({ value: child, path: [...path, key] });
+    }
+  }
+  return undefined;
 }

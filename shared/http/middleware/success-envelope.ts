@@ -3,7 +3,8 @@ import { jsonResponse, successBody } from '../envelope';
 import { isListResult } from '../result';
 import type { HttpMiddleware } from './types';
 
-const DEFAULT_MESSAGES: Record<string, string> = {
+/** The envelope's `message` when an operation names none. */
+export const DEFAULT_MESSAGES: Record<string, string> = {
   GET: 'Retrieved successfully',
   POST: 'Created successfully',
   PUT: 'Updated successfully',

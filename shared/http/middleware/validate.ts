@@ -18,8 +18,12 @@ export function fieldIssues(error: z.core.$ZodError, location: Location): (Field
       for (const k of issue.keys) out.push({ path: [...base, k].join('.'), message: 'is not a known field', in: location });
       continue;
     }
-    const path = base.join('.') || location;
-    const message = /received undefined$/.test(issue.message) ? 'is required' : issue.message;
+    // A union ("" or an E.164 number…) says only "Invalid input": name what the branch that
+    // understood the value found wrong instead (a branch that refused its type or literal did not).
+    const inner = issue.code === 'invalid_union' ? issue.errors.flat().find((i) => i.code !== 'invalid_value' && i.code !== 'invalid_type') : undefined;
+    const chosen = inner ?? issue;
+    const path = [...base, ...(inner ? inner.path.map(String) : [])].join('.') || location;
+    const message = /received undefined$/.test(chosen.message) ? 'is required' : chosen.message;
     out.push({ path, message, in: location });
   }
   return out;
@@ -51,8 +55,10 @@ export function validate(): HttpMiddleware {
       const issues: FieldIssue[] = [];
       const params = parsePart(op.params, request.event.pathParameters ?? {}, 'path', issues);
       const query = parsePart(op.query, request.event.queryStringParameters ?? (op.query ? {} : undefined), 'query', issues);
-      const rawBody = state.body === undefined && op.body ? {} : state.body;
-      const body = parsePart(op.body, rawBody, 'body', issues);
+      // An operation that takes a body needs one, `{}` at least: an empty request is a mistake, not an empty resource.
+      const missing = op.body !== undefined && state.body === undefined;
+      if (missing) issues.push({ path: 'body', message: 'is required', in: 'body' } as FieldIssue);
+      const body = missing ? undefined : parsePart(op.body, state.body, 'body', issues);
       if (issues.length) {
         const summary = issues.slice(0, 3).map((i) => `${i.path} ${i.message}`).join('; ');
         throw new ValidationError(`Validation failed: ${summary}${issues.length > 3 ? '; …' : ''}`, issues);

@@ -14,7 +14,9 @@ const newKey = () => `vap_${randomBytes(4).toString('hex')}_${randomBytes(24).to
 
 describe('startPlatform, in memory, with the real registry', () => {
   let local: TestPlatform;
-  const given = [newKey(), newKey()];
+  // A generated-shape key and one chosen by hand (any 16+ printable ASCII characters, no comma or space).
+  const chosen = `my-own:dev.key!${randomBytes(4).toString('hex')}`;
+  const given = [newKey(), chosen];
   const envBefore = process.env.TABLE_NAME;
 
   beforeAll(async () => {
@@ -52,6 +54,13 @@ describe('startPlatform, in memory, with the real registry', () => {
     expect(none.status).toBe(401);
   });
 
+  it('lists a chosen key by its first four characters only', async () => {
+    const listed = await local.api('GET', '/api/v1/api-keys', { key: chosen });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([expect.objectContaining({ prefix: 'my-o…' })]);
+    expect(JSON.stringify(listed.body)).not.toContain(chosen.slice(4));
+  });
+
   it('answers unknown routes with the fallback envelope', async () => {
     // Act
     const res = await local.api('GET', '/api/v1/no-such-thing');
@@ -62,7 +71,10 @@ describe('startPlatform, in memory, with the real registry', () => {
 
   it('installs its queue runner as the queue port and sets the local environment', () => {
     // Assess
-    expect(queue()).toBe(local.platform.queue);
+    const sent = jest.spyOn(local.platform.queue, 'send').mockResolvedValue();
+    void queue().send('api-key-usage', {});
+    expect(sent).toHaveBeenCalledWith('api-key-usage', {}, undefined);
+    sent.mockRestore();
     expect(process.env).toMatchObject({ RUNTIME: 'local', TABLE_NAME: 'vap-local', PUBLIC_BASE_URL: local.url, DYNAMODB_ENDPOINT: local.platform.dynamoEndpoint });
   });
 
@@ -77,6 +89,18 @@ describe('startPlatform, in memory, with the real registry', () => {
     expect(process.env.TABLE_NAME).toBe(envBefore);
     expect(queue()).not.toBe(local.platform.queue);
     expect(after).toBe('refused');
+  });
+});
+
+describe('startPlatform with an unusable key in LOCAL_API_KEYS', () => {
+  it('refuses to start, naming the key\'s place in the list and never the key', async () => {
+    const short = 'tooShort1';
+    const spaced = 'has a space inside it';
+    const start = startPlatform({ port: 0, inMemory: true, apiKeys: [newKey(), short, spaced], log: () => undefined, env: { LOG_LEVEL: 'SILENT' } });
+    await expect(start).rejects.toThrow(/LOCAL_API_KEYS: key 2 of 3 is 9 characters long; a key needs at least 16\.\nLOCAL_API_KEYS: key 3 of 3 may hold only printable ASCII/);
+    const message = await start.catch((err: Error) => err.message);
+    expect(message).not.toContain(short);
+    expect(message).not.toContain(spaced);
   });
 });
 

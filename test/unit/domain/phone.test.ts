@@ -20,15 +20,17 @@ describe('normalizeE164', () => {
   });
 
   it.each([
-    ['no + and no default country', '4155550123'],
-    ['too short', '+1415555'],
-    ['an unassigned country code', '+999 1234 5678'],
-    ['letters', '+1 800 FLOWERS'],
-    ['an extension', '+1 415 555 0123 ext 7'],
-    ['an invalid NANP area code', '+1 099 555 0123'],
-    ['empty', ''],
-    ['not a string', 14155550123],
-  ])('refuses %s with a 400 naming the field', (_why, input) => {
+    ['no + and no default country', '4155550123', 'must be E.164, such as +14155550123 (start with + and the country code)'],
+    ['too short', '+1415555', 'is too short'],
+    ['too long', '+1 415 555 0123 4567', 'is too long'],
+    ['an unassigned country code', '+999 1234 5678', 'has an unknown country code'],
+    ['letters', '+1 800 FLOWERS', 'must be E.164, such as +14155550123 (digits after +; spaces, dashes, dots and parentheses allowed)'],
+    ['an extension', '+1 415 555 0123 ext 7', 'must be E.164, such as +14155550123 (digits after +; spaces, dashes, dots and parentheses allowed)'],
+    ['an invalid NANP area code', '+1 099 555 0123', 'is not a valid US number'],
+    ['an unassigned UK range', '+44 7400 123', 'is not a valid GB number'],
+    ['empty', '', 'must be E.164, such as +14155550123 (digits after +; spaces, dashes, dots and parentheses allowed)'],
+    ['not a string', 14155550123, 'must be E.164, such as +14155550123'],
+  ])('refuses %s with a 400 naming the field and what is wrong', (_why, input, message) => {
     let error: unknown;
     try {
       normalizeE164(input, { field: 'contact.phone' });
@@ -36,7 +38,7 @@ describe('normalizeE164', () => {
       error = err;
     }
     expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).details).toEqual({ fields: [{ path: 'contact.phone', message: expect.stringContaining('E.164') }] });
+    expect((error as ValidationError).details).toEqual({ fields: [{ path: 'contact.phone', message }] });
   });
 
   it('offers a non-throwing form and the country of a number', () => {

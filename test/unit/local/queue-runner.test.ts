@@ -210,6 +210,19 @@ describe('QueueRunner', () => {
     expect(runner.stats().work).toMatchObject({ failed: 1, deleted: 1 });
   });
 
+  it("times a batch out after the function's timeout (10 s by default, as deployed), not the visibility timeout", async () => {
+    // Prepare
+    const { runner, clock } = setup(() => new Promise<void>(() => undefined), { visibilityTimeoutSeconds: 60 });
+    await runner.send('work', 'slow');
+    // Act
+    const draining = runner.drain();
+    await new Promise((r) => setImmediate(r));
+    clock.advance(10_000);
+    await draining;
+    // Assess
+    expect(runner.stats().work).toMatchObject({ failed: 1, invisible: 1 });
+  });
+
   it('refuses what SQS would refuse: unknown queue, bad delay, oversized body', async () => {
     // Prepare
     const { runner } = setup();

@@ -1,0 +1,22 @@
+import * as z from 'zod/mini';
+import { pageQueryShape } from '../common/schemas';
+import { instant } from '../scheduling/time';
+import { EVENT_TYPES } from './types';
+
+export const EventListQuery = z.strictObject({
+  ...pageQueryShape,
+  type: z.optional(z.enum(EVENT_TYPES)),
+  /** Events created at or after this instant. */
+  from: z.optional(instant()),
+  /** Events created at or before this instant. */
+  to: z.optional(instant()),
+});
+export type EventListInput = z.output<typeof EventListQuery>;
+
+export const Event = z.object({
+  id: z.string(),
+  type: z.enum(EVENT_TYPES),
+  created_at: z.string(),
+  organization_id: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});

@@ -1,0 +1,21 @@
+/** The event kinds (spec: "Webhooks and events"); publish.ts re-exports them. */
+export const EVENT_TYPES = [
+  'call.started',
+  'call.ended',
+  'call.analyzed',
+  'campaign.started',
+  'campaign.completed',
+  'appointment.booked',
+  'appointment.rescheduled',
+  'appointment.cancelled',
+  'ping',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface PlatformEvent {
+  id: string;
+  type: EventType;
+  created_at: string;
+  organization_id: string;
+  data: Record<string, unknown>;
+}

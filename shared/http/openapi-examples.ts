@@ -1,0 +1,339 @@
+/**
+ * Examples for the OpenAPI document, keyed by schema name (`named(...)` where the schema is
+ * declared). Every schema an operation takes as its body or answers as its `data` needs one:
+ * the generator refuses to build without it, a test parses each with its zod schema, and both
+ * linters check each against the JSON Schema. An operation's examples follow from its schemas
+ * (the request body's example; the success envelope around the response's example).
+ * Kept apart from the schemas so no Lambda bundle carries them.
+ */
+const ids = {
+  org: '01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
+  agent: '01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90',
+  tool: '01936f4f-0c2d-7e3f-a041-5b6c7d8e9fa1',
+  widget: '01936f4f-1d3e-7f40-b152-6c7d8e9fa0b2',
+  contact: '01936f4f-2e4f-7051-8263-7d8e9fa0b1c3',
+  note: '01936f4f-3f50-7162-9374-8e9fa0b1c2d4',
+  appointment: '01936f4f-4061-7273-a485-9fa0b1c2d3e5',
+  kb: '01936f4f-5172-7384-b596-a0b1c2d3e4f6',
+  upload: '01936f4f-6283-7495-86a7-b1c2d3e4f507',
+  phoneNumber: '01936f4f-7394-75a6-97b8-c2d3e4f50618',
+  charge: '01936f4f-84a5-76b7-a8c9-d3e4f5061729',
+  apiKey: '01936f4f-95b6-77c8-b9da-e4f50617283a',
+  call: '01936f4f-a6c7-78d9-8aeb-f5061728394b',
+};
+export const exampleIds = ids;
+
+const created = '2026-03-02T15:04:05.123Z';
+const updated = '2026-03-02T16:20:41.507Z';
+
+// ---- Health and API keys
+const newKey = { id: ids.apiKey, name: 'CI deploys', prefix: 'Xk3v9QbT', created_at: created, expires_at: '2027-01-01T00:00:00.000Z' };
+const ApiKey = { ...newKey, last_used_at: updated };
+
+// ---- Agents, tools, widgets
+const Agent = {
+  id: ids.agent,
+  organization_id: ids.org,
+  widget_settings_id: ids.widget,
+  name: 'Front desk',
+  agent_name: 'Ava',
+  status: 'AGENT_STATUS_ACTIVE',
+  model: 'gpt-4o-mini',
+  s2s_model: '',
+  voice_id: 'alloy',
+  temperature: 0.7,
+  reminder_trigger_ms: 10000,
+  reminder_max_count: 1,
+  ambient_sound: 'office',
+  ambient_sound_volume: 0.3,
+  end_call_after_silence: true,
+  max_call_duration_ms: 1800000,
+  ring_duration_ms: 30000,
+  enable_voicemail_detection: true,
+  voicemail_message: 'Hi, this is Ava from Acme Dental. Please call us back at +14155550123.',
+  voicemail_detection_timeout_ms: 5000,
+  ivr_options: null,
+  post_call_analysis_model: 'gpt-4o-mini',
+  analysis_summary_prompt: 'Summarize the call in two sentences and list any appointment booked.',
+  selected_tools: [{ tool_id: ids.tool }],
+  integrations: null,
+  knowledge_base: ids.kb,
+  begin_message: 'Hello, this is Ava from Acme Dental. How can I help you today?',
+  start_speaker: 'agent',
+  created_at: created,
+  updated_at: updated,
+};
+
+const toolDefinition = {
+  name: 'check_order_status',
+  description: 'Looks up the status of an order by its number',
+  parameters: {
+    type: 'object',
+    properties: { order_number: { type: 'string', description: 'The order number, such as A-1042' } },
+    required: ['order_number'],
+  },
+};
+const webhookTool = {
+  name: 'Order status',
+  description: 'Tells callers where their order is',
+  type: 'webhook',
+  definition: toolDefinition,
+  isActive: true,
+  url: 'https://api.example.com/orders/status',
+  method: 'POST',
+  headers: { Authorization: 'Bearer sk_live_51H8x2' },
+  timeout_ms: 5000,
+};
+const Tool = { id: ids.tool, organizationId: ids.org, ...webhookTool, createdAt: created, updatedAt: updated };
+
+const widgetLook = {
+  title: 'Chat with Acme Dental',
+  greeting: 'Hi! How can I help you today?',
+  placeholder: 'Type your message...',
+  primary_color: '#2563eb',
+  position: 'bottom-right',
+  avatar_url: 'https://www.example.com/ava.png',
+  language: 'en-US',
+};
+const WidgetSettings = {
+  id: ids.widget,
+  organization_id: ids.org,
+  name: 'Website widget',
+  is_active: true,
+  ...widgetLook,
+  allowed_origins: ['https://www.example.com'],
+  created_at: created,
+  updated_at: updated,
+};
+
+// ---- Contacts
+const contactFields = {
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  email: 'ada@example.com',
+  phone: '+14155550123',
+  company: 'Analytical Engines Ltd',
+  metadata: { crm_id: 'A-1042' },
+  timezone: 'America/Los_Angeles',
+  opt_out: false,
+  tags: ['vip'],
+};
+const Contact = { id: ids.contact, ...contactFields, created_at: created, updated_at: updated };
+const Note = { id: ids.note, contact_id: ids.contact, content: 'Prefers morning calls.', created_at: created };
+
+// ---- Appointments and scheduling
+const Appointment = {
+  id: ids.appointment,
+  organization_id: ids.org,
+  agent_id: ids.agent,
+  contact_id: ids.contact,
+  scheduler_booking_uid: '',
+  provider: 'builtin',
+  attendee_name: 'Ada Lovelace',
+  attendee_email: 'ada@example.com',
+  attendee_phone: '+14155550123',
+  attendee_timezone: 'America/Los_Angeles',
+  start_time: '2026-03-10T17:00:00.000Z',
+  end_time: '2026-03-10T17:30:00.000Z',
+  duration_minutes: 30,
+  meeting_url: '',
+  status: 'accepted',
+  created_at: created,
+  updated_at: created,
+};
+
+// ---- Knowledge base
+const KnowledgeBase = {
+  id: ids.kb,
+  organization_id: ids.org,
+  name: 'Clinic FAQ',
+  description: 'Opening hours, prices and insurance',
+  document_count: 12,
+  created_at: created,
+  updated_at: updated,
+};
+const DocumentSummary = {
+  org_id: ids.org,
+  kb_id: ids.kb,
+  doc_id: 'url-3f1c9a7e5b2d4c8a9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d',
+  metadata: { section: 'pricing' },
+  status: 'indexed',
+  title: 'Prices',
+  source: { type: 'url', url: 'https://www.example.com/pricing' },
+  chunk_count: 4,
+  error: null,
+  created_at: created,
+  updated_at: updated,
+  indexed_at: updated,
+};
+
+// ---- Phone numbers and billing
+const listing = {
+  phone_number: '+14155550123',
+  country: 'US',
+  locality: 'San Francisco',
+  region: 'CA',
+  price: 1.15,
+  per_minute_price_inbound: 0.0085,
+  per_minute_price_outbound: 0.014,
+  capabilities: { voice: true, sms: true, mms: false },
+};
+
+export const schemaExamples: Record<string, unknown> = {
+  Health: { status: 'ok', version: '0.1.0' },
+  Readiness: { status: 'ready', checks: { table: 'ok', bucket: 'ok' } },
+
+  CreateApiKeyRequest: { name: 'CI deploys', expires_at: '2027-01-01T00:00:00Z' },
+  ApiKey,
+  IssuedApiKey: { ...newKey, key: 'vap_Xk3v9QbT_2mQk7Yv0cR8uLzW1nE5tB4sH6jD3fA9gP0xK2iV7oM1' },
+
+  CreateAgentRequest: {
+    name: 'Front desk',
+    agent_name: 'Ava',
+    voice_id: 'alloy',
+    begin_message: 'Hello, this is Ava from Acme Dental. How can I help you today?',
+    selected_tools: [{ tool_id: ids.tool }],
+    knowledge_base: ids.kb,
+  },
+  UpdateAgentRequest: { temperature: 0.5, max_call_duration_ms: 900000 },
+  AgentStatusRequest: { status: 'AGENT_STATUS_INACTIVE' },
+  Agent,
+
+  CreateToolRequest: webhookTool,
+  UpdateToolRequest: { isActive: false, timeout_ms: 8000 },
+  Tool,
+
+  CreateWidgetSettingsRequest: { name: 'Website widget', ...widgetLook, allowed_origins: ['https://www.example.com'] },
+  UpdateWidgetSettingsRequest: { greeting: 'Welcome back! What can we do for you?' },
+  WidgetSettings,
+  WidgetConfig: {
+    id: ids.widget,
+    ...widgetLook,
+    agent: { id: ids.agent, agent_name: 'Ava', begin_message: 'Hello, this is Ava from Acme Dental. How can I help you today?', start_speaker: 'agent' },
+  },
+
+  CreateContactRequest: contactFields,
+  UpdateContactRequest: { company: 'Babbage & Co', tags: ['vip', 'returning'] },
+  Contact,
+  NoteRequest: { content: 'Prefers morning calls.' },
+  Note,
+  Activity: { type: 'note', description: 'Prefers morning calls.', timestamp: created },
+  ContactStats: { total_calls: 3, answered_calls: 2, total_call_duration_sec: 412, last_call_at: updated, appointments: 1, notes: 1 },
+  ContactCall: {
+    id: ids.call,
+    contact_id: ids.contact,
+    agent_id: ids.agent,
+    campaign_id: null,
+    direction: 'outbound',
+    status: 'completed',
+    answered: true,
+    from_phone_number: '+14155550100',
+    to_phone_number: '+14155550123',
+    started_at: created,
+    ended_at: '2026-03-02T15:07:19.000Z',
+    duration_sec: 194,
+  },
+
+  BookAppointmentRequest: { agent_id: ids.agent, contact_id: ids.contact, start_time: '2026-03-10T09:00:00-08:00', duration_minutes: 30 },
+  RescheduleAppointmentRequest: { start_time: '2026-03-11T09:30:00-08:00', reason: 'Caller asked for the next day' },
+  CancelAppointmentRequest: { reason: 'Caller cancelled' },
+  Appointment,
+  Availability: {
+    agent_id: ids.agent,
+    timezone: 'America/Los_Angeles',
+    duration_minutes: 30,
+    start: '2026-03-10T08:00:00.000Z',
+    end: '2026-03-11T08:00:00.000Z',
+    provider: 'builtin',
+    slots: [
+      { start: '2026-03-10T09:00:00-08:00', end: '2026-03-10T09:30:00-08:00' },
+      { start: '2026-03-10T09:15:00-08:00', end: '2026-03-10T09:45:00-08:00' },
+    ],
+  },
+  WorkingHoursRequest: { days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00', timezone: 'America/Los_Angeles' },
+  WorkingHours: { agent_id: ids.agent, configured: true, days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00', timezone: 'America/Los_Angeles', updated_at: updated },
+  SchedulingIntegrationRequest: { provider: 'calcom', api_key: 'cal_live_8f2d1c0b9a7e6d5c4b3a2f1e', event_type_id: 1234567, webhook_secret: 'whsec_6fd2a1c9e0b34f7a' },
+  SchedulingIntegration: {
+    connected: true,
+    provider: 'calcom',
+    event_type_id: 1234567,
+    base_url: 'https://api.cal.com',
+    account: 'ada@example.com',
+    has_webhook_secret: true,
+    webhook_url: `https://api.example.com/api/v1/scheduler/webhooks/calcom/${ids.org}`,
+    connected_at: created,
+  },
+  CalcomWebhookEvent: {
+    triggerEvent: 'BOOKING_CANCELLED',
+    createdAt: updated,
+    payload: { uid: 'bk_4fQ2xZ8rT1', cancellationReason: 'Caller cancelled' },
+  },
+  CalcomWebhookResult: { trigger_event: 'BOOKING_CANCELLED', action: 'cancelled', appointment_id: ids.appointment },
+
+  CreateKnowledgeBaseRequest: { name: 'Clinic FAQ', description: 'Opening hours, prices and insurance' },
+  KnowledgeBase,
+  DiscoverRequest: { url: 'https://www.example.com', max_depth: 2, limit: 50 },
+  DiscoverResult: { urls: ['https://www.example.com/', 'https://www.example.com/pricing', 'https://www.example.com/team'], total: 3 },
+  CreateUploadRequest: { content_type: 'application/pdf', size_bytes: 482133, filename: 'price-list.pdf' },
+  Upload: {
+    upload_id: ids.upload,
+    upload_url: `https://vap-documents.s3.amazonaws.com/orgs/${ids.org}/uploads/${ids.upload}?X-Amz-Signature=3b1f`,
+    method: 'PUT',
+    headers: { 'content-type': 'application/pdf', 'content-length': '482133' },
+    content_type: 'application/pdf',
+    size_bytes: 482133,
+    expires_at: '2026-03-02T15:19:05.123Z',
+  },
+  IngestRequest: { kb_id: ids.kb, url: 'https://www.example.com/pricing', title: 'Prices', metadata: { section: 'pricing' } },
+  IngestResult: { kb_id: ids.kb, documents: [{ ...DocumentSummary, status: 'pending', chunk_count: 0, indexed_at: null }] },
+  QueryRequest: { kb_id: ids.kb, query: 'How much is a cleaning?', top_k: 3 },
+  QueryResult: {
+    kb_id: ids.kb,
+    query: 'How much is a cleaning?',
+    passages: [{ doc_id: DocumentSummary.doc_id, text: 'A cleaning costs $95 and takes 45 minutes.', score: 7.42, metadata: { section: 'pricing' }, chunk_index: 1 }],
+  },
+  DocumentSummary,
+  Document: { ...DocumentSummary, text: 'Prices\n\nA cleaning costs $95 and takes 45 minutes. An exam costs $60.' },
+
+  AvailableNumber: listing,
+  BuyPhoneNumberRequest: { phone_number: '+14155550123', price: 1.15 },
+  ImportPhoneNumberRequest: {
+    phone: '+14155550199',
+    type: 'sip',
+    name: 'Main line',
+    termination_uri: 'sip:pbx.example.com:5060',
+    sip_username: 'acme-trunk',
+    sip_password: 'n0t-a-real-secret',
+  },
+  UpdateImportedPhoneNumberRequest: { termination_uri: 'sips:pbx2.example.com:5061' },
+  UpdatePhoneNumberRequest: { name: 'Front desk line', inbound_agent_id: ids.agent },
+  PhoneNumber: {
+    id: ids.phoneNumber,
+    organization_id: ids.org,
+    source: 'purchased',
+    ...listing,
+    name: '+14155550123',
+    status: 'active',
+    inbound_agent_id: ids.agent,
+    purchased_at: created,
+    next_renewal_at: '2026-04-02T15:04:05.123Z',
+    created_at: created,
+    updated_at: updated,
+    released_at: null,
+  },
+  Charge: {
+    id: ids.charge,
+    organization_id: ids.org,
+    amount: 1.15,
+    amount_cents: 115,
+    currency: 'USD',
+    reason: 'number_purchase',
+    description: 'Phone number +14155550123, first month',
+    resource_type: 'phone_number',
+    resource_id: ids.phoneNumber,
+    phone_number: '+14155550123',
+    period_start: created,
+    period_end: '2026-04-02T15:04:05.123Z',
+    created_at: created,
+  },
+};
