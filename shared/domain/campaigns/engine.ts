@@ -345,18 +345,27 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
         dialable.push(cc);
       }
       const reasons = await Promise.all(dialable.map((cc) => blockReason(orgId, cc, contacts.get(cc.contact_id))));
-      const toDial: CampaignContactItem[] = [];
+      // In due order (the due index's), which decides who keeps a shared number.
+      const toDial = dialable.filter((_, i) => !reasons[i]);
       await Promise.all(
         dialable.map(async (cc, i) => {
           const reason = reasons[i];
-          if (reason) {
-            if (await failWithoutCall(orgId, cc, reason, now)) summary.failedWithoutCall++;
-          } else toDial.push(cc);
+          if (reason && (await failWithoutCall(orgId, cc, reason, now))) summary.failedWithoutCall++;
         }),
       );
-      for (let i = 0; i < toDial.length && capacity > 0; ) {
-        const batch = toDial.slice(i, i + capacity);
-        i += batch.length;
+      // Claimed in parallel, one contact per number at a time: of two contacts with one number, the
+      // first in due order takes it (its claim writes the number's marker) and the other then fails as a duplicate.
+      for (let waiting = toDial; waiting.length && capacity > 0; ) {
+        const numbers = new Set<string>();
+        const batch: CampaignContactItem[] = [];
+        const later: CampaignContactItem[] = [];
+        for (const cc of waiting) {
+          if (batch.length < capacity && !numbers.has(cc.phone)) {
+            numbers.add(cc.phone);
+            batch.push(cc);
+          } else later.push(cc);
+        }
+        waiting = later;
         const claims = await Promise.all(batch.map((cc) => claim(campaign!, cc, now)));
         const won = claims.filter((c): c is CampaignContactItem => typeof c === 'object');
         for (const [j, c] of claims.entries()) {
