@@ -52,6 +52,15 @@ export const itemShapes: ItemShape[] = [
   { item: 'agent slot lock (5 minutes)', key: keys.agentSlot(O, '<agent id>', '<bucket start>') },
   { item: 'working hours', key: keys.workingHours(O, '<agent id>') },
   { item: 'scheduling integration', key: keys.schedulingIntegration(O) },
+  { item: 'do-not-call entry', key: keys.dnc(O, '<e164>') },
+  { item: 'campaign', key: keys.campaign(O, ID), gsi2: ix(gsi2.activeCampaigns('<shard>' as unknown as number), gsi2.activeCampaignEntry(O, ID)), notes: 'in gsi2 from start until completed with no call in flight' },
+  { item: 'campaign contact (pending)', key: keys.campaignContact(O, '<campaign id>', '<uuid v5>'), gsi1: ix(gsi1.campaignDue(O, '<campaign id>'), '<due>#<id>'), gsi2: ix(gsi2.campaignContactsByStatus(O, '<campaign id>', '<status>'), '<id>'), notes: 'gsi1 only while pending' },
+  { item: 'campaign contact (claimed)', key: keys.campaignContact(O, '<campaign id>', '<uuid v5>'), gsi1: ix(gsi1.campaignLeases(O, '<campaign id>'), '<lease end>#<id>'), notes: 'gsi1 only while claimed and its call not placed' },
+  { item: 'campaign number marker', key: keys.campaignNumber(O, '<campaign id>', '<e164>'), notes: 'finds duplicate numbers' },
+  { item: 'webhook endpoint', key: keys.webhook(O, ID) },
+  { item: 'event (outbox)', key: keys.event(O, '<uuid v7>'), gsi1: ix(gsi1.eventsOfType(O, '<type>'), '<id>'), gsi2: ix(gsi2.eventsUndispatched('<shard>' as unknown as number), gsi2.eventEntry('<created_at>', O, '<id>')), notes: 'gsi2 only until fanned out; expires through `ttl` (30 days)' },
+  { item: 'webhook delivery job', key: keys.webhookJob(O, '<webhook id>', '<event id>'), gsi2: ix(gsi2.webhookJobsDue('<shard>' as unknown as number), gsi2.webhookJobEntry('<sweep_at>', O, '<webhook id>', '<event id>')), notes: 'gsi2 only while pending' },
+  { item: 'webhook delivery attempt', key: keys.webhookDelivery(O, '<webhook id>', '<uuid v7>'), gsi1: ix(gsi1.webhookDeliveriesByOutcome(O, '<webhook id>', true), '<id>'), notes: 'gsi1 ends in `#ok` or `#failed`; expires through `ttl` (30 days)' },
 ];
 
 /** The item table of docs/data-model.md. */

@@ -321,7 +321,7 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
     let requestBody: Json | undefined;
     if (op.body) {
       const body = set.convert(op.body, 'input');
-      requestBody = { required: true, content: { 'application/json': { schema: body, example: exampleOf(body, 'body', op) } } };
+      requestBody = { required: !op.bodyOptional, content: { 'application/json': { schema: body, example: exampleOf(body, 'body', op) } } };
     }
     const parametersList = parameters(op, set);
     (paths[op.path] ??= {})[op.method.toLowerCase()] = {

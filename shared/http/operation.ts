@@ -75,6 +75,8 @@ export interface Operation<
   params?: P;
   query?: Q;
   body?: B;
+  /** The body only carries options (a preview's assumptions): no body is read as `{}`. Otherwise a declared body is required. */
+  bodyOptional?: boolean;
   /** Schema of `data` in the success envelope; absent for deletions. */
   response?: z.ZodMiniType;
   /** True for list operations, whose envelope carries `meta`. */

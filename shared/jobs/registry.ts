@@ -40,7 +40,7 @@ export const jobs: JobDefinition[] = [
     description: 'Removes a deleted knowledge base\'s documents, objects, index and agent references, one bounded page per run.',
     // A run is one page (500 items or 1,000 objects), seconds at most; a message for a knowledge
     // base whose item is still there waits for this long before it is seen again.
-    visibilityTimeoutSeconds: 60,
+    visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
     batchSize: 1,
     timeoutSeconds: 30,
@@ -70,7 +70,7 @@ export const jobs: JobDefinition[] = [
     name: 'campaign-dispatch',
     entry: 'functions/jobs/campaign-dispatch.ts',
     description: 'Fills a campaign\'s free call slots with due contacts and places their calls through the campaign dialer.',
-    visibilityTimeoutSeconds: 120,
+    visibilityTimeoutSeconds: 360,
     maxReceiveCount: 5,
     batchSize: 10,
     timeoutSeconds: 60,
@@ -82,7 +82,7 @@ export const jobs: JobDefinition[] = [
     name: 'campaign-cleanup',
     entry: 'functions/jobs/campaign-cleanup.ts',
     description: 'Fails a cancelled campaign\'s pending contacts, or deletes a deleted campaign\'s contacts, page by page.',
-    visibilityTimeoutSeconds: 900,
+    visibilityTimeoutSeconds: 3600,
     maxReceiveCount: 5,
     batchSize: 1,
     timeoutSeconds: 600,
@@ -93,7 +93,7 @@ export const jobs: JobDefinition[] = [
     name: 'event-fanout',
     entry: 'functions/jobs/event-fanout.ts',
     description: 'Turns each new event into one delivery job per subscribed webhook endpoint.',
-    visibilityTimeoutSeconds: 60,
+    visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
     batchSize: 10,
     timeoutSeconds: 30,
@@ -104,9 +104,10 @@ export const jobs: JobDefinition[] = [
     name: 'webhook-delivery',
     entry: 'functions/jobs/webhook-delivery.ts',
     description: 'Makes one signed delivery attempt of an event to an endpoint and schedules its retry.',
-    // A batch's attempts run in parallel, each bounded at 15 s; the visibility timeout must exceed
-    // the function timeout, and the job's claim (90 s) the visibility timeout's first redelivery.
-    visibilityTimeoutSeconds: 60,
+    // A batch's attempts run in parallel, each bounded at 15 s. The visibility timeout is 6 × the
+    // function timeout (QUEUE_RULES); the job's claim (90 s) outlives any one invocation, so a
+    // redelivery after the visibility timeout finds it expired and attempts again.
+    visibilityTimeoutSeconds: 270,
     maxReceiveCount: 5,
     batchSize: 10,
     timeoutSeconds: 45,

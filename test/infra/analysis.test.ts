@@ -9,7 +9,7 @@ import { actionsOf, synth, type FoundResource, type Synthesized } from './synth'
 /** A job that analyses calls and an operation that does not, the two sides of the grant. */
 const analyse: JobDefinition = {
   kind: 'queue', name: 'analyse', entry: 'functions/test/analyse.ts', description: 'Analyses calls',
-  visibilityTimeoutSeconds: 60, maxReceiveCount: 3, batchSize: 1, access: { table: 'RW', analysis: true },
+  visibilityTimeoutSeconds: 60, maxReceiveCount: 5, batchSize: 1, access: { table: 'RW', analysis: true },
 };
 const other: Operation = {
   method: 'GET', path: '/api/v1/other', operationId: 'other', summary: 'Other', tag: 'Other', entry: 'functions/test/other.ts',

@@ -86,6 +86,6 @@ export const addCampaignContacts = defineOperation({
 export const previewCampaign = defineOperation({
   method: 'POST', path: '/api/v1/campaigns/{id}/preview', operationId: 'previewCampaign', tag, auth: true,
   summary: 'Dry run: who would be dialed, who would be skipped and why, when the window opens, and an estimated finish at max_concurrent',
-  entry: 'functions/campaigns/preview.ts', params: IdParams, body: PreviewBody, response: CampaignPreview,
+  entry: 'functions/campaigns/preview.ts', params: IdParams, body: PreviewBody, bodyOptional: true, response: CampaignPreview,
   successMessage: 'Campaign preview', access: { table: 'R' }, timeoutSeconds: 29, memoryMb: 1024,
 });

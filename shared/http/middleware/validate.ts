@@ -56,9 +56,10 @@ export function validate(): HttpMiddleware {
       const params = parsePart(op.params, request.event.pathParameters ?? {}, 'path', issues);
       const query = parsePart(op.query, request.event.queryStringParameters ?? (op.query ? {} : undefined), 'query', issues);
       // An operation that takes a body needs one, `{}` at least: an empty request is a mistake, not an empty resource.
-      const missing = op.body !== undefined && state.body === undefined;
+      const missing = op.body !== undefined && state.body === undefined && !op.bodyOptional;
       if (missing) issues.push({ path: 'body', message: 'is required', in: 'body' } as FieldIssue);
-      const body = missing ? undefined : parsePart(op.body, state.body, 'body', issues);
+      const raw = state.body === undefined && op.bodyOptional ? {} : state.body;
+      const body = missing ? undefined : parsePart(op.body, raw, 'body', issues);
       if (issues.length) {
         const summary = issues.slice(0, 3).map((i) => `${i.path} ${i.message}`).join('; ');
         throw new ValidationError(`Validation failed: ${summary}${issues.length > 3 ? '; …' : ''}`, issues);

@@ -26,4 +26,15 @@ describe('validate', () => {
     const r = parsed(await h(apiEvent({ pathParameters: { id: '7' }, headers: { 'content-type': 'application/json' }, body: { name: 'n' } }), lambdaContext));
     expect(r.body).toEqual({ params: { id: '7' }, query: {}, body: { name: 'n' } });
   });
+  it('requires a declared body, unless the operation marks it optional (then none reads as {})', async () => {
+    const options = z.strictObject({ assumed: z.optional(z.int()) });
+    const required = stack(op({ body: options }), (event) => ({ statusCode: 200, body: JSON.stringify(stateOf(event).input) }), jsonBody(), validate());
+    const optional = stack(op({ body: options, bodyOptional: true }), (event) => ({ statusCode: 200, body: JSON.stringify(stateOf(event).input) }), jsonBody(), validate());
+    const none = await required(apiEvent({}), lambdaContext);
+    expect(parsed(none).status).toBe(400);
+    expect(parsed(none).body.error.details.fields).toEqual([expect.objectContaining({ path: 'body', message: 'is required' })]);
+    const r = parsed(await optional(apiEvent({}), lambdaContext));
+    expect(r.status).toBe(200);
+    expect(r.body.body).toEqual({});
+  });
 });
