@@ -136,7 +136,10 @@ export const keys = {
   campaignPartition: (orgId: string, campaignId: string) => `${org(orgId)}#CAMPAIGN#${campaignId}`,
   /** A campaign contact; its id is derived from campaign and contact (UUID v5), so a contact is in a campaign once. */
   campaignContact: (orgId: string, campaignId: string, id: string): Key => ({ pk: `${org(orgId)}#CAMPAIGN#${campaignId}`, sk: `${Prefix.campaignContact}${id}` }),
-  /** The first campaign contact that brought an E.164 number into a campaign: later ones are duplicates. */
+  /**
+   * The campaign contact that was dialed first on an E.164 number in a campaign (written by its claim,
+   * in the same transaction): any other contact of the campaign with that number fails as a duplicate.
+   */
   campaignNumber: (orgId: string, campaignId: string, e164: string): Key => ({ pk: `${org(orgId)}#CAMPAIGN#${campaignId}`, sk: `NUM#${e164}` }),
   /** A webhook endpoint (its signing secrets sealed). */
   webhook: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.webhook}${id}` }),

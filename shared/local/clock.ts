@@ -76,6 +76,11 @@ export class ManualClock implements Clock {
     this.current = target;
   }
 
+  /** When the earliest timer is due (a simulation jumps straight there), or undefined when none is set. */
+  nextDueAt(): number | undefined {
+    return this.timers.length ? Math.min(...this.timers.map((t) => t.at)) : undefined;
+  }
+
   /** Timers not yet fired (for assertions about what is scheduled). */
   pending(): number {
     return this.timers.length;

@@ -2,6 +2,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { installLocalQueue } from '../adapters/queue';
+import { installTimeSource } from '../clock';
+import type { Clock } from './clock';
 import { resetBlobStore } from '../adapters/blob-store';
 import { resetConfig } from '../config';
 import { resetDb } from '../db/client';
@@ -37,6 +39,11 @@ export interface PlatformOptions {
   allowLoopbackFetch?: boolean;
   /** Local length of one scheduled minute, in seconds (default 5). */
   tickSeconds?: number;
+  /**
+   * The clock of the queue runner, the scheduler and every domain rule (shared/clock.ts): a
+   * ManualClock runs the platform on virtual time (the campaign simulation). Default: real time.
+   */
+  clock?: Clock;
   /** Multiplies queue delays and visibility timeouts (default 1). */
   queueTimeScale?: number;
   /** Extra environment, applied last (overrides what the platform sets). */
@@ -141,7 +148,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     resetClients();
 
     const loadHandler = options.loadHandler ?? createHandlerLoader();
-    const queue = new QueueRunner({ jobs: options.jobs?.queue, loadHandler, log, timeScale: options.queueTimeScale });
+    if (options.clock) {
+      installTimeSource(options.clock);
+      stack.push(() => installTimeSource(undefined));
+    }
+    const queue = new QueueRunner({ jobs: options.jobs?.queue, loadHandler, log, timeScale: options.queueTimeScale, clock: options.clock });
     installLocalQueue(queue);
     stack.push(async () => {
       await queue.stop();
@@ -159,7 +170,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       resetConfig();
     }
 
-    const scheduler = new Scheduler({ jobs: options.jobs?.scheduled, loadHandler, log, tickSeconds: options.tickSeconds });
+    const scheduler = new Scheduler({ jobs: options.jobs?.scheduled, loadHandler, log, tickSeconds: options.tickSeconds, clock: options.clock });
     scheduler.start();
     stack.push(() => scheduler.stop());
 

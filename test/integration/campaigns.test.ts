@@ -227,6 +227,27 @@ describe('contacts that are never dialed', () => {
     expect(failed.items.every((c) => c.attempt_count === 0 && c.call_session_id === '')).toBe(true);
     expect((await getCampaign(w.org, campaign.id)).contact_stats).toMatchObject({ failed: 3, in_progress: 2, contacted: 2 });
   });
+
+  it('a number brought in again by a later add is dialed once: the claim takes the number, the other contact fails as a duplicate, and the preview names it', async () => {
+    const shared = randomPhone('+1212');
+    const w = await world(3, (i) => (i === 1 ? randomPhone('+1646') : shared));
+    const campaign = await w.create({ contact_ids: [w.contacts[0]!.id, w.contacts[1]!.id], schedule: { ...ALWAYS, max_concurrent: 5 } });
+    clock.advance(1000); // the later add is due later, as it is in time
+    await addCampaignContacts(w.org, campaign.id, [w.contacts[2]!.id]);
+    const preview = await previewCampaign(w.org, campaign.id, {});
+    expect(preview.skipped.map((s) => [s.contact_id, s.reason])).toEqual([[w.contacts[2]!.id, 'duplicate_phone']]);
+    expect(preview.would_dial).toBe(2);
+    await startCampaign(w.org, campaign.id);
+    await drain(2);
+    expect(engine.dialer.calls.map((c) => c.toPhoneNumber).sort()).toEqual([shared, w.contacts[1]!.phone].sort());
+    const failed = await listCampaignContacts(w.org, campaign.id, { limit: 10, offset: 0, status: 'failed' });
+    expect(failed.items.map((c) => [c.contact_id, c.error_message, c.attempt_count])).toEqual([[w.contacts[2]!.id, 'duplicate phone number', 0]]);
+    expect(await recountContacts(w.org, campaign.id)).toEqual((await getCampaign(w.org, campaign.id)).contact_stats);
+    // A retry of the number's owner keeps it.
+    const owner = engine.dialer.calls.find((c) => c.toPhoneNumber === shared)!;
+    await engine.dialer.end(owner, { disconnectionReason: 'busy', answered: false });
+    expect(engine.dialer.calls.filter((c) => c.toPhoneNumber === shared)).toHaveLength(1);
+  });
 });
 
 describe('crash safety', () => {

@@ -2,6 +2,8 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, queryPage, transact } from '../../db/store';
+import { tableName } from '../../db/client';
+import { clockNow } from '../../clock';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { deletePartition, getMany } from '../../db/filtered-query';
 import { updateWrite } from '../../db/update';
@@ -85,11 +87,13 @@ export async function runTick(): Promise<{ queued: number }> {
   return { queued };
 }
 
+export const DUPLICATE_MESSAGE = 'duplicate phone number';
+
 /** Why a due contact is failed without a call, or null when it may be dialed. */
 async function blockReason(orgId: string, cc: CampaignContactItem, contact: { phone?: string; opt_out?: boolean } | undefined): Promise<string | null> {
   if (!contact) return 'contact deleted';
   if (!cc.phone) return 'contact has no phone number';
-  if (cc.duplicate_of) return 'duplicate phone number';
+  if (cc.duplicate_of) return DUPLICATE_MESSAGE;
   const block = await dialBlock(orgId, cc.phone, contact);
   return block ? DNC_MESSAGES[block] : null;
 }
@@ -121,7 +125,7 @@ async function failWithoutCall(orgId: string, cc: CampaignContactItem, message: 
  * transaction. 'contact' when the contact moved on (someone else claimed it), 'campaign' when the
  * campaign is full or no longer running.
  */
-async function claim(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign'> {
+async function claim(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign' | 'duplicate'> {
   for (let round = 0; ; round++) {
     const result = await claimOnce(campaign, cc, now);
     if (result !== 'conflict' ) return result;
@@ -130,7 +134,7 @@ async function claim(campaign: CampaignItem, cc: CampaignContactItem, now: Date)
   }
 }
 
-async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign' | 'conflict'> {
+async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<CampaignContactItem | 'contact' | 'campaign' | 'duplicate' | 'conflict'> {
   const orgId = campaign.organization_id;
   const attempt = cc.attempt_count + 1;
   const lease = iso(new Date(now.getTime() + LEASE_MS));
@@ -158,12 +162,27 @@ async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: D
         names: { '#st': 'status', '#cs': 'contact_stats', '#ip': 'in_progress', '#sc': 'schedule', '#max': 'max_concurrent' },
         values: { ':running': 'running' },
       }),
+      // The number's marker: the first campaign contact dialed on a number owns it; another one
+      // with the same number (brought by another add) fails as a duplicate, atomically with the claim.
+      ...(cc.phone
+        ? [{
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.campaignNumber(orgId, campaign.id, cc.phone), entity: 'CAMPAIGN_NUMBER', phone: cc.phone, campaign_contact_id: cc.id },
+              ConditionExpression: 'attribute_not_exists(pk) OR #owner = :me',
+              ExpressionAttributeNames: { '#owner': 'campaign_contact_id' },
+              ExpressionAttributeValues: { ':me': cc.id },
+            },
+          }]
+        : []),
     ]);
     return { ...cc, ...set };
   } catch (err) {
     if (!(err instanceof ConditionFailed)) throw err;
     if (err.message === 'transaction conflict') return 'conflict';
-    return failedItems(err).includes(1) ? 'campaign' : 'contact';
+    const failed = failedItems(err);
+    if (failed.includes(1)) return 'campaign';
+    return failed.includes(2) && !failed.includes(0) ? 'duplicate' : 'contact';
   }
 }
 
@@ -283,7 +302,7 @@ export interface DispatchSummary {
  * One dispatch of one campaign (the `campaign-dispatch` job). Safe to run twice at once or to
  * receive twice: every claim is conditional.
  */
-export async function dispatchCampaign(orgId: string, campaignId: string, now = new Date()): Promise<DispatchSummary> {
+export async function dispatchCampaign(orgId: string, campaignId: string, now = clockNow()): Promise<DispatchSummary> {
   const summary: DispatchSummary = { placed: 0, failedWithoutCall: 0, postponed: 0, recovered: 0, continued: false };
   let campaign = await getItem<CampaignItem>(campaignKey(orgId, campaignId));
   if (!campaign) return summary;
@@ -306,7 +325,7 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
         await queueDispatch(orgId, campaignId);
         break;
       }
-      const page = await dueEntries(orgId, campaignId, now, cursor);
+      const page = await dueEntries(orgId, campaignId, now, cursor, capacity);
       cursor = page.next;
       exhausted = !page.next;
       examined += page.items.length;
@@ -326,20 +345,32 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
         dialable.push(cc);
       }
       const reasons = await Promise.all(dialable.map((cc) => blockReason(orgId, cc, contacts.get(cc.contact_id))));
-      const toDial: CampaignContactItem[] = [];
+      // In due order (the due index's), which decides who keeps a shared number.
+      const toDial = dialable.filter((_, i) => !reasons[i]);
       await Promise.all(
         dialable.map(async (cc, i) => {
           const reason = reasons[i];
-          if (reason) {
-            if (await failWithoutCall(orgId, cc, reason, now)) summary.failedWithoutCall++;
-          } else toDial.push(cc);
+          if (reason && (await failWithoutCall(orgId, cc, reason, now))) summary.failedWithoutCall++;
         }),
       );
-      for (let i = 0; i < toDial.length && capacity > 0; ) {
-        const batch = toDial.slice(i, i + capacity);
-        i += batch.length;
+      // Claimed in parallel, one contact per number at a time: of two contacts with one number, the
+      // first in due order takes it (its claim writes the number's marker) and the other then fails as a duplicate.
+      for (let waiting = toDial; waiting.length && capacity > 0; ) {
+        const numbers = new Set<string>();
+        const batch: CampaignContactItem[] = [];
+        const later: CampaignContactItem[] = [];
+        for (const cc of waiting) {
+          if (batch.length < capacity && !numbers.has(cc.phone)) {
+            numbers.add(cc.phone);
+            batch.push(cc);
+          } else later.push(cc);
+        }
+        waiting = later;
         const claims = await Promise.all(batch.map((cc) => claim(campaign!, cc, now)));
         const won = claims.filter((c): c is CampaignContactItem => typeof c === 'object');
+        for (const [j, c] of claims.entries()) {
+          if (c === 'duplicate' && (await failWithoutCall(orgId, batch[j]!, DUPLICATE_MESSAGE, now))) summary.failedWithoutCall++;
+        }
         const placed = await Promise.all(won.map((cc) => place(campaign!, cc, now)));
         summary.placed += placed.filter(Boolean).length;
         if (claims.includes('campaign') || won.length < batch.length) {
@@ -355,11 +386,12 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
   return summary;
 }
 
-/** Due contacts up to now, one page of the due index (eventually consistent: every write on them is conditional). */
-async function dueEntries(orgId: string, campaignId: string, now: Date, cursor?: string) {
+/** Due contacts up to now, one page of the due index sized to the free slots (eventually consistent: every write on them is conditional). */
+async function dueEntries(orgId: string, campaignId: string, now: Date, cursor: string | undefined, capacity: number) {
   const page = await queryPage<CampaignContactItem>(
     { index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.campaignDue(orgId, campaignId), skName: 'gsi1sk', skBelow: `${iso(now)}$` },
-    { limit: PAGE, cursor },
+    // As many as there are free slots (a few more for those failed without a call), never more than a page.
+    { limit: Math.min(PAGE, capacity + 5), cursor },
   );
   return { items: page.items, next: page.nextCursor ?? undefined };
 }
@@ -391,7 +423,7 @@ async function settle(orgId: string, campaignId: string): Promise<void> {
 
 async function complete(campaign: CampaignItem): Promise<void> {
   const orgId = campaign.organization_id;
-  const now = new Date();
+  const now = clockNow();
   const after = { ...campaign, status: 'completed' as const, execution_status: 'done' as const, completed_at: iso(now), updated_at: iso(now) };
   const event = newEvent(orgId, 'campaign.completed', campaignView(after) as unknown as Record<string, unknown>, now);
   try {
@@ -484,7 +516,7 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
   const result = classify(outcome);
   const attemptsLeft = 1 + campaign.schedule.retry_attempts - attempt;
   const retry = result.retryable && attemptsLeft > 0 && campaign.status !== 'completed';
-  const now = new Date();
+  const now = clockNow();
   const contactSet: Record<string, unknown> = {
     call_session_id: outcome.callId,
     call_duration_sec: Math.max(0, Math.round(outcome.durationSec)),
@@ -543,7 +575,7 @@ export async function failPending(orgId: string, campaignId: string, message: st
     }
     const pending = (await getMany<CampaignContactItem>(entries)).filter((cc) => cc.status === 'pending');
     if (!pending.length) return failed;
-    const now = iso(new Date());
+    const now = iso(clockNow());
     for (let i = 0; i < pending.length; i += 25) {
       const batch = pending.slice(i, i + 25);
       try {

@@ -33,7 +33,7 @@ export interface CampaignContactItem extends CampaignContact, Key {
   campaign_id: string;
   /** The contact's own zone when added (windows with `use_contact_timezone`). */
   timezone: string;
-  /** The campaign contact that brought the same number in first; this one fails as a duplicate. */
+  /** The campaign contact that brought the same number in earlier in the same add; this one fails as a duplicate. */
   duplicate_of?: string;
   /** When a pending contact is next due (its entry in the due index). */
   due_at?: string;

@@ -1,3 +1,4 @@
+import { clockNow } from '../../clock';
 import { keys, Prefix } from '../../db/keys';
 import { queryAll } from '../../db/store';
 import { getMany } from '../../db/filtered-query';
@@ -26,7 +27,7 @@ const messages: Record<SkipReason, string> = {
  * dispatcher uses), and how long dialing would take at `max_concurrent` with calls of
  * `assumed_call_sec` (first attempts only), walked through the window's openings.
  */
-export async function previewCampaign(orgId: string, id: string, input: { assumed_call_sec?: number }, now = new Date()): Promise<CampaignPreview> {
+export async function previewCampaign(orgId: string, id: string, input: { assumed_call_sec?: number }, now = clockNow()): Promise<CampaignPreview> {
   const campaign = await getCampaignItem(orgId, id);
   const schedule = campaign.schedule;
   const callSec = input.assumed_call_sec ?? DEFAULT_CALL_SEC;
@@ -51,6 +52,7 @@ export async function previewCampaign(orgId: string, id: string, input: { assume
       )),
     );
   }
+  await markCrossAddDuplicates(orgId, id, pending, reasons);
   const skipped: CampaignPreview['skipped'] = [];
   const wouldDial: CampaignPreview['would_dial_contacts'] = [];
   const counts: Record<string, number> = {};
@@ -82,6 +84,31 @@ export async function previewCampaign(orgId: string, id: string, input: { assume
     estimated_finish_at: n === 0 ? now.toISOString() : finishAt(schedule, opensAt, rounds * callSec * 1000),
     truncated: pending.length - n > skipped.length || n > wouldDial.length,
   };
+}
+
+/**
+ * Numbers shared by contacts that came in different adds (one add marks its own duplicates):
+ * as the dispatcher decides it, the number belongs to the contact whose claim wrote its marker
+ * (dialed before), else to the first of them in due order (due time, then id: the due index);
+ * the others would fail as duplicates. Contacts skipped for another reason never take a number.
+ */
+async function markCrossAddDuplicates(orgId: string, campaignId: string, pending: CampaignContactItem[], reasons: (SkipReason | null)[]): Promise<void> {
+  const groups = new Map<string, number[]>();
+  pending.forEach((cc, i) => {
+    if (!reasons[i]) groups.set(cc.phone, [...(groups.get(cc.phone) ?? []), i]);
+  });
+  const phones = [...groups.keys()];
+  const owners = new Map(
+    (await getMany<{ phone: string; campaign_contact_id: string }>(phones.map((p) => keys.campaignNumber(orgId, campaignId, p)), { parallel: 8, projection: ['phone', 'campaign_contact_id'] }))
+      .map((m) => [m.phone, m.campaign_contact_id]),
+  );
+  const order = (cc: CampaignContactItem) => `${cc.due_at ?? ''}#${cc.id}`;
+  for (const [phone, members] of groups) {
+    const marked = owners.get(phone);
+    if (members.length === 1 && (!marked || marked === pending[members[0]!]!.id)) continue;
+    const keep = marked ?? pending[members.reduce((a, b) => (order(pending[b]!) < order(pending[a]!) ? b : a))]!.id;
+    for (const i of members) if (pending[i]!.id !== keep) reasons[i] = 'duplicate_phone';
+  }
 }
 
 /** Walks `workMs` of calling time through the window's openings from `start` (the campaign's zone). */

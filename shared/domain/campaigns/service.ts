@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { queue } from '../../adapters/queue';
+import { clockMs, clockNow } from '../../clock';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
 import { ConditionFailed, deleteExisting, getItem, putNew, queryPage, readCounter, transact, type CounterDelta, type Guard, type PageRequest } from '../../db/store';
 import { deletePartition, getMany, putMany } from '../../db/filtered-query';
@@ -46,6 +47,8 @@ import {
 
 /** Campaigns with more contacts than this are deleted or cancelled page by page in the cleanup job. */
 export const INLINE_CLEANUP_LIMIT = 500;
+/** BatchWriteItem requests in flight while contacts are added (measured in bench/campaigns.ts). */
+const ADD_WRITE_PARALLEL = 16;
 
 interface ContactRecord {
   id: string;
@@ -57,7 +60,7 @@ interface ContactRecord {
   tags?: string[];
 }
 
-const nowIso = () => new Date().toISOString();
+const nowIso = () => clockNow().toISOString();
 
 /** The campaign item, or 404 (another organization's id is simply not found). */
 export async function getCampaignItem(orgId: string, id: string): Promise<CampaignItem> {
@@ -135,30 +138,27 @@ async function loadContacts(orgId: string, ids: string[], path: string): Promise
 }
 
 /**
- * Writes campaign contacts for `contacts` not already in the campaign, with the number markers
- * that make later contacts with the same number duplicates. BatchWriteItem of 25, in parallel;
- * the caller counts what it returns in the campaign's `contact_stats`.
+ * Writes campaign contacts for `contacts` not already in the campaign: one item per contact and
+ * nothing else (BatchWriteItem of 25, 16 requests in flight). A number that comes twice in one
+ * request is marked a duplicate here, in memory (the first one keeps it); a number already
+ * brought in by an earlier request is caught when it is dialed, by the number's marker that the
+ * claim writes in its transaction (./engine.ts). A new campaign has nothing to look up, so
+ * `existing: false` skips the read of ids already present. The caller counts what it returns in
+ * the campaign's `contact_stats`.
  */
-async function writeCampaignContacts(orgId: string, campaignId: string, contacts: ContactRecord[], at: string): Promise<number> {
+async function writeCampaignContacts(orgId: string, campaignId: string, contacts: ContactRecord[], at: string, existing: boolean): Promise<number> {
   const ids = contacts.map((c) => campaignContactId(campaignId, c.id));
-  const present = new Set(
-    (await getMany<{ id: string }>(ids.map((id) => keys.campaignContact(orgId, campaignId, id)), { parallel: 8, projection: ['id'] })).map((c) => c.id),
-  );
+  const present = existing
+    ? new Set((await getMany<{ id: string }>(ids.map((id) => keys.campaignContact(orgId, campaignId, id)), { parallel: 8, projection: ['id'] })).map((c) => c.id))
+    : new Set<string>();
   const fresh = contacts.filter((_, i) => !present.has(ids[i]!));
-  const phones = [...new Set(fresh.map((c) => c.phone).filter((p): p is string => !!p))];
-  const owners = new Map(
-    (await getMany<{ phone: string; campaign_contact_id: string }>(phones.map((p) => keys.campaignNumber(orgId, campaignId, p)), { parallel: 8, projection: ['phone', 'campaign_contact_id'] }))
-      .map((m) => [m.phone, m.campaign_contact_id]),
-  );
+  const owners = new Map<string, string>();
   const items: Record<string, unknown>[] = [];
   for (const c of fresh) {
     const id = campaignContactId(campaignId, c.id);
     const phone = c.phone ?? '';
     const owner = phone ? owners.get(phone) : undefined;
-    if (phone && !owner) {
-      owners.set(phone, id);
-      items.push({ ...keys.campaignNumber(orgId, campaignId, phone), entity: 'CAMPAIGN_NUMBER', phone, campaign_contact_id: id });
-    }
+    if (phone && !owner) owners.set(phone, id);
     const item: CampaignContactItem = {
       ...keys.campaignContact(orgId, campaignId, id),
       entity: CONTACT_ENTITY,
@@ -185,7 +185,7 @@ async function writeCampaignContacts(orgId: string, campaignId: string, contacts
     };
     items.push(item as unknown as Record<string, unknown>);
   }
-  await putMany(items, { parallel: 8 });
+  await putMany(items, { parallel: ADD_WRITE_PARALLEL });
   return fresh.length;
 }
 
@@ -200,7 +200,7 @@ export async function createCampaign(orgId: string, input: CreateCampaignInput):
   const contacts = await loadContacts(orgId, input.contact_ids, 'contact_ids');
   const id = uuidv7();
   const now = nowIso();
-  const added = await writeCampaignContacts(orgId, id, contacts, now);
+  const added = await writeCampaignContacts(orgId, id, contacts, now, false);
   const campaign: Campaign = {
     id,
     organization_id: orgId,
@@ -321,7 +321,7 @@ async function move(
     const now = nowIso();
     const plan = build(item, now);
     const after = { ...item, ...plan.set } as CampaignItem;
-    const event = plan.event ? newEvent(orgId, plan.event, campaignView(after) as unknown as Record<string, unknown>) : undefined;
+    const event = plan.event ? newEvent(orgId, plan.event, campaignView(after) as unknown as Record<string, unknown>, new Date(now)) : undefined;
     const counters: CounterDelta[] = [
       { orgId, collection: collections.campaignsByStatus(item.status), delta: -1 },
       { orgId, collection: collections.campaignsByStatus(plan.to), delta: 1 },
@@ -456,7 +456,7 @@ export async function addCampaignContacts(orgId: string, id: string, contactIds:
   if (item.status !== 'draft' && item.status !== 'paused') throw new ConflictError(`Contacts can only be added to a draft or paused campaign; this one is ${item.status}`, { id, status: item.status });
   item = await repairInterruptedAdd(item);
   const contacts = await loadContacts(orgId, contactIds, 'contact_ids');
-  const lock = new Date(Date.now() + ADD_LOCK_MS).toISOString();
+  const lock = new Date(clockMs() + ADD_LOCK_MS).toISOString();
   try {
     await transact([
       updateWrite(keys.campaign(orgId, id), {
@@ -474,7 +474,7 @@ export async function addCampaignContacts(orgId: string, id: string, contactIds:
   }
   let added = 0;
   try {
-    added = await writeCampaignContacts(orgId, id, contacts, nowIso());
+    added = await writeCampaignContacts(orgId, id, contacts, nowIso(), true);
   } finally {
     await transact([
       updateWrite(keys.campaign(orgId, id), {
