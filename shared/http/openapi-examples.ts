@@ -20,6 +20,12 @@ const ids = {
   charge: '01936f4f-84a5-76b7-a8c9-d3e4f5061729',
   apiKey: '01936f4f-95b6-77c8-b9da-e4f50617283a',
   call: '01936f4f-a6c7-78d9-8aeb-f5061728394b',
+  campaign: '01936f4f-b7d8-79ea-9bfc-06172839a4bc',
+  campaignContact: '01936f4f-c8e9-7afb-ac0d-172839a4b5cd',
+  contact2: '01936f4f-d9fa-7b0c-bd1e-2839a4b5c6de',
+  webhook: '01936f4f-ea0b-7c1d-8e2f-39a4b5c6d7ef',
+  delivery: '01936f4f-fb1c-7d2e-9f30-4a5b6c7d8e90',
+  event: '01936f50-0c2d-7e3f-a041-5b6c7d8e9f01',
 };
 export const exampleIds = ids;
 
@@ -179,6 +185,47 @@ const listing = {
   capabilities: { voice: true, sms: true, mms: false },
 };
 
+// ---- Campaigns, do-not-call, webhooks and events
+const CampaignSchedule = {
+  window_start: '09:00',
+  window_end: '17:00',
+  window_days: [1, 2, 3, 4, 5],
+  timezone: 'America/Los_Angeles',
+  max_concurrent: 2,
+  retry_attempts: 1,
+  retry_gap_min: 60,
+  blackout_dates: ['2026-05-25'],
+  use_contact_timezone: false,
+};
+const CampaignContactStats = { total: 250, contacted: 120, successful: 84, failed: 9, no_answer: 27, pending: 128, in_progress: 2 };
+const Campaign = {
+  id: ids.campaign,
+  organization_id: ids.org,
+  name: 'March check-up reminders',
+  agent_id: ids.agent,
+  phone_number_id: ids.phoneNumber,
+  from_phone_number: '+14155550123',
+  status: 'running',
+  execution_status: 'dispatching',
+  schedule: CampaignSchedule,
+  contact_stats: CampaignContactStats,
+  started_at: updated,
+  completed_at: null,
+  created_at: created,
+  updated_at: updated,
+};
+const webhookEndpoint = {
+  id: ids.webhook,
+  organization_id: ids.org,
+  url: 'https://hooks.example.com/voice-platform',
+  events: ['call.ended', 'appointment.booked'],
+  description: 'CRM sync',
+  enabled: true,
+  previous_secret_expires_at: null,
+  created_at: created,
+  updated_at: updated,
+};
+
 export const schemaExamples: Record<string, unknown> = {
   Health: { status: 'ok', version: '0.1.0' },
   Readiness: { status: 'ready', checks: { table: 'ok', bucket: 'ok' } },
@@ -336,4 +383,76 @@ export const schemaExamples: Record<string, unknown> = {
     period_end: '2026-04-02T15:04:05.123Z',
     created_at: created,
   },
+
+  AddDncEntryRequest: { phone: '(415) 555-0187', country: 'US', reason: 'Asked not to be called again', source: 'call' },
+  DncEntry: { phone: '+14155550187', reason: 'Asked not to be called again', source: 'call', created_at: created },
+
+  CreateCampaignRequest: {
+    name: 'March check-up reminders',
+    agent_id: ids.agent,
+    phone_number_id: ids.phoneNumber,
+    from_phone_number: '+14155550123',
+    contact_ids: [ids.contact, ids.contact2],
+    schedule: { window_start: '09:00', window_end: '17:00', timezone: 'America/Los_Angeles', max_concurrent: 2, retry_attempts: 1 },
+  },
+  UpdateCampaignRequest: { name: 'March check-up reminders (West)', schedule: { window_end: '18:00', blackout_dates: ['2026-05-25'] } },
+  AddCampaignContactsRequest: { contact_ids: [ids.contact, ids.contact2] },
+  PreviewCampaignRequest: { assumed_call_sec: 150 },
+  CampaignSchedule,
+  CampaignContactStats,
+  Campaign,
+  CampaignSummary: {
+    id: ids.campaign,
+    name: Campaign.name,
+    status: Campaign.status,
+    execution_status: Campaign.execution_status,
+    contact_stats: CampaignContactStats,
+    created_at: created,
+  },
+  CampaignContact: {
+    id: ids.campaignContact,
+    contact_id: ids.contact,
+    name: 'Ada Lovelace',
+    phone: '+14155550123',
+    email: 'ada@example.com',
+    status: 'successful',
+    attempt_count: 1,
+    last_attempted_at: updated,
+    next_retry_at: null,
+    call_duration_sec: 194,
+    error_message: '',
+    call_session_id: ids.call,
+    tags: ['vip'],
+  },
+  CampaignPreview: {
+    campaign_id: ids.campaign,
+    would_dial: 1,
+    would_dial_contacts: [{ contact_id: ids.contact, phone: '+14155550123', next_opening_at: '2026-03-03T17:00:00.000Z' }],
+    skipped: [{ contact_id: ids.contact2, phone: '+14155550187', reason: 'do_not_call', error_message: 'on do-not-call list' }],
+    skipped_counts: { do_not_call: 1 },
+    window_next_opens_at: '2026-03-03T17:00:00.000Z',
+    assumed_call_sec: 150,
+    estimated_dialing_sec: 150,
+    estimated_finish_at: '2026-03-03T17:02:30.000Z',
+    truncated: false,
+  },
+
+  CreateWebhookRequest: { url: 'https://hooks.example.com/voice-platform', events: ['call.ended', 'appointment.booked'], description: 'CRM sync' },
+  UpdateWebhookRequest: { events: ['*'], enabled: true },
+  WebhookEndpoint: webhookEndpoint,
+  WebhookEndpointWithSecret: { ...webhookEndpoint, secret: 'whsec_MfKQ9r8GKYqXTjZ1pN4hW2sL7bE3vC6dA0uY5oI8xRk=' },
+  WebhookDelivery: {
+    id: ids.delivery,
+    webhook_id: ids.webhook,
+    event_id: ids.event,
+    event_type: 'appointment.booked',
+    attempt: 1,
+    status_code: 200,
+    latency_ms: 184,
+    error: null,
+    succeeded: true,
+    trigger: 'automatic',
+    created_at: updated,
+  },
+  Event: { id: ids.event, type: 'appointment.booked', created_at: created, organization_id: ids.org, data: Appointment },
 };

@@ -40,6 +40,7 @@ export const updateCampaign = defineOperation({
   summary: 'Change a campaign that is not completed; schedule members merge over the stored ones (a running campaign applies them at its next dispatch)',
   entry: 'functions/campaigns/update.ts', params: IdParams, body: UpdateCampaignBody, response: Campaign,
   successMessage: 'Campaign updated successfully', access: { table: 'RW' },
+  errors: { 409: 'The campaign is completed' },
 });
 
 export const deleteCampaign = defineOperation({
@@ -47,6 +48,7 @@ export const deleteCampaign = defineOperation({
   summary: 'Delete a campaign that is not running (409 otherwise) and its campaign contacts',
   entry: 'functions/campaigns/delete.ts', params: IdParams,
   successMessage: 'Campaign deleted successfully', access: { table: 'RW', queues: ['campaign-cleanup'] },
+  errors: { 409: 'The campaign is running; pause or cancel it first' },
 });
 
 export const startCampaign = defineOperation({
@@ -54,6 +56,7 @@ export const startCampaign = defineOperation({
   summary: 'draft or paused → running (the number is held while the campaign runs or is paused)',
   entry: 'functions/campaigns/start.ts', params: IdParams, response: Campaign,
   successMessage: 'Campaign started successfully', access: dispatching,
+  errors: { 409: 'The campaign is not draft or paused, contacts are being added to it, or its phone number is no longer active' },
 });
 
 export const pauseCampaign = defineOperation({
@@ -61,6 +64,7 @@ export const pauseCampaign = defineOperation({
   summary: 'running → paused: calls in flight finish, no new ones start',
   entry: 'functions/campaigns/pause.ts', params: IdParams, response: Campaign,
   successMessage: 'Campaign paused successfully', access: { table: 'RW' },
+  errors: { 409: 'The campaign is not running, or contacts are being added to it' },
 });
 
 export const cancelCampaign = defineOperation({
@@ -68,6 +72,7 @@ export const cancelCampaign = defineOperation({
   summary: 'draft, running or paused → completed (cancelled); pending contacts fail with "campaign cancelled"; calls in flight finish',
   entry: 'functions/campaigns/cancel.ts', params: IdParams, response: Campaign,
   successMessage: 'Campaign cancelled successfully', access: { table: 'RW', queues: ['campaign-cleanup', 'event-fanout'] },
+  errors: { 409: 'The campaign is completed already, or contacts are being added to it' },
 });
 
 export const listCampaignContacts = defineOperation({
@@ -81,6 +86,7 @@ export const addCampaignContacts = defineOperation({
   summary: 'Add 1–10,000 contacts to a draft or paused campaign (duplicates and contacts already in it ignored); answers the campaign',
   entry: 'functions/campaigns/add-contacts.ts', params: IdParams, body: AddContactsBody, response: Campaign,
   successMessage: 'Contacts added successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024,
+  errors: { 409: 'The campaign is not draft or paused, or another request is adding contacts to it' },
 });
 
 export const previewCampaign = defineOperation({

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone';
 import { timeZone } from '../scheduling/time';
+import { named } from '../common/named';
 
 /** Most contacts one create or add request takes. */
 export const MAX_CONTACTS_PER_REQUEST = 10_000;
@@ -49,7 +50,7 @@ export const scheduleShape = {
 export const ScheduleInput = z.strictObject(scheduleShape);
 export type ScheduleInput = z.output<typeof ScheduleInput>;
 
-export const Schedule = z.object({
+export const Schedule = named('CampaignSchedule', z.object({
   window_start: z.string(),
   window_end: z.string(),
   window_days: z.array(z.number()),
@@ -59,42 +60,42 @@ export const Schedule = z.object({
   retry_gap_min: z.number(),
   blackout_dates: z.array(z.string()),
   use_contact_timezone: z.boolean(),
-});
+}), 'When a campaign dials: the daily window, days, time zone, concurrency, retries and blackout dates');
 export type Schedule = z.output<typeof Schedule>;
 
 const contactIds = () =>
   z.array(uuid()).check(z.minLength(1, 'must list at least one contact'), z.maxLength(MAX_CONTACTS_PER_REQUEST, `must list at most ${MAX_CONTACTS_PER_REQUEST} contacts per request`));
 const campaignName = () => z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200));
 
-export const CreateCampaignBody = z.strictObject({
+export const CreateCampaignBody = named('CreateCampaignRequest', z.strictObject({
   name: campaignName(),
   agent_id: uuid(),
   phone_number_id: uuid(),
   from_phone_number: e164(),
   contact_ids: contactIds(),
   schedule: z.optional(ScheduleInput),
-});
+}), 'A new draft campaign: agent, number, contacts and schedule (omitted schedule members take their defaults)');
 export type CreateCampaignInput = z.output<typeof CreateCampaignBody>;
 
-export const UpdateCampaignBody = z.strictObject({
+export const UpdateCampaignBody = named('UpdateCampaignRequest', z.strictObject({
   name: z.optional(campaignName()),
   agent_id: z.optional(uuid()),
   phone_number_id: z.optional(uuid()),
   from_phone_number: z.optional(e164()),
   schedule: z.optional(ScheduleInput),
-});
+}), 'The fields to change; `schedule` members merge over the stored ones');
 export type UpdateCampaignInput = z.output<typeof UpdateCampaignBody>;
 
-export const AddContactsBody = z.strictObject({ contact_ids: contactIds() });
+export const AddContactsBody = named('AddCampaignContactsRequest', z.strictObject({ contact_ids: contactIds() }), 'Contacts to add to a draft or paused campaign');
 
 export const CampaignListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CAMPAIGN_STATUSES)) });
 export const CampaignContactListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CONTACT_STATUSES)) });
-export const PreviewBody = z.strictObject({
+export const PreviewBody = named('PreviewCampaignRequest', z.strictObject({
   /** Call length assumed by the estimate, seconds (default 120). */
   assumed_call_sec: z.optional(int(1, 3600)),
-});
+}), 'Options of a dry run: the call length its estimate assumes');
 
-export const ContactStats = z.object({
+export const ContactStats = named('CampaignContactStats', z.object({
   total: z.number(),
   contacted: z.number(),
   successful: z.number(),
@@ -102,10 +103,10 @@ export const ContactStats = z.object({
   no_answer: z.number(),
   pending: z.number(),
   in_progress: z.number(),
-});
+}), "How many of a campaign's contacts are in each state");
 export type ContactStats = z.output<typeof ContactStats>;
 
-export const Campaign = z.object({
+export const Campaign = named('Campaign', z.object({
   id: z.string(),
   organization_id: z.string(),
   name: z.string(),
@@ -120,20 +121,20 @@ export const Campaign = z.object({
   completed_at: z.nullable(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}), 'An outbound calling campaign: who is called, from which number, by which agent, and when');
 export type Campaign = z.output<typeof Campaign>;
 
 /** The list's short form (the seed allows it). */
-export const CampaignSummary = z.object({
+export const CampaignSummary = named('CampaignSummary', z.object({
   id: z.string(),
   name: z.string(),
   status: z.enum(CAMPAIGN_STATUSES),
   execution_status: z.enum(EXECUTION_STATUSES),
   contact_stats: ContactStats,
   created_at: z.string(),
-});
+}), 'A campaign in the list: its state and contact counts');
 
-export const CampaignContact = z.object({
+export const CampaignContact = named('CampaignContact', z.object({
   id: z.string(),
   contact_id: z.string(),
   name: z.string(),
@@ -147,13 +148,13 @@ export const CampaignContact = z.object({
   error_message: z.string(),
   call_session_id: z.string(),
   tags: z.array(z.string()),
-});
+}), "A contact in a campaign, with its dialing state");
 export type CampaignContact = z.output<typeof CampaignContact>;
 
 export const SKIP_REASONS = ['do_not_call', 'opt_out', 'duplicate_phone', 'no_phone', 'contact_deleted'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
-export const CampaignPreview = z.object({
+export const CampaignPreview = named('CampaignPreview', z.object({
   campaign_id: z.string(),
   would_dial: z.number(),
   would_dial_contacts: z.array(z.object({ contact_id: z.string(), phone: z.string(), next_opening_at: z.nullable(z.string()) })),
@@ -164,5 +165,5 @@ export const CampaignPreview = z.object({
   estimated_dialing_sec: z.number(),
   estimated_finish_at: z.nullable(z.string()),
   truncated: z.boolean(),
-});
+}), 'A dry run of a campaign: who would be dialed, who would be skipped and why, and when it would finish');
 export type CampaignPreview = z.output<typeof CampaignPreview>;

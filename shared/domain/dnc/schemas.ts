@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { pageQueryShape } from '../common/schemas';
 import { tryNormalizeE164 } from '../common/phone';
+import { named } from '../common/named';
 
 const INVALID_PHONE = 'must be a valid phone number: E.164 (+14155550123), any punctuation allowed, or a national number with `country`';
 
@@ -16,14 +17,18 @@ const phoneNormalizes = z.superRefine((value: { phone?: string; country?: string
 
 const phoneInput = z.string().check(z.minLength(1), z.maxLength(40));
 
-export const AddDncBody = z
-  .strictObject({
-    phone: phoneInput,
-    country: z.optional(country),
-    reason: z._default(z.string().check(z.maxLength(500)), ''),
-    source: z._default(z.string().check(z.maxLength(100)), ''),
-  })
-  .check(phoneNormalizes);
+export const AddDncBody = named(
+  'AddDncEntryRequest',
+  z
+    .strictObject({
+      phone: phoneInput,
+      country: z.optional(country),
+      reason: z._default(z.string().check(z.maxLength(500)), ''),
+      source: z._default(z.string().check(z.maxLength(100)), ''),
+    })
+    .check(phoneNormalizes),
+  'A number to put on the do-not-call list: E.164, or national with `country`',
+);
 export type AddDncInput = z.output<typeof AddDncBody>;
 
 /**
@@ -56,12 +61,12 @@ export const DncPhoneParams = z.strictObject({
   ),
 });
 
-export const DncEntry = z.object({
+export const DncEntry = named('DncEntry', z.object({
   phone: z.string(),
   reason: z.string(),
   source: z.string(),
   created_at: z.string(),
-});
+}), 'A number on the do-not-call list (E.164); no campaign dials it');
 export type DncEntry = z.output<typeof DncEntry>;
 
 /** Why a number must not be dialed, and the `error_message` a campaign contact gets. */

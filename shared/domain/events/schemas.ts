@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { pageQueryShape } from '../common/schemas';
 import { instant } from '../scheduling/time';
 import { EVENT_TYPES } from './types';
+import { named } from '../common/named';
 
 export const EventListQuery = z.strictObject({
   ...pageQueryShape,
@@ -13,10 +14,10 @@ export const EventListQuery = z.strictObject({
 });
 export type EventListInput = z.output<typeof EventListQuery>;
 
-export const Event = z.object({
+export const Event = named('Event', z.object({
   id: z.string(),
   type: z.enum(EVENT_TYPES),
   created_at: z.string(),
   organization_id: z.string(),
   data: z.record(z.string(), z.unknown()),
-});
+}), 'Something that happened in the organization (kept 30 days); webhooks deliver it');

@@ -1,6 +1,6 @@
 import { defineOperation } from '../../http/operation';
 import { IdParams } from '../common/schemas';
-import { CreateWebhookBody, Delivery, DeliveryListQuery, DeliveryParams, UpdateWebhookBody, Webhook, WebhookListQuery, WebhookWithSecret } from './schemas';
+import { CreateWebhookBody, Delivery, DeliveryListQuery, DeliveryParams, MAX_WEBHOOKS_PER_ORG, UpdateWebhookBody, Webhook, WebhookListQuery, WebhookWithSecret } from './schemas';
 
 const tag = 'Webhooks';
 /**
@@ -14,6 +14,7 @@ export const createWebhook = defineOperation({
   summary: 'Create a webhook endpoint (`url`, `events` or ["*"]); answers its signing `secret` (whsec_…) once',
   entry: 'functions/webhooks/create.ts', body: CreateWebhookBody, response: WebhookWithSecret,
   successMessage: 'Webhook created successfully', access: { table: 'RW', secrets: true },
+  errors: { 422: `The organization has the most webhook endpoints it may have (${MAX_WEBHOOKS_PER_ORG})` },
 });
 
 export const listWebhooks = defineOperation({
@@ -51,6 +52,7 @@ export const redeliverWebhook = defineOperation({
   summary: 'Send that attempt\'s event again now (same `webhook-id`); answers the new attempt',
   entry: 'functions/webhooks/redeliver.ts', params: DeliveryParams, response: Delivery,
   successMessage: 'Event redelivered', access: { table: 'RW', secrets: true }, timeoutSeconds: SYNC_ATTEMPT_TIMEOUT_SECONDS,
+  errors: { 422: 'The event is no longer stored (events are kept 30 days)' },
 });
 
 export const testWebhook = defineOperation({

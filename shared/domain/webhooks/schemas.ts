@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { EVENT_TYPES } from '../events/types';
+import { named } from '../common/named';
 
 /** Most endpoints one organization may have (every event costs one delivery job per matching endpoint). */
 export const MAX_WEBHOOKS_PER_ORG = 20;
@@ -24,24 +25,24 @@ export const webhookFields = {
   enabled: z.boolean(),
 };
 
-export const CreateWebhookBody = z.strictObject({
+export const CreateWebhookBody = named('CreateWebhookRequest', z.strictObject({
   url: webhookFields.url,
   events: webhookFields.events,
   description: z.optional(webhookFields.description),
   enabled: z.optional(webhookFields.enabled),
-});
-export const UpdateWebhookBody = z.strictObject({
+}), 'A new webhook endpoint: the HTTPS URL and the event kinds it receives');
+export const UpdateWebhookBody = named('UpdateWebhookRequest', z.strictObject({
   url: z.optional(webhookFields.url),
   events: z.optional(webhookFields.events),
   description: z.optional(webhookFields.description),
   enabled: z.optional(webhookFields.enabled),
-});
+}), 'The fields of a webhook endpoint to change');
 export type CreateWebhookInput = z.output<typeof CreateWebhookBody>;
 export type UpdateWebhookInput = z.output<typeof UpdateWebhookBody>;
 
 export const WebhookListQuery = z.strictObject(pageQueryShape);
 
-export const Webhook = z.object({
+export const Webhook = named('WebhookEndpoint', z.object({
   id: z.string(),
   organization_id: z.string(),
   url: z.string(),
@@ -52,11 +53,15 @@ export const Webhook = z.object({
   previous_secret_expires_at: z.nullable(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}), 'A URL the platform sends signed events to (never with its secret)');
 export type Webhook = z.output<typeof Webhook>;
 
 /** Create and rotate-secret answer the signing secret, once. */
-export const WebhookWithSecret = z.object({ ...Webhook.shape, secret: z.string() });
+export const WebhookWithSecret = named(
+  'WebhookEndpointWithSecret',
+  z.object({ ...Webhook.shape, secret: z.string() }),
+  'A webhook endpoint with its signing secret (`whsec_…`), answered once by create and rotate-secret',
+);
 
 export const DeliveryParams = z.strictObject({ id: uuid(), delivery_id: uuid() });
 
@@ -68,7 +73,7 @@ export type DeliveryListInput = z.output<typeof DeliveryListQuery>;
 
 export const DELIVERY_TRIGGERS = ['automatic', 'redeliver', 'test'] as const;
 
-export const Delivery = z.object({
+export const Delivery = named('WebhookDelivery', z.object({
   id: z.string(),
   webhook_id: z.string(),
   event_id: z.string(),
@@ -82,5 +87,5 @@ export const Delivery = z.object({
   /** What made this attempt: the automatic schedule, a redeliver request or a test request. */
   trigger: z.enum(DELIVERY_TRIGGERS),
   created_at: z.string(),
-});
+}), 'One attempt to deliver an event to a webhook endpoint, and how it went');
 export type Delivery = z.output<typeof Delivery>;
