@@ -61,6 +61,8 @@ export const itemShapes: ItemShape[] = [
   { item: 'event (outbox)', key: keys.event(O, '<uuid v7>'), gsi1: ix(gsi1.eventsOfType(O, '<type>'), '<id>'), gsi2: ix(gsi2.eventsUndispatched('<shard>' as unknown as number), gsi2.eventEntry('<created_at>', O, '<id>')), notes: 'gsi2 only until fanned out; expires through `ttl` (30 days)' },
   { item: 'webhook delivery job', key: keys.webhookJob(O, '<webhook id>', '<event id>'), gsi2: ix(gsi2.webhookJobsDue('<shard>' as unknown as number), gsi2.webhookJobEntry('<sweep_at>', O, '<webhook id>', '<event id>')), notes: 'gsi2 only while pending' },
   { item: 'webhook delivery attempt', key: keys.webhookDelivery(O, '<webhook id>', '<uuid v7>'), gsi1: ix(gsi1.webhookDeliveriesByOutcome(O, '<webhook id>', true), '<id>'), notes: 'gsi1 ends in `#ok` or `#failed`; expires through `ttl` (30 days)' },
+  { item: 'call session', key: keys.call(O, '<uuid v7>'), gsi1: ix(gsi1.byStatus(O, 'CALL', '<status>'), '<id>'), gsi2: ix(gsi2.callsDue('<YYYY-MM-DDTHH>', '<shard>' as unknown as number), gsi2.callDueEntry('<due_at>', O, '<id>')), notes: 'gsi2 only until the call ends (the recovery sweep)' },
+  { item: 'call index entry', key: keys.callIndex(O, '<agent|campaign|contact>' as never, '<value>', '<call id>'), notes: 'the agent, campaign and contact filters of GET /calls' },
 ];
 
 /** The item table of docs/data-model.md. */

@@ -1,3 +1,4 @@
+import { named } from '../common/named';
 import * as z from 'zod/mini';
 import { defineOperation } from '../../http/operation';
 import { IdParams, uuid } from '../common/schemas';
@@ -33,8 +34,8 @@ export const getCall = defineOperation({
 /** The call a Twilio callback is about, in the callback URL's query (signed with the URL). */
 const TwilioCallQuery = z.strictObject({ organization_id: uuid(), call_id: uuid() });
 /** Twilio posts many form parameters; the signature covers them all, so none is refused here. */
-const TwilioForm = z.record(z.string(), z.string());
-const Received = z.object({ received: z.boolean() });
+const TwilioForm = named('TwilioCallbackForm', z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
+const Received = named('TwilioCallbackReceipt', z.object({ received: z.boolean() }), 'Whether the callback changed anything');
 
 export const receiveTwilioStatus = defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,

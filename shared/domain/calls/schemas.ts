@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
-import { pageQueryShape, uuid } from '../common/schemas';
+import { named } from '../common/named';
+import { freeFormObject, pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone';
 import { instant } from '../scheduling/time';
 
@@ -15,16 +16,12 @@ export const MAX_DYNAMIC_VARIABLES = 50;
 const MAX_VARIABLE_NAME = 100;
 const MAX_VARIABLE_VALUE = 2000;
 
-export const CreateCallBody = z.strictObject({
+export const CreateCallBody = named('CreateCallRequest', z.strictObject({
   agent_id: uuid(),
   from_phone_number: e164(),
   to_phone_number: e164(),
   contact_id: z.optional(uuid()),
-  metadata: z.optional(
-    z.record(z.string(), z.unknown()).check(
-      z.refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes of JSON`),
-    ),
-  ),
+  metadata: z.optional(freeFormObject()),
   /** Filled into the agent's `{{name}}` placeholders (begin message, prompt). */
   dynamic_variables: z.optional(
     z.record(
@@ -32,7 +29,7 @@ export const CreateCallBody = z.strictObject({
       z.string().check(z.maxLength(MAX_VARIABLE_VALUE)),
     ).check(z.refine((m) => Object.keys(m).length <= MAX_DYNAMIC_VARIABLES, `must have at most ${MAX_DYNAMIC_VARIABLES} variables`)),
   ),
-});
+}), 'An outbound call to place');
 export type CreateCallInput = z.output<typeof CreateCallBody>;
 
 export const CallListQuery = z.strictObject({
@@ -58,7 +55,7 @@ export const CallAnalysis = z.object({
 });
 
 /** The call session. */
-export const Call = z.object({
+export const Call = named('Call', z.object({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),
@@ -86,7 +83,7 @@ export const Call = z.object({
   dynamic_variables: z.record(z.string(), z.string()),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}), 'A call session: its course, transcript, recording link and analysis');
 export type Call = z.output<typeof Call>;
 export type Transcript = z.output<typeof TranscriptTurn>[];
 export type CallAnalysisValue = z.output<typeof CallAnalysis>;
