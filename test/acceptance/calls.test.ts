@@ -5,6 +5,7 @@
  */
 import { generateApiKey } from '../../shared/domain/api-keys/secret';
 import { usePlatform } from '../support/platform';
+import { startWebhookReceiver, verifyDelivery } from '../support/webhook-receiver';
 
 const keyA = generateApiKey();
 const keyB = generateApiKey();
@@ -174,5 +175,32 @@ describe('calls', () => {
     const foreignList = await api('GET', '/api/v1/calls', { key: keyB });
     expect(foreignList.body.error).toBeUndefined();
     expect(foreignList.body.meta.total).toBe(0);
+  });
+
+  it('delivers call.started, call.ended (transcript, recording link) and call.analyzed to a webhook, each signed and verified by standardwebhooks', async () => {
+    // Prepare
+    const receiver = await startWebhookReceiver();
+    try {
+      const hook = await api('POST', '/api/v1/webhooks', { body: { url: `${receiver.url}/calls`, events: ['call.started', 'call.ended', 'call.analyzed'] } });
+      expect(hook.status).toBe(200);
+      // Act
+      const created = await api('POST', '/api/v1/calls', { body: { agent_id: agentId, from_phone_number: fromNumber, to_phone_number: '+14155550150', dynamic_variables: { first_name: 'Lee', company: 'Acme' } } });
+      expect(created.status).toBe(200);
+      const id = created.body.data.id;
+      await callWhen(id, (c) => c.status === 'ended' && c.analysis !== null);
+      const deliveries = await receiver.waitFor(3, (r) => r.path === '/calls', 20_000);
+      // Assess
+      const events = deliveries.map((d) => verifyDelivery(hook.body.data.secret, d) as { id: string; type: string; data: any });
+      const byType = Object.fromEntries(events.map((e) => [e.type, e]));
+      expect(Object.keys(byType).sort()).toEqual(['call.analyzed', 'call.ended', 'call.started']);
+      for (const e of events) expect(e.data.id).toBe(id);
+      expect(byType['call.started']!.data.status).toBe('in_progress');
+      expect(byType['call.ended']!.data).toMatchObject({ status: 'ended', disconnection_reason: 'completed', recording_url: expect.any(String) });
+      expect(byType['call.ended']!.data.transcript[0]).toMatchObject({ role: 'agent', text: 'Hi Lee, this is Ava from Acme.' });
+      expect(byType['call.analyzed']!.data.analysis).toMatchObject({ sentiment: expect.any(String), successful: expect.any(Boolean) });
+      for (const d of deliveries) expect(d.headers['webhook-id']).toBe(events[deliveries.indexOf(d)]!.id);
+    } finally {
+      await receiver.close();
+    }
   });
 });

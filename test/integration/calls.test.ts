@@ -63,7 +63,9 @@ const item = (org: string, id: string) => getItem<CallItem>(keys.call(org, id)) 
 
 async function eventsOf(org: string, callId: string) {
   const types: string[] = [];
-  for await (const e of queryAll<{ type: string; data: { id: string } }>({ pkName: 'pk', pkValue: keys.partition(org), skName: 'sk', skPrefix: Prefix.event })) {
+  // The outbox item keeps the event serialized once (`body`), exactly as it is delivered.
+  for await (const item of queryAll<{ body: string }>({ pkName: 'pk', pkValue: keys.partition(org), skName: 'sk', skPrefix: Prefix.event })) {
+    const e = JSON.parse(item.body) as { type: string; data: { id: string } };
     if (e.data.id === callId) types.push(e.type);
   }
   return types;
