@@ -63,8 +63,9 @@ const item = (org: string, id: string) => getItem<CallItem>(keys.call(org, id)) 
 
 async function eventsOf(org: string, callId: string) {
   const types: string[] = [];
-  for await (const e of queryAll<{ type: string; data: { id: string } }>({ pkName: 'pk', pkValue: keys.partition(org), skName: 'sk', skPrefix: Prefix.event })) {
-    if (e.data.id === callId) types.push(e.type);
+  // An event item stores the whole event as JSON in `body`.
+  for await (const e of queryAll<{ type: string; body: string }>({ pkName: 'pk', pkValue: keys.partition(org), skName: 'sk', skPrefix: Prefix.event })) {
+    if ((JSON.parse(e.body) as { data: { id: string } }).data.id === callId) types.push(e.type);
   }
   return types;
 }
