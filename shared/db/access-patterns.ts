@@ -57,6 +57,7 @@ export const itemShapes: ItemShape[] = [
   { item: 'campaign contact (pending)', key: keys.campaignContact(O, '<campaign id>', '<uuid v5>'), gsi1: ix(gsi1.campaignDue(O, '<campaign id>'), '<due>#<id>'), gsi2: ix(gsi2.campaignContactsByStatus(O, '<campaign id>', '<status>'), '<id>'), notes: 'gsi1 only while pending' },
   { item: 'campaign contact (claimed)', key: keys.campaignContact(O, '<campaign id>', '<uuid v5>'), gsi1: ix(gsi1.campaignLeases(O, '<campaign id>'), '<lease end>#<id>'), notes: 'gsi1 only while claimed and its call not placed' },
   { item: 'campaign number marker', key: keys.campaignNumber(O, '<campaign id>', '<e164>'), notes: 'finds duplicate numbers' },
+  { item: 'campaign attempt → call', key: keys.campaignAttemptCall(O, '<campaign id>', '<cc id>', '<attempt>' as unknown as number), notes: 'the call placed for one attempt: placing it again answers the same call' },
   { item: 'webhook endpoint', key: keys.webhook(O, ID) },
   { item: 'event (outbox)', key: keys.event(O, '<uuid v7>'), gsi1: ix(gsi1.eventsOfType(O, '<type>'), '<id>'), gsi2: ix(gsi2.eventsUndispatched('<shard>' as unknown as number), gsi2.eventEntry('<created_at>', O, '<id>')), notes: 'gsi2 only until fanned out; expires through `ttl` (30 days)' },
   { item: 'webhook delivery job', key: keys.webhookJob(O, '<webhook id>', '<event id>'), gsi2: ix(gsi2.webhookJobsDue('<shard>' as unknown as number), gsi2.webhookJobEntry('<sweep_at>', O, '<webhook id>', '<event id>')), notes: 'gsi2 only while pending' },
@@ -174,6 +175,7 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'List an endpoint\'s deliveries by outcome', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#<org>#WEBHOOK#<webhook>#DELIVERY#<ok|failed>', notes: 'the `succeeded` filter; descending; total by Select COUNT' },
   // Calls
   { name: 'Create a call', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CALL#<id> + CALLIDX#agent|campaign|contact#<value>#<id>', notes: 'call put with gsi1 (status) and gsi2 (calls-due entry); one index entry per set filter member (they never change); + COUNT#calls' },
+  { name: 'Create a campaign call (campaign dialer)', operation: 'TransactWriteItems', index: 'table', key: 'as Create a call + pk = ORG#<org>#CAMPAIGN#<id>, sk = ATTEMPT#<cc>#<attempt>', notes: 'the attempt marker put only if absent: a repeated placement reads it (GetItem first) and answers the same call' },
   { name: 'Get a call', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = CALL#<id>', notes: 'recording_url presigned on every read' },
   { name: 'List calls', operation: 'Query', index: 'table', key: 'pk = ORG, sk BETWEEN CALL#<from id> AND CALL#<to id>', notes: 'newest first; UUID v7 ids bound the created-time range; total from COUNT#calls without filters, else Select COUNT over the same range' },
   { name: 'List calls by status', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#CALL#STATUS#<status>, gsi1sk BETWEEN <from id> AND <to id>', notes: 'gsi1pk moved by every state change; agent/campaign/contact as filters; total by Select COUNT' },

@@ -141,6 +141,14 @@ export const keys = {
    * in the same transaction): any other contact of the campaign with that number fails as a duplicate.
    */
   campaignNumber: (orgId: string, campaignId: string, e164: string): Key => ({ pk: `${org(orgId)}#CAMPAIGN#${campaignId}`, sk: `NUM#${e164}` }),
+  /**
+   * The call session placed for one attempt of a campaign contact (written with the call, in one
+   * transaction): a second request for the same attempt finds it and places nothing new.
+   */
+  campaignAttemptCall: (orgId: string, campaignId: string, campaignContactId: string, attempt: number): Key => ({
+    pk: `${org(orgId)}#CAMPAIGN#${campaignId}`,
+    sk: `ATTEMPT#${campaignContactId}#${attempt}`,
+  }),
   /** A webhook endpoint (its signing secrets sealed). */
   webhook: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.webhook}${id}` }),
   /** An event (the outbox): written in the transaction of the change it reports; UUID v7 ids sort by time. */

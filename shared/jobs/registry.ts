@@ -75,8 +75,9 @@ export const jobs: JobDefinition[] = [
     maxReceiveCount: 5,
     batchSize: 10,
     timeoutSeconds: 60,
-    // Re-queues itself when its budget of due entries runs out; completes campaigns (number in_use).
-    access: { table: 'RW', queues: ['campaign-dispatch', 'event-fanout'] },
+    // Re-queues itself when its budget of due entries runs out; completes campaigns (number in_use);
+    // creates campaign calls through the calls service, which queues their call-place jobs.
+    access: { table: 'RW', queues: ['campaign-dispatch', 'event-fanout', 'call-place'] },
   },
   {
     kind: 'queue',
@@ -132,8 +133,9 @@ export const jobs: JobDefinition[] = [
     maxReceiveCount: 5,
     batchSize: 10,
     timeoutSeconds: 30,
-    // Ends the calls it cannot dial (do-not-call, carrier refusal): call.ended, contact history, analysis.
-    access: { table: 'RW', telephony: true, queues: ['call-events', 'call-analysis', 'event-fanout'] },
+    // Ends the calls it cannot dial (do-not-call, carrier refusal): call.ended, contact history, analysis,
+    // and a campaign call's outcome (which dispatches the campaign's next contact).
+    access: { table: 'RW', telephony: true, queues: ['call-events', 'call-analysis', 'event-fanout', 'campaign-dispatch'] },
   },
   {
     kind: 'queue',
@@ -146,7 +148,8 @@ export const jobs: JobDefinition[] = [
     timeoutSeconds: 30,
     memoryMb: 512,
     // Writes recordings (simulated: synthesized; Twilio: downloaded with the account's credentials) and signs their links in events.
-    access: { table: 'RW', bucket: 'RW', bucketPrefixes: recordingKeys.grantPatterns, telephony: true, queues: ['call-analysis', 'event-fanout'] },
+    // A campaign call's end records its outcome and dispatches the campaign's next contact.
+    access: { table: 'RW', bucket: 'RW', bucketPrefixes: recordingKeys.grantPatterns, telephony: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
   },
   {
     kind: 'queue',
@@ -166,6 +169,7 @@ export const jobs: JobDefinition[] = [
     description: 'Ends failed every call that got no final carrier event by its due time.',
     rateMinutes: 1,
     timeoutSeconds: 50,
-    access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout'] },
+    // A campaign call ended by the sweep records its outcome (failed, retryable) like any other end.
+    access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
   },
 ];

@@ -1,13 +1,16 @@
 /**
- * Black-box: campaigns over real HTTP against the local runtime (CRUD, state moves, preview).
- * The engine's dialing is proven in test/integration/campaigns.test.ts with a test dialer.
+ * Black-box: campaigns over real HTTP against the local runtime (CRUD, state moves, preview), and
+ * a campaign dialing through the real calls service and the simulated carrier. Queue delays run
+ * in real time here (queueTimeScale 1), so the call sessions' started/ended times are the times the
+ * platform saw and concurrency can be read from them; answered calls last 1 s after 1 s of ringing.
+ * The engine's crash safety is proven in test/integration/campaigns.test.ts with a test dialer.
  */
 import { generateApiKey } from '../../shared/domain/api-keys/secret';
 import { usePlatform } from '../support/platform';
 
 const keyA = generateApiKey();
 const keyB = generateApiKey();
-const local = usePlatform({ apiKeys: [keyA, keyB] });
+const local = usePlatform({ apiKeys: [keyA, keyB], queueTimeScale: 1, env: { SIMULATED_CALL_SECONDS: '1' } });
 const api = (...args: Parameters<ReturnType<typeof local>['api']>) => local().api(...args);
 
 async function setup() {
@@ -45,7 +48,9 @@ describe('campaigns over HTTP', () => {
     expect(listed.body.data[0]).toMatchObject({ id: campaign.id, name: 'Spring', status: 'draft' });
     expect((await api('GET', `/api/v1/campaigns/${campaign.id}`)).body.data).toEqual(campaign);
 
-    const patched = await api('PATCH', `/api/v1/campaigns/${campaign.id}`, { body: { schedule: { window_end: '18:30', retry_attempts: 2 } } });
+    // Blacked out today and tomorrow (New York): started, it dials no one whatever the hour the test runs.
+    const day = (offsetDays: number) => new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York' }).format(new Date(Date.now() + offsetDays * 86_400_000));
+    const patched = await api('PATCH', `/api/v1/campaigns/${campaign.id}`, { body: { schedule: { window_end: '18:30', retry_attempts: 2, blackout_dates: [day(0), day(1)] } } });
     expect(patched.body.data.schedule).toMatchObject({ window_start: '09:00', window_end: '18:30', retry_attempts: 2, max_concurrent: 2, timezone: 'America/New_York' });
 
     const preview = await api('POST', `/api/v1/campaigns/${campaign.id}/preview`);
@@ -80,5 +85,93 @@ describe('campaigns over HTTP', () => {
     expect((await api('DELETE', `/api/v1/phone-numbers/${number.id}`)).status).toBe(200); // released with the campaign over
     expect((await api('DELETE', `/api/v1/campaigns/${campaign.id}`)).status).toBe(200);
     expect((await api('GET', `/api/v1/campaigns/${campaign.id}`)).status).toBe(404);
+  });
+});
+
+/** Polls `read` until `done` holds (or 30 s pass, which fails the test). */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what} never happened: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The most intervals [start, end) open at one moment (an end at t comes before a start at t). */
+function maxOverlap(intervals: { start: string; end: string }[]): number {
+  const points = intervals.flatMap((i) => [{ at: Date.parse(i.start), d: 1 }, { at: Date.parse(i.end), d: -1 }]);
+  points.sort((a, b) => a.at - b.at || a.d - b.d);
+  let open = 0;
+  let most = 0;
+  for (const p of points) most = Math.max(most, (open += p.d));
+  return most;
+}
+
+describe('a campaign dialing through the calls service', () => {
+  it('dials by itself inside an always-open window, at most max_concurrent calls at once and all of them used; answered contacts end successful with their call session, a no-answer waits one gap for its retry, a duplicate number fails without a call', async () => {
+    // Prepare
+    const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=212&limit=1')).body.data;
+    const bought = await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price } });
+    expect(bought.status).toBe(200);
+    const agent = (await api('POST', '/api/v1/agents', { body: { name: 'Dialer', begin_message: 'Hi {{contact_name}}, this is {{campaign_name}}.', ring_duration_ms: 2000 } })).body.data;
+    // Simulated carrier: a number ending 0 is answered, 7 never answers.
+    const phones = ['+14155550210', '+14155550220', '+14155550230', '+14155550240', '+14155550217', '+14155550210'];
+    const contacts = [];
+    for (const [i, phone] of phones.entries()) {
+      const created = await api('POST', '/api/v1/contacts', { body: { first_name: `C${i}`, phone } });
+      expect(created.status).toBe(200);
+      contacts.push(created.body.data);
+    }
+    const [noAnswer, duplicate] = [contacts[4], contacts[5]];
+    const schedule = { window_start: '00:00', window_end: '23:59', window_days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', max_concurrent: 2, retry_attempts: 1, retry_gap_min: 1 };
+    const created = await api('POST', '/api/v1/campaigns', {
+      body: { name: 'Always open', agent_id: agent.id, phone_number_id: bought.body.data.id, from_phone_number: choice.phone_number, contact_ids: contacts.map((c: any) => c.id), schedule },
+    });
+    expect(created.status).toBe(200);
+    const id = created.body.data.id;
+
+    // Act: started, it dials by itself (its start queues the first dispatch; each end the next).
+    expect((await api('POST', `/api/v1/campaigns/${id}/start`)).status).toBe(200);
+    const campaign = await until(
+      async () => (await api('GET', `/api/v1/campaigns/${id}`)).body.data,
+      (c) => c.contact_stats.successful === 4 && c.contact_stats.in_progress === 0 && c.contact_stats.pending === 1,
+      'the answered contacts ending successful',
+    );
+
+    // Assess: counters add up, and match a recount of the contacts
+    expect(campaign.contact_stats).toEqual({ total: 6, contacted: 5, successful: 4, failed: 1, no_answer: 0, pending: 1, in_progress: 0 });
+    const listed = (await api('GET', `/api/v1/campaigns/${id}/contacts?limit=100`)).body.data;
+    const byStatus = (status: string) => listed.filter((c: any) => c.status === status);
+    expect(byStatus('successful')).toHaveLength(4);
+    expect(byStatus('pending')).toHaveLength(1);
+    expect(byStatus('failed')).toHaveLength(1);
+
+    for (const cc of byStatus('successful')) {
+      expect(cc).toMatchObject({ attempt_count: 1, call_duration_sec: 1, error_message: '' });
+      const call = (await api('GET', `/api/v1/calls/${cc.call_session_id}`)).body.data;
+      expect(call).toMatchObject({ campaign_id: id, contact_id: cc.contact_id, to_phone_number: cc.phone, status: 'ended', disconnection_reason: 'completed', duration_sec: 1 });
+      expect(call.transcript[0]).toEqual({ role: 'agent', text: `Hi ${cc.name}, this is Always open.`, time_sec: 0 });
+    }
+
+    const [dup] = byStatus('failed');
+    expect(dup).toMatchObject({ contact_id: duplicate.id, error_message: 'duplicate phone number', call_session_id: '', attempt_count: 0 });
+
+    const [retrying] = byStatus('pending');
+    expect(retrying).toMatchObject({ contact_id: noAnswer.id, attempt_count: 1 });
+    const missed = (await api('GET', `/api/v1/calls/${retrying.call_session_id}`)).body.data;
+    expect(missed).toMatchObject({ campaign_id: id, status: 'ended', disconnection_reason: 'no_answer', duration_sec: 0 });
+    expect(retrying.next_retry_at).toBe(new Date(Date.parse(missed.ended_at) + 60_000).toISOString());
+
+    // Five call sessions, one per dialed contact: never more than two at once, and two at some point.
+    const calls = (await api('GET', `/api/v1/calls?campaign_id=${id}&limit=100`)).body.data;
+    expect(calls).toHaveLength(5);
+    expect(new Set(calls.map((c: any) => c.to_phone_number))).toEqual(new Set(phones.slice(0, 5)));
+    expect(maxOverlap(calls.map((c: any) => ({ start: c.started_at, end: c.ended_at })))).toBe(2);
+
+    // A tick finds nothing due before the gap has passed: no second call to the no-answer.
+    await local().platform.scheduler.runNow('campaign-tick');
+    expect((await api('GET', `/api/v1/calls?campaign_id=${id}`)).body.meta.total).toBe(5);
   });
 });

@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
+import { clockMs } from '../../clock';
 import { keys } from '../../db/keys';
 import { ConditionFailed, deleteExisting, putNew, queryAll, transact } from '../../db/store';
 import { UnavailableError, UnprocessableError } from '../../errors';
@@ -191,7 +192,7 @@ export function simulatedCallOutcome(to: string): { status: CallStatus; answered
  * The whole course of a simulated call as carrier status events, offsets from dialing: the
  * same events (and fields) a real carrier posts to its status callback.
  */
-export function simulatedCourse(providerCallId: string, to: string, ringSeconds: number, start = Date.now()): CallStatusEvent[] {
+export function simulatedCourse(providerCallId: string, to: string, ringSeconds: number, start = clockMs()): CallStatusEvent[] {
   const { status, answeredBy, durationSec } = simulatedCallOutcome(to);
   const at = (seconds: number) => new Date(start + seconds * 1000).toISOString();
   const events: CallStatusEvent[] = [

@@ -3,6 +3,7 @@ import { queue } from '../../adapters/queue';
 import { synthesizeRecording } from '../../adapters/recording/audio';
 import { telephony } from '../../adapters/telephony';
 import type { CallStatusEvent } from '../../adapters/telephony/port';
+import { clockMs, clockNow } from '../../clock';
 import { config } from '../../config';
 import { keys } from '../../db/keys';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
@@ -13,6 +14,7 @@ import { callChargeId, chargeWrite } from '../billing/service';
 import { recordContactCall } from '../contacts/calls';
 import { DNC_MESSAGES, dialBlock } from '../dnc/service';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
+import { campaignCallEnded } from './campaign-calls';
 import { simulatedTranscript } from './conversation';
 import { storeRecording } from './recordings';
 import type { Transcript } from './schemas';
@@ -46,7 +48,7 @@ export const endMove = (reason: 'failed' | 'canceled'): Move => ({ ...ENDED, rea
 /** The item after a move, computed in memory; what changed is written with one conditional update. */
 function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; set: Record<string, unknown>; remove: string[] } {
   const at = d.at;
-  const set: Record<string, unknown> = { status: move.status, status_rank: move.rank, updated_at: new Date().toISOString(), gsi1pk: statusPartition(item.organization_id, move.status) };
+  const set: Record<string, unknown> = { status: move.status, status_rank: move.rank, updated_at: clockNow().toISOString(), gsi1pk: statusPartition(item.organization_id, move.status) };
   const remove: string[] = [];
   if (d.providerCallId && !item.provider_call_id) set.provider_call_id = d.providerCallId;
   const ends = move.status === 'ended';
@@ -143,7 +145,9 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
 
 /**
  * The steps after an end, each idempotent, then `finalized_at` so a later event skips them: the
- * call in the contact's history (recordContactCall is idempotent per call) and the analysis job.
+ * call in the contact's history (recordContactCall is idempotent per call), a campaign call's
+ * outcome to its campaign contact (recordCampaignCallOutcome is idempotent per attempt), and the
+ * analysis job.
  */
 async function finalize(item: CallItem): Promise<void> {
   if (item.finalized_at) return;
@@ -165,9 +169,10 @@ async function finalize(item: CallItem): Promise<void> {
       if (!(err instanceof NotFoundError)) throw err;
     });
   }
+  await campaignCallEnded(item);
   await queue().send('call-analysis', { organization_id: item.organization_id, call_id: item.id });
   await transact([
-    updateExisting(keys.call(item.organization_id, item.id), { finalized_at: new Date().toISOString() }, { condition: 'attribute_not_exists(finalized_at)' }),
+    updateExisting(keys.call(item.organization_id, item.id), { finalized_at: clockNow().toISOString() }, { condition: 'attribute_not_exists(finalized_at)' }),
   ]).catch(ignoreConditionFailed);
 }
 
@@ -194,7 +199,7 @@ export async function placeQueuedCall(orgId: string, callId: string): Promise<vo
   if (!item || item.status !== 'queued' || item.dial_claimed_at) return;
   const contact = item.contact_id ? await getItem<{ opt_out?: boolean }>(keys.contact(orgId, item.contact_id)) : null;
   const blocked = await dialBlock(orgId, item.to_phone_number, contact);
-  const now = new Date().toISOString();
+  const now = clockNow().toISOString();
   if (blocked) {
     await moveCall(item, endMove('canceled'), { at: now, errorMessage: DNC_MESSAGES[blocked] });
     return;
@@ -231,15 +236,16 @@ export async function placeQueuedCall(orgId: string, callId: string): Promise<vo
     });
   } catch (err) {
     logger.warn('The carrier did not place the call', { call_id: callId, error: err as Error });
-    await moveCall(claimed, endMove('failed'), { at: new Date().toISOString(), errorMessage: `The carrier did not place the call: ${(err as Error).message}` });
+    await moveCall(claimed, endMove('failed'), { at: clockNow().toISOString(), errorMessage: `The carrier did not place the call: ${(err as Error).message}` });
     return;
   }
   await transact([
     updateExisting(keys.call(orgId, callId), { provider_call_id: placed.providerCallId }, { condition: 'attribute_not_exists(provider_call_id) OR provider_call_id = :p', values: { ':p': placed.providerCallId } }),
   ]).catch(ignoreConditionFailed);
-  const startMs = Date.now();
+  const startMs = clockMs();
   for (const event of placed.events) {
-    const delaySeconds = Math.min(900, Math.max(0, Math.round((Date.parse(event.at) - startMs) / 1000)));
+    // Rounded up: like a real carrier's callback, an event is never applied before it happened.
+    const delaySeconds = Math.min(900, Math.max(0, Math.ceil((Date.parse(event.at) - startMs) / 1000)));
     await queue().send('call-events', { kind: 'status', organization_id: orgId, call_id: callId, provider: carrier.name, event }, { delaySeconds });
   }
 }
@@ -286,7 +292,7 @@ export async function attachCarrierRecording(orgId: string, callId: string, prov
   if (!carrier.fetchRecording) throw new Error(`The ${carrier.name} carrier cannot fetch recordings`);
   const audio = await carrier.fetchRecording(recordingUrl);
   const key = await storeRecording(orgId, callId, audio);
-  await transact([updateExisting(keys.call(orgId, callId), { recording_key: key, updated_at: new Date().toISOString() })]);
+  await transact([updateExisting(keys.call(orgId, callId), { recording_key: key, updated_at: clockNow().toISOString() })]);
 }
 
 /** The call-events job's work for one message. */

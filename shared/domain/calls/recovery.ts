@@ -1,3 +1,4 @@
+import { clockNow } from '../../clock';
 import { gsi2, type Key } from '../../db/keys';
 import { getItem, queryAll } from '../../db/store';
 import { logger } from '../../logger';
@@ -25,7 +26,7 @@ export interface RecoverySummary {
 }
 
 export async function runCallRecovery(options: { now?: Date; lookbackHours?: number } = {}): Promise<RecoverySummary> {
-  const now = (options.now ?? new Date()).toISOString();
+  const now = (options.now ?? clockNow()).toISOString();
   const lookback = Math.min(MAX_LOOKBACK_HOURS, Math.max(0, Math.floor(options.lookbackHours ?? DEFAULT_LOOKBACK_HOURS)));
   const summary: RecoverySummary = { now, found: 0, ended: 0, failed: 0 };
   const endOne = async (key: Key) => {

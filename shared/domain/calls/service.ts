@@ -5,6 +5,7 @@ import { countRange, getMany, queryRangePage, type RangeQuery } from '../../db/f
 import { getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
 import { listResult } from '../../http/result';
+import { clockNow } from '../../clock';
 import { getOr404 } from '../common/collection';
 import { DNC_MESSAGES, dialBlock } from '../dnc/service';
 import type { PhoneNumberItem } from '../phone-numbers/service';
@@ -59,6 +60,9 @@ export interface CallItem extends Omit<Call, 'recording_url'> {
   begin_message: string;
   analysis_model: string | null;
   analysis_prompt: string | null;
+  /** A campaign call: the campaign contact it dials and the attempt (its outcome goes back to them). */
+  campaign_contact_id?: string;
+  campaign_attempt?: number;
 }
 
 /** The API's view of a call: storage attributes dropped, a fresh recording link. */
@@ -115,6 +119,12 @@ interface ClaimItem {
 /** What another area (campaigns) adds when it creates a call. */
 export interface CallOrigin {
   campaignId?: string;
+  /**
+   * The campaign contact and attempt a campaign call dials: kept on the call for its outcome, and
+   * an attempt marker is written with the call only if absent, so one attempt never gets two calls
+   * (a second creation fails with ConditionFailed; the campaign dialer then answers the first call).
+   */
+  campaignAttempt?: { campaignContactId: string; attempt: number };
 }
 
 /**
@@ -142,7 +152,7 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
   }
 
   const id = uuidv7();
-  const now = new Date().toISOString();
+  const now = clockNow().toISOString();
   const ring = agent!.ring_duration_ms ?? 30_000;
   const max = agent!.max_call_duration_ms ?? 1_800_000;
   const call: Omit<Call, 'recording_url'> = {
@@ -185,6 +195,7 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     begin_message: agent!.begin_message ?? '',
     analysis_model: agent!.post_call_analysis_model || null,
     analysis_prompt: agent!.analysis_summary_prompt || null,
+    ...(origin.campaignAttempt ? { campaign_contact_id: origin.campaignAttempt.campaignContactId, campaign_attempt: origin.campaignAttempt.attempt } : {}),
   };
   const dims: [CallIndexDimension, string | null][] = [['agent', call.agent_id], ['campaign', call.campaign_id], ['contact', call.contact_id]];
   const indexEntries = dims
@@ -192,7 +203,11 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     .map(([dim, value]) =>
       putNew({ ...keys.callIndex(orgId, dim, value, id), entity: 'CALL_INDEX', call_id: id, agent_id: call.agent_id, campaign_id: call.campaign_id, contact_id: call.contact_id }),
     );
-  await transact([putNew({ ...item }), ...indexEntries], [{ orgId, collection: collections.calls, delta: 1 }]);
+  const attempt = origin.campaignAttempt;
+  const marker = attempt && call.campaign_id
+    ? [putNew({ ...keys.campaignAttemptCall(orgId, call.campaign_id, attempt.campaignContactId, attempt.attempt), entity: 'CAMPAIGN_ATTEMPT', call_id: id, created_at: now })]
+    : [];
+  await transact([putNew({ ...item }), ...indexEntries, ...marker], [{ orgId, collection: collections.calls, delta: 1 }]);
   // If this send fails the call stays queued and the recovery sweep ends it `failed` when due.
   await queue().send('call-place', { organization_id: orgId, call_id: id });
   return view(item);

@@ -1,6 +1,9 @@
+import { callsServiceDialer } from '../calls/campaign-calls';
+
 /**
- * The port through which the campaign engine places calls. The calls service implements it
- * (it creates a queued call session, placed by its own job) and, when a campaign call ends,
+ * The port through which the campaign engine places calls. The calls service implements it and is
+ * the default (../calls/campaign-calls.ts: it creates a queued call session, placed by its own
+ * job) and, when a campaign call ends,
  * calls `recordCampaignCallOutcome` (./engine.ts) with the same organization, campaign,
  * campaign contact and attempt.
  *
@@ -36,21 +39,15 @@ export interface CampaignCallOutcome {
   disconnectionReason: 'completed' | 'no_answer' | 'busy' | 'voicemail' | 'failed' | 'canceled';
 }
 
-/** Until the calls service is wired in, placing a campaign call fails (the contact stays pending). */
-const unwired: CampaignDialer = {
-  async placeCampaignCall() {
-    throw new Error('No campaign dialer is installed: the calls service is not wired to the campaign engine yet');
-  },
-};
 
 const DIALER = Symbol.for('vap.campaignDialer');
 type Holder = { [DIALER]?: CampaignDialer };
 
-/** Installs the dialer for this process (the calls service at start-up; tests install a recording one). */
+/** Replaces the dialer for this process (tests and the simulation install their own); `undefined` returns to the calls service. */
 export function installCampaignDialer(dialer: CampaignDialer | undefined): void {
   (globalThis as Holder)[DIALER] = dialer;
 }
 
 export function campaignDialer(): CampaignDialer {
-  return (globalThis as Holder)[DIALER] ?? unwired;
+  return (globalThis as Holder)[DIALER] ?? callsServiceDialer;
 }
