@@ -113,7 +113,8 @@ describe('deliveries', () => {
 
   it('retries a 500 after about 5 s (scaled) with the same webhook-id; the log shows both attempts', async () => {
     const hook = await endpoint('/flaky', { events: ['appointment.booked'] });
-    receiver.answer(500);
+    // Other endpoints of this organization get the same booking: fail only this one.
+    receiver.answerOn('/flaky', 500);
     await book();
     const [first, second] = await receiver.waitFor(2, at('/flaky'));
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
@@ -151,7 +152,7 @@ describe('deliveries', () => {
 
   it('counts a redirect as a failure and does not follow it', async () => {
     const hook = await endpoint('/moved');
-    receiver.answer(302);
+    receiver.answerOn('/moved', 302);
     const res = await api('POST', `/api/v1/webhooks/${hook.id}/test`);
     expect(res.body.data).toMatchObject({ status_code: 302, succeeded: false });
     expect(receiver.received.filter((r) => r.path === '/elsewhere')).toHaveLength(0);

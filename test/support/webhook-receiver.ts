@@ -16,6 +16,8 @@ export interface WebhookReceiver {
   received: Received[];
   /** Statuses to answer next, one per request; then 200. */
   answer(...statuses: number[]): void;
+  /** Statuses to answer next on one path only (other endpoints may be receiving the same events). */
+  answerOn(path: string, ...statuses: number[]): void;
   /** Forgets the statuses not yet answered. */
   clearAnswers(): void;
   /** Resolves once `count` requests matching `match` arrived (rejects after `timeoutMs`). */
@@ -27,13 +29,14 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const received: Received[] = [];
   const script: number[] = [];
+  const scriptOf = new Map<string, number[]>();
   const waiters = new Set<() => void>();
   const server: Server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       received.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(parts).toString('utf8'), at: Date.now() });
-      const status = script.shift() ?? 200;
+      const status = scriptOf.get(req.url ?? '/')?.shift() ?? script.shift() ?? 200;
       res.writeHead(status, status >= 300 && status < 400 ? { location: 'http://127.0.0.1:1/elsewhere' } : {});
       res.end('ok');
       for (const w of waiters) w();
@@ -45,7 +48,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${port}`,
     received,
     answer: (...statuses) => script.push(...statuses),
-    clearAnswers: () => script.splice(0),
+    answerOn: (path, ...statuses) => scriptOf.set(path, [...(scriptOf.get(path) ?? []), ...statuses]),
+    clearAnswers: () => {
+      script.splice(0);
+      scriptOf.clear();
+    },
     waitFor(count, match = () => true, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
