@@ -1,4 +1,5 @@
-import { PayloadTooLargeError, ValidationError } from '../../errors';
+import { ValidationError } from '../../errors';
+import { bodyText } from './body-text';
 import { header, httpState } from '../context';
 import type { HttpMiddleware } from './types';
 
@@ -15,10 +16,8 @@ export function formBody(options: Partial<typeof defaults> = {}): HttpMiddleware
     name: 'form-body',
     before: (request) => {
       const state = httpState(request);
-      const raw = request.event.body;
-      if (raw === undefined || raw === null || raw === '') return;
-      const text = request.event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-      if (Buffer.byteLength(text, 'utf8') > maxBytes) throw new PayloadTooLargeError(maxBytes);
+      const text = bodyText(request.event, maxBytes);
+      if (text === undefined) return;
       const type = (header(request.event, 'content-type') ?? '').toLowerCase().trim();
       if (!type.startsWith('application/x-www-form-urlencoded')) {
         throw new ValidationError('Content-Type must be application/x-www-form-urlencoded', [

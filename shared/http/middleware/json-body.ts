@@ -1,4 +1,5 @@
-import { PayloadTooLargeError, ValidationError } from '../../errors';
+import { ValidationError } from '../../errors';
+import { bodyText } from './body-text';
 import { header, httpState } from '../context';
 import type { HttpMiddleware } from './types';
 
@@ -14,10 +15,8 @@ export function jsonBody(options: Partial<typeof defaults> = {}): HttpMiddleware
     name: 'json-body',
     before: (request) => {
       const state = httpState(request);
-      const raw = request.event.body;
-      if (raw === undefined || raw === null || raw === '') return;
-      const text = request.event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-      if (Buffer.byteLength(text, 'utf8') > maxBytes) throw new PayloadTooLargeError(maxBytes);
+      const text = bodyText(request.event, maxBytes);
+      if (text === undefined) return;
       const type = (header(request.event, 'content-type') ?? '').toLowerCase();
       if (!/^application\/([a-z0-9.+-]*\+)?json\b/.test(type.trim())) {
         throw new ValidationError('Content-Type must be application/json', [
