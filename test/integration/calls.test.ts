@@ -15,6 +15,7 @@ import { runCallRecovery } from '../../shared/domain/calls/recovery';
 import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall, getCall, type CallItem } from '../../shared/domain/calls/service';
 import { createContact } from '../../shared/domain/contacts/service';
+import { ConflictError, UnprocessableError } from '../../shared/errors';
 import { addDncEntry } from '../../shared/domain/dnc/service';
 import { BuyBody } from '../../shared/domain/phone-numbers/schemas';
 import { buyPhoneNumber, listAvailablePhoneNumbers } from '../../shared/domain/phone-numbers/service';
@@ -47,9 +48,17 @@ async function organization(agent: Record<string, unknown> = {}) {
   let number;
   let choice;
   try {
-    const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: '206', limit: 5 });
-    choice = items[Math.floor(Math.random() * items.length)]!;
-    number = await buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price }));
+    // Other test files buy from the same pool in parallel: a number listed a moment ago may be gone.
+    for (let attempt = 1; ; attempt++) {
+      const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: '206', limit: 5 });
+      choice = items[Math.floor(Math.random() * items.length)]!;
+      try {
+        number = await buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price }));
+        break;
+      } catch (err) {
+        if (attempt >= 5 || !(err instanceof ConflictError || err instanceof UnprocessableError)) throw err;
+      }
+    }
   } finally {
     if (carrier === undefined) delete process.env.TELEPHONY_PROVIDER;
     else process.env.TELEPHONY_PROVIDER = carrier;
