@@ -62,7 +62,7 @@ export const itemShapes: ItemShape[] = [
   { item: 'event (outbox)', key: keys.event(O, '<uuid v7>'), gsi1: ix(gsi1.eventsOfType(O, '<type>'), '<id>'), gsi2: ix(gsi2.eventsUndispatched('<shard>' as unknown as number), gsi2.eventEntry('<created_at>', O, '<id>')), notes: 'gsi2 only until fanned out; expires through `ttl` (30 days)' },
   { item: 'webhook delivery job', key: keys.webhookJob(O, '<webhook id>', '<event id>'), gsi2: ix(gsi2.webhookJobsDue('<shard>' as unknown as number), gsi2.webhookJobEntry('<sweep_at>', O, '<webhook id>', '<event id>')), notes: 'gsi2 only while pending' },
   { item: 'webhook delivery attempt', key: keys.webhookDelivery(O, '<webhook id>', '<uuid v7>'), gsi1: ix(gsi1.webhookDeliveriesByOutcome(O, '<webhook id>', true), '<id>'), notes: 'gsi1 ends in `#ok` or `#failed`; expires through `ttl` (30 days)' },
-  { item: 'call session', key: keys.call(O, '<uuid v7>'), gsi1: ix(gsi1.byStatus(O, 'CALL', '<status>'), '<id>'), gsi2: ix(gsi2.callsDue('<YYYY-MM-DDTHH>', '<shard>' as unknown as number), gsi2.callDueEntry('<due_at>', O, '<id>')), notes: 'gsi2 only until the call ends (the recovery sweep)' },
+  { item: 'call session', key: keys.call(O, '<uuid v7>'), gsi1: ix(gsi1.byStatus(O, 'CALL', '<status>'), '<id>'), gsi2: ix(gsi2.callsDue('<YYYY-MM-DDTHH>', '<shard>' as unknown as number), gsi2.callDueEntry('<due_at>', O, '<id>')), notes: 'gsi2 only until the call ends and its after-end steps are done (the recovery sweep)' },
   { item: 'call index entry', key: keys.callIndex(O, '<agent|campaign|contact>' as never, '<value>', '<call id>'), notes: 'the agent, campaign and contact filters of GET /calls' },
 ];
 
@@ -183,7 +183,7 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'Move a call (state machine)', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CALL#<id> (+ EVENT#<id>, CHARGE#<id from call>)', notes: 'conditioned on status_rank < the new rank (never backwards, duplicates change nothing); call.started / call.ended events; the minutes charge and COUNT#charges with the end' },
   { name: 'Claim a dial / store the carrier call id', operation: 'UpdateItem', index: 'table', key: 'pk = ORG, sk = CALL#<id>', notes: 'dial_claimed_at conditioned on status queued and not yet claimed: at most one dial per call' },
   { name: 'Store a call analysis', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CALL#<id> + EVENT#<id>', notes: 'analysis set only while null, with the call.analyzed event; a failure sets analysis_error' },
-  { name: 'Calls due for recovery (call-recovery job)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = CALLDUE#<YYYY-MM-DDTHH>#<shard>, gsi2sk < <now>$', notes: 'sparse: calls not ended, gsi2sk = <due_at>#<org>#<id>; 4 shards per hour, the last 6 hours; keys only, then each call read consistently' },
+  { name: 'Calls due for recovery (call-recovery job)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = CALLDUE#<YYYY-MM-DDTHH>#<shard>, gsi2sk < <now>$', notes: 'sparse: calls not ended or not finalized, gsi2sk = <due_at>#<org>#<id>; 4 shards per hour, the last 6 hours; keys only, then each call read consistently' },
 ];
 
 /** The markdown table of the access patterns. */

@@ -18,7 +18,13 @@ export function sqsWorker<T>(fn: (message: T, record: SQSRecord) => Promise<void
       logger.error('dropping unparseable message', { message_id: record.messageId, error: (err as Error).message });
       return;
     }
-    await fn(message, record);
+    try {
+      await fn(message, record);
+    } catch (err) {
+      // The batch response only says which record failed; the log says why (and the queue retries it).
+      logger.error('message failed; it will be retried', { message_id: record.messageId, receive_count: record.attributes?.ApproximateReceiveCount, error: err as Error });
+      throw err;
+    }
   };
   return async (event: SQSEvent, context: Context) =>
     processPartialResponse(event, recordHandler, processor, { context });

@@ -175,3 +175,53 @@ describe('a campaign dialing through the calls service', () => {
     expect((await api('GET', `/api/v1/calls?campaign_id=${id}`)).body.meta.total).toBe(5);
   });
 });
+
+describe('a campaign run to its end on real simulated calls', () => {
+  it('pause lets the calls in flight finish and dials no one; resumed, it dials the rest two at a time and completes by itself with counters that add up and its events', async () => {
+    // Prepare: five contacts who answer, one who never does (7), one who reaches voicemail (6), one the carrier fails (9); no retries.
+    const number = (await api('POST', '/api/v1/phone-numbers/import', { body: { phone: '+16175550170', type: 'pstn' } })).body.data;
+    const agent = (await api('POST', '/api/v1/agents', { body: { name: 'Runner', ring_duration_ms: 1000 } })).body.data;
+    const phones = ['+13125550301', '+13125550302', '+13125550303', '+13125550304', '+13125550305', '+13125550307', '+13125550306', '+13125550309'];
+    const contacts = [];
+    for (const [i, phone] of phones.entries()) contacts.push((await api('POST', '/api/v1/contacts', { body: { first_name: `R${i}`, phone } })).body.data);
+    const schedule = { window_start: '00:00', window_end: '23:59', window_days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', max_concurrent: 2, retry_attempts: 0 };
+    const id = (await api('POST', '/api/v1/campaigns', {
+      body: { name: 'To the end', agent_id: agent.id, phone_number_id: number.id, from_phone_number: number.phone, contact_ids: contacts.map((c: any) => c.id), schedule },
+    })).body.data.id;
+    const read = async () => (await api('GET', `/api/v1/campaigns/${id}`)).body.data;
+    const callsOf = async () => (await api('GET', `/api/v1/calls?campaign_id=${id}&limit=100`)).body.data;
+
+    // Act: start, and pause as soon as two calls are in flight.
+    expect((await api('POST', `/api/v1/campaigns/${id}/start`)).status).toBe(200);
+    await until(read, (c) => c.contact_stats.in_progress === 2, 'two calls in flight');
+    const paused = await api('POST', `/api/v1/campaigns/${id}/pause`);
+    expect(paused.body.data).toMatchObject({ status: 'paused' });
+    const dialedBeforePause = paused.body.data.contact_stats.contacted;
+
+    // Assess: the calls in flight end and are counted; nobody else is dialed, even by a tick.
+    const settled = await until(read, (c) => c.contact_stats.in_progress === 0, 'the calls in flight ending');
+    await local().platform.scheduler.runNow('campaign-tick');
+    await local().platform.queue.drain();
+    expect(settled).toMatchObject({ status: 'paused', contact_stats: { contacted: dialedBeforePause, pending: 8 - dialedBeforePause } });
+    expect(await callsOf()).toHaveLength(dialedBeforePause);
+    expect((await read()).contact_stats.contacted).toBe(dialedBeforePause);
+
+    // Act: resume; the campaign runs to its end without any tick.
+    expect((await api('POST', `/api/v1/campaigns/${id}/start`)).body.data).toMatchObject({ status: 'running' });
+    const done = await until(read, (c) => c.status === 'completed', 'the campaign completing by itself');
+
+    // Assess: counters add up and equal a recount of the contacts; each dialed once, two at a time at most, and two at some point.
+    expect(done).toMatchObject({ execution_status: 'done', completed_at: expect.any(String) });
+    expect(done.contact_stats).toEqual({ total: 8, contacted: 8, successful: 5, no_answer: 2, failed: 1, pending: 0, in_progress: 0 });
+    const listed = (await api('GET', `/api/v1/campaigns/${id}/contacts?limit=100`)).body.data;
+    const recount: Record<string, number> = {};
+    for (const cc of listed) recount[cc.status] = (recount[cc.status] ?? 0) + 1;
+    expect(recount).toEqual({ successful: 5, no_answer: 2, failed: 1 });
+    const calls = await callsOf();
+    expect(calls.map((c: any) => c.to_phone_number).sort()).toEqual([...phones].sort());
+    expect(calls.every((c: any) => c.status === 'ended')).toBe(true);
+    expect(maxOverlap(calls.map((c: any) => ({ start: c.started_at, end: c.ended_at })))).toBe(2);
+    const events = (await api('GET', '/api/v1/events?type=campaign.completed&limit=100')).body.data;
+    expect(events.filter((e: any) => e.data.id === id)).toHaveLength(1);
+  });
+});

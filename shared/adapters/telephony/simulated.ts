@@ -177,12 +177,41 @@ export function simulatedCallSeconds(): number {
   return n;
 }
 
+type SimulatedOutcome = { status: CallStatus; answeredBy?: string; durationSec: number };
+
+/**
+ * SIMULATED_CALL_RANDOM_SEED: when set (any text), the carrier ignores the test digits and draws each
+ * call's outcome and length at random, reproducibly: the n-th call this process places to a number
+ * draws from a generator seeded by (seed, number, n). Answered by a person 55% (talking 30–300 s),
+ * rings out 20%, busy 10%, voicemail 10%, carrier failure 5%. `npm run simulate` runs this way.
+ */
+export function simulatedRandomSeed(): string | undefined {
+  return process.env.SIMULATED_CALL_RANDOM_SEED || undefined;
+}
+
+const callsPlacedTo = new Map<string, number>();
+
+function randomOutcome(seed: string, to: string): SimulatedOutcome {
+  const n = (callsPlacedTo.get(to) ?? 0) + 1;
+  callsPlacedTo.set(to, n);
+  const next = seededRandom(`${seed}:${to}:${n}`);
+  const r = next();
+  if (r < 0.55) return { status: 'completed', answeredBy: 'human', durationSec: 30 + Math.floor(next() * 271) };
+  if (r < 0.75) return { ...CALL_OUTCOMES['7']!, durationSec: 0 };
+  if (r < 0.85) return { ...CALL_OUTCOMES['8']!, durationSec: 0 };
+  if (r < 0.95) return { ...CALL_OUTCOMES['6']!, durationSec: 0 };
+  return { ...CALL_OUTCOMES['9']!, durationSec: 0 };
+}
+
 /**
  * What a simulated call does, by the callee's last digit: 0–5 answered and `completed` after
  * SIMULATED_CALL_SECONDS; 6 voicemail (a machine answers; no conversation); 7 rings out
- * (`no-answer`) after `ringSeconds`; 8 busy; 9 the carrier fails.
+ * (`no-answer`) after `ringSeconds`; 8 busy; 9 the carrier fails. With SIMULATED_CALL_RANDOM_SEED,
+ * drawn at random instead.
  */
-export function simulatedCallOutcome(to: string): { status: CallStatus; answeredBy?: string; durationSec: number } {
+export function simulatedCallOutcome(to: string): SimulatedOutcome {
+  const seed = simulatedRandomSeed();
+  if (seed) return randomOutcome(seed, to);
   const outcome = CALL_OUTCOMES[to.slice(-1)];
   if (outcome) return { ...outcome, durationSec: 0 };
   return { status: 'completed', answeredBy: 'human', durationSec: simulatedCallSeconds() };

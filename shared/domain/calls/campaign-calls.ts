@@ -65,6 +65,7 @@ export function campaignOutcome(item: CallItem): CampaignCallOutcome {
     durationSec: item.duration_sec ?? 0,
     answered: !!item.answered_at && reason !== 'voicemail',
     disconnectionReason: reason,
+    ...(item.error_message ? { errorMessage: item.error_message } : {}),
   };
 }
 

@@ -40,6 +40,9 @@ export interface MoveResult {
   item: CallItem;
 }
 
+/** How long after an end the recovery sweep may finish after-end steps left undone (normally done at once). */
+export const FINALIZE_GRACE_MS = 60_000;
+
 const ENDED: Move = { status: 'ended', rank: STATUS_RANK.ended, answered: false };
 
 /** A move that ends the call with `reason`, for the platform's own ends (do-not-call, carrier error, sweep). */
@@ -65,7 +68,10 @@ function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; 
       ...(answered && d.recordingKey ? { recording_key: d.recordingKey } : {}),
       ...(d.errorMessage ? { error_message: d.errorMessage } : {}),
     });
-    remove.push('due_at', 'gsi2pk', 'gsi2sk');
+    // The due entry stays, due a grace period after the end, until the after-end steps are done
+    // (finalize removes it): if they fail where no queue retries them (the sweep, the place job's
+    // do-not-call cancel), the recovery sweep finishes them.
+    Object.assign(set, dueEntry(item.organization_id, item.id, new Date(Math.max(Date.parse(at), clockMs()) + FINALIZE_GRACE_MS).toISOString()));
   } else if (move.answered && answeredAt) {
     // Answered: the sweep may end it once the agent's maximum duration (and a margin) has passed.
     Object.assign(set, dueEntry(item.organization_id, item.id, new Date(Date.parse(answeredAt) + item.max_call_duration_ms + RECOVERY_MARGIN_MS).toISOString()));
@@ -149,7 +155,7 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
  * outcome to its campaign contact (recordCampaignCallOutcome is idempotent per attempt), and the
  * analysis job.
  */
-async function finalize(item: CallItem): Promise<void> {
+export async function finalize(item: CallItem): Promise<void> {
   if (item.finalized_at) return;
   if (item.contact_id) {
     await recordContactCall(item.organization_id, item.contact_id, {
@@ -172,7 +178,10 @@ async function finalize(item: CallItem): Promise<void> {
   await campaignCallEnded(item);
   await queue().send('call-analysis', { organization_id: item.organization_id, call_id: item.id });
   await transact([
-    updateExisting(keys.call(item.organization_id, item.id), { finalized_at: clockNow().toISOString() }, { condition: 'attribute_not_exists(finalized_at)' }),
+    updateExisting(keys.call(item.organization_id, item.id), { finalized_at: clockNow().toISOString() }, {
+      remove: ['due_at', 'gsi2pk', 'gsi2sk'],
+      condition: 'attribute_not_exists(finalized_at)',
+    }),
   ]).catch(ignoreConditionFailed);
 }
 
@@ -278,7 +287,8 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
   if (provider === 'simulated' && move.status === 'ended' && move.answered && advances(item.status_rank, move)) {
     const seconds = Math.max(1, event.durationSec ?? 1);
     details.transcript = simulatedTranscript(item.begin_message, item.dynamic_variables ?? {}, seconds);
-    details.recordingKey = await storeRecording(orgId, callId, synthesizeRecording(seconds, { seed: callId }));
+    // SIMULATED_RECORDINGS=off (the week simulation) keeps the transcript but stores no audio.
+    if (process.env.SIMULATED_RECORDINGS !== 'off') details.recordingKey = await storeRecording(orgId, callId, synthesizeRecording(seconds, { seed: callId }));
   }
   return moveCall(item, move, details);
 }

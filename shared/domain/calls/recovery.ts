@@ -2,7 +2,7 @@ import { clockNow } from '../../clock';
 import { gsi2, type Key } from '../../db/keys';
 import { getItem, queryAll } from '../../db/store';
 import { logger } from '../../logger';
-import { endMove, moveCall } from './lifecycle';
+import { endMove, finalize, moveCall } from './lifecycle';
 import { CALL_DUE_SHARDS, type CallItem } from './service';
 
 /**
@@ -11,7 +11,9 @@ import { CALL_DUE_SHARDS, type CallItem } from './service';
  * while not answered, answered + maximum duration + margin once answered. It reads the sparse
  * calls-due index on gsi2 (hour partitions × CALL_DUE_SHARDS, from `lookbackHours` ago to now),
  * never a Scan; each entry's call is read consistently and ended through the state machine, so
- * an event that ends it at the same moment wins or loses cleanly. A call that was answered is
+ * an event that ends it at the same moment wins or loses cleanly. An ended call keeps its entry
+ * (due FINALIZE_GRACE_MS after the end) until its after-end steps are done; the sweep finishes
+ * those steps when the path that ended the call could not (a failure where no queue retries). A call that was answered is
  * charged for the time from its answer to the sweep, capped at its maximum duration.
  */
 export const DEFAULT_LOOKBACK_HOURS = 6;
@@ -22,16 +24,25 @@ export interface RecoverySummary {
   now: string;
   found: number;
   ended: number;
+  /** Ended calls whose after-end steps the sweep finished. */
+  finalized: number;
   failed: number;
 }
 
 export async function runCallRecovery(options: { now?: Date; lookbackHours?: number } = {}): Promise<RecoverySummary> {
   const now = (options.now ?? clockNow()).toISOString();
   const lookback = Math.min(MAX_LOOKBACK_HOURS, Math.max(0, Math.floor(options.lookbackHours ?? DEFAULT_LOOKBACK_HOURS)));
-  const summary: RecoverySummary = { now, found: 0, ended: 0, failed: 0 };
+  const summary: RecoverySummary = { now, found: 0, ended: 0, finalized: 0, failed: 0 };
   const endOne = async (key: Key) => {
     const item = await getItem<CallItem>(key);
-    if (!item || item.status === 'ended' || !item.due_at || item.due_at > now) return false;
+    if (!item || !item.due_at || item.due_at > now) return false;
+    if (item.status === 'ended') {
+      // Ended, but its after-end steps (contact history, campaign outcome, analysis) never finished.
+      if (item.finalized_at) return false;
+      await finalize(item);
+      summary.finalized++;
+      return false;
+    }
     const answeredMs = item.answered_at ? Date.parse(item.answered_at) : undefined;
     const durationSec = answeredMs !== undefined ? Math.min(item.max_call_duration_ms, Date.parse(now) - answeredMs) / 1000 : 0;
     const result = await moveCall(item, endMove('failed'), {

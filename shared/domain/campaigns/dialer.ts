@@ -37,6 +37,8 @@ export interface CampaignCallOutcome {
   durationSec: number;
   answered: boolean;
   disconnectionReason: 'completed' | 'no_answer' | 'busy' | 'voicemail' | 'failed' | 'canceled';
+  /** Why the platform ended it (the call's `error_message`: do-not-call, carrier refusal, sweep), when it did. */
+  errorMessage?: string;
 }
 
 

@@ -480,7 +480,7 @@ function classify(outcome: CampaignCallOutcome): { status: Exclude<CampaignConta
     case 'failed':
       return { status: 'failed', retryable: true, message: 'call failed' };
     case 'canceled':
-      return { status: 'failed', retryable: false, message: 'call canceled' };
+      return { status: 'failed', retryable: false, message: outcome.errorMessage || 'call canceled' };
   }
 }
 

@@ -64,14 +64,19 @@ function searchEntries(orgId: string, c: Pick<Contact, 'id' | 'first_name' | 'la
 
 const sameEntry = (a: SearchEntry, b: SearchEntry) => a.sk === b.sk && a.first_lc === b.first_lc;
 
-export async function createContact(orgId: string, input: ContactInput): Promise<Contact> {
-  const now = new Date().toISOString();
+/** A new contact and the items that store it: the contact item (with empty stats) and its search entries. */
+export function newContactItems(orgId: string, input: ContactInput, now: string): { contact: Contact; items: Record<string, unknown>[] } {
   const contact: Contact = { id: uuidv7(), ...contactDefaults, ...input, created_at: now, updated_at: now } as Contact;
-  const entries = searchEntries(orgId, contact);
+  const item = { ...keys.contact(orgId, contact.id), entity: ENTITY, version: 1, ...contact, stats: emptyStats() };
+  return { contact, items: [item, ...searchEntries(orgId, contact).map((e) => ({ ...e }))] };
+}
+
+export async function createContact(orgId: string, input: ContactInput): Promise<Contact> {
+  const { contact, items: [item, ...entries] } = newContactItems(orgId, input, new Date().toISOString());
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     try {
       await transact(
-        [putNew({ ...keys.contact(orgId, contact.id), entity: ENTITY, version: 1, ...contact, stats: emptyStats() }), ...entries.map((e) => putItem({ ...e }))],
+        [putNew(item!), ...entries.map((e) => putItem(e))],
         [{ orgId, collection: collections.contacts, delta: 1 }],
       );
       return contact;
