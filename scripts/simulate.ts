@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- --contacts N --days D --out report.json [--seed S] [--concurrent C]`
+ * `npm run simulate -- --contacts N --days D --out report.json [--seed S] [--concurrent C] [--tick-seconds T]`
  *
  * A week (or D days) of one campaign on virtual time: the local platform (DynamoDB Local, the
  * queue runner, the scheduler and the REAL job handlers: campaign-tick, campaign-dispatch,
@@ -45,6 +45,8 @@ export interface SimulationOptions {
   seed?: number;
   maxConcurrent?: number;
   start?: string;
+  /** Virtual seconds per scheduler "minute" (default 300): how often the tick, sweeps and retries' dispatch run. */
+  tickSeconds?: number;
 }
 
 export interface SimulationReport {
@@ -77,10 +79,10 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   const seed = options.seed ?? 1;
   const start = options.start ?? '2026-10-29T00:00:00.000Z';
   const clock = new ManualClock(Date.parse(start));
-  // One scheduled "minute" of the tick is 5 minutes of virtual time: the tick only opens windows
-  // and recovers; calls follow one another through their outcomes.
+  // One scheduled "minute" of the tick is 5 minutes of virtual time by default: the tick only opens
+  // windows, dispatches retries that came due and recovers; calls follow one another through their outcomes.
   const platform = await startPlatform({
-    inMemory: true, clock, tickSeconds: 300,
+    inMemory: true, clock, tickSeconds: options.tickSeconds ?? 300,
     env: { LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'SILENT', POWERTOOLS_LOG_LEVEL: 'ERROR', SIMULATED_CALL_RANDOM_SEED: String(seed), SIMULATED_RECORDINGS: 'off' }, log: () => undefined,
   });
   const random = seededRandom(`contacts-${seed}`);
@@ -226,6 +228,7 @@ if (require.main === module) {
     days: Number(arg('days') ?? 7),
     seed: Number(arg('seed') ?? 1),
     ...(arg('concurrent') ? { maxConcurrent: Number(arg('concurrent')) } : {}),
+    ...(arg('tick-seconds') ? { tickSeconds: Number(arg('tick-seconds')) } : {}),
   };
   const out = arg('out');
   simulate(options).then(

@@ -1,3 +1,4 @@
+import { clockNow } from '../../clock';
 import { DateTime } from 'luxon';
 import { gsi2, keys, type Key } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, transact, updateExisting } from '../../db/store';
@@ -98,7 +99,7 @@ export class RenewalRunIncomplete extends Error {
  * end when some number failed, so the job's error alarm sees it.
  */
 export async function runRenewals(options: RenewalRunOptions = {}): Promise<RenewalRunSummary> {
-  const now = (options.now ?? new Date()).toISOString();
+  const now = (options.now ?? clockNow()).toISOString();
   const maxPeriods = positiveInt(options.maxPeriodsPerNumber, MAX_PERIODS_PER_RUN);
   const summary: RenewalRunSummary = {
     now, days: dueDays(now, boundedLookback(options.lookbackDays)), found: 0, charged: 0, numbersRenewed: 0, stillBehind: 0, failed: 0, stopped: false,
