@@ -62,6 +62,10 @@ describe('campaigns over HTTP', () => {
     expect((await api('POST', `/api/v1/campaigns/${campaign.id}/pause`)).status).toBe(409);
     const started = await api('POST', `/api/v1/campaigns/${campaign.id}/start`);
     expect(started.body.data).toMatchObject({ status: 'running', started_at: expect.any(String) });
+    await local().platform.scheduler.runNow('campaign-tick');
+    await local().platform.queue.drain();
+    expect((await api('GET', `/api/v1/campaigns/${campaign.id}`)).body.data).toMatchObject({ status: 'running', execution_status: 'waiting_window', contact_stats: { in_progress: 0, contacted: 0 } });
+    expect((await api('GET', `/api/v1/calls?campaign_id=${campaign.id}`)).body.meta.total).toBe(0);
     expect((await api('POST', `/api/v1/campaigns/${campaign.id}/start`)).status).toBe(409);
     expect((await api('DELETE', `/api/v1/campaigns/${campaign.id}`)).status).toBe(409);
     expect((await api('DELETE', `/api/v1/phone-numbers/${number.id}`)).status).toBe(409); // held while running
@@ -184,12 +188,22 @@ describe('a campaign run to its end on real simulated calls', () => {
     const phones = ['+13125550301', '+13125550302', '+13125550303', '+13125550304', '+13125550305', '+13125550307', '+13125550306', '+13125550309'];
     const contacts = [];
     for (const [i, phone] of phones.entries()) contacts.push((await api('POST', '/api/v1/contacts', { body: { first_name: `R${i}`, phone } })).body.data);
+    // And two who must never be called: one on the do-not-call list, one who opted out.
+    const listed = (await api('POST', '/api/v1/contacts', { body: { first_name: 'Listed', phone: '+13125550311' } })).body.data;
+    expect((await api('POST', '/api/v1/dnc', { body: { phone: '+13125550311' } })).status).toBe(200);
+    const optedOut = (await api('POST', '/api/v1/contacts', { body: { first_name: 'Out', phone: '+13125550312', opt_out: true } })).body.data;
     const schedule = { window_start: '00:00', window_end: '23:59', window_days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', max_concurrent: 2, retry_attempts: 0 };
     const id = (await api('POST', '/api/v1/campaigns', {
-      body: { name: 'To the end', agent_id: agent.id, phone_number_id: number.id, from_phone_number: number.phone, contact_ids: contacts.map((c: any) => c.id), schedule },
+      body: { name: 'To the end', agent_id: agent.id, phone_number_id: number.id, from_phone_number: number.phone, contact_ids: [...contacts, listed, optedOut].map((c: any) => c.id), schedule },
     })).body.data.id;
     const read = async () => (await api('GET', `/api/v1/campaigns/${id}`)).body.data;
     const callsOf = async () => (await api('GET', `/api/v1/calls?campaign_id=${id}&limit=100`)).body.data;
+    const preview = (await api('POST', `/api/v1/campaigns/${id}/preview`)).body.data;
+    expect(preview).toMatchObject({ would_dial: 8, skipped_counts: { do_not_call: 1, opt_out: 1 } });
+    expect(preview.skipped).toEqual(expect.arrayContaining([
+      expect.objectContaining({ contact_id: listed.id, reason: 'do_not_call', error_message: 'on do-not-call list' }),
+      expect.objectContaining({ contact_id: optedOut.id, reason: 'opt_out', error_message: 'contact opted out' }),
+    ]));
 
     // Act: start, and pause as soon as two calls are in flight.
     expect((await api('POST', `/api/v1/campaigns/${id}/start`)).status).toBe(200);
@@ -202,7 +216,7 @@ describe('a campaign run to its end on real simulated calls', () => {
     const settled = await until(read, (c) => c.contact_stats.in_progress === 0, 'the calls in flight ending');
     await local().platform.scheduler.runNow('campaign-tick');
     await local().platform.queue.drain();
-    expect(settled).toMatchObject({ status: 'paused', contact_stats: { contacted: dialedBeforePause, pending: 8 - dialedBeforePause } });
+    expect(settled).toMatchObject({ status: 'paused', contact_stats: { contacted: dialedBeforePause } });
     expect(await callsOf()).toHaveLength(dialedBeforePause);
     expect((await read()).contact_stats.contacted).toBe(dialedBeforePause);
 
@@ -212,11 +226,13 @@ describe('a campaign run to its end on real simulated calls', () => {
 
     // Assess: counters add up and equal a recount of the contacts; each dialed once, two at a time at most, and two at some point.
     expect(done).toMatchObject({ execution_status: 'done', completed_at: expect.any(String) });
-    expect(done.contact_stats).toEqual({ total: 8, contacted: 8, successful: 5, no_answer: 2, failed: 1, pending: 0, in_progress: 0 });
-    const listed = (await api('GET', `/api/v1/campaigns/${id}/contacts?limit=100`)).body.data;
+    expect(done.contact_stats).toEqual({ total: 10, contacted: 8, successful: 5, no_answer: 2, failed: 3, pending: 0, in_progress: 0 });
+    const campaignContacts = (await api('GET', `/api/v1/campaigns/${id}/contacts?limit=100`)).body.data;
     const recount: Record<string, number> = {};
-    for (const cc of listed) recount[cc.status] = (recount[cc.status] ?? 0) + 1;
-    expect(recount).toEqual({ successful: 5, no_answer: 2, failed: 1 });
+    for (const cc of campaignContacts) recount[cc.status] = (recount[cc.status] ?? 0) + 1;
+    expect(recount).toEqual({ successful: 5, no_answer: 2, failed: 3 });
+    const never = campaignContacts.filter((cc: any) => [listed.id, optedOut.id].includes(cc.contact_id));
+    expect(never.map((cc: any) => [cc.error_message, cc.attempt_count, cc.call_session_id]).sort()).toEqual([['contact opted out', 0, ''], ['on do-not-call list', 0, '']]);
     const calls = await callsOf();
     expect(calls.map((c: any) => c.to_phone_number).sort()).toEqual([...phones].sort());
     expect(calls.every((c: any) => c.status === 'ended')).toBe(true);
