@@ -61,11 +61,13 @@ export interface DynamoLocal {
   endpoint: string;
   port: number;
   pid: number | undefined;
-  /** SIGTERM, then SIGKILL after 2 s if the Java process has not exited. Idempotent. */
+  /** SIGTERM, then SIGKILL if the Java process has not exited (after 2 s in memory, 10 s with data on disk). Idempotent. */
   stop(): Promise<void>;
 }
 
 const KILL_AFTER_MS = 2_000;
+/** With data on disk, a slow (loaded) machine gets longer to close the database cleanly before SIGKILL. */
+const KILL_AFTER_MS_ON_DISK = 10_000;
 
 /** Starts Amazon's DynamoDB Local (Java) and resolves once it answers ListTables. */
 export async function startDynamoLocal(options: DynamoLocalOptions = {}): Promise<DynamoLocal> {
@@ -91,7 +93,7 @@ export async function startDynamoLocal(options: DynamoLocalOptions = {}): Promis
       watchdog?.kill('SIGKILL');
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+      const timer = setTimeout(() => child.kill('SIGKILL'), path ? KILL_AFTER_MS_ON_DISK : KILL_AFTER_MS);
       await exited;
       clearTimeout(timer);
     })();
