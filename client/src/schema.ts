@@ -1702,9 +1702,9 @@ export interface components {
             phone: string;
             country?: string;
             /** @default  */
-            reason: string;
+            reason?: string;
             /** @default  */
-            source: string;
+            source?: string;
         };
         /** @description A voice AI agent */
         Agent: {
@@ -1828,7 +1828,7 @@ export interface components {
         CalcomWebhookEvent: {
             triggerEvent: string;
             /** @default {} */
-            payload: {
+            payload?: {
                 [key: string]: unknown;
             };
         } & {
@@ -2134,7 +2134,7 @@ export interface components {
         CreateKnowledgeBaseRequest: {
             name: string;
             /** @default  */
-            description: string;
+            description?: string;
         };
         CreateToolRequest: {
             name: string;
@@ -2181,9 +2181,9 @@ export interface components {
         DiscoverRequest: {
             url: string;
             /** @default 5 */
-            max_depth: number;
+            max_depth?: number;
             /** @default 100 */
-            limit: number;
+            limit?: number;
         };
         /** @description The URLs found on a site */
         DiscoverResult: {
@@ -2363,7 +2363,7 @@ export interface components {
             kb_id: string;
             query: string;
             /** @default 5 */
-            top_k: number;
+            top_k?: number;
         };
         /** @description The passages that best answer a query */
         QueryResult: {
@@ -2469,7 +2469,7 @@ export interface components {
         ToolDefinitionInput: {
             name: string;
             /** @default  */
-            description: string;
+            description?: string;
             parameters?: {
                 /** @constant */
                 type: "object";

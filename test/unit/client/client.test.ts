@@ -90,10 +90,10 @@ describe('client: paging', () => {
     const api = createClient({ baseUrl: 'http://api.test', apiKey: 'k', fetch });
     // Act
     const ids: string[] = [];
-    for await (const contact of api.paginate('/api/v1/contacts', { params: { query: { limit: 2, offset: 1, tag: 'vip' } } })) ids.push(contact.id);
+    for await (const call of api.paginate('/api/v1/calls', { params: { query: { limit: 2, offset: 1, status: 'ended' } } })) ids.push(call.id);
     // Assess
     expect(ids).toEqual(['a', 'b', 'c', 'd', 'e']);
-    expect(sent.map((s) => s.url.search)).toEqual(['?limit=2&offset=1&tag=vip', '?limit=2&tag=vip&cursor=c1', '?limit=2&tag=vip&cursor=c2']);
+    expect(sent.map((s) => s.url.search)).toEqual(['?limit=2&offset=1&status=ended', '?limit=2&status=ended&cursor=c1', '?limit=2&status=ended&cursor=c2']);
   });
 
   it('answers one page with its meta', async () => {
