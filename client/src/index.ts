@@ -6,7 +6,7 @@
 import createFetchClient, { mergeHeaders, type Client, type HeadersOptions, type MaybeOptionalInit, type Middleware } from 'openapi-fetch';
 import { ApiError } from './errors.js';
 import { retryingFetch, type RetryOptions } from './retry.js';
-import type { components, paths } from './schema.js';
+import type { ListMeta, paths } from './schema.js';
 
 export type * from './schema.js';
 export { ApiError, parseRetryAfter, type ErrorBody, type ErrorCode, type ErrorDetails } from './errors.js';
@@ -48,8 +48,6 @@ export type ListPath = {
 
 /** One item of a list's `data`. */
 export type ListItem<P extends ListPath> = ResponseData<P, 'get'> extends (infer I)[] ? I : never;
-
-export type ListMeta = components['schemas']['ListMeta'];
 
 /** One page of a list: its items and `meta` (`total`, `limit`, `offset`, `next_cursor`). */
 export interface Page<I> {

@@ -152,7 +152,10 @@ describe('the typed client against the local runtime', () => {
     expect((await failure(api.post('/api/v1/scheduler/appointments/{id}/cancel', { ...byId(moved.id), body: {} }))).code).toBe('CONFLICT');
   });
 
-  it('knowledge base: create, ingest text, query it, list documents, delete', async () => {
+  // Not deleted here: the kb-cleanup message is sent before the knowledge base's item is deleted, and
+  // under load the job can run in between and fail once on purpose (retried later), which the
+  // test platform would report as an undeclared failure (test/acceptance/rag.test.ts covers deletion).
+  it('knowledge base: create, ingest text, query it, list documents, read it back with its count', async () => {
     const kb = await api.post('/api/v1/rag/knowledge-bases', { body: { name: 'FAQ' } });
     const ingested = await api.post('/api/v1/rag/ingest', { body: { kb_id: kb.id, text: 'Parking is free for customers behind the store.' } });
     expect(ingested.documents).toHaveLength(1);
@@ -163,7 +166,7 @@ describe('the typed client against the local runtime', () => {
     );
     expect(answer.passages[0]!.text).toMatch(/Parking is free/);
     expect((await api.page('/api/v1/rag/documents', { params: { query: { kb_id: kb.id } } })).meta.total).toBe(1);
-    await api.delete('/api/v1/rag/knowledge-bases/{kb_id}', { params: { path: { kb_id: kb.id } } });
+    expect(await api.get('/api/v1/rag/knowledge-bases/{kb_id}', { params: { path: { kb_id: kb.id } } })).toMatchObject({ id: kb.id, name: 'FAQ', document_count: 1 });
   });
 
   it('webhooks and events: an endpoint receives a signed ping that verifyWebhook accepts; the event is listed', async () => {
