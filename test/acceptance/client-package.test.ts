@@ -1,7 +1,8 @@
 /**
  * The client package as a user gets it: built once with its own tsconfig (ESM + declarations),
  * imported by plain Node through its package name and `exports`, and every ```ts example of
- * client/README.md run as written (as an .mts file, with tsx) against the local runtime.
+ * client/README.md run as written (as an .mts file, with tsx) against the local runtime and
+ * type-checked under strict settings against the built declarations.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,16 +49,21 @@ describe('the client package', () => {
     expect(JSON.parse(stdout)).toEqual(expect.arrayContaining(['ApiError', 'WebhookVerificationError', 'createClient', 'verifyWebhook']));
   });
 
-  it('runs every example of its README as written against the local runtime', async () => {
+  it('runs every example of its README as written against the local runtime, and they compile under strict TypeScript', async () => {
     const blocks = tsBlocks(readFileSync(join(client, 'README.md'), 'utf8'));
     expect(blocks.length).toBeGreaterThanOrEqual(8);
     // Inside the repository, so `@voice-agent-platform/client` resolves as it would for a user.
     const dir = join(root, '.tmp', `client-readme-${process.pid}`);
     mkdirSync(dir, { recursive: true });
     try {
-      for (const [i, code] of blocks.entries()) {
+      blocks.forEach((code, i) => writeFileSync(join(dir, `example-${i + 1}.mts`), code));
+      // tsx only strips types: a type check (against the built declarations) runs beside the examples.
+      const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], types: ['node'], strict: true, noEmit: true };
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.mts'] }));
+      const typecheck = run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: root })
+        .then(() => 'ok', (error: { stdout?: string; message: string }) => error.stdout || error.message);
+      for (const i of blocks.keys()) {
         const file = join(dir, `example-${i + 1}.mts`);
-        writeFileSync(file, code);
         const result = await run(join(root, 'node_modules/.bin/tsx'), [file], {
           cwd: root,
           env: { ...process.env, API_URL: local().url, API_KEY: local().key },
@@ -65,6 +71,7 @@ describe('the client package', () => {
         }).catch((error: { stderr?: string; message: string }) => ({ failed: `${error.message}\n${error.stderr ?? ''}` }));
         expect([`example ${i + 1}`, 'failed' in result ? result.failed : 'ok']).toEqual([`example ${i + 1}`, 'ok']);
       }
+      expect(await typecheck).toBe('ok');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
