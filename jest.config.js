@@ -7,6 +7,8 @@ const base = {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
     // unpdf exports its PDF.js build for `import` only.
     '^unpdf/pdfjs$': '<rootDir>/node_modules/unpdf/dist/pdfjs.mjs',
+    // The client (client/src) is ESM for Node: its relative imports name the emitted `.js` file.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',
   setupFiles: ['<rootDir>/test/support/setup-env.js'],
