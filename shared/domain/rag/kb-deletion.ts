@@ -22,8 +22,8 @@ export interface KbCleanupMessage {
   requested_at: string;
 }
 
-/** Thrown while the knowledge base's item is still there: SQS delivers the message again later. */
-export class KnowledgeBaseStillExists extends Error {}
+/** How long a message for a knowledge base whose item is still there waits before it looks again. */
+export const WAIT_FOR_DELETE_SECONDS = 10;
 
 /** Starts the cleanup of a knowledge base (its item is deleted by the caller right after). */
 export async function queueKnowledgeBaseCleanup(orgId: string, kbId: string, now = new Date()): Promise<void> {
@@ -35,16 +35,18 @@ export async function queueKnowledgeBaseCleanup(orgId: string, kbId: string, now
  * One bounded run of a deleted knowledge base's cleanup: a page of document items, else a page
  * of its objects (originals, texts, chunks, index versions), else its counter and agents'
  * references. Everything it does is derived from what is left, so it is idempotent and resumes
- * wherever a run died. Answers 'more' when work remains (the job re-queues the message).
+ * wherever a run died. Answers 'more' when work remains (the job re-queues the message), 'wait'
+ * while the knowledge base's item is still there (the delete that follows the send has not landed:
+ * the job re-queues the message with a delay, a success rather than a failed delivery).
  */
-export async function cleanUpKnowledgeBase(m: KbCleanupMessage, pageSize = CLEANUP_PAGE_SIZE, now = Date.now()): Promise<'more' | 'done'> {
+export async function cleanUpKnowledgeBase(m: KbCleanupMessage, pageSize = CLEANUP_PAGE_SIZE, now = Date.now()): Promise<'more' | 'wait' | 'done'> {
   // The item is deleted after the message is sent: never clean a knowledge base that still exists.
   if (await getItem(keys.knowledgeBase(m.org_id, m.kb_id))) {
     if (now - Date.parse(m.requested_at) > STALE_AFTER_MS) {
       logger.warn('knowledge base cleanup dropped: the knowledge base still exists', { kb_id: m.kb_id });
       return 'done';
     }
-    throw new KnowledgeBaseStillExists(`knowledge base ${m.kb_id} is not deleted yet`);
+    return 'wait';
   }
   const docs: { pk: string; sk: string }[] = [];
   for await (const d of queryAll<{ pk: string; sk: string }>(
@@ -86,5 +88,7 @@ async function clearAgentReferences(orgId: string, kbId: string): Promise<void> 
 
 /** The job's work for one message: one run, then the message again when more remains. */
 export async function runKnowledgeBaseCleanup(m: KbCleanupMessage): Promise<void> {
-  if ((await cleanUpKnowledgeBase(m)) === 'more') await queue().send(KB_CLEANUP_QUEUE, m);
+  const result = await cleanUpKnowledgeBase(m);
+  if (result === 'more') await queue().send(KB_CLEANUP_QUEUE, m);
+  else if (result === 'wait') await queue().send(KB_CLEANUP_QUEUE, m, { delaySeconds: WAIT_FOR_DELETE_SECONDS });
 }
