@@ -168,14 +168,18 @@ function coldStart() {
   const entries = [{ name: 'floor' }, ...functions];
 
   const env = { ...process.env, TABLE_NAME: 'bench', BUCKET_NAME: 'bench', AWS_REGION: 'us-east-1', LOG_LEVEL: 'SILENT', NODE_OPTIONS: '' };
-  const loadOnce = (file: string) =>
-    Number(
-      String(
-        execFileSync(process.execPath, ['--input-type=module', '-e', `const t=performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now()-t)`], { cwd: out, env }),
-      ).trim(),
-    );
+  // Wall time is the figure; the process's CPU time for the same import is printed too, a
+  // cross-check that other processes on a shared machine disturb much less.
+  const loadOnce = (file: string, flags: string[] = []) =>
+    String(
+      execFileSync(process.execPath, [...flags, '--input-type=module', '-e', `const c=process.cpuUsage(); const t=performance.now(); await import(${JSON.stringify(file)}); const w=performance.now()-t; const u=process.cpuUsage(c); console.log(w, (u.user+u.system)/1000)`], { cwd: out, env }),
+    ).trim().split(' ').map(Number) as [number, number];
   const samples = new Map<string, number[]>();
-  const jobsToRun = (Object.keys(modes) as Mode[]).flatMap((mode) => entries.map((e) => ({ mode, name: e.name, key: `${mode}:${e.name}` })));
+  const cpuSamples = new Map<string, number[]>();
+  const jobsToRun: { mode: Mode; name: string; key: string; flags?: string[] }[] = (Object.keys(modes) as Mode[]).flatMap((mode) => entries.map((e) => ({ mode, name: e.name, key: `${mode}:${e.name}` })));
+  // The deployed functions run with NODE_OPTIONS=--enable-source-maps (lib/api-function.ts): what that adds, on the floor and one function.
+  const SOURCE_MAPPED = 'getAgent';
+  for (const name of ['floor', SOURCE_MAPPED]) jobsToRun.push({ mode: stackMode, name, key: `maps:${name}`, flags: ['--enable-source-maps'] });
   for (let round = 0; round < runs; round++) {
     // Fisher–Yates with Math.random: each round a new order, so no bundle always follows a heavy one.
     const order = [...jobsToRun];
@@ -184,8 +188,9 @@ function coldStart() {
       [order[i], order[j]] = [order[j]!, order[i]!];
     }
     for (const item of order) {
-      const t = loadOnce(join(bundleOf(item.mode, item.name).dirs.get(item.name)!, 'index.mjs'));
-      samples.set(item.key, [...(samples.get(item.key) ?? []), t]);
+      const [wall, cpu] = loadOnce(join(bundleOf(item.mode, item.name).dirs.get(item.name)!, 'index.mjs'), item.flags);
+      samples.set(item.key, [...(samples.get(item.key) ?? []), wall]);
+      cpuSamples.set(item.key, [...(cpuSamples.get(item.key) ?? []), cpu]);
     }
   }
   const load = (mode: Mode, name: string) => median(samples.get(`${mode}:${name}`)!);
@@ -197,6 +202,8 @@ function coldStart() {
   const apiRows = rowsOf(api);
   const jobRows = rowsOf(jobEntries);
   const medianX = median(apiRows.map((r) => r.x));
+  const cpuLoad = (mode: Mode, name: string) => median(cpuSamples.get(`${mode}:${name}`)!);
+  const cpuX = api.map((e) => cpuLoad(stackMode, e.name) / cpuLoad(floorMode, 'floor')).sort((a, b) => b - a);
   const worst = apiRows[0]!;
   const over = apiRows.filter((r) => r.x > COLD_GOAL_WORST);
   const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
@@ -212,6 +219,8 @@ function coldStart() {
     `Each function's bundle as the stack builds it (lib/bundle.ts: one esbuild pass, ESM, minified, AWS SDK **${stackMode}**; a module reached only through a dynamic \`import()\` is in the file but runs only when its path does, and an external one is not even read until then), loaded with \`await import()\` in a fresh Node process; median of ${runs} runs, every round loading every bundle once in a new random order, so the floor and the functions share the machine's noise. The floor is a handler that only creates a DynamoDB document client, built with the SDK bundled (${ms(load('bundled', 'floor'))}, ${kb('bundled', 'floor').toFixed(1)} KB) and external (${ms(load('external', 'floor'))}, ${kb('external', 'floor').toFixed(1)} KB); the cheaper, **${floorMode}, ${ms(floor)}**, is the floor. Load average when measured: ${loadavg.map((l) => l.toFixed(2)).join(', ')} (${cpus().length} cores).`,
     '',
     `**Goal check (API functions, ${apiRows.length}): median ${medianX.toFixed(2)}× the floor (goal ≤ ${COLD_GOAL_MEDIAN}×: ${verdict(medianX <= COLD_GOAL_MEDIAN)}); worst ${worst.x.toFixed(2)}×, ${worst.name} (goal ≤ ${COLD_GOAL_WORST}× for each: ${verdict(over.length === 0)}).**${over.length ? ` Over ${COLD_GOAL_WORST}×: ${over.map((r) => r.name).join(', ')}.` : ''}`,
+    '',
+    `Cross-check on CPU time (the loading process's own user + system time for the same imports, which other processes on the machine disturb much less): floor ${ms(cpuLoad(floorMode, 'floor'))}, median API function ${median(cpuX).toFixed(2)}× the floor, worst ${cpuX[0]!.toFixed(2)}×.`,
     '',
     '| API function | bundle | load | × floor |',
     '|---|---|---|---|',
@@ -230,6 +239,8 @@ function coldStart() {
     ...(['bundled', 'external'] as Mode[]).map((mode) => `| ${mode}${mode === stackMode ? ' (the stack)' : ''} | ${ms(load(mode, 'floor'))} | ${ms(modeMedian(mode))} | ${modeKb(mode).toFixed(1)} KB |`),
     '',
     `${stackMode[0]!.toUpperCase()}${stackMode.slice(1)} loaded faster for ${faster} of ${api.length} API functions.`,
+    '',
+    `Source maps: the functions run with \`NODE_OPTIONS=--enable-source-maps\` (readable stack traces), and Node then reads each bundle's map as it loads it. In the same rounds, with the flag: the ${stackMode} floor ${ms(median(samples.get('maps:floor')!))} (against ${ms(load(stackMode, 'floor'))} without), ${SOURCE_MAPPED} ${ms(median(samples.get(`maps:${SOURCE_MAPPED}`)!))} (against ${ms(load(stackMode, SOURCE_MAPPED))}). The table above loads every bundle as the floor is loaded, without the flag.`,
     '',
   ].join('\n');
 }
