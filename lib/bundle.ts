@@ -9,6 +9,12 @@ export interface BundleEntry {
   entry: string;
 }
 
+/**
+ * Whether the stack leaves `@aws-sdk/*` to the runtime (true) or bundles it (false). Decided by
+ * measurement: `npm run bench`, section (b), loads every function both ways in the same run.
+ */
+export const DEFAULT_EXTERNAL_AWS_SDK = false;
+
 export interface BundleOptions {
   /** Repository root the entries are relative to. */
   rootDir: string;
@@ -78,8 +84,10 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
     sourcemap: 'linked',
     sourcesContent: false,
     legalComments: 'none',
-    external: options.externalAwsSdk === false ? [] : ['@aws-sdk/*'],
+    external: (options.externalAwsSdk ?? DEFAULT_EXTERNAL_AWS_SDK) ? ['@aws-sdk/*'] : [],
     banner: { js: REQUIRE_BANNER },
+    // Modules that load lazily in Lambda load eagerly when unbundled (shared/domain/common/phone-field.ts).
+    define: { 'process.env.VAP_LAZY_MODULES': '"true"' },
     metafile: true,
     logLevel: 'silent',
   };

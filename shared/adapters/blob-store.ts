@@ -1,29 +1,39 @@
-import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { checkS3, guardClient } from '../access/enforce';
 import { config } from '../config';
 
-let client: S3Client | undefined;
+let client: Promise<S3Client> | undefined;
 
-/** The S3 client, built once (the local S3-compatible server when S3_ENDPOINT is set). */
-export function s3(): S3Client {
-  if (client) return client;
-  const { region, s3Endpoint } = config();
-  client = new S3Client({
-    region,
-    // Presigned PUT URLs must not carry the checksum of an empty body, or S3 refuses the upload.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    ...(s3Endpoint
-      ? { endpoint: s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
-      : {}),
+/**
+ * The S3 client, built once (the local S3-compatible server when S3_ENDPOINT is set). The SDK's
+ * S3 module is loaded on first use, not at cold start: most functions that may touch the bucket
+ * (knowledge-base reads, calls without a recording) never do on most paths.
+ */
+export function s3(): Promise<S3Client> {
+  client ??= import('@aws-sdk/client-s3').then(({ S3Client }) => {
+    const { region, s3Endpoint } = config();
+    const created = new S3Client({
+      region,
+      // Presigned PUT URLs must not carry the checksum of an empty body, or S3 refuses the upload.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      ...(s3Endpoint
+        ? { endpoint: s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
+        : {}),
+    });
+    // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
+    guardClient(created, 'accessGuard', (command, input) => checkS3(command, input, config().bucketName));
+    return created;
   });
-  // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
-  guardClient(client, 'accessGuard', (command, input) => checkS3(command, input, config().bucketName));
   return client;
 }
 
+/** The S3 module itself, loaded on first use (its command classes). */
+export const s3Commands = () => import('@aws-sdk/client-s3');
+
 /** Whether the bucket answers (readiness). */
 export async function bucketReachable(): Promise<void> {
-  await s3().send(new HeadBucketCommand({ Bucket: config().bucketName }));
+  const { HeadBucketCommand } = await s3Commands();
+  await (await s3()).send(new HeadBucketCommand({ Bucket: config().bucketName }));
 }
 
 /** Drop the cached client (tests). */

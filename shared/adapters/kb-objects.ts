@@ -1,14 +1,20 @@
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { GetObjectCommandOutput } from '@aws-sdk/client-s3';
 import { config } from '../config';
-import { s3 } from './blob-store';
+import { s3, s3Commands } from './blob-store';
 
-/** Object storage as the knowledge base needs it: put, get, delete by prefix, presign uploads. */
+/**
+ * Object storage as the knowledge base needs it: put, get, delete by prefix, presign uploads.
+ * The S3 module and the presigner load on the first call, so a function whose path never
+ * touches the bucket does not pay for them at cold start.
+ */
+
+const presigner = () => import('@aws-sdk/s3-request-presigner');
 
 /** Puts an object; `tags` become its object tags (lifecycle rules can select objects by tag). */
 export async function putObject(key: string, body: string | Uint8Array, contentType: string, tags?: Record<string, string>): Promise<void> {
   const Tagging = tags ? new URLSearchParams(tags).toString() : undefined;
-  await s3().send(new PutObjectCommand({ Bucket: config().bucketName, Key: key, Body: body, ContentType: contentType, ...(Tagging ? { Tagging } : {}) }));
+  const { PutObjectCommand } = await s3Commands();
+  await (await s3()).send(new PutObjectCommand({ Bucket: config().bucketName, Key: key, Body: body, ContentType: contentType, ...(Tagging ? { Tagging } : {}) }));
 }
 
 export interface StoredObject {
@@ -19,9 +25,11 @@ export interface StoredObject {
 
 /** An object's bytes, or undefined when it does not exist; refuses objects above `maxBytes`. */
 export async function getObject(key: string, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredObject | undefined> {
+  const { GetObjectCommand } = await s3Commands();
+  const client = await s3();
   let out: GetObjectCommandOutput;
   try {
-    out = await s3().send(new GetObjectCommand({ Bucket: config().bucketName, Key: key }));
+    out = await client.send(new GetObjectCommand({ Bucket: config().bucketName, Key: key }));
   } catch (err) {
     const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
     if (e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return undefined;
@@ -59,16 +67,19 @@ export async function deletePrefix(prefix: string): Promise<number> {
  */
 export async function deletePrefixPage(prefix: string): Promise<{ deleted: number; more: boolean }> {
   const bucket = config().bucketName;
-  const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  const { ListObjectsV2Command, DeleteObjectsCommand } = await s3Commands();
+  const client = await s3();
+  const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
   const objects = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
-  if (objects.length) await s3().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
+  if (objects.length) await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
   return { deleted: objects.length, more: !!page.IsTruncated };
 }
 
 /** Deletes the given objects (missing ones are fine). */
 export async function deleteObjects(keys: string[]): Promise<void> {
   if (!keys.length) return;
-  await s3().send(new DeleteObjectsCommand({ Bucket: config().bucketName, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
+  const { DeleteObjectsCommand } = await s3Commands();
+  await (await s3()).send(new DeleteObjectsCommand({ Bucket: config().bucketName, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
 }
 
 /**
@@ -76,11 +87,13 @@ export async function deleteObjects(keys: string[]): Promise<void> {
  * of another type or size than the one declared.
  */
 export async function presignPut(key: string, contentType: string, contentLength: number, expiresInSeconds: number): Promise<string> {
+  const [{ PutObjectCommand }, { getSignedUrl }, client] = await Promise.all([s3Commands(), presigner(), s3()]);
   const command = new PutObjectCommand({ Bucket: config().bucketName, Key: key, ContentType: contentType, ContentLength: contentLength });
-  return getSignedUrl(s3(), command, { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) });
+  return getSignedUrl(client, command, { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) });
 }
 
 /** A presigned GET for one object (call recordings: a short-lived download link). */
 export async function presignGet(key: string, expiresInSeconds: number): Promise<string> {
-  return getSignedUrl(s3(), new GetObjectCommand({ Bucket: config().bucketName, Key: key }), { expiresIn: expiresInSeconds });
+  const [{ GetObjectCommand }, { getSignedUrl }, client] = await Promise.all([s3Commands(), presigner(), s3()]);
+  return getSignedUrl(client, new GetObjectCommand({ Bucket: config().bucketName, Key: key }), { expiresIn: expiresInSeconds });
 }

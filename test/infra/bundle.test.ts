@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bundleEntries } from '../../lib/bundle';
+import { bundleEntries, DEFAULT_EXTERNAL_AWS_SDK } from '../../lib/bundle';
 import { ROOT_DIR } from '../../lib/stack';
 
 // Inside the repository (and git-ignored), so the bundle resolves the external AWS SDK from
@@ -31,8 +32,8 @@ describe('bundleEntries', () => {
     );
   });
 
-  it('writes a runnable ESM bundle per entry, with a source map and the AWS SDK left out', () => {
-    const result = bundleEntries([{ name: 'fixture', entry: 'test/infra/fixtures/handler.ts' }], { rootDir: ROOT_DIR, outDir });
+  it('writes a runnable ESM bundle per entry, with a source map and the AWS SDK left out when asked', () => {
+    const result = bundleEntries([{ name: 'fixture', entry: 'test/infra/fixtures/handler.ts' }], { rootDir: ROOT_DIR, outDir, externalAwsSdk: true });
 
     const file = path.join(outDir, 'fixture', 'index.mjs');
     expect(result.dirs.get('fixture')).toBe(path.dirname(file));
@@ -47,6 +48,22 @@ describe('bundleEntries', () => {
       process.execPath,
       ['--input-type=module', '-e', `const m = await import(${JSON.stringify(file)}); console.log(JSON.stringify(await m.handler()));`],
       { encoding: 'utf8' },
+    );
+    expect(JSON.parse(output)).toEqual({ sdk: 'function', year: 2024 });
+  });
+
+  it('bundles the AWS SDK by default (DEFAULT_EXTERNAL_AWS_SDK: it loads faster, npm run bench (b))', () => {
+    expect(DEFAULT_EXTERNAL_AWS_SDK).toBe(false);
+    bundleEntries([{ name: 'fixture', entry: 'test/infra/fixtures/handler.ts' }], { rootDir: ROOT_DIR, outDir });
+    const file = path.join(outDir, 'fixture', 'index.mjs');
+    expect(readFileSync(file, 'utf8')).not.toMatch(/from"@aws-sdk\//);
+    // It runs from a directory with no node_modules above it, as on Lambda with no SDK of the runtime's.
+    const isolated = mkdtempSync(path.join(tmpdir(), 'vap-bundle-'));
+    copyFileSync(file, path.join(isolated, 'index.mjs'));
+    const output = execFileSync(
+      process.execPath,
+      ['--input-type=module', '-e', `const m = await import(${JSON.stringify(path.join(isolated, 'index.mjs'))}); console.log(JSON.stringify(await m.handler()));`],
+      { encoding: 'utf8', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
     );
     expect(JSON.parse(output)).toEqual({ sdk: 'function', year: 2024 });
   });

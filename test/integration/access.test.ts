@@ -73,21 +73,21 @@ describe('the local mirror of IAM: the bucket', () => {
   const put = (Key: string) => new PutObjectCommand({ Bucket: bucket(), Key, Body: 'x' });
 
   it('allows object keys matching the declared patterns only', async () => {
-    await as(access, () => s3().send(put(objectKeys.kbPrefix(uuidv7(), uuidv7()) + 'a.txt')));
-    expect(await rejection(as(access, () => s3().send(put(`recordings/${uuidv7()}.wav`))))).toMatchObject({ action: 's3:PutObject' });
-    expect(await rejection(as({ ...access, bucket: 'R' }, () => s3().send(put(objectKeys.upload(uuidv7(), 'u')))))).toMatchObject({ action: 's3:PutObject' });
+    await as(access, async () => (await s3()).send(put(objectKeys.kbPrefix(uuidv7(), uuidv7()) + 'a.txt')));
+    expect(await rejection(as(access, async () => (await s3()).send(put(`recordings/${uuidv7()}.wav`))))).toMatchObject({ action: 's3:PutObject' });
+    expect(await rejection(as({ ...access, bucket: 'R' }, async () => (await s3()).send(put(objectKeys.upload(uuidv7(), 'u')))))).toMatchObject({ action: 's3:PutObject' });
   });
 
   it('lists only with bucketList and under the patterns; HeadBucket only with the head grant', async () => {
     const list = (Prefix: string) => new ListObjectsV2Command({ Bucket: bucket(), Prefix });
     const kb = objectKeys.kbPrefix(uuidv7(), uuidv7());
-    expect(await rejection(as(access, () => s3().send(list(kb))))).toMatchObject({ action: 's3:ListBucket' });
-    await as({ ...access, bucketList: true }, () => s3().send(list(kb)));
-    expect(await rejection(as({ ...access, bucketList: true }, () => s3().send(list('orgs/'))))).toMatchObject({ action: 's3:ListBucket' });
+    expect(await rejection(as(access, async () => (await s3()).send(list(kb))))).toMatchObject({ action: 's3:ListBucket' });
+    await as({ ...access, bucketList: true }, async () => (await s3()).send(list(kb)));
+    expect(await rejection(as({ ...access, bucketList: true }, async () => (await s3()).send(list('orgs/'))))).toMatchObject({ action: 's3:ListBucket' });
     const head = new HeadBucketCommand({ Bucket: bucket() });
-    expect(await rejection(as({ ...access, bucketList: true }, () => s3().send(head)))).toMatchObject({ action: 's3:ListBucket' });
-    await as({ bucket: 'head' }, () => s3().send(head));
-    expect(await rejection(as({ bucket: 'head' }, () => s3().send(put(objectKeys.upload(uuidv7(), 'u')))))).toBeInstanceOf(AccessDeniedException);
+    expect(await rejection(as({ ...access, bucketList: true }, async () => (await s3()).send(head)))).toMatchObject({ action: 's3:ListBucket' });
+    await as({ bucket: 'head' }, async () => (await s3()).send(head));
+    expect(await rejection(as({ bucket: 'head' }, async () => (await s3()).send(put(objectKeys.upload(uuidv7(), 'u')))))).toBeInstanceOf(AccessDeniedException);
   });
 });
 

@@ -43,7 +43,7 @@ const sqsEvent = (bodies: unknown[]): SQSEvent => ({
 });
 
 const objectsUnder = async (prefix: string) =>
-  (await s3().send(new ListObjectsV2Command({ Bucket: config().bucketName, Prefix: prefix }))).KeyCount ?? 0;
+  (await (await s3()).send(new ListObjectsV2Command({ Bucket: config().bucketName, Prefix: prefix }))).KeyCount ?? 0;
 const documentItems = async (orgId: string) => {
   let n = 0;
   for await (const item of queryAll({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.kbDocument }, ['pk'], true)) n += item ? 1 : 0;

@@ -1,9 +1,10 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { pageQueryShape, uuid } from '../common/schemas';
-import { e164 } from '../common/phone';
+import { e164 } from '../common/phone-field';
 import { email } from '../contacts/schemas';
-import { instant, instantOrDate, timeZone } from '../scheduling/time';
+import { instant, timeZone } from '../scheduling/time';
+import { instantOrDate } from '../scheduling/zoned';
 import { BUCKET_MINUTES, MAX_DURATION_MINUTES } from '../scheduling/slots';
 
 export const APPOINTMENT_STATUSES = ['accepted', 'cancelled', 'rescheduled', 'completed', 'no_show'] as const;

@@ -12,7 +12,8 @@ import { dispatchEvents, newEvent } from '../events/publish';
 import { connectedProvider, providerError, verifyCalcomSignature } from '../scheduling/integration';
 import { findWorkingHours } from '../scheduling/working-hours';
 import { bucketsOf, freeSlots, MAX_DURATION_MINUTES, MAX_RANGE_DAYS, onBucketGrid, slotView, withinWorkingHours } from '../scheduling/slots';
-import { iso, resolveBoundary } from '../scheduling/time';
+import { iso } from '../scheduling/time';
+import { resolveBoundary } from '../scheduling/zoned';
 import type { ExternalBooking, SchedulingProvider } from '../../adapters/scheduling/port';
 import type { Appointment, AppointmentListInput, AvailabilityInput, BookAppointmentInput, RescheduleInput } from './schemas';
 

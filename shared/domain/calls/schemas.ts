@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { freeFormObject, pageQueryShape, uuid } from '../common/schemas';
-import { e164 } from '../common/phone';
+import { e164 } from '../common/phone-field';
 import { instant } from '../scheduling/time';
 
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'ended'] as const;

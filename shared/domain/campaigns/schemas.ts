@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { pageQueryShape, uuid } from '../common/schemas';
-import { e164 } from '../common/phone';
+import { e164 } from '../common/phone-field';
 import { timeZone } from '../scheduling/time';
 import { named } from '../common/named';
 

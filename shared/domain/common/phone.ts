@@ -1,4 +1,3 @@
-import * as z from 'zod/mini';
 import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
 import { ValidationError } from '../../errors';
 
@@ -57,18 +56,3 @@ export function normalizeE164(input: unknown, options: NormalizeOptions = {}): s
 export function countryOfE164(e164: string): string | undefined {
   return parsePhoneNumberFromString(e164)?.country;
 }
-
-/**
- * A zod schema for a phone number field: a string normalized to E.164 on parse; an invalid
- * number is an issue on that field, so the validation middleware names it in the 400.
- */
-export const e164 = (options: Omit<NormalizeOptions, 'field'> = {}) =>
-  z.pipe(
-    z.string().check(z.maxLength(40)),
-    z.transform((value: string, ctx) => {
-      const result = parseE164(value, options);
-      if ('e164' in result) return result.e164;
-      ctx.issues.push({ code: 'custom', message: result.problem, input: value });
-      return z.NEVER;
-    }),
-  );

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { freeFormObject, pageQueryShape } from '../common/schemas';
-import { e164 } from '../common/phone';
+import { e164 } from '../common/phone-field';
 import { timeZone } from '../scheduling/time';
 
 const name = () => z.string().check(z.trim(), z.maxLength(200));

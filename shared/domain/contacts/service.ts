@@ -1,7 +1,7 @@
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { v7 as uuidv7 } from 'uuid';
 import { getOr404, listCollection, requireSomeField } from '../common/collection';
-import { tryNormalizeE164 } from '../common/phone';
+import { phoneRules } from '../common/phone-field';
 import { collections, keys, Prefix, type Key } from '../../db/keys';
 import { ConditionFailed, deleteExisting, getItem, putNew, queryPage, stripKeys, transact, updateExisting, type PageRequest } from '../../db/store';
 import { countRange, deleteItem, deletePartition, getMany, putItem, queryRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
@@ -158,11 +158,11 @@ export async function deleteContact(orgId: string, id: string): Promise<void> {
 }
 
 /** How `q` is read: an email when it has `@`, a phone when it is a valid E.164 number, else a name prefix. */
-export function searchPlan(orgId: string, q: string): RangeQuery {
+export async function searchPlan(orgId: string, q: string): Promise<RangeQuery> {
   const base = { pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk' };
   const raw = q.trim();
   if (raw.includes('@')) return { ...base, skPrefix: keys.contactSearchPrefix('email', raw.toLowerCase(), true) };
-  const phone = /^[+\d][\d\s\-().]*$/.test(raw) ? tryNormalizeE164(raw.startsWith('+') ? raw : `+${raw}`) : undefined;
+  const phone = /^[+\d][\d\s\-().]*$/.test(raw) ? (await phoneRules()).tryNormalizeE164(raw.startsWith('+') ? raw : `+${raw}`) : undefined;
   if (phone) return { ...base, skPrefix: keys.contactSearchPrefix('phone', phone, true) };
   const token = searchToken(raw);
   if (token.includes(' ')) return { ...base, skPrefix: keys.contactSearchPrefix('full', token, false) };
@@ -180,7 +180,7 @@ export function searchPlan(orgId: string, q: string): RangeQuery {
  * entries (Select COUNT over the same key range and filter), each contact once.
  */
 export async function searchContacts(orgId: string, query: PageRequest & { q: string }) {
-  const plan = searchPlan(orgId, query.q);
+  const plan = await searchPlan(orgId, query.q);
   const [page, total] = await Promise.all([queryRangePage<SearchEntry>(plan, query), countRange(plan)]);
   const contacts = await getMany<ContactItem>(page.items.map((e) => keys.contact(orgId, e.contact_id)));
   return listResult({ items: contacts.map(view), nextCursor: page.nextCursor }, total, query);

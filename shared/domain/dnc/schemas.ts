@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { pageQueryShape } from '../common/schemas';
-import { tryNormalizeE164 } from '../common/phone';
+import { withPhoneRules } from '../common/phone-field';
 import { named } from '../common/named';
 
 const INVALID_PHONE = 'must be a valid phone number: E.164 (+14155550123), any punctuation allowed, or a national number with `country`';
@@ -9,11 +9,13 @@ const INVALID_PHONE = 'must be a valid phone number: E.164 (+14155550123), any p
 const country = z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code (for example US)'));
 
 /** `phone` must normalize, with `country` when given; the issue names `phone`. */
-const phoneNormalizes = z.superRefine((value: { phone?: string; country?: string }, ctx) => {
-  if (value.phone !== undefined && !tryNormalizeE164(value.phone, { defaultCountry: value.country })) {
-    ctx.issues.push({ code: 'custom', path: ['phone'], message: INVALID_PHONE, input: value.phone });
-  }
-});
+const phoneNormalizes = z.superRefine((value: { phone?: string; country?: string }, ctx) =>
+  withPhoneRules((rules) => {
+    if (value.phone !== undefined && !rules.tryNormalizeE164(value.phone, { defaultCountry: value.country })) {
+      ctx.issues.push({ code: 'custom', path: ['phone'], message: INVALID_PHONE, input: value.phone });
+    }
+  }),
+);
 
 const phoneInput = z.string().check(z.minLength(1), z.maxLength(40));
 
@@ -39,18 +41,24 @@ export type AddDncInput = z.output<typeof AddDncBody>;
 export const DncListQuery = z
   .strictObject({ ...pageQueryShape, phone: z.optional(phoneInput), country: z.optional(country) })
   .check(
-    z.superRefine((q, ctx) => {
-      if (q.phone !== undefined && !dncFilterPhone(q.phone, q.country)) {
-        ctx.issues.push({ code: 'custom', path: ['phone'], message: INVALID_PHONE, input: q.phone });
-      }
-    }),
+    z.superRefine((q, ctx) =>
+      withPhoneRules((rules) => {
+        if (q.phone !== undefined && !filterPhone(rules.tryNormalizeE164, q.phone, q.country)) {
+          ctx.issues.push({ code: 'custom', path: ['phone'], message: INVALID_PHONE, input: q.phone });
+        }
+      }),
+    ),
   );
 export type DncListInput = z.output<typeof DncListQuery>;
 
 /** The E.164 number a list filter means, or undefined. */
-export function dncFilterPhone(phone: string, country?: string): string | undefined {
+export function dncFilterPhone(phone: string, country?: string): string | undefined | Promise<string | undefined> {
+  return withPhoneRules((rules) => filterPhone(rules.tryNormalizeE164, phone, country));
+}
+
+function filterPhone(normalize: (input: unknown, options: { defaultCountry?: string }) => string | undefined, phone: string, country?: string) {
   const raw = phone.trim();
-  return tryNormalizeE164(country || raw.startsWith('+') ? raw : `+${raw}`, { defaultCountry: country });
+  return normalize(country || raw.startsWith('+') ? raw : `+${raw}`, { defaultCountry: country });
 }
 
 /** `{phone}` in the path: exactly an E.164 number (`+` as is or URL-encoded as `%2B`). */

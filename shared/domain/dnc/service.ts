@@ -4,7 +4,7 @@ import { ConditionFailed, deleteExisting, getItem, putNew, stripKeys, transact, 
 import { ConflictError, NotFoundError } from '../../errors';
 import { listResult } from '../../http/result';
 import { listCollection } from '../common/collection';
-import { normalizeE164 } from '../common/phone';
+import { phoneRules } from '../common/phone-field';
 import { DNC_MESSAGES, dncFilterPhone, type AddDncInput, type DialBlock, type DncEntry } from './schemas';
 
 export { DNC_MESSAGES, type DialBlock };
@@ -21,7 +21,7 @@ const view = (item: DncItem): DncEntry => stripKeys(item) as DncEntry;
  * entry unchanged (the first reason and source stay): adding is idempotent.
  */
 export async function addDncEntry(orgId: string, input: AddDncInput): Promise<DncEntry> {
-  const phone = normalizeE164(input.phone, { defaultCountry: input.country, field: 'phone' });
+  const phone = (await phoneRules()).normalizeE164(input.phone, { defaultCountry: input.country, field: 'phone' });
   const key = keys.dnc(orgId, phone);
   const entry: DncEntry = { phone, reason: input.reason, source: input.source, created_at: new Date().toISOString() };
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -43,7 +43,7 @@ export async function addDncEntry(orgId: string, input: AddDncInput): Promise<Dn
 export async function listDncEntries(orgId: string, query: PageRequest & { phone?: string; country?: string }) {
   if (query.phone === undefined) return listCollection(orgId, Prefix.dnc, collections.dnc, query, view);
   // The schema has already checked that the filter normalizes.
-  const item = await getItem<DncItem>(keys.dnc(orgId, dncFilterPhone(query.phone, query.country)!));
+  const item = await getItem<DncItem>(keys.dnc(orgId, (await dncFilterPhone(query.phone, query.country))!));
   const skipped = query.cursor || (query.offset ?? 0) > 0;
   const items = item && !skipped ? [view(item)] : [];
   return listResult({ items, nextCursor: null }, item ? 1 : 0, query);

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { pageQueryShape, uuid } from '../common/schemas';
-import { e164 } from '../common/phone';
+import { e164 } from '../common/phone-field';
 
 export const PHONE_NUMBER_STATUSES = ['active', 'released'] as const;
 export type PhoneNumberStatus = (typeof PHONE_NUMBER_STATUSES)[number];

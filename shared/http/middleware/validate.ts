@@ -29,14 +29,15 @@ export function fieldIssues(error: z.core.$ZodError, location: Location): (Field
   return out;
 }
 
-function parsePart(schema: z.ZodMiniType | undefined, value: unknown, location: Location, issues: FieldIssue[]): unknown {
+async function parsePart(schema: z.ZodMiniType | undefined, value: unknown, location: Location, issues: FieldIssue[]): Promise<unknown> {
   if (!schema) {
     const present = value && typeof value === 'object' ? Object.keys(value) : value === undefined ? [] : [location];
     if (location === 'path') return {};
     for (const k of present) issues.push({ path: k, message: location === 'body' ? 'this operation takes no body' : 'is not a known parameter', in: location } as FieldIssue);
     return undefined;
   }
-  const result = schema.safeParse(value);
+  // Asynchronous: some checks load their rules on first use (phone numbers, shared/domain/common/phone-field.ts).
+  const result = await schema.safeParseAsync(value);
   if (result.success) return result.data;
   issues.push(...fieldIssues(result.error, location));
   return undefined;
@@ -49,17 +50,17 @@ function parsePart(schema: z.ZodMiniType | undefined, value: unknown, location: 
 export function validate(): HttpMiddleware {
   return {
     name: 'validate',
-    before: (request) => {
+    before: async (request) => {
       const state = httpState(request);
       const op = state.operation;
       const issues: FieldIssue[] = [];
-      const params = parsePart(op.params, request.event.pathParameters ?? {}, 'path', issues);
-      const query = parsePart(op.query, request.event.queryStringParameters ?? (op.query ? {} : undefined), 'query', issues);
+      const params = await parsePart(op.params, request.event.pathParameters ?? {}, 'path', issues);
+      const query = await parsePart(op.query, request.event.queryStringParameters ?? (op.query ? {} : undefined), 'query', issues);
       // An operation that takes a body needs one, `{}` at least: an empty request is a mistake, not an empty resource.
       const missing = op.body !== undefined && state.body === undefined && !op.bodyOptional;
       if (missing) issues.push({ path: 'body', message: 'is required', in: 'body' } as FieldIssue);
       const raw = state.body === undefined && op.bodyOptional ? {} : state.body;
-      const body = missing ? undefined : parsePart(op.body, raw, 'body', issues);
+      const body = missing ? undefined : await parsePart(op.body, raw, 'body', issues);
       if (issues.length) {
         const summary = issues.slice(0, 3).map((i) => `${i.path} ${i.message}`).join('; ');
         throw new ValidationError(`Validation failed: ${summary}${issues.length > 3 ? '; …' : ''}`, issues);

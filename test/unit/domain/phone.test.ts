@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
-import { countryOfE164, e164, normalizeE164, tryNormalizeE164 } from '../../../shared/domain/common/phone';
+import { countryOfE164, normalizeE164, tryNormalizeE164 } from '../../../shared/domain/common/phone';
+import { e164 } from '../../../shared/domain/common/phone-field';
 import { ValidationError } from '../../../shared/errors';
 
 describe('normalizeE164', () => {
@@ -47,10 +48,10 @@ describe('normalizeE164', () => {
     expect(countryOfE164('+442079460958')).toBe('GB');
   });
 
-  it('is a zod schema that normalizes, and names the field when invalid', () => {
+  it('is a zod schema that normalizes, and names the field when invalid', async () => {
     const schema = z.strictObject({ phone: e164() });
-    expect(schema.parse({ phone: '+1 415-555-0123' })).toEqual({ phone: '+14155550123' });
-    const bad = schema.safeParse({ phone: '12' });
+    expect(await schema.parseAsync({ phone: '+1 415-555-0123' })).toEqual({ phone: '+14155550123' });
+    const bad = await schema.safeParseAsync({ phone: '12' });
     expect(bad.success).toBe(false);
     expect(bad.error!.issues[0]).toMatchObject({ path: ['phone'], message: expect.stringContaining('E.164') });
   });

@@ -1,5 +1,6 @@
 import { bucketsOf, freeSlots, onBucketGrid, withinWorkingHours } from '../../../shared/domain/scheduling/slots';
-import { isValidTimeZone, resolveBoundary } from '../../../shared/domain/scheduling/time';
+import { isValidTimeZone } from '../../../shared/domain/scheduling/time';
+import { resolveBoundary } from '../../../shared/domain/scheduling/zoned';
 
 const at = (s: string) => Date.parse(s);
 const hours = { days: [0, 1, 2, 3, 4, 5, 6], start: '09:00', end: '17:00', timezone: 'America/New_York' };

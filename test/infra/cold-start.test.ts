@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { Metafile } from 'esbuild';
+import { bundleEntries } from '../../lib/bundle';
+import { ROOT_DIR } from '../../lib/stack';
+import { operations } from '../../shared/http/registry';
+import { jobs } from '../../shared/jobs/registry';
+
+/**
+ * What each function loads at cold start, read from esbuild's metafile (no timing here: the
+ * figures are in `npm run bench`, section (b)). "Loaded at start" is everything reachable from
+ * the entry through static imports; a module reached only through a dynamic `import()` runs (and,
+ * external, is read) only when its path does. Built with the AWS SDK external, which keeps the
+ * build quick and shows each SDK client as an import of its own kind; which modules our code
+ * reaches statically does not depend on that setting.
+ */
+const outDir = path.join(ROOT_DIR, '.build', 'test-cold-start');
+const representative = [
+  'getAgent', // the foundation: auth, rate limit, one GetItem
+  'getContact', // contacts: phone and time-zone fields in sibling operations' schemas
+  'createContact', // validates a phone number and a time zone
+  'getKnowledgeBase', // knowledge base, never touches S3
+  'createKbUpload', // knowledge base, presigns an S3 upload
+  'getEvent', // validates instants only
+  'getCall', // calls: phone fields in sibling operations' schemas
+];
+const entries = [
+  ...representative.map((id) => {
+    const op = operations.find((o) => o.operationId === id);
+    if (!op) throw new Error(`No operation ${id}`);
+    return { name: id, entry: op.entry };
+  }),
+  { name: 'job-api-key-usage', entry: jobs.find((j) => j.name === 'api-key-usage')!.entry },
+];
+
+let metafile: Metafile;
+beforeAll(() => {
+  bundleEntries(entries, { rootDir: ROOT_DIR, outDir, externalAwsSdk: true });
+  metafile = JSON.parse(readFileSync(path.join(outDir, 'metafile.json'), 'utf8')) as Metafile;
+});
+
+/** The module paths (inputs and external packages) reachable from `entry` through imports of the given kinds. */
+function reachable(entry: string, followDynamic: boolean): Set<string> {
+  const seen = new Set<string>();
+  const stack = [entry];
+  while (stack.length) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const imported of metafile.inputs[file]?.imports ?? []) {
+      if (imported.kind === 'dynamic-import' && !followDynamic) continue;
+      stack.push(imported.path);
+    }
+  }
+  return seen;
+}
+const entryOf = (name: string) => entries.find((e) => e.name === name)!.entry;
+const atStart = (name: string) => [...reachable(entryOf(name), false)];
+const anywhere = (name: string) => [...reachable(entryOf(name), true)];
+const pkg = (name: string) => (file: string) => file === name || file.startsWith(`${name}/`) || file.includes(`node_modules/${name}/`);
+
+describe('what a function loads at cold start', () => {
+  it('the usage stamp\'s SQS client is not loaded until a stamp is sent', () => {
+    for (const name of ['getAgent', 'getContact', 'getKnowledgeBase']) {
+      expect(atStart(name).filter(pkg('@aws-sdk/client-sqs'))).toEqual([]);
+      // It is still there, behind the dynamic import (or the test would prove nothing).
+      expect(anywhere(name).filter(pkg('@aws-sdk/client-sqs'))).not.toEqual([]);
+    }
+  });
+
+  it('knowledge-base functions load the S3 client only on a path that touches S3', () => {
+    expect(atStart('getKnowledgeBase').filter(pkg('@aws-sdk/client-s3'))).toEqual([]);
+    expect(atStart('createKbUpload').filter(pkg('@aws-sdk/client-s3'))).toEqual([]);
+    expect(atStart('createKbUpload').filter(pkg('@aws-sdk/s3-request-presigner'))).toEqual([]);
+    expect(anywhere('createKbUpload').filter(pkg('@aws-sdk/client-s3'))).not.toEqual([]);
+  });
+
+  it('libphonenumber-js loads only when a phone number is checked', () => {
+    expect(anywhere('getAgent').filter(pkg('libphonenumber-js'))).toEqual([]);
+    for (const name of ['getContact', 'createContact', 'getCall']) expect(atStart(name).filter(pkg('libphonenumber-js'))).toEqual([]);
+    expect(anywhere('createContact').filter(pkg('libphonenumber-js'))).not.toEqual([]);
+  });
+
+  it('luxon is not loaded by functions that only check a time zone or an instant', () => {
+    for (const name of ['getAgent', 'getContact', 'createContact', 'getEvent']) expect(anywhere(name).filter(pkg('luxon'))).toEqual([]);
+  });
+
+  it("a function carries its own operation's module, not the registry or other areas' operations", () => {
+    for (const { name } of entries) {
+      const modules = anywhere(name);
+      expect(modules).not.toContain('shared/http/registry.ts');
+      expect(modules).not.toContain('shared/jobs/registry.ts');
+      const operationModules = modules.filter((m) => /^shared\/domain\/[^/]+\/operations\.ts$/.test(m));
+      expect(operationModules).toHaveLength(name.startsWith('job-') ? 0 : 1);
+    }
+  });
+});
