@@ -7,6 +7,7 @@
  */
 import { generateApiKey } from '../../shared/domain/api-keys/secret';
 import { usePlatform } from '../support/platform';
+import { until } from '../support/until';
 
 const keyA = generateApiKey();
 const keyB = generateApiKey();
@@ -92,16 +93,6 @@ describe('campaigns over HTTP', () => {
   });
 });
 
-/** Polls `read` until `done` holds (or 30 s pass, which fails the test). */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what} never happened: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The most intervals [start, end) open at one moment (an end at t comes before a start at t). */
 function maxOverlap(intervals: { start: string; end: string }[]): number {

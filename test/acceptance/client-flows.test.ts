@@ -8,6 +8,7 @@ import { generateApiKey } from '../../shared/domain/api-keys/secret';
 import { ApiError, createClient, verifyWebhook, type PlatformClient } from '../../client/src/index';
 import { usePlatform } from '../support/platform';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { until } from '../support/until';
 
 const keyA = generateApiKey();
 const keyB = generateApiKey();
@@ -32,16 +33,6 @@ async function failure(call: Promise<unknown>): Promise<ApiError> {
   return error as ApiError;
 }
 
-/** Polls until `done` holds (or 30 s pass, which fails the test). */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what} never happened: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const byId = (id: string) => ({ params: { path: { id } } });
 
