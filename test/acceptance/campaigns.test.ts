@@ -93,7 +93,6 @@ describe('campaigns over HTTP', () => {
   });
 });
 
-
 /** The most intervals [start, end) open at one moment (an end at t comes before a start at t). */
 function maxOverlap(intervals: { start: string; end: string }[]): number {
   const points = intervals.flatMap((i) => [{ at: Date.parse(i.start), d: 1 }, { at: Date.parse(i.end), d: -1 }]);

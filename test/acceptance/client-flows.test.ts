@@ -33,7 +33,6 @@ async function failure(call: Promise<unknown>): Promise<ApiError> {
   return error as ApiError;
 }
 
-
 const byId = (id: string) => ({ params: { path: { id } } });
 
 describe('the typed client against the local runtime', () => {
