@@ -13,6 +13,7 @@ import { rateLimit } from './middleware/rate-limit';
 import { validate } from './middleware/validate';
 import { idempotency } from './middleware/idempotency';
 import { successEnvelope } from './middleware/success-envelope';
+import { materialize } from '../domain/common/lazy';
 
 type Out<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
@@ -53,6 +54,9 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
     }) as Promise<APIGatewayProxyStructuredResultV2>;
   };
   const op = operation as Operation;
+  // Schemas are declared lazily (shared/domain/common/lazy.ts): build this operation's own now,
+  // at load, so the first request does no more work than any other.
+  for (const schema of [op.params, op.query, op.body]) materialize(schema);
   const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>(core)
     .use(requestContext(op))
     .use(errorEnvelope())

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { FREE_FORM_DESCRIPTION, freeForm, freeFormObject, pageQueryShape, uuid } from '../common/schemas';
+import { lazy } from '../common/lazy';
 
 export const AGENT_STATUSES = ['AGENT_STATUS_UNSPECIFIED', 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_INACTIVE'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
@@ -10,10 +11,10 @@ const text = (max: number) => z.string().check(z.maxLength(max));
 const durationMs = () => z.int().check(z.minimum(0), z.maximum(FOUR_HOURS_MS));
 
 /** An item of `selected_tools`: `tool_id` must name a tool of the organization; other members are kept. */
-export const SelectedTool = named('SelectedTool', z.looseObject({ tool_id: uuid() }), 'An item of `selected_tools`: `tool_id` names a tool of the organization; other members are kept');
+export const SelectedTool = named('SelectedTool', () => z.looseObject({ tool_id: uuid() }), 'An item of `selected_tools`: `tool_id` names a tool of the organization; other members are kept');
 
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
-export const agentFields = {
+export const agentFields = lazy(() => ({
   widget_settings_id: z.nullable(uuid()),
   name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
   agent_name: text(200),
@@ -42,22 +43,22 @@ export const agentFields = {
   knowledge_base: z.union([z.literal(''), uuid()]),
   begin_message: text(5000),
   start_speaker: z.enum(['agent', 'user']),
-};
+}));
 
 type Fields = typeof agentFields;
-const optionalFields = Object.fromEntries(Object.entries(agentFields).map(([k, v]) => [k, z.optional(v)])) as {
+const optionalFields = lazy(() => Object.fromEntries(Object.entries(agentFields).map(([k, v]) => [k, z.optional(v)])) as {
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
-};
+});
 
-export const CreateAgentBody = named('CreateAgentRequest', z.strictObject({ ...optionalFields, name: agentFields.name }));
-export const UpdateAgentBody = named('UpdateAgentRequest', z.strictObject(optionalFields));
-export const AgentStatusBody = named('AgentStatusRequest', z.strictObject({ status: agentFields.status }));
-export const AgentListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) });
+export const CreateAgentBody = named('CreateAgentRequest', () => z.strictObject({ ...optionalFields, name: agentFields.name }));
+export const UpdateAgentBody = named('UpdateAgentRequest', () => z.strictObject(optionalFields));
+export const AgentStatusBody = named('AgentStatusRequest', () => z.strictObject({ status: agentFields.status }));
+export const AgentListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) }));
 
 export type CreateAgentInput = z.output<typeof CreateAgentBody>;
 export type UpdateAgentInput = z.output<typeof UpdateAgentBody>;
 
-export const Agent = named('Agent', z.object({
+export const Agent = named('Agent', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   ...agentFields,

@@ -6,6 +6,7 @@ import { email } from '../contacts/schemas';
 import { instant, timeZone } from '../scheduling/time';
 import { instantOrDate } from '../scheduling/zoned';
 import { BUCKET_MINUTES, MAX_DURATION_MINUTES } from '../scheduling/slots';
+import { lazy } from '../common/lazy';
 
 export const APPOINTMENT_STATUSES = ['accepted', 'cancelled', 'rescheduled', 'completed', 'no_show'] as const;
 export type AppointmentStatus = (typeof APPOINTMENT_STATUSES)[number];
@@ -20,7 +21,7 @@ export const durationMinutes = durationInt;
 const queryDuration = () =>
   z.pipe(z.string().check(z.regex(/^\d+$/, 'must be a whole number of minutes')), z.pipe(z.transform((s: string) => Number(s)), durationInt()));
 
-export const BookAppointmentBody = named('BookAppointmentRequest', z.strictObject({
+export const BookAppointmentBody = named('BookAppointmentRequest', () => z.strictObject({
   agent_id: uuid(),
   contact_id: z.optional(uuid()),
   attendee_name: z.optional(z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200))),
@@ -32,36 +33,36 @@ export const BookAppointmentBody = named('BookAppointmentRequest', z.strictObjec
 }));
 export type BookAppointmentInput = z.output<typeof BookAppointmentBody>;
 
-export const RescheduleBody = named('RescheduleAppointmentRequest', z.strictObject({
+export const RescheduleBody = named('RescheduleAppointmentRequest', () => z.strictObject({
   start_time: instant(),
   duration_minutes: z.optional(durationMinutes()),
   reason: z.optional(z.string().check(z.maxLength(500))),
 }));
 export type RescheduleInput = z.output<typeof RescheduleBody>;
 
-export const CancelBody = named('CancelAppointmentRequest', z.strictObject({ reason: z.optional(z.string().check(z.maxLength(500))) }));
+export const CancelBody = named('CancelAppointmentRequest', () => z.strictObject({ reason: z.optional(z.string().check(z.maxLength(500))) }));
 
-export const AppointmentListQuery = z.strictObject({
+export const AppointmentListQuery = lazy(() => z.strictObject({
   ...pageQueryShape,
   agent_id: z.optional(uuid()),
   status: z.optional(z.enum(APPOINTMENT_STATUSES)),
   from: z.optional(instant()),
   to: z.optional(instant()),
-});
+}));
 export type AppointmentListInput = z.output<typeof AppointmentListQuery>;
 
-export const GetAppointmentQuery = z.strictObject({ org_id: z.optional(uuid()) });
+export const GetAppointmentQuery = lazy(() => z.strictObject({ org_id: z.optional(uuid()) }));
 
-export const AvailabilityQuery = z.strictObject({
+export const AvailabilityQuery = lazy(() => z.strictObject({
   agent_id: uuid(),
   start: instantOrDate(),
   end: instantOrDate(),
   duration_minutes: queryDuration(),
   timezone: z._default(timeZone(), 'UTC'),
-});
+}));
 export type AvailabilityInput = z.output<typeof AvailabilityQuery>;
 
-export const Appointment = named('Appointment', z.object({
+export const Appointment = named('Appointment', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),
@@ -85,7 +86,7 @@ export const Appointment = named('Appointment', z.object({
 }), 'An appointment booked with an agent (built-in calendar or Cal.com)');
 export type Appointment = z.output<typeof Appointment>;
 
-export const Availability = named('Availability', z.object({
+export const Availability = named('Availability', () => z.object({
   agent_id: z.string(),
   timezone: z.string(),
   duration_minutes: z.number(),

@@ -1,17 +1,18 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { pageQueryShape } from '../common/schemas';
+import { lazy } from '../common/lazy';
 
 export const CHARGE_REASONS = ['number_purchase', 'number_renewal', 'call_minutes'] as const;
 export type ChargeReason = (typeof CHARGE_REASONS)[number];
 
-export const ChargeListQuery = z.strictObject(pageQueryShape);
+export const ChargeListQuery = lazy(() => z.strictObject(pageQueryShape));
 
 /**
  * One entry of the ledger. `amount` is a decimal in `currency` with two places; `amount_cents` is
  * the same, exact. Number charges carry the month they pay for (`period_start` to `period_end`).
  */
-export const Charge = named('Charge', z.object({
+export const Charge = named('Charge', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   amount: z.number(),

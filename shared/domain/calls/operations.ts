@@ -4,6 +4,7 @@ import { defineOperation } from '../../http/operation';
 import { IdParams, uuid } from '../common/schemas';
 import { recordingKeys } from './recordings';
 import { Call, CallListQuery, CreateCallBody } from './schemas';
+import { lazy } from '../common/lazy';
 
 const tag = 'Calls';
 const telephonyTag = 'Telephony';
@@ -32,10 +33,10 @@ export const getCall = defineOperation({
 });
 
 /** The call a Twilio callback is about, in the callback URL's query (signed with the URL). */
-const TwilioCallQuery = z.strictObject({ organization_id: uuid(), call_id: uuid() });
+const TwilioCallQuery = lazy(() => z.strictObject({ organization_id: uuid(), call_id: uuid() }));
 /** Twilio posts many form parameters; the signature covers them all, so none is refused here. */
-const TwilioForm = named('TwilioCallbackForm', z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
-const Received = named('TwilioCallbackReceipt', z.object({ received: z.boolean() }), 'Whether the callback changed anything');
+const TwilioForm = named('TwilioCallbackForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
+const Received = named('TwilioCallbackReceipt', () => z.object({ received: z.boolean() }), 'Whether the callback changed anything');
 
 export const receiveTwilioStatus = defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,

@@ -3,6 +3,7 @@ import { named } from '../common/named';
 import { freeFormObject, pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone-field';
 import { instant } from '../scheduling/time';
+import { lazy } from '../common/lazy';
 
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'ended'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
@@ -16,7 +17,7 @@ export const MAX_DYNAMIC_VARIABLES = 50;
 const MAX_VARIABLE_NAME = 100;
 const MAX_VARIABLE_VALUE = 2000;
 
-export const CreateCallBody = named('CreateCallRequest', z.strictObject({
+export const CreateCallBody = named('CreateCallRequest', () => z.strictObject({
   agent_id: uuid(),
   from_phone_number: e164(),
   to_phone_number: e164(),
@@ -32,7 +33,7 @@ export const CreateCallBody = named('CreateCallRequest', z.strictObject({
 }), 'An outbound call to place');
 export type CreateCallInput = z.output<typeof CreateCallBody>;
 
-export const CallListQuery = z.strictObject({
+export const CallListQuery = lazy(() => z.strictObject({
   ...pageQueryShape,
   agent_id: z.optional(uuid()),
   campaign_id: z.optional(uuid()),
@@ -42,20 +43,20 @@ export const CallListQuery = z.strictObject({
   from: z.optional(instant()),
   /** Created before or at (inclusive). */
   to: z.optional(instant()),
-});
+}));
 export type CallListInput = z.output<typeof CallListQuery>;
 
-export const TranscriptTurn = z.object({ role: z.enum(['agent', 'user']), text: z.string(), time_sec: z.number() });
+export const TranscriptTurn = lazy(() => z.object({ role: z.enum(['agent', 'user']), text: z.string(), time_sec: z.number() }));
 
-export const CallAnalysis = z.object({
+export const CallAnalysis = lazy(() => z.object({
   summary: z.string(),
   sentiment: z.enum(['positive', 'neutral', 'negative']),
   successful: z.boolean(),
   custom: z.record(z.string(), z.unknown()),
-});
+}));
 
 /** The call session. */
-export const Call = named('Call', z.object({
+export const Call = named('Call', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),

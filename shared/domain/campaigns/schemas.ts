@@ -3,6 +3,7 @@ import { pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone-field';
 import { timeZone } from '../scheduling/time';
 import { named } from '../common/named';
+import { lazy } from '../common/lazy';
 
 /** Most contacts one create or add request takes. */
 export const MAX_CONTACTS_PER_REQUEST = 10_000;
@@ -36,7 +37,7 @@ const isoDay = () =>
   );
 
 /** Every schedule member, as accepted on input (each optional). */
-export const scheduleShape = {
+export const scheduleShape = lazy(() => ({
   window_start: z.optional(hhmm()),
   window_end: z.optional(hhmm()),
   window_days: z.optional(z.array(int(0, 7)).check(z.minLength(1, 'must name at least one day'), z.maxLength(8))),
@@ -46,11 +47,11 @@ export const scheduleShape = {
   retry_gap_min: z.optional(int(1, 10_080)),
   blackout_dates: z.optional(z.array(isoDay()).check(z.maxLength(366))),
   use_contact_timezone: z.optional(z.boolean()),
-};
-export const ScheduleInput = z.strictObject(scheduleShape);
+}));
+export const ScheduleInput = lazy(() => z.strictObject(scheduleShape));
 export type ScheduleInput = z.output<typeof ScheduleInput>;
 
-export const Schedule = named('CampaignSchedule', z.object({
+export const Schedule = named('CampaignSchedule', () => z.object({
   window_start: z.string(),
   window_end: z.string(),
   window_days: z.array(z.number()),
@@ -67,7 +68,7 @@ const contactIds = () =>
   z.array(uuid()).check(z.minLength(1, 'must list at least one contact'), z.maxLength(MAX_CONTACTS_PER_REQUEST, `must list at most ${MAX_CONTACTS_PER_REQUEST} contacts per request`));
 const campaignName = () => z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200));
 
-export const CreateCampaignBody = named('CreateCampaignRequest', z.strictObject({
+export const CreateCampaignBody = named('CreateCampaignRequest', () => z.strictObject({
   name: campaignName(),
   agent_id: uuid(),
   phone_number_id: uuid(),
@@ -77,7 +78,7 @@ export const CreateCampaignBody = named('CreateCampaignRequest', z.strictObject(
 }), 'A new draft campaign: agent, number, contacts and schedule (omitted schedule members take their defaults)');
 export type CreateCampaignInput = z.output<typeof CreateCampaignBody>;
 
-export const UpdateCampaignBody = named('UpdateCampaignRequest', z.strictObject({
+export const UpdateCampaignBody = named('UpdateCampaignRequest', () => z.strictObject({
   name: z.optional(campaignName()),
   agent_id: z.optional(uuid()),
   phone_number_id: z.optional(uuid()),
@@ -86,16 +87,16 @@ export const UpdateCampaignBody = named('UpdateCampaignRequest', z.strictObject(
 }), 'The fields to change; `schedule` members merge over the stored ones');
 export type UpdateCampaignInput = z.output<typeof UpdateCampaignBody>;
 
-export const AddContactsBody = named('AddCampaignContactsRequest', z.strictObject({ contact_ids: contactIds() }), 'Contacts to add to a draft or paused campaign');
+export const AddContactsBody = named('AddCampaignContactsRequest', () => z.strictObject({ contact_ids: contactIds() }), 'Contacts to add to a draft or paused campaign');
 
-export const CampaignListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CAMPAIGN_STATUSES)) });
-export const CampaignContactListQuery = z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CONTACT_STATUSES)) });
-export const PreviewBody = named('PreviewCampaignRequest', z.strictObject({
+export const CampaignListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CAMPAIGN_STATUSES)) }));
+export const CampaignContactListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CONTACT_STATUSES)) }));
+export const PreviewBody = named('PreviewCampaignRequest', () => z.strictObject({
   /** Call length assumed by the estimate, seconds (default 120). */
   assumed_call_sec: z.optional(int(1, 3600)),
 }), 'Options of a dry run: the call length its estimate assumes');
 
-export const ContactStats = named('CampaignContactStats', z.object({
+export const ContactStats = named('CampaignContactStats', () => z.object({
   total: z.number(),
   contacted: z.number(),
   successful: z.number(),
@@ -106,7 +107,7 @@ export const ContactStats = named('CampaignContactStats', z.object({
 }), "How many of a campaign's contacts are in each state");
 export type ContactStats = z.output<typeof ContactStats>;
 
-export const Campaign = named('Campaign', z.object({
+export const Campaign = named('Campaign', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   name: z.string(),
@@ -125,7 +126,7 @@ export const Campaign = named('Campaign', z.object({
 export type Campaign = z.output<typeof Campaign>;
 
 /** The list's short form (the seed allows it). */
-export const CampaignSummary = named('CampaignSummary', z.object({
+export const CampaignSummary = named('CampaignSummary', () => z.object({
   id: z.string(),
   name: z.string(),
   status: z.enum(CAMPAIGN_STATUSES),
@@ -134,7 +135,7 @@ export const CampaignSummary = named('CampaignSummary', z.object({
   created_at: z.string(),
 }), 'A campaign in the list: its state and contact counts');
 
-export const CampaignContact = named('CampaignContact', z.object({
+export const CampaignContact = named('CampaignContact', () => z.object({
   id: z.string(),
   contact_id: z.string(),
   name: z.string(),
@@ -154,7 +155,7 @@ export type CampaignContact = z.output<typeof CampaignContact>;
 export const SKIP_REASONS = ['do_not_call', 'opt_out', 'duplicate_phone', 'no_phone', 'contact_deleted'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
-export const CampaignPreview = named('CampaignPreview', z.object({
+export const CampaignPreview = named('CampaignPreview', () => z.object({
   campaign_id: z.string(),
   would_dial: z.number(),
   would_dial_contacts: z.array(z.object({ contact_id: z.string(), phone: z.string(), next_opening_at: z.nullable(z.string()) })),

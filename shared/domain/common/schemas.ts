@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { lazy } from './lazy';
 
 /**
  * A UUID path, query or body id (v7 is what we issue; any RFC 9562 form is accepted on input).
@@ -7,7 +8,7 @@ import * as z from 'zod/mini';
 export const uuid = () =>
   z.string().check(z.regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID'), z.toLowerCase());
 
-export const IdParams = z.strictObject({ id: uuid() });
+export const IdParams = lazy(() => z.strictObject({ id: uuid() }));
 
 /** Query integers arrive as strings. */
 const queryInt = (min: number, max: number, field: string) =>
@@ -17,22 +18,22 @@ const queryInt = (min: number, max: number, field: string) =>
   );
 
 /** limit (1–100, default 20), offset (default 0) or cursor. */
-export const pageQueryShape = {
+export const pageQueryShape = lazy(() => ({
   limit: z._default(queryInt(1, 100, 'limit'), 20),
   offset: z._default(queryInt(0, 1_000_000, 'offset'), 0),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
-};
-export const PageQuery = z.strictObject(pageQueryShape);
+}));
+export const PageQuery = lazy(() => z.strictObject(pageQueryShape));
 
 export const timestamp = () => z.string();
 
 /** `meta` of a list response. */
-export const ListMeta = z.object({
+export const ListMeta = lazy(() => z.object({
   total: z.number(),
   limit: z.number(),
   offset: z.number(),
   next_cursor: z.nullable(z.string()),
-});
+}));
 
 /**
  * The bounds of every free-form JSON object the API stores (contact and document `metadata`,

@@ -2,10 +2,10 @@ import * as z from 'zod/mini';
 import { defineOperation } from '../../http/operation';
 import { named } from '../common/named';
 
-const Health = named('Health', z.object({ status: z.literal('ok'), version: z.string() }), 'The API answers');
+const Health = named('Health', () => z.object({ status: z.literal('ok'), version: z.string() }), 'The API answers');
 const Readiness = named(
   'Readiness',
-  z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
+  () => z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
   'Each dependency and its state (`ok`, or `failed: <reason>`)',
 );
 

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone-field';
+import { lazy } from '../common/lazy';
 
 export const PHONE_NUMBER_STATUSES = ['active', 'released'] as const;
 export type PhoneNumberStatus = (typeof PHONE_NUMBER_STATUSES)[number];
@@ -14,21 +15,21 @@ const name = () => z.string().check(z.trim(), z.maxLength(200));
 const money = () => z.number().check(z.minimum(0), z.maximum(10_000));
 
 /** `country` is ISO 3166 alpha-2, any case on input. */
-const country = z.pipe(
+const country = lazy(() => z.pipe(
   z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166 alpha-2 country code')),
   z.transform((s: string) => s.toUpperCase()),
-);
+));
 
-export const AvailableNumbersQuery = z.strictObject({
+export const AvailableNumbersQuery = lazy(() => z.strictObject({
   country: z._default(country, 'US'),
   area_code: z.optional(digits(5)),
   contains: z.optional(digits(10)),
   limit: pageQueryShape.limit,
-});
+}));
 
-export const Capabilities = named('Capabilities', z.object({ voice: z.boolean(), sms: z.boolean(), mms: z.boolean() }), 'What a number can carry');
+export const Capabilities = named('Capabilities', () => z.object({ voice: z.boolean(), sms: z.boolean(), mms: z.boolean() }), 'What a number can carry');
 
-export const AvailableNumber = named('AvailableNumber', z.object({
+export const AvailableNumber = named('AvailableNumber', () => z.object({
   phone_number: z.string(),
   country: z.string(),
   locality: z.string(),
@@ -39,7 +40,7 @@ export const AvailableNumber = named('AvailableNumber', z.object({
   capabilities: Capabilities,
 }), 'A number the carrier offers, with its prices');
 
-export const BuyBody = named('BuyPhoneNumberRequest', z.strictObject({
+export const BuyBody = named('BuyPhoneNumberRequest', () => z.strictObject({
   phone_number: e164(),
   price: money(),
   per_minute_price_inbound: z.optional(money()),
@@ -56,7 +57,7 @@ const terminationUri = () =>
 const sipUsername = () => z.string().check(z.maxLength(128));
 const sipPassword = () => z.string().check(z.maxLength(256));
 
-export const ImportBody = named('ImportPhoneNumberRequest', z.strictObject({
+export const ImportBody = named('ImportPhoneNumberRequest', () => z.strictObject({
   phone: e164(),
   type: z.enum(CONNECTION_TYPES),
   name: z.optional(name()),
@@ -67,7 +68,7 @@ export const ImportBody = named('ImportPhoneNumberRequest', z.strictObject({
 export type ImportInput = z.output<typeof ImportBody>;
 
 /** PUT of an imported number: every field optional; only the fields given are replaced. */
-export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', z.strictObject({
+export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', () => z.strictObject({
   name: z.optional(name()),
   termination_uri: z.optional(terminationUri()),
   sip_username: z.optional(sipUsername()),
@@ -75,16 +76,16 @@ export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', z.stri
 }));
 export type UpdateImportInput = z.output<typeof UpdateImportBody>;
 
-export const UpdatePhoneNumberBody = named('UpdatePhoneNumberRequest', z.strictObject({
+export const UpdatePhoneNumberBody = named('UpdatePhoneNumberRequest', () => z.strictObject({
   name: z.optional(name()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
 }));
 export type UpdatePhoneNumberInput = z.output<typeof UpdatePhoneNumberBody>;
 
-export const PhoneNumberListQuery = z.strictObject({
+export const PhoneNumberListQuery = lazy(() => z.strictObject({
   ...pageQueryShape,
   status: z.optional(z.enum(PHONE_NUMBER_STATUSES)),
-});
+}));
 
 /**
  * A number the organization holds or held. Every one carries `id`, `source`, `phone_number`,
@@ -93,7 +94,7 @@ export const PhoneNumberListQuery = z.strictObject({
  * adds the seed's import fields (`phone`, `type`, `termination_uri`, `sip_username`,
  * `sip_password` as sent).
  */
-export const PhoneNumber = named('PhoneNumber', z.object({
+export const PhoneNumber = named('PhoneNumber', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   source: z.enum(PHONE_NUMBER_SOURCES),

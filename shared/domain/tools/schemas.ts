@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { pageQueryShape, refuseProtoKey, storableNumber } from '../common/schemas';
 import type { FieldIssue } from '../../errors';
+import { lazy } from '../common/lazy';
 
 export const TOOL_TYPES = ['function', 'webhook'] as const;
 export type ToolType = (typeof TOOL_TYPES)[number];
@@ -20,7 +21,7 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding',
 
 const text = (max: number) => z.string().check(z.maxLength(max));
 const identifier = () => z.string().check(z.regex(NAME, 'must be 1–64 letters, digits, "_" or "-"'));
-const enumValue = z.union([z.string().check(z.maxLength(500)), storableNumber(), z.boolean()]);
+const enumValue = lazy(() => z.union([z.string().check(z.maxLength(500)), storableNumber(), z.boolean()]));
 
 type ParameterType = (typeof PARAMETER_TYPES)[number];
 const scalarTests: Partial<Record<ParameterType, (v: unknown) => boolean>> = {
@@ -31,25 +32,25 @@ const scalarTests: Partial<Record<ParameterType, (v: unknown) => boolean>> = {
 };
 
 /** `enum` only on scalar types, and every value of that type. */
-const enumMatchesType = z.superRefine((p: { type: ParameterType; enum?: unknown[] }, ctx) => {
+const enumMatchesType = lazy(() => z.superRefine((p: { type: ParameterType; enum?: unknown[] }, ctx) => {
   const matches = scalarTests[p.type];
   if (p.enum && !matches) ctx.issues.push({ code: 'custom', path: ['enum'], message: `is not allowed when type is "${p.type}"`, input: p.enum });
   else p.enum?.forEach((v, i) => {
     if (!matches!(v)) ctx.issues.push({ code: 'custom', path: ['enum', i], message: `must be of type ${p.type}`, input: v });
   });
-});
+}));
 
 /** The schema of an array parameter's items (one level: scalars or plain objects). */
-const ParameterItems = z
+const ParameterItems = lazy(() => z
   .strictObject({
     type: z.enum(PARAMETER_TYPES),
     description: z.optional(text(1000)),
     enum: z.optional(z.array(enumValue).check(z.minLength(1), z.maxLength(100))),
   })
-  .check(enumMatchesType);
+  .check(enumMatchesType));
 
 /** One parameter: a JSON-Schema property with a type and a description; `items` only on arrays. */
-export const ToolParameter = z
+export const ToolParameter = lazy(() => z
   .strictObject({
     type: z.enum(PARAMETER_TYPES),
     description: z._default(text(1000), ''),
@@ -61,10 +62,10 @@ export const ToolParameter = z
     z.superRefine((p, ctx) => {
       if (p.items && p.type !== 'array') ctx.issues.push({ code: 'custom', path: ['items'], message: 'is only allowed when type is "array"', input: p.items });
     }),
-  );
+  ));
 
 /** `definition.parameters`: a JSON-Schema object whose `required` names only its own properties. */
-export const ToolParameters = z
+export const ToolParameters = lazy(() => z
   .strictObject({
     type: z.literal('object'),
     properties: z._default(refuseProtoKey(z.record(z.string(), ToolParameter)), {}),
@@ -84,17 +85,17 @@ export const ToolParameters = z
         seen.add(name);
       });
     }),
-  );
+  ));
 
 /** What the model sees: a function name, what it does, and its parameters. */
-export const ToolDefinition = named('ToolDefinition', z.strictObject({
+export const ToolDefinition = named('ToolDefinition', () => z.strictObject({
   name: identifier(),
   description: z._default(text(1000), ''),
   parameters: z._default(ToolParameters, { type: 'object', properties: {}, required: [] }),
 }), 'What the model sees: a function name, what it does, and its parameters');
 
 /** Outbound request headers of a webhook tool: at most 20, token names, single-line values. */
-const WebhookHeaders = refuseProtoKey(z.record(z.string(), z.string().check(z.maxLength(2048))).check(
+const WebhookHeaders = lazy(() => refuseProtoKey(z.record(z.string(), z.string().check(z.maxLength(2048))).check(
   z.superRefine((headers, ctx) => {
     const names = Object.keys(headers);
     if (names.length > MAX_HEADERS) ctx.issues.push({ code: 'custom', path: [], message: `must have at most ${MAX_HEADERS} headers`, input: headers });
@@ -104,10 +105,10 @@ const WebhookHeaders = refuseProtoKey(z.record(z.string(), z.string().check(z.ma
       if (/[\r\n\0]/.test(headers[name])) ctx.issues.push({ code: 'custom', path: [name], message: 'must be a single line', input: headers[name] });
     }
   }),
-));
+)));
 
 /** Every writable tool field; the webhook ones are only valid on `webhook` tools (checked on the whole tool). */
-export const toolFields = {
+export const toolFields = lazy(() => ({
   name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
   description: text(2000),
   type: z.enum(TOOL_TYPES),
@@ -117,22 +118,22 @@ export const toolFields = {
   method: z.enum(WEBHOOK_METHODS),
   headers: WebhookHeaders,
   timeout_ms: z.int().check(z.minimum(1), z.maximum(30_000)),
-};
+}));
 
 type Fields = typeof toolFields;
-const optionalFields = Object.fromEntries(Object.entries(toolFields).map(([k, v]) => [k, z.optional(v)])) as {
+const optionalFields = lazy(() => Object.fromEntries(Object.entries(toolFields).map(([k, v]) => [k, z.optional(v)])) as {
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
-};
+});
 
 /** Create: `name` and `definition` required. PATCH: any subset; `definition` is replaced as a whole. */
-export const CreateToolBody = named('CreateToolRequest', z.strictObject({ ...optionalFields, name: toolFields.name, definition: toolFields.definition }));
-export const UpdateToolBody = named('UpdateToolRequest', z.strictObject(optionalFields));
-export const ToolListQuery = z.strictObject(pageQueryShape);
+export const CreateToolBody = named('CreateToolRequest', () => z.strictObject({ ...optionalFields, name: toolFields.name, definition: toolFields.definition }));
+export const UpdateToolBody = named('UpdateToolRequest', () => z.strictObject(optionalFields));
+export const ToolListQuery = lazy(() => z.strictObject(pageQueryShape));
 
 export type CreateToolInput = z.output<typeof CreateToolBody>;
 export type UpdateToolInput = z.output<typeof UpdateToolBody>;
 
-export const Tool = named('Tool', z.object({
+export const Tool = named('Tool', () => z.object({
   id: z.string(),
   organizationId: z.string(),
   name: toolFields.name,

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { EVENT_TYPES } from '../events/types';
 import { named } from '../common/named';
+import { lazy } from '../common/lazy';
 
 /** Most endpoints one organization may have (every event costs one delivery job per matching endpoint). */
 export const MAX_WEBHOOKS_PER_ORG = 20;
@@ -9,29 +10,29 @@ export const MAX_WEBHOOKS_PER_ORG = 20;
 const EVENT_FILTER_VALUES = [...EVENT_TYPES, '*'] as const;
 
 /** `events`: event kinds to receive, or `["*"]` for every kind (then nothing else may be listed). */
-const EventsFilter = z.array(z.enum(EVENT_FILTER_VALUES)).check(
+const EventsFilter = lazy(() => z.array(z.enum(EVENT_FILTER_VALUES)).check(
   z.minLength(1, 'must list at least one event kind, or "*"'),
   z.maxLength(EVENT_FILTER_VALUES.length),
   z.superRefine((events, ctx) => {
     if (events.includes('*') && events.length > 1) ctx.issues.push({ code: 'custom', path: [], message: '"*" must be the only entry when given', input: events });
     if (new Set(events).size !== events.length) ctx.issues.push({ code: 'custom', path: [], message: 'must not list a kind twice', input: events });
   }),
-);
+));
 
-export const webhookFields = {
+export const webhookFields = lazy(() => ({
   url: z.string().check(z.minLength(1), z.maxLength(2048)),
   events: EventsFilter,
   description: z.string().check(z.maxLength(500)),
   enabled: z.boolean(),
-};
+}));
 
-export const CreateWebhookBody = named('CreateWebhookRequest', z.strictObject({
+export const CreateWebhookBody = named('CreateWebhookRequest', () => z.strictObject({
   url: webhookFields.url,
   events: webhookFields.events,
   description: z.optional(webhookFields.description),
   enabled: z.optional(webhookFields.enabled),
 }), 'A new webhook endpoint: the HTTPS URL and the event kinds it receives');
-export const UpdateWebhookBody = named('UpdateWebhookRequest', z.strictObject({
+export const UpdateWebhookBody = named('UpdateWebhookRequest', () => z.strictObject({
   url: z.optional(webhookFields.url),
   events: z.optional(webhookFields.events),
   description: z.optional(webhookFields.description),
@@ -40,9 +41,9 @@ export const UpdateWebhookBody = named('UpdateWebhookRequest', z.strictObject({
 export type CreateWebhookInput = z.output<typeof CreateWebhookBody>;
 export type UpdateWebhookInput = z.output<typeof UpdateWebhookBody>;
 
-export const WebhookListQuery = z.strictObject(pageQueryShape);
+export const WebhookListQuery = lazy(() => z.strictObject(pageQueryShape));
 
-export const Webhook = named('WebhookEndpoint', z.object({
+export const Webhook = named('WebhookEndpoint', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   url: z.string(),
@@ -59,21 +60,21 @@ export type Webhook = z.output<typeof Webhook>;
 /** Create and rotate-secret answer the signing secret, once. */
 export const WebhookWithSecret = named(
   'WebhookEndpointWithSecret',
-  z.object({ ...Webhook.shape, secret: z.string() }),
+  () => z.object({ ...Webhook.shape, secret: z.string() }),
   'A webhook endpoint with its signing secret (`whsec_…`), answered once by create and rotate-secret',
 );
 
-export const DeliveryParams = z.strictObject({ id: uuid(), delivery_id: uuid() });
+export const DeliveryParams = lazy(() => z.strictObject({ id: uuid(), delivery_id: uuid() }));
 
-export const DeliveryListQuery = z.strictObject({
+export const DeliveryListQuery = lazy(() => z.strictObject({
   ...pageQueryShape,
   succeeded: z.optional(z.enum(['true', 'false'])),
-});
+}));
 export type DeliveryListInput = z.output<typeof DeliveryListQuery>;
 
 export const DELIVERY_TRIGGERS = ['automatic', 'redeliver', 'test'] as const;
 
-export const Delivery = named('WebhookDelivery', z.object({
+export const Delivery = named('WebhookDelivery', () => z.object({
   id: z.string(),
   webhook_id: z.string(),
   event_id: z.string(),

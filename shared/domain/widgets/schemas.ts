@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { pageQueryShape } from '../common/schemas';
+import { lazy } from '../common/lazy';
 
 export const WIDGET_POSITIONS = ['bottom-right', 'bottom-left'] as const;
 const MAX_ORIGINS = 50;
@@ -22,13 +23,13 @@ export function isOrigin(value: string): boolean {
 }
 
 /** An allowed origin, stored lower-cased so it compares with what browsers send. */
-const Origin = z.pipe(
+const Origin = lazy(() => z.pipe(
   z.string().check(z.maxLength(300), z.refine(isOrigin, 'must be an origin such as https://example.com (scheme, host and optional port; no path)')),
   z.transform((s: string) => s.toLowerCase()),
-);
+));
 
 /** Every writable widget-settings field; create requires `name`, PATCH takes any subset. */
-export const widgetFields = {
+export const widgetFields = lazy(() => ({
   name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
   is_active: z.boolean(),
   title: text(100),
@@ -39,21 +40,21 @@ export const widgetFields = {
   avatar_url: z.union([z.literal(''), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL or ""' }).check(z.maxLength(2048))]),
   language: z.string().check(z.regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$/, 'must be a language tag such as en or en-US')),
   allowed_origins: z.array(Origin).check(z.maxLength(MAX_ORIGINS)),
-};
+}));
 
 type Fields = typeof widgetFields;
-const optionalFields = Object.fromEntries(Object.entries(widgetFields).map(([k, v]) => [k, z.optional(v)])) as {
+const optionalFields = lazy(() => Object.fromEntries(Object.entries(widgetFields).map(([k, v]) => [k, z.optional(v)])) as {
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
-};
+});
 
-export const CreateWidgetBody = named('CreateWidgetSettingsRequest', z.strictObject({ ...optionalFields, name: widgetFields.name }));
-export const UpdateWidgetBody = named('UpdateWidgetSettingsRequest', z.strictObject(optionalFields));
-export const WidgetListQuery = z.strictObject(pageQueryShape);
+export const CreateWidgetBody = named('CreateWidgetSettingsRequest', () => z.strictObject({ ...optionalFields, name: widgetFields.name }));
+export const UpdateWidgetBody = named('UpdateWidgetSettingsRequest', () => z.strictObject(optionalFields));
+export const WidgetListQuery = lazy(() => z.strictObject(pageQueryShape));
 
 export type CreateWidgetInput = z.output<typeof CreateWidgetBody>;
 export type UpdateWidgetInput = z.output<typeof UpdateWidgetBody>;
 
-export const WidgetSettings = named('WidgetSettings', z.object({
+export const WidgetSettings = named('WidgetSettings', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   ...widgetFields,
@@ -82,7 +83,7 @@ export const widgetDefaults = {
 };
 
 /** What the embeddable widget needs: its appearance and the agent it talks to. */
-export const WidgetConfig = named('WidgetConfig', z.object({
+export const WidgetConfig = named('WidgetConfig', () => z.object({
   id: z.string(),
   title: widgetFields.title,
   greeting: widgetFields.greeting,

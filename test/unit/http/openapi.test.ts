@@ -65,7 +65,7 @@ describe('OpenAPI document: named schemas and examples', () => {
   it('refuses to build when a response schema has no name or a named schema has no example', () => {
     const base = { method: 'GET', tag: 'Agents', summary: 'A test operation', entry: 'x.ts', auth: true, access: {} } as const;
     const unnamed = defineOperation({ ...base, path: '/api/v1/unnamed', operationId: 'unnamedThing', response: z.object({ a: z.string() }) });
-    const noExample = defineOperation({ ...base, path: '/api/v1/no-example', operationId: 'noExample', response: named('ThingWithoutExample', z.object({ b: z.string() })) });
+    const noExample = defineOperation({ ...base, path: '/api/v1/no-example', operationId: 'noExample', response: named('ThingWithoutExample', () => z.object({ b: z.string() })) });
     expect(() => buildOpenApi([...operations, unnamed as Operation], '0')).toThrow(/unnamedThing: its response schema has no name/);
     expect(() => buildOpenApi([...operations, noExample as Operation], '0')).toThrow(/noExample: schema ThingWithoutExample has no example/);
     expect(() => buildOpenApi([{ ...operations[0], tag: 'Nowhere' }], '0')).toThrow(/tag "Nowhere" has no description/);
