@@ -1,7 +1,8 @@
-import { DOMParser, parseHTML } from 'linkedom';
 import { checkUrlShape, EgressRefusedError, resolveAllowed, safeFetch } from '../egress';
 import { normalizeUrl, sameHost } from './url';
 import { loadRobots, type RobotsRules } from './robots';
+
+type Parsers = Pick<typeof import('./parse'), 'extractLinks' | 'parseSitemap'>;
 
 export interface DiscoverOptions {
   /** Link depth followed from the root (root = 0). */
@@ -44,12 +45,18 @@ export async function discoverUrls(rootUrl: string, options: DiscoverOptions): P
   if (!root) throw new EgressRefusedError(rootUrl, 'not an http(s) URL');
   const rootParsed = checkUrlShape(root);
   await resolveAllowed(root, rootParsed.hostname);
+  // The HTML and XML parsers (linkedom, about 300 KB) load while robots.txt is fetched: a file of
+  // their own (lib/bundle.ts splits at a dynamic import), so the function's cold start does not
+  // compile them, and the crawl hardly waits for them.
+  const loading = import('./parse');
+  loading.catch(() => undefined);
 
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), totalTimeMs);
   const fetchOptions = { timeoutMs: requestTimeoutMs, signal: deadline.signal };
   try {
     const robots = await loadRobots(root, fetchOptions);
+    const parsers = await loading;
     const seen = new Set<string>();
     const results: string[] = [];
     const refused = new Set<string>();
@@ -62,7 +69,7 @@ export async function discoverUrls(rootUrl: string, options: DiscoverOptions): P
     };
     if (!accept(root)) return { urls: [], total: 0, timedOut: false };
 
-    for (const loc of await readSitemaps(root, robots, maxSitemaps, fetchOptions)) {
+    for (const loc of await readSitemaps(root, robots, maxSitemaps, fetchOptions, parsers)) {
       const url = normalizeUrl(loc);
       if (url) accept(url);
     }
@@ -72,7 +79,7 @@ export async function discoverUrls(rootUrl: string, options: DiscoverOptions): P
       const next: string[] = [];
       await eachLimited(frontier, concurrency, async (pageUrl) => {
         if (deadline.signal.aborted || results.length >= limit) return;
-        const page = await fetchPage(pageUrl, maxPageBytes, fetchOptions);
+        const page = await fetchPage(pageUrl, maxPageBytes, fetchOptions, parsers);
         if (page.refused) refused.add(pageUrl);
         for (const link of page.links) if (accept(link)) next.push(link);
       });
@@ -91,40 +98,18 @@ interface Page {
   refused: boolean;
 }
 
-async function fetchPage(url: string, maxBytes: number, fetchOptions: { timeoutMs: number; signal: AbortSignal }): Promise<Page> {
+async function fetchPage(url: string, maxBytes: number, fetchOptions: { timeoutMs: number; signal: AbortSignal }, parsers: Parsers): Promise<Page> {
   try {
     const res = await safeFetch(url, { ...fetchOptions, maxBytes, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' });
     if (res.status < 200 || res.status >= 300 || !HTML_TYPES.test(res.contentType)) return { links: [], refused: false };
-    return { links: extractLinks(res.body.toString('utf8'), res.url), refused: false };
+    return { links: parsers.extractLinks(res.body.toString('utf8'), res.url), refused: false };
   } catch (err) {
     // A page that fails is skipped; the crawl goes on. A refused hop drops the page from the results.
     return { links: [], refused: err instanceof EgressRefusedError };
   }
 }
 
-/** Normalized absolute links of an HTML page (`<base href>` honoured, `rel=nofollow` skipped). */
-export function extractLinks(html: string, pageUrl: string): string[] {
-  const { document } = parseHTML(html);
-  const baseHref = document.querySelector('base[href]')?.getAttribute('href');
-  const base = (baseHref && normalizeUrl(baseHref, pageUrl)) || pageUrl;
-  const out: string[] = [];
-  for (const a of document.querySelectorAll('a[href], area[href]')) {
-    if (/\bnofollow\b/i.test(a.getAttribute('rel') ?? '')) continue;
-    const url = normalizeUrl(a.getAttribute('href') ?? '', base);
-    if (url) out.push(url);
-  }
-  return out;
-}
-
-/** `<loc>` entries of a sitemap or sitemap index document. */
-export function parseSitemap(xml: string): { pages: string[]; sitemaps: string[] } {
-  const doc = new DOMParser().parseFromString(xml, 'text/xml');
-  const locs = (parent: string) =>
-    [...doc.getElementsByTagName(parent)].map((el) => el.getElementsByTagName('loc')[0]?.textContent?.trim() ?? '').filter(Boolean);
-  return { pages: locs('url'), sitemaps: locs('sitemap') };
-}
-
-async function readSitemaps(root: string, robots: RobotsRules, max: number, fetchOptions: { timeoutMs: number; signal: AbortSignal }): Promise<string[]> {
+async function readSitemaps(root: string, robots: RobotsRules, max: number, fetchOptions: { timeoutMs: number; signal: AbortSignal }, parsers: Parsers): Promise<string[]> {
   const queue = [...robots.sitemaps, new URL('/sitemap.xml', root).toString()]
     .map((u) => normalizeUrl(u))
     .filter((u): u is string => !!u && sameHost(u, root));
@@ -137,7 +122,7 @@ async function readSitemaps(root: string, robots: RobotsRules, max: number, fetc
     try {
       const res = await safeFetch(url, { ...fetchOptions, maxBytes: 5 * 1024 * 1024, accept: 'application/xml,text/xml' });
       if (res.status !== 200) continue;
-      const parsed = parseSitemap(res.body.toString('utf8'));
+      const parsed = parsers.parseSitemap(res.body.toString('utf8'));
       pages.push(...parsed.pages);
       for (const s of parsed.sitemaps) {
         const n = normalizeUrl(s);

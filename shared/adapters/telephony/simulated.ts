@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
-import { isValidPhoneNumber } from 'libphonenumber-js/max';
 import { clockMs } from '../../clock';
 import { keys } from '../../db/keys';
 import { ConditionFailed, deleteExisting, putNew, queryAll, transact } from '../../db/store';
 import { UnavailableError, UnprocessableError } from '../../errors';
 import { seededRandom } from '../seeded-random';
+import { phoneRules } from '../../domain/common/phone-field';
 import { parseCallStatusFields } from './status-event';
 import type {
   AvailableNumber,
@@ -97,13 +97,14 @@ const badExchange = (nxx: string) => nxx[1] === '1' && nxx[2] === '1' || ['555',
 const inventory = new Map<string, AvailableNumber[]>();
 
 /** The whole deterministic inventory of one area, sorted. */
-export function areaInventory(countryCode: string, areaCode: string): AvailableNumber[] {
+export async function areaInventory(countryCode: string, areaCode: string): Promise<AvailableNumber[]> {
   const id = `${countryCode}:${areaCode}`;
   const cached = inventory.get(id);
   if (cached) return cached;
   const country = SIMULATED_CATALOGUE[countryCode];
   const spec = country?.areas.find((a) => a.code === areaCode);
   if (!country || !spec) return [];
+  const rules = await phoneRules();
   const next = seededRandom(id);
   const digit = () => String(Math.floor(next() * 10));
   const numbers = new Set<string>();
@@ -112,7 +113,7 @@ export function areaInventory(countryCode: string, areaCode: string): AvailableN
     while (subscriber.length < spec.subscriberDigits) subscriber += digit();
     if (country.nanp && badExchange(subscriber.slice(0, 3))) continue;
     const e164 = `+${country.callingCode}${spec.code}${subscriber}`;
-    if (isValidPhoneNumber(e164, countryCode as never)) numbers.add(e164);
+    if (rules.isValidNumberOf(e164, countryCode)) numbers.add(e164);
   }
   const list = [...numbers].sort().map((phone_number) => ({
     phone_number,
@@ -252,7 +253,7 @@ export function simulatedCarrier(): TelephonyPort {
       const sold = await soldNumbers(query.country, prefix);
       const out: AvailableNumber[] = [];
       for (const a of areas) {
-        for (const n of areaInventory(query.country, a.code)) {
+        for (const n of await areaInventory(query.country, a.code)) {
           if (out.length >= query.limit) return out;
           const national = n.phone_number.slice(country.callingCode.length + 1);
           if (sold.has(n.phone_number) || (query.contains && !national.includes(query.contains))) continue;
@@ -265,7 +266,7 @@ export function simulatedCarrier(): TelephonyPort {
     async quote(phoneNumber) {
       const where = locate(phoneNumber);
       if (!where) return undefined;
-      const listed = areaInventory(where.country, where.area).find((n) => n.phone_number === phoneNumber);
+      const listed = (await areaInventory(where.country, where.area)).find((n) => n.phone_number === phoneNumber);
       if (!listed) return undefined;
       const sold = await soldNumbers(where.country, phoneNumber);
       return sold.has(phoneNumber) ? undefined : listed;
@@ -277,7 +278,7 @@ export function simulatedCarrier(): TelephonyPort {
         throw new UnprocessableError('The carrier refused to sell this number', { phone_number: phoneNumber, provider: 'simulated' });
       }
       const where = locate(phoneNumber);
-      if (!where || !areaInventory(where.country, where.area).some((n) => n.phone_number === phoneNumber)) {
+      if (!where || !(await areaInventory(where.country, where.area)).some((n) => n.phone_number === phoneNumber)) {
         throw new UnprocessableError('The number is not available', { phone_number: phoneNumber });
       }
       const providerRef = `SIM${uuidv7().replace(/-/g, '')}`;

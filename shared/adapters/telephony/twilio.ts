@@ -1,9 +1,9 @@
-import { getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { UnavailableError, UnprocessableError } from '../../errors';
 import { readSecretJson } from '../secret-json';
 import { parseCallStatusFields } from './status-event';
 import type { AvailableNumber, NumberCapabilities, PlaceCallInput, PlacedCall, PurchasedNumber, SearchQuery, TelephonyPort } from './port';
 import { checkTelephony } from '../../access/enforce';
+import { phoneRules } from '../../domain/common/phone-field';
 
 /**
  * Twilio's REST API (2010-04-01 for numbers and calls, Pricing v1/v2 for prices), spoken with
@@ -195,7 +195,7 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
       throw toAppError(err);
     }
     if (query.areaCode && !nanp) {
-      const prefix = `+${getCountryCallingCode(query.country as CountryCode)}${query.areaCode}`;
+      const prefix = `+${(await phoneRules()).callingCodeOf(query.country)}${query.areaCode}`;
       listed = listed.filter((n) => n.phone_number.startsWith(prefix));
     }
     if (!listed.length) return [];
@@ -218,9 +218,9 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
     searchAvailable: search,
 
     async quote(phoneNumber) {
-      const parsed = parsePhoneNumberFromString(phoneNumber);
-      if (!parsed?.country) return undefined;
-      const found = await search({ country: parsed.country, contains: String(parsed.nationalNumber), limit: 20 });
+      const parsed = (await phoneRules()).partsOfE164(phoneNumber);
+      if (!parsed) return undefined;
+      const found = await search({ country: parsed.country, contains: parsed.nationalNumber, limit: 20 });
       return found.find((n) => n.phone_number === phoneNumber);
     },
 

@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
+import { getCountryCallingCode, isValidPhoneNumber, parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
 import { ValidationError } from '../../errors';
 
 /**
@@ -55,4 +55,20 @@ export function normalizeE164(input: unknown, options: NormalizeOptions = {}): s
 /** The ISO country of a valid E.164 number (`+14155550123` → `US`). */
 export function countryOfE164(e164: string): string | undefined {
   return parsePhoneNumberFromString(e164)?.country;
+}
+
+/** Whether `number` is a valid number of `country`'s numbering plan. */
+export function isValidNumberOf(number: string, country: string): boolean {
+  return isValidPhoneNumber(number, country as CountryCode);
+}
+
+/** The country calling code of an ISO country (`GB` → `44`). */
+export function callingCodeOf(country: string): string {
+  return getCountryCallingCode(country as CountryCode);
+}
+
+/** The ISO country and national significant number of a valid E.164 number. */
+export function partsOfE164(e164: string): { country: string; nationalNumber: string } | undefined {
+  const parsed = parsePhoneNumberFromString(e164);
+  return parsed?.country ? { country: parsed.country, nationalNumber: String(parsed.nationalNumber) } : undefined;
 }

@@ -1,4 +1,4 @@
-import { extractLinks, parseSitemap } from '../../../shared/adapters/crawler/discover';
+import { extractLinks, parseSitemap } from '../../../shared/adapters/crawler/parse';
 import { parseRobots } from '../../../shared/adapters/crawler/robots';
 import { normalizeUrl, sameHost } from '../../../shared/adapters/crawler/url';
 
