@@ -25,6 +25,8 @@ new VoiceAgentPlatformStack(app, deployment.stackName, {
   },
   // Calls: the public base URL the carrier's callbacks reach (a custom domain) and the voice runtime Twilio streams media to.
   publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
+  // SOURCE_MAPS=true: stack traces name source lines, at a cost to every cold start (docs/operations.md).
+  sourceMaps: process.env.SOURCE_MAPS === 'true',
   voiceRuntimeUrl: process.env.VOICE_RUNTIME_URL || undefined,
   // Post-call analysis: `local` (default, no account) or `openai` (any OpenAI-compatible API), its
   // key in Secrets Manager (a secret the stack creates, or an existing one named by ANALYSIS_SECRET_NAME).

@@ -50,7 +50,7 @@ export const SERVICE_NAME = 'voice-agent-platform';
 
 /**
  * A Lambda function with every default of this project in one place: Node.js 22 on arm64, its
- * own log group with a retention, active tracing, source maps, the shared environment, and a
+ * own log group with a retention, active tracing, the shared environment, and a
  * role that starts with nothing but writing to that log group. Everything else it may touch is
  * added with the `bind…` grants below, which is how least privilege follows `Access`.
  */
@@ -85,7 +85,6 @@ export class ApiFunction extends lambda.Function {
       tracing: lambda.Tracing.ACTIVE,
       environment: {
         RUNTIME: 'aws',
-        NODE_OPTIONS: '--enable-source-maps',
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         ...props.environment,

@@ -61,7 +61,7 @@ describe('the stack built from the registries', () => {
     expect(fn?.Properties.Description).toMatch(/^Answers requests no route matches/);
   });
 
-  it('runs every function on nodejs22.x, arm64, traced, with source maps and the shared settings', () => {
+  it('runs every function on nodejs22.x, arm64, traced, without source maps by default, and the shared settings', () => {
     for (const fn of s.resources('AWS::Lambda::Function')) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs22.x',
@@ -74,11 +74,18 @@ describe('the stack built from the registries', () => {
       );
       expect(fn.Properties.Environment.Variables).toMatchObject({
         RUNTIME: 'aws',
-        NODE_OPTIONS: '--enable-source-maps',
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         POWERTOOLS_SERVICE_NAME: 'voice-agent-platform',
       });
+      expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBeUndefined();
     }
+  });
+
+  it('turns source maps on for every function when asked (SOURCE_MAPS=true)', () => {
+    const mapped = synth({ sourceMaps: true });
+    const functions = mapped.resources('AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(100);
+    for (const fn of functions) expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
   });
 
   it('gives every function its own log group with a retention, and an error alarm', () => {
