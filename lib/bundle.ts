@@ -54,10 +54,11 @@ const REQUIRE_BANNER = "import { createRequire as __vapCreateRequire } from 'nod
  * rules, the SDK's lazily loaded credential providers). Code splitting is per function because
  * V8 pre-parses every byte of a file it loads: a dynamic import's target inlined into
  * `index.mjs` costs load time on every cold start even when its path never runs, while in a
- * chunk it is not even read until then. One esbuild call per entry (about 0.45 s each, about a
- * minute for the whole stack on 2 cores); a single splitting pass over all entries builds in
- * seconds but splits by module across functions, leaving each function 25-33 statically
- * imported chunk files that loaded slower (docs/operations.md, "Bundles and cold starts").
+ * chunk it is not even read until then. One esbuild call per entry (about 0.45 s each on a
+ * quiet machine; 81 s for the stack's 114 on a busy 2-core one); a single splitting pass over
+ * all entries builds in seconds but splits by module across functions, leaving each function
+ * 25-33 statically imported chunk files that loaded slower (docs/operations.md, "Bundles and
+ * cold starts").
  * Fails with one message naming every missing entry file, before building.
  */
 export function bundleEntries(entries: BundleEntry[], options: BundleOptions): BundleResult {
