@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { buildSync, type BuildOptions } from 'esbuild';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 
 /** One function's source: a unique name (its bundle directory) and its entry file, relative to the repository root. */
 export interface BundleEntry {
@@ -29,23 +29,37 @@ export interface BundleOptions {
   externalAwsSdk?: boolean;
 }
 
-/** What one build produced: the directory holding each entry's `index.mjs`, and sizes for the record. */
+/** What one build produced: the directory holding each entry's `index.mjs` and `chunks/`, and sizes for the record. */
 export interface BundleResult {
   dirs: Map<string, string>;
-  /** Bytes of each `index.mjs`, by entry name. */
+  /**
+   * Bytes each function loads at start, by entry name: its `index.mjs` plus the chunks reachable
+   * from it through static `import` statements (chunks behind a dynamic `import()` excluded).
+   */
   sizes: Map<string, number>;
+  /** Bytes of all the code in each function's directory (`index.mjs` and every chunk), by entry name. */
+  totalSizes: Map<string, number>;
   millis: number;
 }
 
 // A bundle in ESM format that contains a CommonJS dependency calling `require()` (for a Node
 // built-in, say) fails with "Dynamic require is not supported"; giving the module a real
 // `require` made from its own URL fixes that. The alias keeps the import from clashing
-// with a bundled module's own `createRequire`.
+// with a bundled module's own `createRequire`. esbuild puts the banner on every chunk too.
 const REQUIRE_BANNER = "import { createRequire as __vapCreateRequire } from 'node:module'; const require = __vapCreateRequire(import.meta.url);";
 
 /**
- * Bundles every entry with ONE esbuild call (each `NodejsFunction` would start its own esbuild,
- * ~0.5 s apiece). Fails with one message naming every missing entry file, before building.
+ * Bundles every entry into its own directory: `index.mjs`, its map, and `chunks/` holding what
+ * the function reaches only through a dynamic `import()` (the S3 and SQS clients, the phone
+ * rules, the SDK's lazily loaded credential providers). Code splitting is per function because
+ * V8 pre-parses every byte of a file it loads: a dynamic import's target inlined into
+ * `index.mjs` costs load time on every cold start even when its path never runs, while in a
+ * chunk it is not even read until then. One esbuild call per entry (about 0.45 s each on a
+ * quiet machine; 81 s for the stack's 114 on a busy 2-core one); a single splitting pass over
+ * all entries builds in seconds but splits by module across functions, leaving each function
+ * 25-33 statically imported chunk files that loaded slower (docs/operations.md, "Bundles and
+ * cold starts").
+ * Fails with one message naming every missing entry file, before building.
  */
 export function bundleEntries(entries: BundleEntry[], options: BundleOptions): BundleResult {
   const started = Date.now();
@@ -66,12 +80,12 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
 
   rmSync(options.outDir, { recursive: true, force: true });
   mkdirSync(options.outDir, { recursive: true });
-  const buildOptions: BuildOptions = {
+  const common: BuildOptions = {
     absWorkingDir: options.rootDir,
-    entryPoints: Object.fromEntries(entries.map((e) => [`${e.name}/index`, e.entry])),
-    outdir: options.outDir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     platform: 'node',
     target: 'node22',
     format: 'esm',
@@ -91,24 +105,49 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
     metafile: true,
     logLevel: 'silent',
   };
-  let result;
-  try {
-    result = buildSync(buildOptions);
-  } catch (error) {
-    throw new Error(`esbuild failed to bundle the Lambda functions: ${(error as Error).message}`, { cause: error });
-  }
-  writeFileSync(path.join(options.outDir, 'metafile.json'), JSON.stringify(result.metafile));
 
+  const merged: Metafile = { inputs: {}, outputs: {} };
   const dirs = new Map<string, string>();
   const sizes = new Map<string, number>();
-  for (const { name } of entries) {
+  const totalSizes = new Map<string, number>();
+  for (const { name, entry } of entries) {
     const dir = path.join(options.outDir, name);
+    let metafile: Metafile;
+    try {
+      metafile = buildSync({ ...common, entryPoints: { index: entry }, outdir: dir }).metafile!;
+    } catch (error) {
+      throw new Error(`esbuild failed to bundle the Lambda function ${name} (${entry}): ${(error as Error).message}`, { cause: error });
+    }
+    Object.assign(merged.inputs, metafile.inputs);
+    Object.assign(merged.outputs, metafile.outputs);
     dirs.set(name, dir);
-    const output = result.metafile?.outputs[path.relative(options.rootDir, path.join(dir, 'index.mjs')).split(path.sep).join('/')];
-    if (output) sizes.set(name, output.bytes);
+    const index = path.relative(options.rootDir, path.join(dir, 'index.mjs')).split(path.sep).join('/');
+    sizes.set(name, sum(staticallyLoaded(metafile, index), metafile));
+    totalSizes.set(name, sum(Object.keys(metafile.outputs).filter((file) => file.endsWith('.mjs')), metafile));
   }
-  return { dirs, sizes, millis: Date.now() - started };
+  writeFileSync(path.join(options.outDir, 'metafile.json'), JSON.stringify(merged));
+  return { dirs, sizes, totalSizes, millis: Date.now() - started };
 }
+
+/**
+ * The output files Node reads when it loads `index` (a key of the metafile's `outputs`): the file
+ * itself and every bundled file reachable through static `import` statements, not through `import()`.
+ */
+export function staticallyLoaded(metafile: Metafile, index: string): string[] {
+  const seen = new Set<string>();
+  const stack = [index];
+  while (stack.length > 0) {
+    const file = stack.pop()!;
+    if (seen.has(file) || !metafile.outputs[file]) continue;
+    seen.add(file);
+    for (const imported of metafile.outputs[file].imports) {
+      if (imported.kind === 'import-statement' && !imported.external) stack.push(imported.path);
+    }
+  }
+  return [...seen];
+}
+
+const sum = (files: string[], metafile: Metafile) => files.reduce((total, file) => total + metafile.outputs[file]!.bytes, 0);
 
 /** Code for each function: the real bundle, or a placeholder when this synthesis skips bundling. */
 export interface CodeSource {

@@ -185,9 +185,10 @@ export class VoiceAgentPlatformStack extends Stack {
     const skip = [true, 'true'].includes(this.node.tryGetContext(SKIP_BUNDLING_CONTEXT));
     if (skip || !this.bundlingRequired) return placeholderCode();
     const bundled = bundledCode(entries, { rootDir: ROOT_DIR, outDir });
-    const total = [...bundled.result.sizes.values()].reduce((sum, bytes) => sum + bytes, 0);
+    const kb = (sizes: Map<string, number>) => ([...sizes.values()].reduce((sum, bytes) => sum + bytes, 0) / 1024).toFixed(0);
     process.stderr.write(
-      `Bundled ${entries.length} functions in ${bundled.result.millis} ms (${(total / 1024).toFixed(0)} KB in all) into ${path.relative(ROOT_DIR, outDir)}\n`,
+      `Bundled ${entries.length} functions in ${bundled.result.millis} ms (${kb(bundled.result.totalSizes)} KB of code in all, ` +
+        `${kb(bundled.result.sizes)} KB of it loaded at start) into ${path.relative(ROOT_DIR, outDir)}\n`,
     );
     return bundled;
   }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { bundleEntries, DEFAULT_EXTERNAL_AWS_SDK } from '../../lib/bundle';
@@ -58,13 +58,42 @@ describe('bundleEntries', () => {
     const file = path.join(outDir, 'fixture', 'index.mjs');
     expect(readFileSync(file, 'utf8')).not.toMatch(/from"@aws-sdk\//);
     // It runs from a directory with no node_modules above it, as on Lambda with no SDK of the runtime's.
-    const isolated = mkdtempSync(path.join(tmpdir(), 'vap-bundle-'));
-    copyFileSync(file, path.join(isolated, 'index.mjs'));
-    const output = execFileSync(
-      process.execPath,
-      ['--input-type=module', '-e', `const m = await import(${JSON.stringify(path.join(isolated, 'index.mjs'))}); console.log(JSON.stringify(await m.handler()));`],
-      { encoding: 'utf8', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
-    );
-    expect(JSON.parse(output)).toEqual({ sdk: 'function', year: 2024 });
+    expect(JSON.parse(runIsolated(path.dirname(file)))).toEqual({ sdk: 'function', year: 2024 });
+  });
+
+  it("splits per function: a dynamic import's target is a chunk in the function's own directory, read only when its path runs", () => {
+    const result = bundleEntries([{ name: 'lazy', entry: 'test/infra/fixtures/lazy-handler.ts' }], { rootDir: ROOT_DIR, outDir });
+    const dir = result.dirs.get('lazy')!;
+    const chunks = readdirSync(path.join(dir, 'chunks'));
+    const lazyChunk = chunks.find((file) => /^lazy-greeting-[A-Z0-9]+\.mjs$/.test(file));
+    expect(lazyChunk).toBeDefined();
+    expect(readFileSync(path.join(dir, 'chunks', lazyChunk!), 'utf8')).toContain('hello from the');
+    expect(readFileSync(path.join(dir, 'index.mjs'), 'utf8')).not.toContain('hello from the');
+    expect(readdirSync(dir).sort()).toEqual(['chunks', 'index.mjs', 'index.mjs.map']);
+    // Loaded at start: index.mjs, not the chunk behind the dynamic import; in all: both.
+    expect(result.sizes.get('lazy')).toBe(readFileSync(path.join(dir, 'index.mjs')).length);
+    expect(result.totalSizes.get('lazy')).toBe(result.sizes.get('lazy')! + readFileSync(path.join(dir, 'chunks', lazyChunk!)).length);
+
+    // The directory alone, copied where nothing else is, runs and awaits its chunk.
+    expect(JSON.parse(runIsolated(dir))).toEqual({ greeting: 'hello from the chunk' });
+    // Without the chunk it still loads (Node has not read it) and fails only when the handler runs.
+    expect(runIsolated(dir, (copy) => rmSync(path.join(copy, 'chunks', lazyChunk!)))).toMatch(/^loaded; handler failed: .*lazy-greeting/s);
   });
 });
+
+/**
+ * Copies a function's directory (index.mjs and chunks/) to an empty temporary directory, loads it
+ * in a fresh Node process and prints what its handler returns (or, failing, "loaded; handler failed").
+ */
+function runIsolated(dir: string, change?: (copy: string) => void): string {
+  const isolated = mkdtempSync(path.join(tmpdir(), 'vap-bundle-'));
+  cpSync(dir, isolated, { recursive: true });
+  change?.(isolated);
+  const script =
+    `const m = await import(${JSON.stringify(path.join(isolated, 'index.mjs'))});` +
+    "try { console.log(JSON.stringify(await m.handler())); } catch (e) { console.log('loaded; handler failed: ' + e.message); }";
+  return execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+  });
+}

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Metafile } from 'esbuild';
-import { bundleEntries } from '../../lib/bundle';
+import { bundleEntries, staticallyLoaded } from '../../lib/bundle';
 import { ROOT_DIR } from '../../lib/stack';
 import { operations } from '../../shared/http/registry';
 import { jobs } from '../../shared/jobs/registry';
@@ -13,8 +13,13 @@ import { jobs } from '../../shared/jobs/registry';
  * external, is read) only when its path does. Built with the AWS SDK external, which keeps the
  * build quick and shows each SDK client as an import of its own kind; which modules our code
  * reaches statically does not depend on that setting.
+ *
+ * The output files are checked too, built as the stack builds them (SDK bundled, split per
+ * function): what Node reads at start is `index.mjs` and the chunks it imports statically.
  */
 const outDir = path.join(ROOT_DIR, '.build', 'test-cold-start');
+const splitDir = path.join(ROOT_DIR, '.build', 'test-cold-start-split');
+const splitNames = ['getAgent', 'getContact', 'createKbUpload', 'job-api-key-usage'];
 const representative = [
   'getAgent', // the foundation: auth, rate limit, one GetItem
   'getContact', // contacts: phone and time-zone fields in sibling operations' schemas
@@ -34,9 +39,12 @@ const entries = [
 ];
 
 let metafile: Metafile;
+let split: Metafile;
 beforeAll(() => {
   bundleEntries(entries, { rootDir: ROOT_DIR, outDir, externalAwsSdk: true });
   metafile = JSON.parse(readFileSync(path.join(outDir, 'metafile.json'), 'utf8')) as Metafile;
+  bundleEntries(entries.filter((e) => splitNames.includes(e.name)), { rootDir: ROOT_DIR, outDir: splitDir });
+  split = JSON.parse(readFileSync(path.join(splitDir, 'metafile.json'), 'utf8')) as Metafile;
 });
 
 /** The module paths (inputs and external packages) reachable from `entry` through imports of the given kinds. */
@@ -92,6 +100,39 @@ describe('what a function loads at cold start', () => {
       expect(modules).not.toContain('shared/jobs/registry.ts');
       const operationModules = modules.filter((m) => /^shared\/domain\/[^/]+\/operations\.ts$/.test(m));
       expect(operationModules).toHaveLength(name.startsWith('job-') ? 0 : 1);
+    }
+  });
+});
+
+describe('the output files a function reads at cold start (split per function, AWS SDK bundled)', () => {
+  const outputKey = (file: string) => path.relative(ROOT_DIR, file).split(path.sep).join('/');
+  const dirKey = (name: string) => outputKey(path.join(splitDir, name));
+  /** The bundled packages' inputs inside the given output files. */
+  const packagesIn = (files: string[], name: string) => files.flatMap((file) => Object.keys(split.outputs[file]!.inputs)).filter(pkg(name));
+  const loadedAtStart = (name: string) => staticallyLoaded(split, `${dirKey(name)}/index.mjs`);
+  const inDirectory = (name: string) => Object.keys(split.outputs).filter((file) => file.startsWith(`${dirKey(name)}/`) && file.endsWith('.mjs'));
+
+  it('index.mjs and its statically imported chunks hold no phone rules, S3 client or SQS client', () => {
+    for (const name of splitNames) {
+      expect(loadedAtStart(name).length).toBeGreaterThan(0);
+      for (const lazy of ['libphonenumber-js', '@aws-sdk/client-s3', '@aws-sdk/client-sqs']) expect([name, packagesIn(loadedAtStart(name), lazy)]).toEqual([name, []]);
+    }
+    // They are in the directory, in chunks behind a dynamic import (or the test would prove nothing).
+    for (const name of splitNames) expect(packagesIn(inDirectory(name), '@aws-sdk/client-sqs')).not.toEqual([]);
+    expect(packagesIn(inDirectory('createKbUpload'), '@aws-sdk/client-s3')).not.toEqual([]);
+    expect(packagesIn(inDirectory('getContact'), 'libphonenumber-js')).not.toEqual([]);
+  });
+
+  it('each function directory holds only index.mjs, its map and chunks/, and imports nothing outside it', () => {
+    for (const name of splitNames) {
+      const dir = path.join(splitDir, name);
+      expect(readdirSync(dir).sort()).toEqual(['chunks', 'index.mjs', 'index.mjs.map']);
+      expect(readdirSync(path.join(dir, 'chunks')).filter((file) => !/\.mjs(\.map)?$/.test(file))).toEqual([]);
+      for (const file of inDirectory(name)) {
+        for (const imported of split.outputs[file]!.imports) {
+          if (!imported.external) expect(imported.path.startsWith(`${dirKey(name)}/chunks/`)).toBe(true);
+        }
+      }
     }
   });
 });
