@@ -5,7 +5,8 @@
  *
  *  (a) overhead: GET /api/v1/agents/{id} through the local runtime against the same GetItem
  *      made directly on the same DynamoDB Local, interleaved, ratio of medians;
- *  (b) cold start: each function's bundle size and module load time against an empty handler's;
+ *  (b) cold start: each function's bytes loaded at start and module load time against a floor (a
+ *      handler that only creates a DynamoDB document client), built the same way;
  *  (c) cost: consumed DynamoDB capacity per operation (ReturnConsumedCapacity), in dollars per
  *      million calls at on-demand prices;
  *  (d) webhooks: capacity per event with one and with three endpoints, and the time from a
@@ -136,17 +137,19 @@ async function overhead(url: string, key: string, orgId: string, dynamoEndpoint:
   ].join('\n');
 }
 
-/** What the measurements of (b) have shown so far about the gap to the goal (docs/operations.md, "Bundles and cold starts"). */
+/** Where the time goes, from the profiles behind (b) (docs/operations.md, "Bundles and cold starts"). */
 const COLD_GAP = [
-  'Where the remaining time goes (esbuild metafile and `node --cpu-prof` of getAgent against the floor): every API function',
-  'builds its whole area\'s zod schemas when its operation module loads (all operations of the area are defined in one module),',
-  'which is the largest single item (about 5–10 ms of CPU), then the Powertools logger (2–4 ms), Middy and the middleware. What',
-  'a function reaches only through a dynamic `import()` (the phone rules, the S3 and SQS clients, KMS, Secrets Manager, the',
-  'SDK\'s lazily loaded credential providers) no longer costs anything at load: split per function, it is a chunk Node does not',
-  'read until its path runs, which is why "loaded at start" is smaller than "total". On a busy shared machine the wall-clock',
-  'ratios of nearly identical bundles spread widely (compare the agents functions with each other); the CPU-time cross-check',
-  'is the steadier figure. What would close the gap: one schema module per operation (entries importing their own operation,',
-  'not the area\'s).',
+  'Where the time above the floor goes (esbuild metafiles and `node --cpu-prof` of functions against the floor): mostly V8',
+  'compiling the bytes a function loads at start, then zod building schemas. Three changes brought the functions to the floor.',
+  'Split per function, what a function reaches only through a dynamic `import()` (the phone rules, the S3 and SQS clients, KMS,',
+  'Secrets Manager, the crawler\'s HTML parsers, the SDK\'s lazily loaded credential providers) is a chunk Node does not read',
+  'until its path runs, which is why "at start" is smaller than "total". Schemas are declared lazily',
+  '(shared/domain/common/lazy.ts): a function builds, at load, only the schemas its own operation validates, where it used to',
+  'build every request and response schema of its area (5–10 ms of CPU). What remains above the floor is zod itself and the',
+  'first use of each kind of schema (1–2 ms), the Powertools logger (about 2 ms), Middy and the middleware, and for a few',
+  'functions libraries their operation needs on every request (luxon for dates in a zone, more of the SDK for transactions).',
+  'On a busy shared machine the wall-clock ratios of nearly identical bundles spread widely; the CPU-time cross-check is the',
+  'steadier figure.',
 ].join(' ');
 
 /** Goals of issue 12, against the floor: every API function at most 1.5×, the median at most 1.2×. */
@@ -191,7 +194,7 @@ function coldStart() {
   const samples = new Map<string, number[]>();
   const cpuSamples = new Map<string, number[]>();
   const jobsToRun: { mode: Mode; name: string; key: string; flags?: string[] }[] = (Object.keys(modes) as Mode[]).flatMap((mode) => entries.map((e) => ({ mode, name: e.name, key: `${mode}:${e.name}` })));
-  // The deployed functions run with NODE_OPTIONS=--enable-source-maps (lib/api-function.ts): what that adds, on the floor and one function.
+  // SOURCE_MAPS=true runs the functions with NODE_OPTIONS=--enable-source-maps (lib/stack.ts): what that adds, on the floor and one function.
   const SOURCE_MAPPED = 'getAgent';
   for (const name of ['floor', SOURCE_MAPPED]) jobsToRun.push({ mode: stackMode, name, key: `maps:${name}`, flags: ['--enable-source-maps'] });
   for (let round = 0; round < runs; round++) {
@@ -255,7 +258,7 @@ function coldStart() {
     '',
     `${stackMode[0]!.toUpperCase()}${stackMode.slice(1)} loaded faster for ${faster} of ${api.length} API functions.`,
     '',
-    `Source maps: the functions run with \`NODE_OPTIONS=--enable-source-maps\` (readable stack traces), and Node then reads each bundle's map as it loads it. In the same rounds, with the flag: the ${stackMode} floor ${ms(median(samples.get('maps:floor')!))} (against ${ms(load(stackMode, 'floor'))} without), ${SOURCE_MAPPED} ${ms(median(samples.get(`maps:${SOURCE_MAPPED}`)!))} (against ${ms(load(stackMode, SOURCE_MAPPED))}). The table above loads every bundle as the floor is loaded, without the flag.`,
+    `Source maps: off by default; with \`SOURCE_MAPS=true\` at synth the functions run with \`NODE_OPTIONS=--enable-source-maps\` (readable stack traces), and Node then reads the map of every file it loads. What that would add, in the same rounds, with the flag: the ${stackMode} floor ${ms(median(samples.get('maps:floor')!))} (against ${ms(load(stackMode, 'floor'))} without), ${SOURCE_MAPPED} ${ms(median(samples.get(`maps:${SOURCE_MAPPED}`)!))} (against ${ms(load(stackMode, SOURCE_MAPPED))}). The table above loads every bundle as deployed by default, without the flag.`,
     '',
     COLD_GAP,
     '',

@@ -21,7 +21,7 @@ export interface BundleOptions {
   /** Directory the bundles are written to, one sub-directory per entry; emptied first. */
   outDir: string;
   /**
-   * Leave `@aws-sdk/*` out of the bundles (default true). The nodejs22.x runtime ships the
+   * Leave `@aws-sdk/*` out of the bundles (default `DEFAULT_EXTERNAL_AWS_SDK`, false). The nodejs22.x runtime ships the
    * AWS SDK v3, so leaving it out makes bundles several hundred KB smaller and module load
    * faster; the price is that the SDK version is the runtime's, not our lock file's. Set it
    * to false to pin the SDK in every bundle (tree-shaken) when a feature needs a newer SDK.
