@@ -28,6 +28,8 @@ const representative = [
   'createKbUpload', // knowledge base, presigns an S3 upload
   'getEvent', // validates instants only
   'getCall', // calls: phone fields in sibling operations' schemas
+  'discoverUrls', // crawls: parses HTML, but only once robots.txt is fetched
+  'buyPhoneNumber', // the carrier adapters check numbers on some paths
 ];
 const entries = [
   ...representative.map((id) => {
@@ -91,6 +93,13 @@ describe('what a function loads at cold start', () => {
 
   it('luxon is not loaded by functions that only check a time zone or an instant', () => {
     for (const name of ['getAgent', 'getContact', 'createContact', 'getEvent']) expect(anywhere(name).filter(pkg('luxon'))).toEqual([]);
+  });
+
+  it('the crawler\'s HTML parsers and the carrier adapters\' phone rules load on first use', () => {
+    expect(atStart('discoverUrls').filter(pkg('linkedom'))).toEqual([]);
+    expect(anywhere('discoverUrls').filter(pkg('linkedom'))).not.toEqual([]);
+    expect(atStart('buyPhoneNumber').filter(pkg('libphonenumber-js'))).toEqual([]);
+    expect(anywhere('buyPhoneNumber').filter(pkg('libphonenumber-js'))).not.toEqual([]);
   });
 
   it("a function carries its own operation's module, not the registry or other areas' operations", () => {
