@@ -30,6 +30,8 @@ const representative = [
   'getCall', // calls: phone fields in sibling operations' schemas
   'discoverUrls', // crawls: parses HTML, but only once robots.txt is fetched
   'buyPhoneNumber', // the carrier adapters check numbers on some paths
+  'getAppointment', // appointments: reads one, no dates in a zone
+  'getAvailability', // computes dates in a zone on every request
 ];
 const entries = [
   ...representative.map((id) => {
@@ -93,6 +95,10 @@ describe('what a function loads at cold start', () => {
 
   it('luxon is not loaded by functions that only check a time zone or an instant', () => {
     for (const name of ['getAgent', 'getContact', 'createContact', 'getEvent']) expect(anywhere(name).filter(pkg('luxon'))).toEqual([]);
+    // Appointments: loaded on first use, except where every request needs it (at start there).
+    expect(atStart('getAppointment').filter(pkg('luxon'))).toEqual([]);
+    expect(anywhere('getAppointment').filter(pkg('luxon'))).not.toEqual([]);
+    expect(atStart('getAvailability').filter(pkg('luxon'))).not.toEqual([]);
   });
 
   it('the crawler\'s HTML parsers and the carrier adapters\' phone rules load on first use', () => {

@@ -3,9 +3,8 @@ import { named } from '../common/named';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone-field';
 import { email } from '../contacts/schemas';
-import { instant, timeZone } from '../scheduling/time';
-import { instantOrDate } from '../scheduling/zoned';
-import { BUCKET_MINUTES, MAX_DURATION_MINUTES } from '../scheduling/slots';
+import { instant, instantOrDate, timeZone } from '../scheduling/time';
+import { BUCKET_MINUTES, MAX_DURATION_MINUTES } from '../scheduling/buckets';
 import { lazy } from '../common/lazy';
 
 export const APPOINTMENT_STATUSES = ['accepted', 'cancelled', 'rescheduled', 'completed', 'no_show'] as const;

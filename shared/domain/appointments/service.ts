@@ -11,15 +11,23 @@ import { findContact } from '../contacts/service';
 import { dispatchEvents, newEvent } from '../events/publish';
 import { connectedProvider, providerError, verifyCalcomSignature } from '../scheduling/integration';
 import { findWorkingHours } from '../scheduling/working-hours';
-import { bucketsOf, freeSlots, MAX_DURATION_MINUTES, MAX_RANGE_DAYS, onBucketGrid, slotView, withinWorkingHours } from '../scheduling/slots';
+import { bucketsOf, MAX_DURATION_MINUTES, MAX_RANGE_DAYS, onBucketGrid } from '../scheduling/buckets';
 import { iso } from '../scheduling/time';
-import { resolveBoundary } from '../scheduling/zoned';
 import type { ExternalBooking, SchedulingProvider } from '../../adapters/scheduling/port';
 import type { Appointment, AppointmentListInput, AvailabilityInput, BookAppointmentInput, RescheduleInput } from './schemas';
 
 type AppointmentItem = Appointment & Key & { version: number };
 
 const ENTITY = 'APPOINTMENT';
+
+/**
+ * Dates in a time zone (luxon, about 70 KB), loaded on first use: reading, listing and canceling
+ * appointments never need them; availability loads them at cold start (its entry imports them).
+ */
+const zonedDates = async () => {
+  const [slots, zoned] = await Promise.all([import('../scheduling/slots'), import('../scheduling/zoned')]);
+  return { ...slots, ...zoned };
+};
 const MINUTE = 60_000;
 const isConflict = (err: unknown) => err instanceof ConditionFailed && err.message === 'transaction conflict';
 
@@ -83,7 +91,7 @@ function assertBookable(startMs: number, durationMinutes: number) {
 
 async function assertWithinHours(orgId: string, agentId: string, startMs: number, durationMinutes: number) {
   const hours = await findWorkingHours(orgId, agentId);
-  if (hours && !withinWorkingHours(startMs, startMs + durationMinutes * MINUTE, hours)) {
+  if (hours && !(await zonedDates()).withinWorkingHours(startMs, startMs + durationMinutes * MINUTE, hours)) {
     throw new UnprocessableError('The slot is outside the agent\'s working hours', { agent_id: agentId, working_hours: { days: hours.days, start: hours.start, end: hours.end, timezone: hours.timezone } });
   }
 }
@@ -93,6 +101,7 @@ async function assertWithinHours(orgId: string, agentId: string, startMs: number
 
 /** Free slots of an agent in [start, end) for a duration, shown in the requested time zone. */
 export async function availability(orgId: string, q: AvailabilityInput) {
+  const { resolveBoundary, freeSlots, slotView } = await zonedDates();
   const from = resolveBoundary(q.start, q.timezone, false);
   const to = resolveBoundary(q.end, q.timezone, true);
   if (to <= from) throw ValidationError.field('end', 'must be after start');

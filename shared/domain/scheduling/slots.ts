@@ -1,49 +1,13 @@
 import { DateTime } from 'luxon';
 
+import { MINUTE, SLOT_STEP_MINUTES, type Interval, type WorkingHours } from './buckets';
+
 /**
- * The built-in calendar's arithmetic, free of storage so it is unit-tested on its own.
- * Times are epoch milliseconds; working hours are read in their own time zone with luxon, so a
- * day that gains or loses an hour (DST) keeps its wall-clock window.
+ * The built-in calendar's arithmetic in time zones, free of storage so it is unit-tested on its
+ * own. Working hours are read in their own time zone with luxon, so a day that gains or loses an
+ * hour (DST) keeps its wall-clock window. Loaded on first use by the appointments service.
  */
-export const BUCKET_MINUTES = 5;
-/** Availability offers a start every 15 minutes. */
-export const SLOT_STEP_MINUTES = 15;
-/**
- * Longest appointment. A reschedule locks the new buckets and frees the old ones in one
- * transaction: 2 × 36 buckets + 5 other items stays under DynamoDB's 100 items.
- */
-export const MAX_DURATION_MINUTES = 180;
-/** Longest availability range. */
-export const MAX_RANGE_DAYS = 31;
-
-const MINUTE = 60_000;
-
-export interface Interval {
-  start: number;
-  end: number;
-}
-
-export interface WorkingHours {
-  /** 0 = Sunday … 6 = Saturday (7 is taken as Sunday). */
-  days: number[];
-  /** `HH:MM`, inclusive. */
-  start: string;
-  /** `HH:MM` (or `24:00`), exclusive; after `start`. */
-  end: string;
-  timezone: string;
-}
-
-/** The starts (ISO, UTC) of the 5-minute buckets an appointment covers. */
-export function bucketsOf(startMs: number, durationMinutes: number): string[] {
-  const out: string[] = [];
-  for (let t = startMs; t < startMs + durationMinutes * MINUTE; t += BUCKET_MINUTES * MINUTE) out.push(new Date(t).toISOString());
-  return out;
-}
-
-/** True when a start lies on the 5-minute grid (every real time zone offset is a multiple of 15 min). */
-export function onBucketGrid(startMs: number): boolean {
-  return startMs % (BUCKET_MINUTES * MINUTE) === 0;
-}
+export * from './buckets';
 
 const hm = (value: string) => value.split(':').map(Number) as [number, number];
 

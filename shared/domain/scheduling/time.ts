@@ -25,16 +25,23 @@ export function isValidTimeZone(name: string): boolean {
 
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
+/** True when year-month-day names a real calendar day. */
+function isRealDay(year: string, month: string, day: string): boolean {
+  const y = Number(year);
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][Number(month) - 1];
+  return days !== undefined && Number(day) >= 1 && Number(day) <= days;
+}
+
 /** True when `v` is an ISO 8601 timestamp with an offset or Z naming a real calendar day and time. */
 function isInstant(v: string): boolean {
   const m = INSTANT.exec(v);
   if (!m) return false;
   const [year, month, day, hour, minute, second = '0', offsetHours = '0', offsetMinutes = '0'] = m.slice(1).map((x) => x ?? undefined) as string[];
-  const y = Number(year);
-  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][Number(month) - 1];
-  return days !== undefined && Number(day) >= 1 && Number(day) <= days && (Number(hour) <= 23 || (hour === '24' && minute === '00' && Number(second) === 0)) && Number(minute) <= 59 && Number(second) <= 59 && Number(offsetHours) <= 23 && Number(offsetMinutes) <= 59;
+  return isRealDay(year!, month!, day!) && (Number(hour) <= 23 || (hour === '24' && minute === '00' && Number(second) === 0)) && Number(minute) <= 59 && Number(second) <= 59 && Number(offsetHours) <= 23 && Number(offsetMinutes) <= 59;
 }
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** A time zone field: an IANA name, refused with the field named otherwise. */
 export const timeZone = () =>
@@ -55,3 +62,16 @@ export const instant = () =>
 
 /** The canonical stored form of an instant: UTC with milliseconds, so strings sort by time. */
 export const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * An instant with an offset or `Z`, or a calendar date (`2030-01-07`) that the service reads in
+ * the request's time zone (shared/domain/scheduling/zoned.ts). Checked without luxon.
+ */
+export const instantOrDate = () =>
+  z.string().check(
+    z.maxLength(40),
+    z.refine((v) => {
+      const date = DATE.exec(v);
+      return date ? isRealDay(date[1]!, date[2]!, date[3]!) : isInstant(v);
+    }, 'must be an ISO 8601 timestamp with an offset, or a date YYYY-MM-DD'),
+  );

@@ -1,4 +1,4 @@
-import { instant, isValidTimeZone } from '../../../shared/domain/scheduling/time';
+import { instant, instantOrDate, isValidTimeZone } from '../../../shared/domain/scheduling/time';
 
 describe('instants and time zones, checked without luxon', () => {
   const parse = (v: string) => {
@@ -22,5 +22,11 @@ describe('instants and time zones, checked without luxon', () => {
   it('knows IANA zones from the runtime', () => {
     expect(['Europe/Berlin', 'UTC', 'America/Argentina/Buenos_Aires', 'Etc/GMT+5'].every(isValidTimeZone)).toBe(true);
     expect(['Mars/Olympus', 'Europe/Berlin ', '', 'x'.repeat(65)].some(isValidTimeZone)).toBe(false);
+  });
+
+  it('takes an instant with an offset or a real calendar date for availability bounds', () => {
+    const ok = (v: string) => instantOrDate().safeParse(v).success;
+    expect(['2031-06-02', '2028-02-29', '2031-06-02T07:00:00Z', '2031-06-02T09:00:00+02:00'].every(ok)).toBe(true);
+    expect(['2031-02-29', '2031-13-01', '2031-06-02T07:00:00', '2031-06-02T25:00Z', 'tomorrow', ''].some(ok)).toBe(false);
   });
 });
