@@ -158,14 +158,18 @@ const COLD_GOAL_MEDIAN = 1.2;
 
 /**
  * (b) Cold start, as a new user would meet it: every function's bundle built as the stack builds
- * it, loaded with `await import()` in a fresh Node process, median of BENCH_COLD_RUNS (default 7)
- * runs, against the floor in the same run. Every round loads every bundle once in a shuffled
- * order, so the machine's noise falls on the floor and the functions alike. The functions are
- * also built and loaded with the AWS SDK the other way (bundled vs external), which is the
- * measurement behind lib/bundle.ts's `DEFAULT_EXTERNAL_AWS_SDK`.
+ * it, loaded with `await import()` in a fresh Node process, median of BENCH_COLD_RUNS (default 21)
+ * runs, against the floor in the same run. Every round loads every bundle once, and the floor
+ * FLOOR_PER_ROUND times, in a shuffled order, so the machine's noise falls on the floor and the
+ * functions alike. One load of the same file varies by ±30 % from process to process even on a
+ * quiet machine here, so the floor, which every ratio divides by, gets the most samples. The
+ * functions are also built and loaded with the AWS SDK the other way (bundled vs external), in
+ * a third of the rounds: the measurement behind lib/bundle.ts's `DEFAULT_EXTERNAL_AWS_SDK`.
  */
 function coldStart() {
-  const runs = Math.max(1, Number(process.env.BENCH_COLD_RUNS ?? 7));
+  const runs = Math.max(1, Number(process.env.BENCH_COLD_RUNS ?? 21));
+  const otherRuns = Math.max(1, Math.ceil(runs / 3));
+  const FLOOR_PER_ROUND = 4;
   const out = mkdtempSync(join(tmpdir(), 'vap-bench-bundles-'));
   const api = [...operations.map((o) => ({ name: o.operationId, entry: o.entry })), { name: 'fallback', entry: fallbackEntry }];
   const jobEntries = jobs.map((j) => ({ name: `job-${j.name}`, entry: j.entry }));
@@ -182,7 +186,6 @@ function coldStart() {
   const bundleOf = (mode: Mode, name: string) => built.find((b) => b.mode === mode && b.build.dirs.has(name))!.build;
   // External bundles import @aws-sdk/* as the runtime provides it: let them resolve it from our node_modules.
   for (const dir of ['external', 'external-floor']) execFileSync('ln', ['-s', join(root, 'node_modules'), join(out, dir, 'node_modules')]);
-  const entries = [{ name: 'floor' }, ...functions];
 
   const env = { ...process.env, TABLE_NAME: 'bench', BUCKET_NAME: 'bench', AWS_REGION: 'us-east-1', LOG_LEVEL: 'SILENT', NODE_OPTIONS: '' };
   // Wall time is the figure; the process's CPU time for the same import is printed too, a
@@ -193,13 +196,16 @@ function coldStart() {
     ).trim().split(' ').map(Number) as [number, number];
   const samples = new Map<string, number[]>();
   const cpuSamples = new Map<string, number[]>();
-  const jobsToRun: { mode: Mode; name: string; key: string; flags?: string[] }[] = (Object.keys(modes) as Mode[]).flatMap((mode) => entries.map((e) => ({ mode, name: e.name, key: `${mode}:${e.name}` })));
+  type LoadJob = { mode: Mode; name: string; key: string; flags?: string[] };
+  const loadsOf = (mode: Mode): LoadJob[] =>
+    [...Array.from({ length: FLOOR_PER_ROUND }, () => ({ name: 'floor' })), ...functions].map((e) => ({ mode, name: e.name, key: `${mode}:${e.name}` }));
+  const otherMode: Mode = stackMode === 'external' ? 'bundled' : 'external';
   // SOURCE_MAPS=true runs the functions with NODE_OPTIONS=--enable-source-maps (lib/stack.ts): what that adds, on the floor and one function.
   const SOURCE_MAPPED = 'getAgent';
-  for (const name of ['floor', SOURCE_MAPPED]) jobsToRun.push({ mode: stackMode, name, key: `maps:${name}`, flags: ['--enable-source-maps'] });
+  const mapped: LoadJob[] = ['floor', SOURCE_MAPPED].map((name) => ({ mode: stackMode, name, key: `maps:${name}`, flags: ['--enable-source-maps'] }));
   for (let round = 0; round < runs; round++) {
     // Fisher–Yates with Math.random: each round a new order, so no bundle always follows a heavy one.
-    const order = [...jobsToRun];
+    const order = [...loadsOf(stackMode), ...(round < otherRuns ? [...loadsOf(otherMode), ...mapped] : [])];
     for (let i = order.length - 1; i > 0; i--) {
       const j = Math.floor(Math.random() * (i + 1));
       [order[i], order[j]] = [order[j]!, order[i]!];
@@ -226,7 +232,6 @@ function coldStart() {
   const over = apiRows.filter((r) => r.x > COLD_GOAL_WORST);
   const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
   const row = (r: { name: string; kb: number; totalKb: number; load: number; x: number }) => `| ${r.name} | ${r.kb.toFixed(1)} KB | ${r.totalKb.toFixed(1)} KB | ${ms(r.load)} | ${r.x.toFixed(2)}× |`;
-  const otherMode: Mode = stackMode === 'external' ? 'bundled' : 'external';
   const modeMedian = (mode: Mode) => median(api.map((e) => load(mode, e.name)));
   const modeKb = (mode: Mode) => median(api.map((e) => kb(mode, e.name)));
   const faster = api.filter((e) => load(stackMode, e.name) <= load(otherMode, e.name)).length;
@@ -234,7 +239,7 @@ function coldStart() {
   return [
     '## (b) Cold start: module load time against the floor',
     '',
-    `Each function's bundle as the stack builds it (lib/bundle.ts: one esbuild build per function with code splitting, ESM, minified, AWS SDK **${stackMode}**; a module reached only through a dynamic \`import()\` is a chunk of its own in the function's directory, which Node does not read until its path runs: "at start" is \`index.mjs\` with the chunks it imports statically, "total" all the code in the directory), loaded with \`await import()\` in a fresh Node process; median of ${runs} runs, every round loading every bundle once in a new random order, so the floor and the functions share the machine's noise. The floor is a handler that only creates a DynamoDB document client, built and split by the same \`bundleEntries\` as the functions, with the SDK bundled (${ms(load('bundled', 'floor'))}, ${kb('bundled', 'floor').toFixed(1)} KB at start of ${totalKb('bundled', 'floor').toFixed(1)} KB) and external (${ms(load('external', 'floor'))}, ${kb('external', 'floor').toFixed(1)} KB at start of ${totalKb('external', 'floor').toFixed(1)} KB); the cheaper, **${floorMode}, ${ms(floor)}**, is the floor. Load average when measured: ${loadavg.map((l) => l.toFixed(2)).join(', ')} (${cpus().length} cores).`,
+    `Each function's bundle as the stack builds it (lib/bundle.ts: one esbuild build per function with code splitting, ESM, minified, AWS SDK **${stackMode}**; a module reached only through a dynamic \`import()\` is a chunk of its own in the function's directory, which Node does not read until its path runs: "at start" is \`index.mjs\` with the chunks it imports statically, "total" all the code in the directory), loaded with \`await import()\` in a fresh Node process; median of ${runs} runs (the floor ${runs * FLOOR_PER_ROUND}: one load varies by ±30 % from process to process here, and every ratio divides by the floor), every round loading every bundle once in a new random order, so the floor and the functions share the machine's noise; the SDK comparison and the source-map figures come from ${otherRuns} of those rounds. The floor is a handler that only creates a DynamoDB document client, built and split by the same \`bundleEntries\` as the functions, with the SDK bundled (${ms(load('bundled', 'floor'))}, ${kb('bundled', 'floor').toFixed(1)} KB at start of ${totalKb('bundled', 'floor').toFixed(1)} KB) and external (${ms(load('external', 'floor'))}, ${kb('external', 'floor').toFixed(1)} KB at start of ${totalKb('external', 'floor').toFixed(1)} KB); the cheaper, **${floorMode}, ${ms(floor)}**, is the floor. Load average when measured: ${loadavg.map((l) => l.toFixed(2)).join(', ')} (${cpus().length} cores).`,
     '',
     `**Goal check (API functions, ${apiRows.length}): median ${medianX.toFixed(2)}× the floor (goal ≤ ${COLD_GOAL_MEDIAN}×: ${verdict(medianX <= COLD_GOAL_MEDIAN)}); worst ${worst.x.toFixed(2)}×, ${worst.name} (goal ≤ ${COLD_GOAL_WORST}× for each: ${verdict(over.length === 0)}).**${over.length ? ` Over ${COLD_GOAL_WORST}×: ${over.map((r) => r.name).join(', ')}.` : ''}`,
     '',
