@@ -158,18 +158,20 @@ const COLD_GOAL_MEDIAN = 1.2;
 
 /**
  * (b) Cold start, as a new user would meet it: every function's bundle built as the stack builds
- * it, loaded with `await import()` in a fresh Node process, median of BENCH_COLD_RUNS (default 21)
- * runs, against the floor in the same run. Every round loads every bundle once, and the floor
- * FLOOR_PER_ROUND times, in a shuffled order, so the machine's noise falls on the floor and the
- * functions alike. One load of the same file varies by ±30 % from process to process even on a
- * quiet machine here, so the floor, which every ratio divides by, gets the most samples. The
- * functions are also built and loaded with the AWS SDK the other way (bundled vs external), in
- * a third of the rounds: the measurement behind lib/bundle.ts's `DEFAULT_EXTERNAL_AWS_SDK`.
+ * it, loaded with `await import()` in a fresh Node process, BENCH_COLD_RUNS rounds (default 21),
+ * against the floor in the same run. Every round loads every bundle once in a shuffled order,
+ * with the floor before every FLOOR_EVERY loads. One load of the same file varies by ±30 % from
+ * process to process even on a quiet machine here, and the machine drifts over seconds (a load's
+ * time correlates with its neighbouring floor loads'), so each function's ratio is the median of
+ * its loads' ratios to the floor loads around them. The functions are also built and loaded
+ * with the AWS SDK the other way (bundled vs external), in a third of the rounds: the
+ * measurement behind lib/bundle.ts's `DEFAULT_EXTERNAL_AWS_SDK`.
  */
 function coldStart() {
   const runs = Math.max(1, Number(process.env.BENCH_COLD_RUNS ?? 21));
   const otherRuns = Math.max(1, Math.ceil(runs / 3));
-  const FLOOR_PER_ROUND = 4;
+  /** A floor load before every this many function loads (each function is compared with the floors around it). */
+  const FLOOR_EVERY = 3;
   const out = mkdtempSync(join(tmpdir(), 'vap-bench-bundles-'));
   const api = [...operations.map((o) => ({ name: o.operationId, entry: o.entry })), { name: 'fallback', entry: fallbackEntry }];
   const jobEntries = jobs.map((j) => ({ name: `job-${j.name}`, entry: j.entry }));
@@ -196,38 +198,66 @@ function coldStart() {
     ).trim().split(' ').map(Number) as [number, number];
   const samples = new Map<string, number[]>();
   const cpuSamples = new Map<string, number[]>();
+  // Each load in the order it ran: a function's load is compared with the floor loads just before
+  // and after it (the machine drifts over seconds: a function's time correlates with its
+  // neighbouring floors', 0.25–0.6 here, so the ratio to the local floor is steadier).
+  const timeline: { key: string; wall: number; cpu: number }[] = [];
   type LoadJob = { mode: Mode; name: string; key: string; flags?: string[] };
-  const loadsOf = (mode: Mode): LoadJob[] =>
-    [...Array.from({ length: FLOOR_PER_ROUND }, () => ({ name: 'floor' })), ...functions].map((e) => ({ mode, name: e.name, key: `${mode}:${e.name}` }));
+  const loadsOf = (mode: Mode): LoadJob[] => functions.map((e) => ({ mode, name: e.name, key: `${mode}:${e.name}` }));
   const otherMode: Mode = stackMode === 'external' ? 'bundled' : 'external';
+  const floorLoad = (mode: Mode): LoadJob => ({ mode, name: 'floor', key: `${mode}:floor` });
   // SOURCE_MAPS=true runs the functions with NODE_OPTIONS=--enable-source-maps (lib/stack.ts): what that adds, on the floor and one function.
   const SOURCE_MAPPED = 'getAgent';
   const mapped: LoadJob[] = ['floor', SOURCE_MAPPED].map((name) => ({ mode: stackMode, name, key: `maps:${name}`, flags: ['--enable-source-maps'] }));
   for (let round = 0; round < runs; round++) {
     // Fisher–Yates with Math.random: each round a new order, so no bundle always follows a heavy one.
-    const order = [...loadsOf(stackMode), ...(round < otherRuns ? [...loadsOf(otherMode), ...mapped] : [])];
-    for (let i = order.length - 1; i > 0; i--) {
+    const shuffled = [...loadsOf(stackMode), ...(round < otherRuns ? [...loadsOf(otherMode), floorLoad(otherMode), ...mapped] : [])];
+    for (let i = shuffled.length - 1; i > 0; i--) {
       const j = Math.floor(Math.random() * (i + 1));
-      [order[i], order[j]] = [order[j]!, order[i]!];
+      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
     }
+    // The stack's floor before every FLOOR_EVERY loads and at the end of the round.
+    const order = shuffled.flatMap((item, i) => (i % FLOOR_EVERY === 0 ? [floorLoad(stackMode), item] : [item]));
+    order.push(floorLoad(stackMode));
     for (const item of order) {
       const [wall, cpu] = loadOnce(join(bundleOf(item.mode, item.name).dirs.get(item.name)!, 'index.mjs'), item.flags);
       samples.set(item.key, [...(samples.get(item.key) ?? []), wall]);
       cpuSamples.set(item.key, [...(cpuSamples.get(item.key) ?? []), cpu]);
+      timeline.push({ key: item.key, wall, cpu });
     }
   }
+  // Per key, its loads' ratios to the mean of the nearest stack-floor loads before and after.
+  const floorKey = `${stackMode}:floor`;
+  const localRatios = new Map<string, { wall: number[]; cpu: number[] }>();
+  timeline.forEach((entry, i) => {
+    if (entry.key === floorKey) return;
+    let before = i - 1;
+    while (before >= 0 && timeline[before]!.key !== floorKey) before--;
+    let after = i + 1;
+    while (after < timeline.length && timeline[after]!.key !== floorKey) after++;
+    const near = [timeline[before], timeline[after]].filter((e): e is (typeof timeline)[number] => !!e);
+    const mean = (pick: (e: (typeof timeline)[number]) => number) => near.reduce((sum, e) => sum + pick(e), 0) / near.length;
+    const r = localRatios.get(entry.key) ?? { wall: [], cpu: [] };
+    r.wall.push(entry.wall / mean((e) => e.wall));
+    r.cpu.push(entry.cpu / mean((e) => e.cpu));
+    localRatios.set(entry.key, r);
+  });
   const load = (mode: Mode, name: string) => median(samples.get(`${mode}:${name}`)!);
   const kb = (mode: Mode, name: string) => (bundleOf(mode, name).sizes.get(name) ?? 0) / 1024;
   const totalKb = (mode: Mode, name: string) => (bundleOf(mode, name).totalSizes.get(name) ?? 0) / 1024;
   const floorMode: Mode = load('external', 'floor') <= load('bundled', 'floor') ? 'external' : 'bundled';
   const floor = load(floorMode, 'floor');
+  // Ratios are to the stack's floor nearby; when the other floor is the cheaper one, rescaled to it.
+  const toFloorMode = load(stackMode, 'floor') / floor;
+  const cpuToFloorMode = median(cpuSamples.get(floorKey)!) / median(cpuSamples.get(`${floorMode}:floor`)!);
+  const ratioOf = (mode: Mode, name: string) => median(localRatios.get(`${mode}:${name}`)!.wall) * toFloorMode;
   const rowsOf = (list: { name: string }[]) =>
-    list.map((e) => ({ name: e.name, kb: kb(stackMode, e.name), totalKb: totalKb(stackMode, e.name), load: load(stackMode, e.name), x: load(stackMode, e.name) / floor })).sort((a, b) => b.x - a.x);
+    list.map((e) => ({ name: e.name, kb: kb(stackMode, e.name), totalKb: totalKb(stackMode, e.name), load: load(stackMode, e.name), x: ratioOf(stackMode, e.name) })).sort((a, b) => b.x - a.x);
   const apiRows = rowsOf(api);
   const jobRows = rowsOf(jobEntries);
   const medianX = median(apiRows.map((r) => r.x));
   const cpuLoad = (mode: Mode, name: string) => median(cpuSamples.get(`${mode}:${name}`)!);
-  const cpuX = api.map((e) => cpuLoad(stackMode, e.name) / cpuLoad(floorMode, 'floor')).sort((a, b) => b - a);
+  const cpuX = api.map((e) => median(localRatios.get(`${stackMode}:${e.name}`)!.cpu) * cpuToFloorMode).sort((a, b) => b - a);
   const worst = apiRows[0]!;
   const over = apiRows.filter((r) => r.x > COLD_GOAL_WORST);
   const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
@@ -239,7 +269,7 @@ function coldStart() {
   return [
     '## (b) Cold start: module load time against the floor',
     '',
-    `Each function's bundle as the stack builds it (lib/bundle.ts: one esbuild build per function with code splitting, ESM, minified, AWS SDK **${stackMode}**; a module reached only through a dynamic \`import()\` is a chunk of its own in the function's directory, which Node does not read until its path runs: "at start" is \`index.mjs\` with the chunks it imports statically, "total" all the code in the directory), loaded with \`await import()\` in a fresh Node process; median of ${runs} runs (the floor ${runs * FLOOR_PER_ROUND}: one load varies by ±30 % from process to process here, and every ratio divides by the floor), every round loading every bundle once in a new random order, so the floor and the functions share the machine's noise; the SDK comparison and the source-map figures come from ${otherRuns} of those rounds. The floor is a handler that only creates a DynamoDB document client, built and split by the same \`bundleEntries\` as the functions, with the SDK bundled (${ms(load('bundled', 'floor'))}, ${kb('bundled', 'floor').toFixed(1)} KB at start of ${totalKb('bundled', 'floor').toFixed(1)} KB) and external (${ms(load('external', 'floor'))}, ${kb('external', 'floor').toFixed(1)} KB at start of ${totalKb('external', 'floor').toFixed(1)} KB); the cheaper, **${floorMode}, ${ms(floor)}**, is the floor. Load average when measured: ${loadavg.map((l) => l.toFixed(2)).join(', ')} (${cpus().length} cores).`,
+    `Each function's bundle as the stack builds it (lib/bundle.ts: one esbuild build per function with code splitting, ESM, minified, AWS SDK **${stackMode}**; a module reached only through a dynamic \`import()\` is a chunk of its own in the function's directory, which Node does not read until its path runs: "at start" is \`index.mjs\` with the chunks it imports statically, "total" all the code in the directory), loaded with \`await import()\` in a fresh Node process; ${runs} rounds, every round loading every bundle once in a new random order with the floor loaded before every ${FLOOR_EVERY} bundles. One load of the same file varies by ±30 % from process to process here, and the machine drifts over seconds, so a function's ratio is the median over its loads of its time against the mean of the two floor loads around it (\"load\" is its median time); the SDK comparison and the source-map figures come from ${otherRuns} of those rounds. The floor is a handler that only creates a DynamoDB document client, built and split by the same \`bundleEntries\` as the functions, with the SDK bundled (${ms(load('bundled', 'floor'))}, ${kb('bundled', 'floor').toFixed(1)} KB at start of ${totalKb('bundled', 'floor').toFixed(1)} KB) and external (${ms(load('external', 'floor'))}, ${kb('external', 'floor').toFixed(1)} KB at start of ${totalKb('external', 'floor').toFixed(1)} KB); the cheaper, **${floorMode}, ${ms(floor)}**, is the floor. Load average when measured: ${loadavg.map((l) => l.toFixed(2)).join(', ')} (${cpus().length} cores).`,
     '',
     `**Goal check (API functions, ${apiRows.length}): median ${medianX.toFixed(2)}× the floor (goal ≤ ${COLD_GOAL_MEDIAN}×: ${verdict(medianX <= COLD_GOAL_MEDIAN)}); worst ${worst.x.toFixed(2)}×, ${worst.name} (goal ≤ ${COLD_GOAL_WORST}× for each: ${verdict(over.length === 0)}).**${over.length ? ` Over ${COLD_GOAL_WORST}×: ${over.map((r) => r.name).join(', ')}.` : ''}`,
     '',
