@@ -24,6 +24,7 @@ import {
 } from './model';
 import type { CampaignContactStatus } from './schemas';
 import { isOpen, nextOpening } from './window';
+import { failPending } from './fail-pending';
 
 /**
  * The campaign engine.
@@ -556,48 +557,6 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
   if (campaign.status === 'running') await queueDispatch(orgId, campaignId);
   await settle(orgId, campaignId);
   return true;
-}
-
-/**
- * Fails every pending contact of a (cancelled) campaign with `message`, 25 at a time, each batch
- * with its counters in one transaction; contacts that moved on meanwhile are read back and left.
- */
-export async function failPending(orgId: string, campaignId: string, message: string): Promise<number> {
-  let failed = 0;
-  for (;;) {
-    const entries: { pk: string; sk: string }[] = [];
-    for await (const e of queryAll<{ pk: string; sk: string }>(
-      { index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.campaignDue(orgId, campaignId), skName: 'gsi1sk' },
-      ['pk', 'sk'],
-    )) {
-      entries.push({ pk: e.pk, sk: e.sk });
-      if (entries.length >= 500) break;
-    }
-    const pending = (await getMany<CampaignContactItem>(entries)).filter((cc) => cc.status === 'pending');
-    if (!pending.length) return failed;
-    const now = iso(clockNow());
-    for (let i = 0; i < pending.length; i += 25) {
-      const batch = pending.slice(i, i + 25);
-      try {
-        await transact([
-          ...batch.map((cc) =>
-            updateWrite(contactKey(orgId, campaignId, cc.id), {
-              set: { status: 'failed', error_message: message, next_retry_at: null, updated_at: now, ...contactStatusIndex(orgId, campaignId, cc.id, 'failed') },
-              remove: ['due_at', 'gsi1pk', 'gsi1sk'],
-              condition: '#st = :pending AND #ac = :ac',
-              names: { '#st': 'status', '#ac': 'attempt_count' },
-              values: { ':pending': 'pending', ':ac': cc.attempt_count },
-            }),
-          ),
-          updateWrite(campaignKey(orgId, campaignId), { add: { 'contact_stats.pending': -batch.length, 'contact_stats.failed': batch.length } }),
-        ]);
-        failed += batch.length;
-      } catch (err) {
-        if (!(err instanceof ConditionFailed)) throw err;
-        // Another cleanup got some of them first: the next round reads them back.
-      }
-    }
-  }
 }
 
 /** The cleanup job: a cancelled campaign's pending contacts failed, or a deleted campaign's items removed. */

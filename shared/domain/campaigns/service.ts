@@ -38,6 +38,7 @@ import {
   type ScheduleInput,
   type UpdateCampaignInput,
 } from './schemas';
+import { failPending } from './fail-pending';
 
 /**
  * Campaigns: create, read, change, delete, and the state moves the API asks for (start, pause,
@@ -388,7 +389,6 @@ export async function cancelCampaign(orgId: string, id: string): Promise<Campaig
     extra: item.status === 'draft' ? [] : [numberInUse(orgId, item.phone_number_id, -1)],
     event: 'campaign.completed',
   }));
-  const { failPending } = await import('./engine');
   if (before.contact_stats.pending > INLINE_CLEANUP_LIMIT) await queue().send('campaign-cleanup', { organization_id: orgId, campaign_id: id, op: 'cancel' });
   else await failPending(orgId, id, 'campaign cancelled');
   return getCampaign(orgId, id);
