@@ -163,7 +163,7 @@ const COLD_GOAL_MEDIAN = 1.2;
  * with the floor before every FLOOR_EVERY loads. One load of the same file varies by ±30 % from
  * process to process even on a quiet machine here, and the machine drifts over seconds (a load's
  * time correlates with its neighbouring floor loads'), so each function's ratio is the median of
- * its loads' ratios to the floor loads around them. The functions are also built and loaded
+ * its loads' ratios to the local floor (the median of the four floor loads around each). The functions are also built and loaded
  * with the AWS SDK the other way (bundled vs external), in a third of the rounds: the
  * measurement behind lib/bundle.ts's `DEFAULT_EXTERNAL_AWS_SDK`.
  */
@@ -226,22 +226,24 @@ function coldStart() {
       timeline.push({ key: item.key, wall, cpu });
     }
   }
-  // Per key, its loads' ratios to the mean of the nearest stack-floor loads before and after.
+  // Per key, its loads' ratios to the local floor: the median of the two stack-floor loads before
+  // and the two after it. A median, not a mean: single floor loads are skewed (a slow one now and
+  // then), and a mean would lift the local floor and flatter every ratio.
   const floorKey = `${stackMode}:floor`;
+  const floorAt = timeline.flatMap((entry, i) => (entry.key === floorKey ? [i] : []));
   const localRatios = new Map<string, { wall: number[]; cpu: number[] }>();
   timeline.forEach((entry, i) => {
     if (entry.key === floorKey) return;
-    let before = i - 1;
-    while (before >= 0 && timeline[before]!.key !== floorKey) before--;
-    let after = i + 1;
-    while (after < timeline.length && timeline[after]!.key !== floorKey) after++;
-    const near = [timeline[before], timeline[after]].filter((e): e is (typeof timeline)[number] => !!e);
-    const mean = (pick: (e: (typeof timeline)[number]) => number) => near.reduce((sum, e) => sum + pick(e), 0) / near.length;
+    const next = floorAt.findIndex((at) => at > i);
+    const around = (next === -1 ? floorAt.slice(-2) : floorAt.slice(Math.max(0, next - 2), next + 2)).map((at) => timeline[at]!);
     const r = localRatios.get(entry.key) ?? { wall: [], cpu: [] };
-    r.wall.push(entry.wall / mean((e) => e.wall));
-    r.cpu.push(entry.cpu / mean((e) => e.cpu));
+    r.wall.push(entry.wall / median(around.map((e) => e.wall)));
+    r.cpu.push(entry.cpu / median(around.map((e) => e.cpu)));
     localRatios.set(entry.key, r);
   });
+  // The raw loads, for a second look at the figures (the path is printed).
+  writeFileSync(join(out, 'cold-timeline.json'), JSON.stringify(timeline));
+  console.error(`(b) every load in order: ${join(out, 'cold-timeline.json')}`);
   const load = (mode: Mode, name: string) => median(samples.get(`${mode}:${name}`)!);
   const kb = (mode: Mode, name: string) => (bundleOf(mode, name).sizes.get(name) ?? 0) / 1024;
   const totalKb = (mode: Mode, name: string) => (bundleOf(mode, name).totalSizes.get(name) ?? 0) / 1024;
@@ -269,11 +271,11 @@ function coldStart() {
   return [
     '## (b) Cold start: module load time against the floor',
     '',
-    `Each function's bundle as the stack builds it (lib/bundle.ts: one esbuild build per function with code splitting, ESM, minified, AWS SDK **${stackMode}**; a module reached only through a dynamic \`import()\` is a chunk of its own in the function's directory, which Node does not read until its path runs: "at start" is \`index.mjs\` with the chunks it imports statically, "total" all the code in the directory), loaded with \`await import()\` in a fresh Node process; ${runs} rounds, every round loading every bundle once in a new random order with the floor loaded before every ${FLOOR_EVERY} bundles. One load of the same file varies by ±30 % from process to process here, and the machine drifts over seconds, so a function's ratio is the median over its loads of its time against the mean of the two floor loads around it (\"load\" is its median time); the SDK comparison and the source-map figures come from ${otherRuns} of those rounds. The floor is a handler that only creates a DynamoDB document client, built and split by the same \`bundleEntries\` as the functions, with the SDK bundled (${ms(load('bundled', 'floor'))}, ${kb('bundled', 'floor').toFixed(1)} KB at start of ${totalKb('bundled', 'floor').toFixed(1)} KB) and external (${ms(load('external', 'floor'))}, ${kb('external', 'floor').toFixed(1)} KB at start of ${totalKb('external', 'floor').toFixed(1)} KB); the cheaper, **${floorMode}, ${ms(floor)}**, is the floor. Load average when measured: ${loadavg.map((l) => l.toFixed(2)).join(', ')} (${cpus().length} cores).`,
+    `Each function's bundle as the stack builds it (lib/bundle.ts: one esbuild build per function with code splitting, ESM, minified, AWS SDK **${stackMode}**; a module reached only through a dynamic \`import()\` is a chunk of its own in the function's directory, which Node does not read until its path runs: "at start" is \`index.mjs\` with the chunks it imports statically, "total" all the code in the directory), loaded with \`await import()\` in a fresh Node process; ${runs} rounds, every round loading every bundle once in a new random order with the floor loaded before every ${FLOOR_EVERY} bundles. One load of the same file varies by ±30 % from process to process here, and the machine drifts over seconds, so a function's ratio is the median over its loads of its time against the local floor, the median of the two floor loads before and the two after it (\"load\" is its median time); the SDK comparison and the source-map figures come from ${otherRuns} of those rounds. The floor is a handler that only creates a DynamoDB document client, built and split by the same \`bundleEntries\` as the functions, with the SDK bundled (${ms(load('bundled', 'floor'))}, ${kb('bundled', 'floor').toFixed(1)} KB at start of ${totalKb('bundled', 'floor').toFixed(1)} KB) and external (${ms(load('external', 'floor'))}, ${kb('external', 'floor').toFixed(1)} KB at start of ${totalKb('external', 'floor').toFixed(1)} KB); the cheaper, **${floorMode}, ${ms(floor)}**, is the floor. Load average when measured: ${loadavg.map((l) => l.toFixed(2)).join(', ')} (${cpus().length} cores).`,
     '',
     `**Goal check (API functions, ${apiRows.length}): median ${medianX.toFixed(2)}× the floor (goal ≤ ${COLD_GOAL_MEDIAN}×: ${verdict(medianX <= COLD_GOAL_MEDIAN)}); worst ${worst.x.toFixed(2)}×, ${worst.name} (goal ≤ ${COLD_GOAL_WORST}× for each: ${verdict(over.length === 0)}).**${over.length ? ` Over ${COLD_GOAL_WORST}×: ${over.map((r) => r.name).join(', ')}.` : ''}`,
     '',
-    `Cross-check on CPU time (the loading process's own user + system time for the same imports, which other processes on the machine disturb much less): floor ${ms(cpuLoad(floorMode, 'floor'))}, median API function ${median(cpuX).toFixed(2)}× the floor, worst ${cpuX[0]!.toFixed(2)}×.`,
+    `Cross-checks: on CPU time (the loading process's own user + system time, ratios to the local floor the same way), floor ${ms(cpuLoad(floorMode, 'floor'))}, median API function ${median(cpuX).toFixed(2)}× the floor, worst ${cpuX[0]!.toFixed(2)}×; without the local floor, the median API function's median load over the floor's median load is ${(modeMedian(stackMode) / floor).toFixed(2)}×.`,
     '',
     '| API function | at start | total | load | × floor |',
     '|---|---|---|---|---|',
