@@ -140,7 +140,7 @@ async function overhead(url: string, key: string, orgId: string, dynamoEndpoint:
 /** Where the time goes, from the profiles behind (b) (docs/operations.md, "Bundles and cold starts"). */
 const COLD_GAP = [
   'Where the time above the floor goes (esbuild metafiles and `node --cpu-prof` of functions against the floor): mostly V8',
-  'compiling the bytes a function loads at start, then zod building schemas. Three changes brought the functions to the floor.',
+  'compiling the bytes a function loads at start, then zod building schemas. Three changes brought the functions close to it.',
   'Split per function, what a function reaches only through a dynamic `import()` (the phone rules, the S3 and SQS clients, KMS,',
   'Secrets Manager, the crawler\'s HTML parsers, the SDK\'s lazily loaded credential providers) is a chunk Node does not read',
   'until its path runs, which is why "at start" is smaller than "total". Schemas are declared lazily',
