@@ -48,7 +48,7 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   /**
    * SOURCE_MAPS: run every function with NODE_OPTIONS=--enable-source-maps, so stack traces in
    * the logs name source lines. Off by default: Node then reads each loaded file's map at cold
-   * start, which `npm run bench` (b) measures at about a third of the floor. The maps are in
+   * start, which `npm run bench` (b) measures at 10–30 ms (15–35 % of the floor). The maps are in
    * every asset either way, beside the code (cdk.out), to decode a minified trace by hand.
    */
   sourceMaps?: boolean;

@@ -131,6 +131,20 @@ describe('the call state machine, fed through the call-events job', () => {
     expect(await eventsOf(org, call.id)).toEqual(['call.started', 'call.ended']);
   });
 
+  it('emits one call.started when the answer and the end are handled at once, both reading the call before either writes', async () => {
+    // Prepare
+    const { org, agentId, from } = await organization();
+    const call = await createCall(org, CreateCallBody.parse({ agent_id: agentId, from_phone_number: from, to_phone_number: '+14155550123' }));
+    await placeQueuedCall(org, call.id);
+    const [, ringing, answered, completed] = statusMessages(call.id);
+    await handleCallEventMessage(ringing!);
+    // Act: both handlers issue their read before either write lands
+    await Promise.all([handleCallEventMessage(answered!), handleCallEventMessage(completed!)]);
+    // Assess
+    expect(await eventsOf(org, call.id)).toEqual(['call.started', 'call.ended']);
+    expect(await item(org, call.id)).toMatchObject({ status: 'ended', answered_at: answered!.event.at, duration_sec: 3 });
+  });
+
   it('never dials a number listed on the do-not-call list after the call was queued', async () => {
     // Prepare
     const { org, agentId, from } = await organization();

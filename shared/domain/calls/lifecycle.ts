@@ -96,12 +96,15 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
       return { moved: false, item };
     }
     const { next, set, remove } = applied(item, move, d);
+    // The move that records the answer emits `call.started`, so it must be the only one: an end
+    // read before the answer was written would otherwise pass the rank check and emit a second.
+    const firstAnswer = set.answered_at !== undefined;
     const writes: TransactItem[] = [
       updateExisting(keys.call(item.organization_id, item.id), set, {
         remove,
-        condition: '#rank < :rank',
-        names: { '#rank': 'status_rank' },
-        values: { ':rank': move.rank },
+        condition: firstAnswer ? '#rank < :rank AND (attribute_not_exists(#answered) OR attribute_type(#answered, :null))' : '#rank < :rank',
+        names: { '#rank': 'status_rank', ...(firstAnswer ? { '#answered': 'answered_at' } : {}) },
+        values: { ':rank': move.rank, ...(firstAnswer ? { ':null': 'NULL' } : {}) },
       }),
     ];
     const counters: CounterDelta[] = [];
