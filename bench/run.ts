@@ -163,9 +163,9 @@ const COLD_GOAL_MEDIAN = 1.2;
  * with the floor before every FLOOR_EVERY loads. One load of the same file varies by ±30 % from
  * process to process even on a quiet machine here, and the machine drifts over seconds (a load's
  * time correlates with its neighbouring floor loads'), so each function's ratio is the median of
- * its loads' ratios to the local floor (the median of the four floor loads around each). The functions are also built and loaded
- * with the AWS SDK the other way (bundled vs external), in a third of the rounds: the
- * measurement behind lib/bundle.ts's `DEFAULT_EXTERNAL_AWS_SDK`.
+ * its loads' ratios to the local floor (the median of the four floor loads around each). The
+ * functions are also built and loaded with the AWS SDK the other way (bundled vs external), in a
+ * third of the rounds: the measurement behind lib/bundle.ts's `DEFAULT_EXTERNAL_AWS_SDK`.
  */
 function coldStart() {
   const runs = Math.max(1, Number(process.env.BENCH_COLD_RUNS ?? 21));
@@ -196,8 +196,6 @@ function coldStart() {
     String(
       execFileSync(process.execPath, [...flags, '--input-type=module', '-e', `const c=process.cpuUsage(); const t=performance.now(); await import(${JSON.stringify(file)}); const w=performance.now()-t; const u=process.cpuUsage(c); console.log(w, (u.user+u.system)/1000)`], { cwd: out, env }),
     ).trim().split(' ').map(Number) as [number, number];
-  const samples = new Map<string, number[]>();
-  const cpuSamples = new Map<string, number[]>();
   // Each load in the order it ran: a function's load is compared with the floor loads just before
   // and after it (the machine drifts over seconds: a function's time correlates with its
   // neighbouring floors', 0.25–0.6 here, so the ratio to the local floor is steadier).
@@ -221,8 +219,6 @@ function coldStart() {
     order.push(floorLoad(stackMode));
     for (const item of order) {
       const [wall, cpu] = loadOnce(join(bundleOf(item.mode, item.name).dirs.get(item.name)!, 'index.mjs'), item.flags);
-      samples.set(item.key, [...(samples.get(item.key) ?? []), wall]);
-      cpuSamples.set(item.key, [...(cpuSamples.get(item.key) ?? []), cpu]);
       timeline.push({ key: item.key, wall, cpu });
     }
   }
@@ -244,21 +240,22 @@ function coldStart() {
   // The raw loads, for a second look at the figures (the path is printed).
   writeFileSync(join(out, 'cold-timeline.json'), JSON.stringify(timeline));
   console.error(`(b) every load in order: ${join(out, 'cold-timeline.json')}`);
-  const load = (mode: Mode, name: string) => median(samples.get(`${mode}:${name}`)!);
+  const loadsFor = (key: string) => timeline.filter((entry) => entry.key === key);
+  const load = (mode: Mode, name: string) => median(loadsFor(`${mode}:${name}`).map((entry) => entry.wall));
+  const cpuLoad = (mode: Mode, name: string) => median(loadsFor(`${mode}:${name}`).map((entry) => entry.cpu));
   const kb = (mode: Mode, name: string) => (bundleOf(mode, name).sizes.get(name) ?? 0) / 1024;
   const totalKb = (mode: Mode, name: string) => (bundleOf(mode, name).totalSizes.get(name) ?? 0) / 1024;
   const floorMode: Mode = load('external', 'floor') <= load('bundled', 'floor') ? 'external' : 'bundled';
   const floor = load(floorMode, 'floor');
   // Ratios are to the stack's floor nearby; when the other floor is the cheaper one, rescaled to it.
   const toFloorMode = load(stackMode, 'floor') / floor;
-  const cpuToFloorMode = median(cpuSamples.get(floorKey)!) / median(cpuSamples.get(`${floorMode}:floor`)!);
+  const cpuToFloorMode = cpuLoad(stackMode, 'floor') / cpuLoad(floorMode, 'floor');
   const ratioOf = (mode: Mode, name: string) => median(localRatios.get(`${mode}:${name}`)!.wall) * toFloorMode;
   const rowsOf = (list: { name: string }[]) =>
     list.map((e) => ({ name: e.name, kb: kb(stackMode, e.name), totalKb: totalKb(stackMode, e.name), load: load(stackMode, e.name), x: ratioOf(stackMode, e.name) })).sort((a, b) => b.x - a.x);
   const apiRows = rowsOf(api);
   const jobRows = rowsOf(jobEntries);
   const medianX = median(apiRows.map((r) => r.x));
-  const cpuLoad = (mode: Mode, name: string) => median(cpuSamples.get(`${mode}:${name}`)!);
   const cpuX = api.map((e) => median(localRatios.get(`${stackMode}:${e.name}`)!.cpu) * cpuToFloorMode).sort((a, b) => b - a);
   const worst = apiRows[0]!;
   const over = apiRows.filter((r) => r.x > COLD_GOAL_WORST);
@@ -295,7 +292,7 @@ function coldStart() {
     '',
     `${stackMode[0]!.toUpperCase()}${stackMode.slice(1)} loaded faster for ${faster} of ${api.length} API functions.`,
     '',
-    `Source maps: off by default; with \`SOURCE_MAPS=true\` at synth the functions run with \`NODE_OPTIONS=--enable-source-maps\` (readable stack traces), and Node then reads the map of every file it loads. What that would add, in the same rounds, with the flag: the ${stackMode} floor ${ms(median(samples.get('maps:floor')!))} (against ${ms(load(stackMode, 'floor'))} without), ${SOURCE_MAPPED} ${ms(median(samples.get(`maps:${SOURCE_MAPPED}`)!))} (against ${ms(load(stackMode, SOURCE_MAPPED))}). The table above loads every bundle as deployed by default, without the flag.`,
+    `Source maps: off by default; with \`SOURCE_MAPS=true\` at synth the functions run with \`NODE_OPTIONS=--enable-source-maps\` (readable stack traces), and Node then reads the map of every file it loads. What that would add, in the same rounds, with the flag: the ${stackMode} floor ${ms(median(loadsFor('maps:floor').map((entry) => entry.wall)))} (against ${ms(load(stackMode, 'floor'))} without), ${SOURCE_MAPPED} ${ms(median(loadsFor(`maps:${SOURCE_MAPPED}`).map((entry) => entry.wall)))} (against ${ms(load(stackMode, SOURCE_MAPPED))}). The table above loads every bundle as deployed by default, without the flag.`,
     '',
     COLD_GAP,
     '',

@@ -2,7 +2,7 @@ import { checkUrlShape, EgressRefusedError, resolveAllowed, safeFetch } from '..
 import { normalizeUrl, sameHost } from './url';
 import { loadRobots, type RobotsRules } from './robots';
 
-type Parsers = Pick<typeof import('./parse'), 'extractLinks' | 'parseSitemap'>;
+type Parsers = typeof import('./parse');
 
 export interface DiscoverOptions {
   /** Link depth followed from the root (root = 0). */

@@ -113,7 +113,7 @@ export async function areaInventory(countryCode: string, areaCode: string): Prom
     while (subscriber.length < spec.subscriberDigits) subscriber += digit();
     if (country.nanp && badExchange(subscriber.slice(0, 3))) continue;
     const e164 = `+${country.callingCode}${spec.code}${subscriber}`;
-    if (rules.isValidNumberOf(e164, countryCode)) numbers.add(e164);
+    if (rules.tryNormalizeE164(e164)) numbers.add(e164);
   }
   const list = [...numbers].sort().map((phone_number) => ({
     phone_number,

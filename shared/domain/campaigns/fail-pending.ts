@@ -9,8 +9,6 @@ import { contactStatusIndex, type CampaignContactItem } from './model';
 // runs this inline, and a dynamic import of the engine from the service made the bundler load
 // part of the S3 client's stream code at every campaign function's cold start.
 
-const iso = (d: Date) => d.toISOString();
-
 /**
  * Fails every pending contact of a (cancelled) campaign with `message`, 25 at a time, each batch
  * with its counters in one transaction; contacts that moved on meanwhile are read back and left.
@@ -28,7 +26,7 @@ export async function failPending(orgId: string, campaignId: string, message: st
     }
     const pending = (await getMany<CampaignContactItem>(entries)).filter((cc) => cc.status === 'pending');
     if (!pending.length) return failed;
-    const now = iso(clockNow());
+    const now = clockNow().toISOString();
     for (let i = 0; i < pending.length; i += 25) {
       const batch = pending.slice(i, i + 25);
       try {

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone-field';
-import { timeZone } from '../scheduling/time';
+import { isCalendarDate, timeZone } from '../scheduling/time';
 import { named } from '../common/named';
 import { lazy } from '../common/lazy';
 
@@ -33,7 +33,7 @@ const int = (min: number, max: number) => z.int().check(z.minimum(min), z.maximu
 const isoDay = () =>
   z.string().check(
     z.regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD'),
-    z.refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'must be a real calendar date'),
+    z.refine(isCalendarDate, 'must be a real calendar date'),
   );
 
 /** Every schedule member, as accepted on input (each optional). */

@@ -1,4 +1,4 @@
-import { getCountryCallingCode, isValidPhoneNumber, parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
+import { getCountryCallingCode, parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
 import { ValidationError } from '../../errors';
 
 /**
@@ -54,12 +54,7 @@ export function normalizeE164(input: unknown, options: NormalizeOptions = {}): s
 
 /** The ISO country of a valid E.164 number (`+14155550123` → `US`). */
 export function countryOfE164(e164: string): string | undefined {
-  return parsePhoneNumberFromString(e164)?.country;
-}
-
-/** Whether `number` is a valid number of `country`'s numbering plan. */
-export function isValidNumberOf(number: string, country: string): boolean {
-  return isValidPhoneNumber(number, country as CountryCode);
+  return partsOfE164(e164)?.country;
 }
 
 /** The country calling code of an ISO country (`GB` → `44`). */

@@ -7,8 +7,6 @@ import { MINUTE, SLOT_STEP_MINUTES, type Interval, type WorkingHours } from './b
  * own. Working hours are read in their own time zone with luxon, so a day that gains or loses an
  * hour (DST) keeps its wall-clock window. Loaded on first use by the appointments service.
  */
-export * from './buckets';
-
 const hm = (value: string) => value.split(':').map(Number) as [number, number];
 
 /** True when [start, end) lies inside one working day's window, read in the hours' own time zone. */

@@ -43,6 +43,12 @@ function isInstant(v: string): boolean {
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/** True when `v` is a date `YYYY-MM-DD` naming a real calendar day. */
+export function isCalendarDate(v: string): boolean {
+  const date = DATE.exec(v);
+  return !!date && isRealDay(date[1]!, date[2]!, date[3]!);
+}
+
 /** A time zone field: an IANA name, refused with the field named otherwise. */
 export const timeZone = () =>
   z.string().check(z.refine((v) => isValidTimeZone(v), 'must be an IANA time zone name such as "Europe/Berlin" or "UTC"'));
@@ -70,8 +76,5 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 export const instantOrDate = () =>
   z.string().check(
     z.maxLength(40),
-    z.refine((v) => {
-      const date = DATE.exec(v);
-      return date ? isRealDay(date[1]!, date[2]!, date[3]!) : isInstant(v);
-    }, 'must be an ISO 8601 timestamp with an offset, or a date YYYY-MM-DD'),
+    z.refine((v) => (DATE.test(v) ? isCalendarDate(v) : isInstant(v)), 'must be an ISO 8601 timestamp with an offset, or a date YYYY-MM-DD'),
   );

@@ -2,7 +2,7 @@ import { keys } from '../../db/keys';
 import { ConditionFailed, deleteExisting, getItem, stripKeys, transact } from '../../db/store';
 import { putItem } from '../../db/filtered-query';
 import { NotFoundError } from '../../errors';
-import type { WorkingHours as Hours } from './slots';
+import type { WorkingHours as Hours } from './buckets';
 import type { WorkingHoursInput } from './schemas';
 
 type Item = Hours & { agent_id: string; updated_at: string };

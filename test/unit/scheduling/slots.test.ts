@@ -1,4 +1,5 @@
-import { bucketsOf, freeSlots, onBucketGrid, withinWorkingHours } from '../../../shared/domain/scheduling/slots';
+import { bucketsOf, onBucketGrid } from '../../../shared/domain/scheduling/buckets';
+import { freeSlots, withinWorkingHours } from '../../../shared/domain/scheduling/slots';
 import { isValidTimeZone } from '../../../shared/domain/scheduling/time';
 import { resolveBoundary } from '../../../shared/domain/scheduling/zoned';
 

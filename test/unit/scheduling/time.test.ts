@@ -1,4 +1,6 @@
-import { instant, instantOrDate, isValidTimeZone } from '../../../shared/domain/scheduling/time';
+import * as z from 'zod/mini';
+import { instant, instantOrDate, isCalendarDate, isValidTimeZone } from '../../../shared/domain/scheduling/time';
+import { ScheduleInput } from '../../../shared/domain/campaigns/schemas';
 
 describe('instants and time zones, checked without luxon', () => {
   const parse = (v: string) => {
@@ -28,5 +30,13 @@ describe('instants and time zones, checked without luxon', () => {
     const ok = (v: string) => instantOrDate().safeParse(v).success;
     expect(['2031-06-02', '2028-02-29', '2031-06-02T07:00:00Z', '2031-06-02T09:00:00+02:00'].every(ok)).toBe(true);
     expect(['2031-02-29', '2031-13-01', '2031-06-02T07:00:00', '2031-06-02T25:00Z', 'tomorrow', ''].some(ok)).toBe(false);
+  });
+
+  it('knows real calendar days, for availability bounds and campaign blackout dates alike', () => {
+    expect(['2028-02-29', '2031-12-31', '2031-01-01'].every(isCalendarDate)).toBe(true);
+    expect(['2031-02-29', '2031-04-31', '2031-00-10', '2031-1-1', '2031-01-01T00:00Z'].some(isCalendarDate)).toBe(false);
+    expect(z.safeParse(ScheduleInput, { blackout_dates: ['2031-12-24'] }).success).toBe(true);
+    const refused = z.safeParse(ScheduleInput, { blackout_dates: ['2031-02-30'] });
+    expect(refused.error?.issues.map((i) => i.message)).toEqual(['must be a real calendar date']);
   });
 });
