@@ -17,7 +17,7 @@ import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish'
 import { campaignCallEnded } from './campaign-calls';
 import { simulatedTranscript } from './conversation';
 import { storeRecording } from './recordings';
-import type { Transcript } from './schemas';
+import type { CallToolCalls, Transcript } from './schemas';
 import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
 import { advances, billableMinutes, moveFor, STATUS_RANK, type Move } from './state';
 
@@ -30,6 +30,8 @@ export interface MoveDetails {
   /** Seconds connected, when the carrier says. */
   durationSec?: number;
   transcript?: Transcript;
+  /** The tools the agent called (kept with the transcript). */
+  toolCalls?: CallToolCalls;
   recordingKey?: string;
   errorMessage?: string;
   providerCallId?: string;
@@ -65,6 +67,7 @@ function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; 
       disconnection_reason: move.reason,
       duration_sec: duration,
       transcript: answered ? (d.transcript ?? []) : [],
+      tool_calls: answered ? (d.toolCalls ?? []) : [],
       ...(answered && d.recordingKey ? { recording_key: d.recordingKey } : {}),
       ...(d.errorMessage ? { error_message: d.errorMessage } : {}),
     });

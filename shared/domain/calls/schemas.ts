@@ -8,7 +8,7 @@ import { lazy } from '../common/lazy';
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'ended'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 
-export const DISCONNECTION_REASONS = ['completed', 'no_answer', 'busy', 'voicemail', 'failed', 'canceled'] as const;
+export const DISCONNECTION_REASONS = ['completed', 'no_answer', 'busy', 'voicemail', 'failed', 'canceled', 'transferred'] as const;
 export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
 
 /** Bounds of the free-form members of a call (stored on the call item, which DynamoDB caps at 400 KB). */
@@ -48,6 +48,9 @@ export type CallListInput = z.output<typeof CallListQuery>;
 
 export const TranscriptTurn = lazy(() => z.object({ role: z.enum(['agent', 'user']), text: z.string(), time_sec: z.number() }));
 
+/** A tool the agent called during the call: what it asked, what it got, when (seconds from the answer). */
+export const CallToolCall = lazy(() => z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()), result: z.unknown(), time_sec: z.number() }));
+
 export const CallAnalysis = lazy(() => z.object({
   summary: z.string(),
   sentiment: z.enum(['positive', 'neutral', 'negative']),
@@ -75,6 +78,8 @@ export const Call = named('Call', () => z.object({
   ended_at: z.nullable(z.string()),
   duration_sec: z.number(),
   transcript: z.array(TranscriptTurn),
+  /** The tools the agent called, in order (webhook tools and built-ins). */
+  tool_calls: z.array(CallToolCall),
   /** A presigned GET link (15 minutes), made afresh on every read; null without a recording. */
   recording_url: z.nullable(z.string()),
   analysis: z.nullable(CallAnalysis),
@@ -87,4 +92,5 @@ export const Call = named('Call', () => z.object({
 }), 'A call session: its course, transcript, recording link and analysis');
 export type Call = z.output<typeof Call>;
 export type Transcript = z.output<typeof TranscriptTurn>[];
+export type CallToolCalls = z.output<typeof CallToolCall>[];
 export type CallAnalysisValue = z.output<typeof CallAnalysis>;

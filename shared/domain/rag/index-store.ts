@@ -24,6 +24,8 @@ export interface IndexedDoc {
   chunk_count: number;
   title: string;
   metadata: Record<string, unknown>;
+  /** The page a `url` document came from (conversations cite it as a source); absent in indexes built before it was kept. */
+  url?: string | null;
 }
 
 export interface IndexState {

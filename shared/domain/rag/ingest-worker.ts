@@ -24,6 +24,8 @@ export interface PreparedDoc {
   metadata: Record<string, unknown>;
   chunks: string[];
   textKey: string;
+  /** A `url` document's page. */
+  url: string | null;
 }
 
 /**
@@ -84,7 +86,7 @@ export async function prepareDocument(message: IngestMessage): Promise<PreparedD
     putObject(textKey, extracted.text, 'text/plain; charset=utf-8'),
     putObject(objectKeys.chunks(orgId, kbId, docId, generation), JSON.stringify(chunks), 'application/json'),
   ]);
-  return { message, title, metadata: doc.metadata ?? {}, chunks, textKey };
+  return { message, title, metadata: doc.metadata ?? {}, chunks, textKey, url: doc.source.type === 'url' ? (doc.source.url ?? null) : null };
 }
 
 /**
@@ -104,7 +106,7 @@ export async function commitDocuments(orgId: string, kbId: string, prepared: Pre
       if (entry?.generation === generation) continue;
       if (entry) index.ranker.remove(Array.from({ length: entry.chunk_count }, (_, n) => chunkId(docId, n)));
       index.ranker.add(p.chunks.map((text, n) => ({ id: chunkId(docId, n), doc_id: docId, n, title: p.title, text })));
-      index.docs[docId] = { generation, chunk_count: p.chunks.length, title: p.title, metadata: p.metadata };
+      index.docs[docId] = { generation, chunk_count: p.chunks.length, title: p.title, metadata: p.metadata, url: p.url };
       changed = true;
     }
     return changed;

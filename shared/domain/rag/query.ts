@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../errors';
-import { currentIndex } from './index-store';
+import { currentIndex, type IndexState } from './index-store';
 import { loadChunks } from './passages';
 import type { Passage } from './schemas';
 
@@ -9,6 +9,12 @@ import type { Passage } from './schemas';
 export async function queryKnowledgeBase(orgId: string, input: { kb_id: string; query: string; top_k: number }) {
   const state = await currentIndex(orgId, input.kb_id);
   if (!state) throw new NotFoundError('Knowledge base', input.kb_id);
+  return { kb_id: input.kb_id, query: input.query, passages: await rankPassages(orgId, input.kb_id, state, input.query, input.top_k) };
+}
+
+/** The `topK` passages of a loaded index that best answer `query`, best first (conversations ground their turns with it). */
+export async function rankPassages(orgId: string, kbId: string, state: IndexState, query: string, topK: number): Promise<Passage[]> {
+  const input = { kb_id: kbId, query, top_k: topK };
   const hits = state.ranker.search(input.query, input.top_k);
   const passages: Passage[] = [];
   const byDoc = await loadChunks(
@@ -22,6 +28,6 @@ export async function queryKnowledgeBase(orgId: string, input: { kb_id: string; 
     if (!entry || text === undefined) continue;
     passages.push({ doc_id: hit.doc_id, text, score: Math.round(hit.score * 1e4) / 1e4, metadata: entry.metadata, chunk_index: hit.n });
   }
-  return { kb_id: input.kb_id, query: input.query, passages };
+  return passages;
 }
 

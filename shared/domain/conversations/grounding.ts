@@ -1,0 +1,24 @@
+import type { LlmPassage } from '../../adapters/llm/port';
+import { currentIndex } from '../rag/index-store';
+import { rankPassages } from '../rag/query';
+
+/** How many passages ground one user turn. */
+export const GROUNDING_PASSAGES = 3;
+/** Passages the ranker scores below this share of the best one are left out (noise, not grounding). */
+const RELATIVE_FLOOR = 0.2;
+
+/**
+ * The knowledge-base passages that ground a user's words: the same ranking as `POST /rag/query`,
+ * best first, each with the page it came from when it was a `url` document. A knowledge base that
+ * is missing (deleted since the agent named it) or empty grounds nothing.
+ */
+export async function groundingPassages(orgId: string, kbId: string, query: string, topK = GROUNDING_PASSAGES): Promise<LlmPassage[]> {
+  if (!kbId || !query.trim()) return [];
+  const state = await currentIndex(orgId, kbId);
+  if (!state || state.ranker.size() === 0) return [];
+  const passages = await rankPassages(orgId, kbId, state, query, topK);
+  const best = passages[0]?.score ?? 0;
+  return passages
+    .filter((p) => p.score > 0 && p.score >= best * RELATIVE_FLOOR)
+    .map((p) => ({ doc_id: p.doc_id, url: state.docs[p.doc_id]?.url ?? null, text: p.text, score: p.score }));
+}

@@ -1,0 +1,116 @@
+import { logger } from '../../../logger';
+import { AppError } from '../../../errors';
+import type { ConversationRef, ToolInvocation, ToolOutcome } from '../types';
+import { MAX_TOOL_RESULT_BYTES } from '../types';
+import { argumentIssues } from './arguments';
+import type { RunnableTool } from './catalog';
+import { runWebhookTool } from './webhook';
+
+/** What a built-in asks of the channel once the agent's reply is given. */
+export interface ToolEffect {
+  /** `end_call`: the conversation ends after the reply. */
+  end?: 'agent_ended';
+  /** `transfer_call`: the caller goes to this number. */
+  transferTo?: string;
+}
+
+export interface ExecutedTool extends ToolOutcome {
+  effect?: ToolEffect;
+}
+
+/** Most slots `check_availability` shows the model (the model reads them all; fewer is clearer). */
+const MAX_SLOTS = 20;
+const DEFAULT_DURATION = 30;
+
+const failure = (message: string): ExecutedTool => ({ ok: false, result: { error: message } });
+
+/** A domain error's message is meant for the caller, and so for the model; anything else is logged and named only. */
+function failureOf(err: unknown, tool: string): ExecutedTool {
+  if (err instanceof AppError) {
+    const fields = (err.details as { fields?: { path: string; message: string }[] } | undefined)?.fields;
+    return failure(fields?.length ? `${err.message}: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}` : err.message);
+  }
+  logger.warn('A built-in tool failed', { tool, error: err as Error });
+  return failure(`${tool} failed; try again later`);
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
+const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+
+async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef): Promise<ExecutedTool> {
+  const args = call.arguments;
+  const orgId = conversation.organization_id;
+  switch (tool.builtin) {
+    case 'end_call':
+      return { ok: true, result: { ended: true }, effect: { end: 'agent_ended' } };
+    case 'transfer_call': {
+      const to = str(tool.selection.phone_number);
+      if (!to) return failure('no transfer number is configured for this agent');
+      return { ok: true, result: { transferring_to: to }, effect: { transferTo: to } };
+    }
+    case 'check_availability': {
+      const { availability } = await import('../../appointments/service');
+      const start = str(args.start_date)!;
+      try {
+        const answer = await availability(orgId, {
+          agent_id: conversation.agent_id,
+          start,
+          end: str(args.end_date) ?? start,
+          duration_minutes: int(args.duration_minutes) ?? DEFAULT_DURATION,
+          timezone: str(args.timezone) ?? 'UTC',
+        } as never);
+        return { ok: true, result: { timezone: answer.timezone, duration_minutes: answer.duration_minutes, slots: answer.slots.slice(0, MAX_SLOTS), more: answer.slots.length > MAX_SLOTS } };
+      } catch (err) {
+        return failureOf(err, call.name);
+      }
+    }
+    case 'book_appointment': {
+      const { bookAppointment } = await import('../../appointments/service');
+      try {
+        const appointment = await bookAppointment(orgId, {
+          agent_id: conversation.agent_id,
+          ...(conversation.contact_id ? { contact_id: conversation.contact_id } : {}),
+          ...(str(args.name) ? { attendee_name: str(args.name) } : {}),
+          ...(str(args.email) ? { attendee_email: str(args.email) } : {}),
+          ...(str(args.phone) ? { attendee_phone: str(args.phone) } : {}),
+          ...(str(args.timezone) ? { attendee_timezone: str(args.timezone) } : {}),
+          start_time: str(args.start_time)!,
+          duration_minutes: int(args.duration_minutes) ?? DEFAULT_DURATION,
+        } as never);
+        return {
+          ok: true,
+          result: { booked: true, appointment_id: appointment.id, start_time: appointment.start_time, end_time: appointment.end_time, meeting_url: appointment.meeting_url },
+        };
+      } catch (err) {
+        return failureOf(err, call.name);
+      }
+    }
+    default:
+      return failure(`unknown built-in tool ${call.name}`);
+  }
+}
+
+/** Caps a result at MAX_TOOL_RESULT_BYTES of JSON: a longer one is kept as its truncated text. */
+export function capResult(result: unknown): unknown {
+  const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);
+  if (Buffer.byteLength(text, 'utf8') <= MAX_TOOL_RESULT_BYTES) return result;
+  const cut = Buffer.from(text, 'utf8').subarray(0, MAX_TOOL_RESULT_BYTES - 40).toString('utf8').replace(/\uFFFD$/, '');
+  return `${cut}… [truncated at ${MAX_TOOL_RESULT_BYTES} bytes]`;
+}
+
+/**
+ * Runs one tool call of the platform's own (webhook tools and built-ins). Arguments are checked
+ * against the tool's parameters first: invalid ones go back to the model as an error result,
+ * never to the tool. A tool's failure is a result the model sees; this never throws for it.
+ * `function` tools are not run here: the caller answers them (chats) or they are not offered (calls).
+ */
+export async function executeTool(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef): Promise<ExecutedTool> {
+  const issues = argumentIssues(tool.parameters, call.arguments);
+  if (issues.length) return failure(`invalid arguments: ${issues.join('; ')}`);
+  if (tool.kind === 'builtin') return runBuiltIn(tool, call, conversation);
+  if (tool.kind === 'webhook') {
+    const outcome = await runWebhookTool(conversation.organization_id, tool.toolId!, call, conversation);
+    return { ok: outcome.ok, result: capResult(outcome.result) };
+  }
+  return failure(`${call.name} is answered by the client, not the platform`);
+}
