@@ -27,6 +27,8 @@ export interface AccessTargets {
   telephony?: { provider: string; secret: secretsmanager.ISecret };
   /** Post-call analysis: its settings and, for the `openai` analyzer, the API key's secret. */
   analysis?: { environment: Record<string, string>; secret?: secretsmanager.ISecret };
+  /** The token-signing secret (shared/adapters/signed-token.ts). */
+  tokens?: secretsmanager.ISecret;
 }
 
 export interface ApiFunctionProps {
@@ -197,6 +199,12 @@ export class ApiFunction extends lambda.Function {
     this.addEnvironment('ANALYSIS_SECRET_ARN', secret.secretArn);
   }
 
+  /** Grants reading the token-signing secret and tells the function where it is (TOKEN_SECRET_ARN). */
+  bindTokens(secret: secretsmanager.ISecret): void {
+    secret.grantRead(this);
+    this.addEnvironment('TOKEN_SECRET_ARN', secret.secretArn);
+  }
+
   /** Applies an `Access` declaration from a registry: each field becomes the matching grant. */
   applyAccess(access: Access, targets: AccessTargets, owner: string): void {
     if (access.table) this.bindTable({ table: targets.table, accessMode: access.table });
@@ -214,6 +222,10 @@ export class ApiFunction extends lambda.Function {
     if (access.analysis) {
       if (!targets.analysis) throw new Error(`${owner} analyses calls, but no analysis settings were given.`);
       this.bindAnalysis(targets.analysis);
+    }
+    if (access.tokens) {
+      if (!targets.tokens) throw new Error(`${owner} signs or verifies tokens, but no token secret was given.`);
+      this.bindTokens(targets.tokens);
     }
     for (const name of access.queues ?? []) {
       const queue = targets.queues.get(name);

@@ -18,6 +18,7 @@ import { Monitoring } from './monitoring';
 import { pascalCase } from './names';
 import { Storage } from './storage';
 import { Telephony, type TelephonyProps } from './telephony';
+import { TokenSigning } from './tokens';
 
 /** Repository root: entry files in the registries are relative to it. */
 export const ROOT_DIR = path.resolve(__dirname, '..');
@@ -80,6 +81,7 @@ export class VoiceAgentPlatformStack extends Stack {
   readonly storage: Storage;
   readonly telephony: Telephony;
   readonly analysis: Analysis;
+  readonly tokens: TokenSigning;
   readonly monitoring: Monitoring;
   readonly jobs: Jobs;
   readonly api: Api;
@@ -125,12 +127,14 @@ export class VoiceAgentPlatformStack extends Stack {
     };
     this.telephony = new Telephony(this, 'Telephony', props.telephony);
     this.analysis = new Analysis(this, 'Analysis', props.analysis);
+    this.tokens = new TokenSigning(this, 'TokenSigning');
     const targets = {
       table: this.data.table,
       bucket: this.storage.bucket,
       secretsKey: this.storage.secretsKey,
       telephony: { provider: this.telephony.provider, secret: this.telephony.secret },
       analysis: this.analysis.target,
+      tokens: this.tokens.secret,
     };
 
     this.jobs = new Jobs(this, 'Jobs', {

@@ -204,6 +204,12 @@ export function checkAnalysis(): void {
   if (grant && !grant.access.analysis) deny(grant, 'analysis:analyze (secretsmanager:GetSecretValue)', 'secret/analysis-credentials');
 }
 
+/** Signing or verifying a short-lived token: deployed, only `tokens` functions may read the token-signing secret. */
+export function checkTokens(): void {
+  const grant = currentGrant();
+  if (grant && !grant.access.tokens) deny(grant, 'secretsmanager:GetSecretValue', 'secret/token-signing');
+}
+
 // ---------------------------------------------------------------------------------------------
 // SDK clients
 

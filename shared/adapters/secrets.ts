@@ -43,19 +43,26 @@ function parse(sealed: string) {
 const join = (scheme: string, wrapped: Buffer, s: { iv: Buffer; tag: Buffer; ct: Buffer }) =>
   [VERSION, scheme, wrapped.toString('base64'), s.iv.toString('base64'), s.tag.toString('base64'), s.ct.toString('base64')].join(':');
 
+/** The local runtime's key: 256 bits kept in a file (mode 600), created on first use. */
+export function readLocalKey(keyFile: string): Buffer {
+  if (!existsSync(keyFile)) {
+    mkdirSync(dirname(keyFile), { recursive: true });
+    try {
+      writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+    } catch (error) {
+      // Another process (the voice runtime beside the HTTP server) made it first: read theirs.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new Error(`${keyFile} does not hold a 256-bit key`);
+  return key;
+}
+
 /** The local runtime's box: one 256-bit key kept in a file (mode 600). */
 export function localSecretBox(keyFile: string): SecretBox {
   let key: Buffer | undefined;
-  const load = () => {
-    if (key) return key;
-    if (!existsSync(keyFile)) {
-      mkdirSync(dirname(keyFile), { recursive: true });
-      writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
-    }
-    key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
-    if (key.length !== 32) throw new Error(`${keyFile} does not hold a 256-bit key`);
-    return key;
-  };
+  const load = () => (key ??= readLocalKey(keyFile));
   return {
     async seal(plaintext) {
       return join('local', Buffer.alloc(0), aesSeal(load(), plaintext, 'local'));

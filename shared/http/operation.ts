@@ -44,6 +44,11 @@ export interface Access {
    */
   analysis?: boolean;
   /**
+   * Signs or verifies short-lived tokens (shared/adapters/signed-token.ts: the voice stream's and
+   * the widget's): gets TOKEN_SECRET_ARN and read access to the token-signing secret.
+   */
+  tokens?: boolean;
+  /**
    * The implicit grant of every authenticated operation (set by `defineOperation`): UpdateItem
    * on the per-key rate-limit counters only, items whose partition key begins with `RATE#`.
    */
