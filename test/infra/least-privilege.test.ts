@@ -57,13 +57,19 @@ describe('least privilege in every role', () => {
     expect(actions(ready as Statement[]).filter((a) => a.startsWith('dynamodb:'))).toContain('dynamodb:GetItem');
   });
 
-  it('lets only telephony functions read the carrier secret', () => {
-    const readers = functions.filter(({ fn }) => actions(s.statementsOf(fn) as Statement[]).some((a) => a.startsWith('secretsmanager:')));
-    expect(readers.map((r) => r.name).sort()).toEqual(functions.filter((f) => f.access.telephony).map((f) => f.name).sort());
-    expect(readers.length).toBeGreaterThan(0);
-    // No other role (a custom resource, a schedule) holds a Secrets Manager action either.
-    const holders = policies.filter((p) => actions(p.Properties.PolicyDocument.Statement).some((a: string) => a.startsWith('secretsmanager:')));
-    expect(holders).toHaveLength(readers.length);
+  it('lets only telephony functions read the carrier secret, and only token functions the token key', () => {
+    // Each secret by its construct's name in the reference; the access flag that grants it.
+    const secrets: [RegExp, keyof Access][] = [[/TwilioCredentials/, 'telephony'], [/TokenSigningKey/, 'tokens']];
+    const reads = (list: Statement[], secret: RegExp) =>
+      list.some((st) => actionsOf(st).some((a) => a.startsWith('secretsmanager:')) && secret.test(JSON.stringify(st.Resource)));
+    for (const [secret, flag] of secrets) {
+      const readers = functions.filter(({ fn }) => reads(s.statementsOf(fn) as Statement[], secret));
+      expect([flag, readers.map((r) => r.name).sort()]).toEqual([flag, functions.filter((f) => f.access[flag]).map((f) => f.name).sort()]);
+      expect(readers.length).toBeGreaterThan(0);
+    }
+    // Every Secrets Manager grant names its secrets: never a wildcard.
+    const grants = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('secretsmanager:')));
+    expect(grants.filter((st) => JSON.stringify(st.Resource).includes('"*"'))).toEqual([]);
   });
 
   it('gives every authenticated function UpdateItem on RATE# counters only, through a LeadingKeys condition', () => {

@@ -8,8 +8,10 @@ function functionOf(s: Synthesized, method: string, path: string) {
   return fn;
 }
 
+/** Whether the function may read the carrier's secret (created here, or an existing one by name). */
 const readsSecret = (s: Synthesized, fn: ReturnType<typeof functionOf>) =>
-  s.statementsOf(fn).some((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
+  s.statementsOf(fn).some((st) => actionsOf(st).includes('secretsmanager:GetSecretValue') && /TwilioCredentials|vap\/twilio/.test(JSON.stringify(st.Resource)));
+const twilioSecrets = (s: Synthesized) => s.resources('AWS::SecretsManager::Secret').filter((r) => String(r.Properties.Description).startsWith('Twilio credentials'));
 
 describe('the carrier credentials', () => {
   let s: Synthesized;
@@ -18,7 +20,7 @@ describe('the carrier credentials', () => {
   });
 
   it('keeps the Twilio credentials in a retained Secrets Manager secret', () => {
-    const secrets = s.resources('AWS::SecretsManager::Secret');
+    const secrets = twilioSecrets(s);
     expect(secrets).toHaveLength(1);
     expect(secrets[0].DeletionPolicy).toBe('Retain');
   });
@@ -48,7 +50,7 @@ describe('the carrier credentials', () => {
 
   it('switches to Twilio with an existing secret by name', () => {
     const twilio = synth({ telephony: { provider: 'twilio', twilioSecretName: 'vap/twilio' } });
-    expect(twilio.resources('AWS::SecretsManager::Secret')).toHaveLength(0);
+    expect(twilioSecrets(twilio)).toHaveLength(0);
     const fn = functionOf(twilio, 'POST', '/api/v1/phone-numbers/buy');
     expect(fn.Properties.Environment.Variables.TELEPHONY_PROVIDER).toBe('twilio');
     expect(readsSecret(twilio, fn)).toBe(true);

@@ -56,8 +56,14 @@ export interface PlaceCallInput {
   timeoutSeconds?: number;
   /** Record the call; the carrier posts the finished recording here (Twilio: RecordingStatusCallback). */
   recordingCallbackUrl?: string;
-  /** Detect answering machines, so a voicemail ends as `voicemail` (Twilio: MachineDetection). */
+  /**
+   * Detect answering machines before the call instructions run, waiting for the greeting's end so
+   * the agent can leave a message (Twilio: MachineDetection=DetectMessageEnd; the instructions
+   * request and the status callbacks carry AnsweredBy, and a machine ends as `voicemail`).
+   */
   detectMachine?: boolean;
+  /** How long detection may listen before it decides (Twilio: MachineDetectionTimeout, 3–59 s). */
+  machineDetectionTimeoutMs?: number;
 }
 
 /** One status change of a call, as the carrier reports it. */

@@ -17,7 +17,8 @@ import { phoneRules } from '../../domain/common/phone-field';
  * - buy: POST Accounts/{sid}/IncomingPhoneNumbers.json (PhoneNumber); the PN… sid is kept.
  * - release: DELETE Accounts/{sid}/IncomingPhoneNumbers/{Sid}.json; a 404 means already released.
  * - placeCall: POST Accounts/{sid}/Calls.json with status callbacks, recording (Record,
- *   RecordingStatusCallback) and answering-machine detection (MachineDetection=Enable).
+ *   RecordingStatusCallback) and, when asked, answering-machine detection
+ *   (MachineDetection=DetectMessageEnd, MachineDetectionTimeout).
  * - fetchRecording: GET <RecordingUrl>.wav with the account's Basic auth.
  *
  * Credentials: TWILIO_SECRET_ARN (deployed: a Secrets Manager JSON `{"account_sid","auth_token"}`,
@@ -257,8 +258,13 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
         form.set('RecordingStatusCallbackEvent', 'completed');
       }
       // Synchronous detection: Twilio tells a person from a machine before it runs the call
-      // instructions, and the status callbacks carry AnsweredBy (a machine ends as voicemail).
-      if (input.detectMachine) form.set('MachineDetection', 'Enable');
+      // instructions (whose request carries AnsweredBy, passed on to the voice runtime), waiting
+      // for a machine's greeting to end so a message is left after the beep; the status
+      // callbacks carry AnsweredBy too (a machine ends as voicemail).
+      if (input.detectMachine) {
+        form.set('MachineDetection', 'DetectMessageEnd');
+        if (input.machineDetectionTimeoutMs) form.set('MachineDetectionTimeout', String(Math.min(59, Math.max(3, Math.round(input.machineDetectionTimeoutMs / 1000)))));
+      }
       try {
         const { body } = await call<{ sid: string; status: string }>('POST', `${await account()}/Calls.json`, form);
         return { providerCallId: body.sid, status: parseCallStatusFields({ CallSid: body.sid, CallStatus: body.status ?? 'queued' }).status, events: [] };

@@ -240,7 +240,9 @@ export async function placeQueuedCall(orgId: string, callId: string): Promise<vo
       from: item.from_phone_number,
       to: item.to_phone_number,
       timeoutSeconds: Math.max(1, Math.round(item.ring_duration_ms / 1000)),
-      detectMachine: true,
+      // Only for agents with voicemail detection: detection delays the instructions by seconds.
+      detectMachine: !!item.voicemail_detection,
+      machineDetectionTimeoutMs: item.voicemail_detection?.timeout_ms,
       ...(twilio
         ? {
             answerUrl: twilioCallbackUrl('twiml', orgId, callId),

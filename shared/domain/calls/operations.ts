@@ -54,7 +54,7 @@ export const receiveTwilioRecording = defineOperation({
 
 export const getTwilioCallInstructions = defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/twiml', operationId: 'getTwilioCallInstructions', tag: telephonyTag, auth: false,
-  summary: 'TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL); X-Twilio-Signature verified',
+  summary: 'TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL) with a short-lived stream token; X-Twilio-Signature verified',
   entry: 'functions/telephony/twilio-twiml.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form',
-  rawResponse: true, rawContentType: 'text/xml', access: { table: 'R', telephony: true },
+  rawResponse: true, rawContentType: 'text/xml', access: { table: 'R', telephony: true, tokens: true },
 });

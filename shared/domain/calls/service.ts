@@ -57,6 +57,8 @@ export interface CallItem extends Omit<Call, 'recording_url'> {
   price_per_minute: number;
   ring_duration_ms: number;
   max_call_duration_ms: number;
+  /** The agent's answering-machine detection when the call was created (absent on older calls: off). */
+  voicemail_detection?: { timeout_ms: number };
   begin_message: string;
   analysis_model: string | null;
   analysis_prompt: string | null;
@@ -108,6 +110,8 @@ interface AgentItem {
   ring_duration_ms?: number;
   max_call_duration_ms?: number;
   begin_message?: string;
+  enable_voicemail_detection?: boolean;
+  voicemail_detection_timeout_ms?: number;
   post_call_analysis_model?: string;
   analysis_summary_prompt?: string;
 }
@@ -196,6 +200,7 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     price_per_minute: number!.per_minute_price_outbound ?? 0,
     ring_duration_ms: ring,
     max_call_duration_ms: max,
+    ...(agent!.enable_voicemail_detection ? { voicemail_detection: { timeout_ms: agent!.voicemail_detection_timeout_ms ?? 5_000 } } : {}),
     begin_message: agent!.begin_message ?? '',
     analysis_model: agent!.post_call_analysis_model || null,
     analysis_prompt: agent!.analysis_summary_prompt || null,

@@ -8,10 +8,11 @@ import { keys } from '../../db/keys';
 import { getItem } from '../../db/store';
 import { UnauthorizedError, UnprocessableError } from '../../errors';
 import { header } from '../../http/context';
-import { rawBody, type RawBody } from '../../http/result';
+import type { RawBody } from '../../http/result';
 import { logger } from '../../logger';
 import type { CallEventMessage } from './lifecycle';
 import type { CallItem } from './service';
+import { apologyTwiml, streamTwiml } from './voice-stream';
 
 /**
  * Twilio's callbacks for a call we placed. Each URL carries the call (`organization_id`,
@@ -58,25 +59,22 @@ export async function acceptTwilioRecording(event: APIGatewayProxyEventV2, ref: 
   return { received: true };
 }
 
-const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
 /**
  * POST /telephony/twilio/twiml: the call instructions once the callee answers: connect the
  * call's media to the agent's voice runtime (VOICE_RUNTIME_URL) with <Connect><Stream>, passing
- * the call, organization and agent as stream parameters. Without a voice runtime configured,
- * or for a call we do not know, the instructions say so and hang up.
+ * a stream token, the call, organization and agent, and Twilio's AnsweredBy (machine detection)
+ * as stream parameters (voice-stream.ts). Without a voice runtime configured, or for a call we do
+ * not know, the instructions say so and hang up.
  */
 export async function twilioInstructions(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<RawBody> {
   await verify(event, params);
   const call = await getItem<CallItem>(keys.call(ref.organization_id, ref.call_id));
   const runtime = config().voiceRuntimeUrl;
-  const twiml = (inner: string) => rawBody('text/xml', `<?xml version="1.0" encoding="UTF-8"?><Response>${inner}</Response>`);
   if (!call || !runtime) {
     logger.error('Twilio asked for call instructions that cannot be given', { call_id: ref.call_id, known: !!call, voice_runtime: !!runtime });
-    return twiml('<Say>Sorry, this call cannot be connected.</Say><Hangup/>');
+    return apologyTwiml();
   }
-  const parameters = { call_id: call.id, organization_id: call.organization_id, agent_id: call.agent_id };
-  return twiml(
-    `<Connect><Stream url="${xml(runtime)}">${Object.entries(parameters).map(([name, value]) => `<Parameter name="${name}" value="${xml(value)}"/>`).join('')}</Stream></Connect>`,
-  );
+  return streamTwiml(runtime, {
+    organization_id: call.organization_id, call_id: call.id, agent_id: call.agent_id, direction: call.direction, answered_by: params.AnsweredBy || undefined,
+  });
 }

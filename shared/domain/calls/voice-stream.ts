@@ -1,0 +1,61 @@
+import { signToken } from '../../adapters/signed-token';
+import { rawBody, type RawBody } from '../../http/result';
+
+/**
+ * The TwiML that hands an answered call to the voice runtime, outbound and inbound alike:
+ * `<Connect><Stream url=VOICE_RUNTIME_URL>` with the stream's custom parameters, which Twilio
+ * passes to the runtime in the `start` message (`start.customParameters`). The runtime admits
+ * the stream only with a valid `token` (signToken('voice-stream', {organization_id, call_id}),
+ * five minutes: Twilio opens the stream within seconds of reading the TwiML) and trusts the
+ * token's claims over the plain parameters, which are there for logs and tools.
+ */
+export const STREAM_TOKEN_TTL_SECONDS = 300;
+
+/** The `<Parameter>` names the voice runtime reads from `start.customParameters`. */
+export const STREAM_PARAMETERS = {
+  token: 'token',
+  organizationId: 'organization_id',
+  callId: 'call_id',
+  agentId: 'agent_id',
+  direction: 'direction',
+  /** Twilio's AnsweredBy on an answered outbound call with machine detection (`human`, `machine_end_beep`, …). */
+  answeredBy: 'answered_by',
+} as const;
+
+export interface StreamTarget {
+  organization_id: string;
+  call_id: string;
+  agent_id: string;
+  direction: 'inbound' | 'outbound';
+  /** Twilio's AnsweredBy, when detection ran. */
+  answered_by?: string;
+}
+
+const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** A TwiML document around `inner`. */
+export const twiml = (inner: string): RawBody => rawBody('text/xml', `<?xml version="1.0" encoding="UTF-8"?><Response>${inner}</Response>`);
+
+/** What a call that cannot reach an agent hears. */
+export const apologyTwiml = (): RawBody => twiml('<Say>Sorry, this call cannot be connected.</Say><Hangup/>');
+
+/** Refuses an incoming call before it is answered (the caller hears busy; nothing is billed). */
+export const rejectTwiml = (): RawBody => twiml('<Reject/>');
+
+/** `<Connect><Stream>` to the voice runtime at `runtimeUrl`, with a fresh stream token. */
+export async function streamTwiml(runtimeUrl: string, target: StreamTarget): Promise<RawBody> {
+  const token = await signToken('voice-stream', { organization_id: target.organization_id, call_id: target.call_id }, STREAM_TOKEN_TTL_SECONDS);
+  const parameters: [string, string | undefined][] = [
+    [STREAM_PARAMETERS.token, token],
+    [STREAM_PARAMETERS.organizationId, target.organization_id],
+    [STREAM_PARAMETERS.callId, target.call_id],
+    [STREAM_PARAMETERS.agentId, target.agent_id],
+    [STREAM_PARAMETERS.direction, target.direction],
+    [STREAM_PARAMETERS.answeredBy, target.answered_by],
+  ];
+  const inner = parameters
+    .filter((p): p is [string, string] => !!p[1])
+    .map(([name, value]) => `<Parameter name="${name}" value="${xml(value)}"/>`)
+    .join('');
+  return twiml(`<Connect><Stream url="${xml(runtimeUrl)}">${inner}</Stream></Connect>`);
+}
