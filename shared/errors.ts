@@ -99,7 +99,11 @@ export class RateLimitedError extends AppError {
 }
 
 export class UnavailableError extends AppError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
+  /** When set, the answer carries `Retry-After` (seconds). */
+  readonly retryAfterSeconds?: number;
+
+  constructor(message: string, details: Record<string, unknown> = {}, retryAfterSeconds?: number) {
     super(503, 'UNAVAILABLE', message, details);
+    if (retryAfterSeconds !== undefined) this.retryAfterSeconds = retryAfterSeconds;
   }
 }

@@ -31,6 +31,9 @@ export const itemShapes: ItemShape[] = [
   { item: 'API key record', key: keys.apiKey(O, ID) },
   { item: 'API key lookup', key: keys.apiKeyByHash('<sha256(key)>') },
   { item: 'rate-limit counter', key: keys.rateCounter('<key id>', '<minute>' as unknown as number), notes: 'expires through `ttl`' },
+  { item: 'widget chat starts counter', key: keys.widgetChatStarts('<widget id>', '<minute>' as unknown as number), notes: 'expires through `ttl`' },
+  { item: 'widget client chat starts counter', key: keys.widgetClientChatStarts('<widget id>', '<address>', '<minute>' as unknown as number), notes: 'expires through `ttl`' },
+  { item: 'widget chat messages counter', key: keys.widgetChatMessages('<chat id>', '<minute>' as unknown as number), notes: 'expires through `ttl`' },
   { item: 'stored idempotent answer', key: keys.idempotency(O, '<operation>', '<key>'), notes: 'expires through `ttl`' },
   { item: 'agent', key: keys.agent(O, ID), gsi1: ix(gsi1.byStatus(O, 'AGENT', '<status>'), ID), gsi2: ix(gsi2.widget('<widget id>'), gsi2.agentOfWidget(ID)), notes: 'in gsi2 only when tied to a widget' },
   { item: 'tool', key: keys.tool(O, ID) },
@@ -64,6 +67,8 @@ export const itemShapes: ItemShape[] = [
   { item: 'webhook delivery attempt', key: keys.webhookDelivery(O, '<webhook id>', '<uuid v7>'), gsi1: ix(gsi1.webhookDeliveriesByOutcome(O, '<webhook id>', true), '<id>'), notes: 'gsi1 ends in `#ok` or `#failed`; expires through `ttl` (30 days)' },
   { item: 'call session', key: keys.call(O, '<uuid v7>'), gsi1: ix(gsi1.byStatus(O, 'CALL', '<status>'), '<id>'), gsi2: ix(gsi2.callsDue('<YYYY-MM-DDTHH>', '<shard>' as unknown as number), gsi2.callDueEntry('<due_at>', O, '<id>')), notes: 'gsi2 only until the call ends and its after-end steps are done (the recovery sweep)' },
   { item: 'call index entry', key: keys.callIndex(O, '<agent|campaign|contact>' as never, '<value>', '<call id>'), notes: 'the agent, campaign and contact filters of GET /calls' },
+  { item: 'chat', key: keys.chat(O, '<uuid v7>'), gsi1: ix(gsi1.byStatus(O, 'CHAT', '<status>'), '<id>'), gsi2: ix(gsi2.chatsIdle('<shard>' as unknown as number), gsi2.chatIdleEntry('<last message + 30 min>', O, '<id>')), notes: 'gsi2 only while open (the inactivity sweep); `message_count` is the turn guard' },
+  { item: 'chat message', key: keys.chatMessage(O, '<chat id>', '<seq>' as unknown as number), notes: 'one item per message (at most 4,000 characters or a 16 KiB tool result), so a chat never nears the 400 KB item limit' },
 ];
 
 /** The item table of docs/data-model.md. */
@@ -98,6 +103,8 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'Get widget settings', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = WIDGET#<id>', notes: '' },
   { name: 'List widget settings', operation: 'Query', index: 'table', key: 'pk = ORG, begins_with(sk, WIDGET#)', notes: '' },
   { name: 'Public widget config', operation: 'Query', index: 'gsi2', key: 'gsi2pk = WIDGET#<id>', notes: 'the widget item (gsi2sk = WIDGET) and its agents (gsi2sk = AGENT#<id>) in one query, no API key' },
+  { name: 'Count a widget chat start (per widget, per client address)', operation: 'UpdateItem', index: 'table', key: 'pk = RATE#WIDGET#<id>#<minute> and RATE#WIDGET#<id>#IP#<address>#<minute>, sk = CHATS', notes: 'POST /widget/{id}/chats: ADD n conditioned on n < limit; `ttl` two minutes after the window' },
+  { name: 'Count a widget chat message', operation: 'UpdateItem', index: 'table', key: 'pk = RATE#CHAT#<chat id>#<minute>, sk = MESSAGES', notes: 'POST /widget/{id}/chats/{chat_id}/messages: ADD n conditioned on n < limit; `ttl` two minutes after the window' },
   { name: 'Referenced knowledge base exists', operation: 'ConditionCheck', index: 'table', key: 'pk = ORG, sk = KB#<id>', notes: 'inside the agent write that references it' },
   { name: 'Claim / replay an Idempotency-Key', operation: 'PutItem', index: 'table', key: 'pk = ORG, sk = IDEM#<operationId>#<key>', notes: 'conditional put; expires through `ttl` after 24 h' },
   { name: 'Get a phone number', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = PHONE#<id>', notes: 'bought and imported numbers alike; `source` tells them apart' },
@@ -184,6 +191,14 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'Claim a dial / store the carrier call id', operation: 'UpdateItem', index: 'table', key: 'pk = ORG, sk = CALL#<id>', notes: 'dial_claimed_at conditioned on status queued and not yet claimed: at most one dial per call' },
   { name: 'Store a call analysis', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CALL#<id> + EVENT#<id>', notes: 'analysis set only while null, with the call.analyzed event; a failure sets analysis_error' },
   { name: 'Calls due for recovery (call-recovery job)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = CALLDUE#<YYYY-MM-DDTHH>#<shard>, gsi2sk < <now>$', notes: 'sparse: calls not ended or not finalized, gsi2sk = <due_at>#<org>#<id>; 4 shards per hour, the last 6 hours; keys only, then each call read consistently' },
+  { name: 'Start a chat', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CHAT#<id> + pk = ORG#<org>#CHAT#<id>, sk = MSG#000000 + EVENT#<id>', notes: 'chat put (gsi1 status, gsi2 idle entry), the opening message, chat.started, the contact\'s activity; + COUNT#chats' },
+  { name: 'Get a chat', operation: 'GetItem', index: 'table', key: 'pk = ORG, sk = CHAT#<id>', notes: 'strongly consistent; a turn reads it, its messages and the agent (3 reads)' },
+  { name: 'A chat\'s messages', operation: 'Query', index: 'table', key: 'pk = ORG#<org>#CHAT#<id>, begins_with(sk, MSG#)', notes: 'in order, strongly consistent, in parallel with the chat' },
+  { name: 'A chat turn', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CHAT#<id> + pk = ORG#<org>#CHAT#<id>, sk = MSG#<seq>…', notes: 'the chat conditioned on message_count and status as read (of two racing turns one lands, the other is a 409); each new message put if absent; chat.ended when the agent ends it' },
+  { name: 'List chats', operation: 'Query', index: 'table', key: 'pk = ORG, sk BETWEEN CHAT#<from id> AND CHAT#<to id>', notes: 'newest first; agent_id, contact_id, channel as filters; total from COUNT#chats without filters, else Select COUNT over the same range' },
+  { name: 'List chats by status', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#CHAT#STATUS#<status>, gsi1sk BETWEEN <from id> AND <to id>', notes: 'gsi1pk moved by every status change; total by Select COUNT' },
+  { name: 'Idle chats (chat-sweep job)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = CHATIDLE#<shard 0..3>, gsi2sk < <now>$', notes: 'sparse: open chats only, gsi2sk = <idle at>#<org>#<id>; each chat read and ended conditioned on what was read' },
+  { name: 'Store a chat analysis', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CHAT#<id> + EVENT#<id>', notes: 'analysis set only while null, with the chat.analyzed event; a failure sets analysis_error' },
 ];
 
 /** The markdown table of the access patterns. */

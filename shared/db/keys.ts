@@ -33,6 +33,7 @@ export const Prefix = {
   campaignContact: 'CC#',
   webhook: 'WEBHOOK#',
   event: 'EVENT#',
+  chat: 'CHAT#',
 } as const;
 
 export const keys = {
@@ -54,6 +55,16 @@ export const keys = {
    * partition, so one hot key never concentrates on a single partition for long. Expires via `ttl`.
    */
   rateCounter: (keyId: string, window: number): Key => ({ pk: `${RATE_PREFIX}${keyId}#${window}`, sk: 'RATE' }),
+  /**
+   * The web widget's abuse limits (shared/domain/widgets/abuse-limits.ts): chats started through one
+   * widget, chats started by one client address on one widget, and messages of one widget chat, each
+   * in one window (whole minutes since the epoch). Outside the organization's partition, like the
+   * per-key counters (the public endpoints know no organization before they read the widget); they
+   * expire via `ttl`.
+   */
+  widgetChatStarts: (widgetId: string, window: number): Key => ({ pk: `${RATE_PREFIX}WIDGET#${widgetId}#${window}`, sk: 'CHATS' }),
+  widgetClientChatStarts: (widgetId: string, address: string, window: number): Key => ({ pk: `${RATE_PREFIX}WIDGET#${widgetId}#IP#${address}#${window}`, sk: 'CHATS' }),
+  widgetChatMessages: (chatId: string, window: number): Key => ({ pk: `${RATE_PREFIX}CHAT#${chatId}#${window}`, sk: 'MESSAGES' }),
   agent: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.agent}${id}` }),
   tool: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.tool}${id}` }),
   widget: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.widget}${id}` }),
@@ -116,6 +127,12 @@ export const keys = {
   schedulingIntegration: (orgId: string): Key => ({ pk: org(orgId), sk: 'SCHEDINT' }),
   /** A call session (UUID v7 ids, so the organization's calls sort by creation time). */
   call: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.call}${id}` }),
+  /** A chat (UUID v7 ids, so the organization's chats sort by start). Its messages live in a partition of their own. */
+  chat: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.chat}${id}` }),
+  /** One chat's messages: `MSG#<seq, 6 digits>`, in order; each message is its own item, so a long chat never nears the item size limit. */
+  chatMessages: (orgId: string, chatId: string) => `${org(orgId)}#CHAT#${chatId}`,
+  chatMessage: (orgId: string, chatId: string, seq: number): Key => ({ pk: `${org(orgId)}#CHAT#${chatId}`, sk: `MSG#${String(seq).padStart(6, '0')}` }),
+  chatMessagePrefix: 'MSG#',
   /**
    * A call's entry in one of its immutable list filters (`agent`, `campaign`, `contact`):
    * `CALLIDX#<dimension>#<value>#<callId>`, written once with the call, so a filter is a range.
@@ -241,6 +258,13 @@ export const gsi2 = {
    * Sparse: the entry leaves with the call's end. Sort key `<due_at ISO>#<org>#<id>`.
    */
   callsDue: (hour: string, shard: number) => `CALLDUE#${hour}#${shard}`,
+  /**
+   * Open chats by the time they fall idle, across organizations (the inactivity sweep): one
+   * partition per shard (from the chat id). Sparse: an ended chat has none. Sort key
+   * `<idle_at ISO>#<org>#<chat id>`; every turn moves it 30 minutes ahead.
+   */
+  chatsIdle: (shard: number) => `CHATIDLE#${shard}`,
+  chatIdleEntry: (idleAt: string, orgId: string, chatId: string) => `${idleAt}#${orgId}#${chatId}`,
   callDueEntry: (dueAt: string, orgId: string, callId: string) => `${dueAt}#${orgId}#${callId}`,
 };
 
@@ -259,6 +283,7 @@ export const collections = {
   contacts: 'contacts',
   appointments: 'appointments',
   calls: 'calls',
+  chats: 'chats',
   dnc: 'dnc',
   campaigns: 'campaigns',
   campaignsByStatus: (status: string) => `campaigns#status#${status}`,

@@ -10,6 +10,7 @@ import * as rag from '../domain/rag/operations';
 import * as phoneNumbers from '../domain/phone-numbers/operations';
 import * as billing from '../domain/billing/operations';
 import * as calls from '../domain/calls/operations';
+import * as chats from '../domain/chats/operations';
 import * as dnc from '../domain/dnc/operations';
 import * as campaigns from '../domain/campaigns/operations';
 import * as webhooks from '../domain/webhooks/operations';
@@ -32,6 +33,7 @@ export const operations: Operation[] = [
   ...Object.values(phoneNumbers),
   ...Object.values(billing),
   ...Object.values(calls),
+  ...Object.values(chats),
   ...Object.values(dnc),
   ...Object.values(campaigns),
   ...Object.values(webhooks),

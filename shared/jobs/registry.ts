@@ -149,7 +149,9 @@ export const jobs: JobDefinition[] = [
     memoryMb: 512,
     // Writes recordings (simulated: synthesized; Twilio: downloaded with the account's credentials) and signs their links in events.
     // A campaign call's end records its outcome and dispatches the campaign's next contact.
-    access: { table: 'RW', bucket: 'RW', bucketPrefixes: recordingKeys.grantPatterns, telephony: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+    // An answered simulated call is a conversation run by the engine: the model, the knowledge base
+    // (index and passages), webhook tools (sealed secrets) and built-ins (appointments).
+    access: { table: 'RW', bucket: 'RW', bucketPrefixes: [...recordingKeys.grantPatterns, ...objectKeys.grantPatterns], telephony: true, llm: true, secrets: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
   },
   {
     kind: 'queue',
@@ -161,6 +163,26 @@ export const jobs: JobDefinition[] = [
     batchSize: 5,
     timeoutSeconds: 60,
     access: { table: 'RW', analysis: true, bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['event-fanout'] },
+  },
+  {
+    kind: 'queue',
+    name: 'chat-analysis',
+    entry: 'functions/jobs/chat-analysis.ts',
+    description: 'Analysis of an ended chat (as of calls); a failure is retried by the queue.',
+    visibilityTimeoutSeconds: 360,
+    maxReceiveCount: 5,
+    batchSize: 5,
+    timeoutSeconds: 60,
+    access: { table: 'RW', analysis: true, queues: ['event-fanout'] },
+  },
+  {
+    kind: 'schedule',
+    name: 'chat-sweep',
+    entry: 'functions/jobs/chat-sweep.ts',
+    description: 'Ends `inactivity` every open chat with no message for 30 minutes.',
+    rateMinutes: 1,
+    timeoutSeconds: 50,
+    access: { table: 'RW', queues: ['event-fanout', 'chat-analysis'] },
   },
   {
     kind: 'schedule',

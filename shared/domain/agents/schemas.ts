@@ -10,8 +10,26 @@ const FOUR_HOURS_MS = 4 * 60 * 60 * 1000;
 const text = (max: number) => z.string().check(z.maxLength(max));
 const durationMs = () => z.int().check(z.minimum(0), z.maximum(FOUR_HOURS_MS));
 
-/** An item of `selected_tools`: `tool_id` must name a tool of the organization; other members are kept. */
-export const SelectedTool = named('SelectedTool', () => z.looseObject({ tool_id: uuid() }), 'An item of `selected_tools`: `tool_id` names a tool of the organization; other members are kept');
+/** The built-in tools an agent may select by `type` (docs/api.md, "Built-in tools"). */
+export const BUILT_IN_TOOL_TYPES = ['end_call', 'transfer_call', 'check_availability', 'book_appointment'] as const;
+
+/**
+ * An item of `selected_tools`: either `tool_id` (a tool of the organization) or `type` (a built-in),
+ * exactly one of the two; other members are kept (`transfer_call` reads its `phone_number`, E.164).
+ */
+export const SelectedTool = named('SelectedTool', () => z.looseObject({
+  tool_id: z.optional(uuid()),
+  type: z.optional(z.enum(BUILT_IN_TOOL_TYPES)),
+}).check(
+  z.superRefine((item: { tool_id?: string; type?: string; phone_number?: unknown }, ctx) => {
+    if ((item.tool_id === undefined) === (item.type === undefined)) {
+      ctx.issues.push({ code: 'custom', path: [], message: 'must have exactly one of tool_id (a tool of the organization) or type (a built-in tool)', input: item });
+    }
+    if (item.type === 'transfer_call' && (typeof item.phone_number !== 'string' || !/^\+[1-9]\d{6,14}$/.test(item.phone_number))) {
+      ctx.issues.push({ code: 'custom', path: ['phone_number'], message: 'must be the E.164 number to transfer to (transfer_call)', input: item.phone_number });
+    }
+  }),
+), 'An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number, check_availability, book_appointment); other members are kept');
 
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = lazy(() => ({
@@ -42,6 +60,8 @@ export const agentFields = lazy(() => ({
   /** A knowledge base of the organization by id, or '' for none. */
   knowledge_base: z.union([z.literal(''), uuid()]),
   begin_message: text(5000),
+  /** The agent's instructions, the system message of every conversation; `{{placeholders}}` are filled per conversation. */
+  prompt: text(50_000),
   start_speaker: z.enum(['agent', 'user']),
 }));
 
@@ -92,5 +112,6 @@ export const agentDefaults = {
   integrations: null,
   knowledge_base: '',
   begin_message: '',
+  prompt: '',
   start_speaker: 'agent' as const,
 };

@@ -45,9 +45,10 @@ function referenceGuards(orgId: string, fields: UpdateAgentInput): Guard[] {
   if (fields.knowledge_base) guards.push(references.knowledgeBase(orgId, fields.knowledge_base));
   const seen = new Set<string>();
   (fields.selected_tools ?? []).forEach((t, i) => {
-    if (seen.has(t.tool_id)) throw ValidationError.field(`selected_tools.${i}.tool_id`, `tool ${t.tool_id} is selected twice`);
-    seen.add(t.tool_id);
-    guards.push(references.tool(orgId, t.tool_id, `selected_tools.${i}.tool_id`));
+    const [what, field] = t.tool_id ? [`tool ${t.tool_id}`, 'tool_id'] : [`built-in ${t.type}`, 'type'];
+    if (seen.has(what)) throw ValidationError.field(`selected_tools.${i}.${field}`, `${what} is selected twice`);
+    seen.add(what);
+    if (t.tool_id) guards.push(references.tool(orgId, t.tool_id, `selected_tools.${i}.tool_id`));
   });
   return guards;
 }

@@ -6,7 +6,7 @@ import { ConflictError } from '../../errors';
 /** The part of an agent the cleanup reads. */
 interface AgentTools {
   id: string;
-  selected_tools?: { tool_id: string }[];
+  selected_tools?: { tool_id?: string; type?: string }[];
   version?: number;
 }
 

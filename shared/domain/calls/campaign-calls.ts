@@ -64,7 +64,8 @@ export function campaignOutcome(item: CallItem): CampaignCallOutcome {
     endedAt: item.ended_at ?? item.updated_at,
     durationSec: item.duration_sec ?? 0,
     answered: !!item.answered_at && reason !== 'voicemail',
-    disconnectionReason: reason,
+    // A transferred call was answered and handed on: for the campaign it completed.
+    disconnectionReason: reason === 'transferred' ? 'completed' : reason,
     ...(item.error_message ? { errorMessage: item.error_message } : {}),
   };
 }

@@ -1,24 +1,116 @@
-import type { Transcript } from './schemas';
-import { fillVariables } from './state';
+import { llm } from '../../adapters/llm';
+import { LlmError } from '../../adapters/llm/port';
+import { keys } from '../../db/keys';
+import { getItem } from '../../db/store';
+import { logger } from '../../logger';
+import type { Agent } from '../agents/schemas';
+import type { Contact } from '../contacts/schemas';
+import { runTurn, TurnDeadlineError, type ConversationMessage } from '../conversations/engine';
+import { groundingPassages } from '../conversations/grounding';
+import { toolsForAgent } from '../conversations/tools/catalog';
+import { conversationVariables, fillTemplate } from '../conversations/variables';
+import type { CallToolCalls, Transcript } from './schemas';
+import type { CallItem } from './service';
 
-/** The agent's opening when its begin message is empty. */
-const DEFAULT_OPENING = 'Hello, this is your assistant calling. Do you have a moment?';
+/** The simulated caller's lines when the call's `metadata.simulated_caller` gives none: a greeting, a question, a goodbye. */
+export const DEFAULT_CALLER_SCRIPT = ['Hi, yes, this is a good time.', 'Can you tell me what you can help me with?', 'Great, thank you. Goodbye.'];
+/** Most caller lines one simulated call plays. */
+export const MAX_CALLER_LINES = 50;
+/** Each simulated turn's model budget. */
+const TURN_BUDGET_MS = 20_000;
 
-/** The scripted turns after the agent's opening, in order, at fractions of the call. */
-const SCRIPT: { role: 'agent' | 'user'; text: string; at: number }[] = [
-  { role: 'user', text: 'Hi, yes, this is a good time. Thanks for calling.', at: 0.25 },
-  { role: 'agent', text: 'Great. I am calling to confirm your details and answer any questions you have.', at: 0.45 },
-  { role: 'user', text: 'Everything looks fine to me. That sounds great, thank you.', at: 0.7 },
-  { role: 'agent', text: 'Wonderful, thank you for your time. Have a good day. Goodbye.', at: 0.88 },
-];
+/** The caller's lines: `metadata.simulated_caller` when it is a non-empty array of strings, else the default script. */
+export function callerScript(metadata: Record<string, unknown> | undefined): string[] {
+  const given = metadata?.simulated_caller;
+  if (Array.isArray(given)) {
+    const lines = given.filter((l): l is string => typeof l === 'string' && l.trim().length > 0).map((l) => l.slice(0, 4000));
+    if (lines.length) return lines.slice(0, MAX_CALLER_LINES);
+  }
+  return DEFAULT_CALLER_SCRIPT;
+}
+
+export interface SimulatedConversation {
+  transcript: Transcript;
+  toolCalls: CallToolCalls;
+  /** Set when the agent ended the call (`end_call`) or transferred it, or the model failed. */
+  endedBy?: 'agent' | 'transfer' | 'model_failure';
+  transferTo?: string;
+}
 
 /**
- * The transcript of an answered simulated call of `seconds` seconds: the agent's begin message
- * (its `{{name}}` placeholders filled from the call's dynamic variables) at 0 s, then the
- * scripted turns spread over the call. Deterministic, so tests can assert it.
+ * An answered simulated call, as a conversation run by the engine (operations.md, "Calls that
+ * converse"): the agent's filled begin message when it speaks first, then each caller line as a
+ * user turn answered with the agent's prompt, knowledge base and tools (webhook and built-in; no
+ * `function` tools on calls). `end_call` ends it early. Turns are spread over the call's length
+ * for `time_sec`. A model that fails ends the conversation where it was (logged; the call still ends).
  */
-export function simulatedTranscript(beginMessage: string, variables: Record<string, string>, seconds: number): Transcript {
-  const opening = fillVariables(beginMessage.trim() || DEFAULT_OPENING, variables);
-  const time = (fraction: number) => Math.round(seconds * fraction * 10) / 10;
-  return [{ role: 'agent', text: opening, time_sec: 0 }, ...SCRIPT.map((t) => ({ role: t.role, text: t.text, time_sec: time(t.at) }))];
+export async function simulatedConversation(call: CallItem, seconds: number): Promise<SimulatedConversation> {
+  const orgId = call.organization_id;
+  const [agent, contact] = await Promise.all([
+    getItem<Agent>(keys.agent(orgId, call.agent_id)),
+    call.contact_id ? getItem<Contact>(keys.contact(orgId, call.contact_id)) : Promise.resolve(undefined),
+  ]);
+  const variables = conversationVariables({ agentName: agent ? agent.agent_name || agent.name : '', contact, dynamicVariables: call.dynamic_variables ?? {} });
+  const opening = call.begin_message.trim() ? fillTemplate(call.begin_message, variables) : '';
+  const history: ConversationMessage[] = [];
+  const speaksFirst = (agent?.start_speaker ?? 'agent') !== 'user';
+  if (speaksFirst && opening) history.push({ role: 'agent', content: opening });
+  const result: SimulatedConversation = { transcript: [], toolCalls: [] };
+  if (agent) {
+    const tools = await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'call');
+    const conversation = {
+      type: 'call' as const,
+      id: call.id,
+      organization_id: orgId,
+      agent_id: call.agent_id,
+      contact_id: call.contact_id ?? null,
+      dynamic_variables: call.dynamic_variables ?? {},
+      metadata: call.metadata ?? {},
+    };
+    for (const line of callerScript(call.metadata)) {
+      try {
+        const passages = agent.knowledge_base ? await groundingPassages(orgId, agent.knowledge_base, line) : [];
+        const out = await runTurn({
+          llm: llm(),
+          model: agent.model,
+          temperature: agent.temperature,
+          system: fillTemplate(agent.prompt ?? '', variables),
+          tools,
+          conversation,
+          history,
+          userText: line,
+          passages,
+          deadlineMs: Date.now() + TURN_BUDGET_MS,
+        });
+        history.push(...out.messages);
+        if (out.effect.transferTo) {
+          result.endedBy = 'transfer';
+          result.transferTo = out.effect.transferTo;
+          break;
+        }
+        if (out.effect.end) {
+          result.endedBy = 'agent';
+          break;
+        }
+      } catch (err) {
+        if (!(err instanceof LlmError) && !(err instanceof TurnDeadlineError)) throw err;
+        logger.warn('The model failed during a simulated call; the conversation ends there', { call_id: call.id, error: err as Error });
+        result.endedBy = 'model_failure';
+        break;
+      }
+    }
+  }
+  // Spread the turns over the call: each spoken line and each tool call takes a slot.
+  const slots = history.filter((m) => ((m.role === 'agent' || m.role === 'user') && m.content) || m.role === 'tool_call').length;
+  const time = (i: number) => Math.round(((seconds * i) / Math.max(1, slots)) * 10) / 10;
+  let slot = 0;
+  for (const m of history) {
+    if ((m.role === 'agent' || m.role === 'user') && m.content) {
+      result.transcript.push({ role: m.role, text: m.content, time_sec: time(slot++) });
+    } else if (m.role === 'tool_call') {
+      const answer = history.find((r) => r.role === 'tool_result' && r.tool_call_id === m.tool_call_id);
+      result.toolCalls.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: answer?.result ?? null, time_sec: time(slot++) });
+    }
+  }
+  return result;
 }

@@ -15,7 +15,7 @@ import { recordContactCall } from '../contacts/calls';
 import { DNC_MESSAGES, dialBlock } from '../dnc/service';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { campaignCallEnded } from './campaign-calls';
-import { simulatedTranscript } from './conversation';
+import { simulatedConversation } from './conversation';
 import { storeRecording } from './recordings';
 import type { CallToolCalls, Transcript } from './schemas';
 import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
@@ -289,12 +289,16 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
     logger.warn('Carrier event for another carrier call; dropped', { call_id: callId, provider_call_id: event.providerCallId });
     return { moved: false, item };
   }
-  const move = moveFor(event);
+  let move = moveFor(event);
   if (!move) return { moved: false, item };
   const details: MoveDetails = { at: event.at, durationSec: event.durationSec, providerCallId: event.providerCallId };
   if (provider === 'simulated' && move.status === 'ended' && move.answered && advances(item.status_rank, move)) {
     const seconds = Math.max(1, event.durationSec ?? 1);
-    details.transcript = simulatedTranscript(item.begin_message, item.dynamic_variables ?? {}, seconds);
+    const conversation = await simulatedConversation(item, seconds);
+    details.transcript = conversation.transcript;
+    details.toolCalls = conversation.toolCalls;
+    // The agent handed the caller on (`transfer_call`): the call ends `transferred` for the agent.
+    if (conversation.endedBy === 'transfer') move = { ...move, reason: 'transferred' };
     // SIMULATED_RECORDINGS=off (the week simulation) keeps the transcript but stores no audio.
     if (process.env.SIMULATED_RECORDINGS !== 'off') details.recordingKey = await storeRecording(orgId, callId, synthesizeRecording(seconds, { seed: callId }));
   }

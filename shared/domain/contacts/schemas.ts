@@ -73,7 +73,7 @@ export const contactDefaults = {
 export const Note = named('Note', () => z.object({ id: z.string(), contact_id: z.string(), content: z.string(), created_at: z.string() }), 'A note on a contact');
 export type Note = z.output<typeof Note>;
 
-export const ACTIVITY_TYPES = ['note', 'appointment', 'call', 'campaign'] as const;
+export const ACTIVITY_TYPES = ['note', 'appointment', 'call', 'campaign', 'chat'] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 export const Activity = named('Activity', () => z.object({ type: z.enum(ACTIVITY_TYPES), description: z.string(), timestamp: z.string() }), "An entry of a contact's timeline");
 export type Activity = z.output<typeof Activity>;

@@ -26,8 +26,9 @@ export function errorEnvelope(): HttpMiddleware {
       const requestId = request.internal.http?.requestId;
       if (err instanceof AppError) {
         if (err.statusCode >= 500) logger.error('request failed', { request_id: requestId, error: err });
-        const extra: Record<string, string> =
-          err.code === 'RATE_LIMITED' ? { 'retry-after': String((err as AppError & { retryAfterSeconds: number }).retryAfterSeconds) } : {};
+        // A 429, and a 503 that knows when to come back (a model that failed), say when to retry.
+        const retryAfter = (err as AppError & { retryAfterSeconds?: number }).retryAfterSeconds;
+        const extra: Record<string, string> = typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {};
         if (err.code === 'METHOD_NOT_ALLOWED') extra.allow = ((err.details.allowed as string[]) ?? []).join(', ');
         request.response = jsonResponse(err.statusCode, errorBody(err), extra);
         return;

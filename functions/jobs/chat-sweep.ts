@@ -1,0 +1,5 @@
+import { sweepIdleChats } from '../../shared/domain/chats/service';
+
+export const handler = async () => {
+  await sweepIdleChats();
+};

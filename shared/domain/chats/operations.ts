@@ -1,0 +1,57 @@
+import { defineOperation, type Access } from '../../http/operation';
+import { objectKeys } from '../rag/object-keys';
+import { IdParams } from '../common/schemas';
+import { Chat, ChatListQuery, ChatMessageBody, ChatSummary, ChatTurn, StartChatBody, ToolResultsBody } from './schemas';
+
+const tag = 'Chats';
+
+/**
+ * What a chat turn touches: the table, the knowledge-base index and passages (grounding), the
+ * model, sealed tool secrets (webhook tools sign their requests), and the event and analysis
+ * queues. A turn may take the whole 25 s budget (TURN_BUDGET_MS), inside API Gateway's 30 s.
+ */
+const turnAccess: Access = { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true, queues: ['event-fanout', 'chat-analysis'] };
+const turnErrors = {
+  409: 'The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running',
+  422: 'The chat\'s agent was deleted or is inactive',
+  503: 'The model failed or timed out; nothing was kept (`Retry-After` says when to try again)',
+} as const;
+
+export const startChat = defineOperation({
+  method: 'POST', path: '/api/v1/chats', operationId: 'startChat', tag, auth: true,
+  summary: 'Start a chat with an active agent (its filled `begin_message` opens it when `start_speaker` is `agent`)',
+  entry: 'functions/chats/start.ts', body: StartChatBody, response: Chat,
+  successMessage: 'Chat started', access: { table: 'RW', queues: ['event-fanout'] },
+});
+
+export const sendChatMessage = defineOperation({
+  method: 'POST', path: '/api/v1/chats/{id}/messages', operationId: 'sendChatMessage', tag, auth: true,
+  summary: 'Send one user message: the agent answers (grounded in its knowledge base, calling its tools); answers what the turn added',
+  entry: 'functions/chats/send-message.ts', params: IdParams, body: ChatMessageBody, response: ChatTurn,
+  successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
+});
+
+export const submitChatToolResults = defineOperation({
+  method: 'POST', path: '/api/v1/chats/{id}/tool-results', operationId: 'submitChatToolResults', tag, auth: true,
+  summary: 'Answer every pending `function` tool call of a `requires_action` chat; the turn goes on',
+  entry: 'functions/chats/tool-results.ts', params: IdParams, body: ToolResultsBody, response: ChatTurn,
+  successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
+});
+
+export const endChat = defineOperation({
+  method: 'POST', path: '/api/v1/chats/{id}/end', operationId: 'endChat', tag, auth: true,
+  summary: 'End a chat (`user_ended`); an ended chat is answered unchanged',
+  entry: 'functions/chats/end.ts', params: IdParams, response: Chat,
+  successMessage: 'Chat ended', access: { table: 'RW', queues: ['event-fanout', 'chat-analysis'] },
+});
+
+export const getChat = defineOperation({
+  method: 'GET', path: '/api/v1/chats/{id}', operationId: 'getChat', tag, auth: true,
+  summary: 'Get a chat with every message', entry: 'functions/chats/get.ts', params: IdParams, response: Chat, access: { table: 'R' },
+});
+
+export const listChats = defineOperation({
+  method: 'GET', path: '/api/v1/chats', operationId: 'listChats', tag, auth: true,
+  summary: 'List chats, newest first (without messages); filters `agent_id`, `contact_id`, `status`, `channel`, `from`, `to`',
+  entry: 'functions/chats/list.ts', query: ChatListQuery, response: ChatSummary, list: true, access: { table: 'R' },
+});

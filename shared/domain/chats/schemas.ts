@@ -1,0 +1,123 @@
+import * as z from 'zod/mini';
+import { named } from '../common/named';
+import { freeFormObject, pageQueryShape, uuid } from '../common/schemas';
+import { lazy } from '../common/lazy';
+import { instant } from '../scheduling/time';
+import { CallAnalysis } from '../calls/schemas';
+
+export const CHAT_STATUSES = ['active', 'requires_action', 'ended'] as const;
+export type ChatStatus = (typeof CHAT_STATUSES)[number];
+export const CHAT_CHANNELS = ['api', 'widget'] as const;
+export type ChatChannel = (typeof CHAT_CHANNELS)[number];
+export const CHAT_END_REASONS = ['user_ended', 'agent_ended', 'inactivity', 'max_turns'] as const;
+export type ChatEndReason = (typeof CHAT_END_REASONS)[number];
+
+/** Characters of one user message. */
+export const MAX_MESSAGE_CHARS = 4000;
+/** User messages of one chat; the next one ends it (`max_turns`). */
+export const MAX_USER_MESSAGES = 100;
+export const MAX_DYNAMIC_VARIABLES = 50;
+
+const variableName = () => z.string().check(z.minLength(1), z.maxLength(100), z.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a variable name (letters, digits, _ . -)'));
+
+/** Filled into the agent's `{{name}}` placeholders; they win over the contact's fields. */
+export const DynamicVariables = lazy(() => z.record(variableName(), z.string().check(z.maxLength(2000))).check(
+  z.refine((m) => Object.keys(m).length <= MAX_DYNAMIC_VARIABLES, `must have at most ${MAX_DYNAMIC_VARIABLES} variables`),
+));
+
+export const StartChatBody = named('StartChatRequest', () => z.strictObject({
+  agent_id: uuid(),
+  contact_id: z.optional(uuid()),
+  dynamic_variables: z.optional(DynamicVariables),
+  metadata: z.optional(freeFormObject()),
+}), 'A chat to start with an active agent');
+export type StartChatInput = z.output<typeof StartChatBody>;
+
+export const ChatMessageBody = named('ChatMessageRequest', () => z.strictObject({
+  content: z.string().check(
+    z.refine((s) => s.trim().length > 0, 'must not be empty'),
+    z.maxLength(MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`),
+  ),
+}), 'One user message');
+
+export const ToolResultsBody = named('ChatToolResultsRequest', () => z.strictObject({
+  results: z.array(z.strictObject({
+    tool_call_id: z.string().check(z.minLength(1), z.maxLength(200)),
+    /** What the tool answered: any JSON value (kept up to 16 KiB of its JSON text). */
+    output: z.unknown(),
+  })).check(z.minLength(1), z.maxLength(50)),
+}), 'Answers to every pending `function` tool call');
+export type ToolResultsInput = z.output<typeof ToolResultsBody>;
+
+export const ChatListQuery = lazy(() => z.strictObject({
+  ...pageQueryShape,
+  agent_id: z.optional(uuid()),
+  contact_id: z.optional(uuid()),
+  status: z.optional(z.enum(CHAT_STATUSES)),
+  channel: z.optional(z.enum(CHAT_CHANNELS)),
+  /** Started at or after (inclusive). */
+  from: z.optional(instant()),
+  /** Started before or at (inclusive). */
+  to: z.optional(instant()),
+}));
+export type ChatListInput = z.output<typeof ChatListQuery>;
+
+export const ChatSource = named('ChatSource', () => z.object({ doc_id: z.string(), url: z.nullable(z.string()), score: z.number() }), 'A knowledge-base document that grounded an answer');
+
+export const ChatMessage = named('ChatMessage', () => z.object({
+  id: z.string(),
+  role: z.enum(['agent', 'user', 'tool_call', 'tool_result']),
+  /** The text; "" for tool messages. */
+  content: z.string(),
+  tool_call_id: z.nullable(z.string()),
+  /** tool_call and tool_result: the tool's function name. */
+  name: z.nullable(z.string()),
+  /** tool_call: the arguments. */
+  arguments: z.nullable(z.record(z.string(), z.unknown())),
+  /** tool_result: what the tool answered, or `{ "error": … }`. */
+  result: z.optional(z.unknown()),
+  /** agent: the passages that grounded the reply (may be empty). */
+  sources: z.array(ChatSource),
+  created_at: z.string(),
+}), 'A message of a chat');
+export type ChatMessage = z.output<typeof ChatMessage>;
+
+export const PendingToolCall = named('PendingToolCall', () => z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) }), 'A `function` tool call the API caller must answer');
+
+export const ChatUsage = named('ChatUsage', () => z.object({ llm_requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number() }), 'Model usage of a conversation');
+
+const chatFields = lazy(() => ({
+  id: z.string(),
+  organization_id: z.string(),
+  agent_id: z.string(),
+  contact_id: z.nullable(z.string()),
+  channel: z.enum(CHAT_CHANNELS),
+  /** The widget a `widget` chat was started from, else null. */
+  widget_id: z.nullable(z.string()),
+  status: z.enum(CHAT_STATUSES),
+  end_reason: z.nullable(z.enum(CHAT_END_REASONS)),
+  pending_tool_calls: z.array(PendingToolCall),
+  dynamic_variables: z.record(z.string(), z.string()),
+  metadata: z.record(z.string(), z.unknown()),
+  analysis: z.nullable(CallAnalysis),
+  analysis_error: z.nullable(z.string()),
+  usage: ChatUsage,
+  /** User messages so far (at most 100). */
+  user_messages: z.number(),
+  started_at: z.string(),
+  ended_at: z.nullable(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+}));
+
+/** A chat as lists show it (without its messages). */
+export const ChatSummary = named('ChatSummary', () => z.object(chatFields), 'A chat without its messages (lists, events)');
+export type ChatSummary = z.output<typeof ChatSummary>;
+export const Chat = named('Chat', () => z.object({ ...chatFields, messages: z.array(ChatMessage) }), 'A text conversation with an agent, with every message');
+export type Chat = z.output<typeof Chat>;
+
+export const ChatTurn = named('ChatTurn', () => z.object({
+  chat: z.object({ id: z.string(), status: z.enum(CHAT_STATUSES), end_reason: z.nullable(z.enum(CHAT_END_REASONS)), pending_tool_calls: z.array(PendingToolCall) }),
+  messages: z.array(ChatMessage),
+}), 'What one turn added');
+export type ChatTurn = z.output<typeof ChatTurn>;

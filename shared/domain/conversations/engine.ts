@@ -1,0 +1,159 @@
+import type { LlmMessage, LlmPassage, LlmPort, LlmToolCall, LlmUsage } from '../../adapters/llm/port';
+import { capResult, executeTool, type ToolEffect } from './tools/executor';
+import { parseArguments } from './tools/arguments';
+import type { RunnableTool } from './tools/catalog';
+import type { ConversationRef } from './types';
+
+/**
+ * The conversation engine: one turn of any conversation (a chat message, a simulated caller's
+ * line), storage-agnostic. It grounds the user's words in the knowledge base (the caller passes
+ * the passages), runs the model with the agent's tools for at most MAX_TOOL_ROUNDS rounds, runs
+ * webhook tools and built-ins itself and stops at `function` tools, which the API caller answers.
+ * It returns the messages the turn adds; the channel stores them all at once, or none.
+ */
+
+/** Rounds of tool calls one turn may make before the model must answer in text. */
+export const MAX_TOOL_ROUNDS = 5;
+/** Tool calls of one model step that run; a model asking for more gets the first ones (the rest are not shown back to it). */
+export const MAX_CALLS_PER_STEP = 8;
+
+/** A message of a conversation as the engine sees it (chats store these; calls turn them into a transcript). */
+export interface ConversationMessage {
+  role: 'agent' | 'user' | 'tool_call' | 'tool_result';
+  content: string;
+  /** tool_call and tool_result: the model's call id. */
+  tool_call_id?: string;
+  /** tool_call and tool_result: the tool's name. */
+  name?: string;
+  /** tool_call: the arguments as parsed (an object; `{}` when the model's text did not parse). */
+  arguments?: Record<string, unknown>;
+  /** tool_result: what the tool answered, or `{ error }`. */
+  result?: unknown;
+  /** agent: the knowledge-base passages that grounded the reply. */
+  sources?: { doc_id: string; url: string | null; score: number }[];
+}
+
+/** A `function` tool call waiting for the API caller's answer. */
+export interface PendingToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface TurnInput {
+  llm: LlmPort;
+  model: string;
+  temperature: number;
+  /** The agent's filled prompt. */
+  system: string;
+  tools: RunnableTool[];
+  conversation: ConversationRef;
+  /** Everything said before this turn, oldest first. */
+  history: ConversationMessage[];
+  /** The user's new words; absent when the turn resumes with tool results. */
+  userText?: string;
+  /** Resuming a turn stopped at `function` tools: the caller's answers, one per pending call. */
+  toolResults?: { tool_call_id: string; name: string; output: unknown }[];
+  /** Knowledge-base passages for this turn (already ranked). */
+  passages: LlmPassage[];
+  /** Rounds this turn already used before it stopped for function tools. */
+  roundsUsed?: number;
+  /** Epoch ms by which the turn must be done: every model request gets what remains. */
+  deadlineMs: number;
+}
+
+export interface TurnOutput {
+  /** The messages this turn adds, in order (the user's first, when there is one). */
+  messages: ConversationMessage[];
+  /** Set when the turn stopped at `function` tools. */
+  pending: PendingToolCall[];
+  roundsUsed: number;
+  effect: ToolEffect;
+  usage: LlmUsage & { requests: number };
+}
+
+/** The turn ran out of its time budget: the channel answers 503 and keeps nothing. */
+export class TurnDeadlineError extends Error {
+  constructor() {
+    super('The conversation turn ran out of time');
+    this.name = 'TurnDeadlineError';
+  }
+}
+
+const toolText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result ?? null));
+
+/** The stored conversation as Chat Completions messages: an agent reply and the tool calls right after it are one assistant message. */
+export function toLlmMessages(messages: ConversationMessage[]): LlmMessage[] {
+  const out: LlmMessage[] = [];
+  for (const m of messages) {
+    if (m.role === 'user') out.push({ role: 'user', content: m.content });
+    else if (m.role === 'agent') out.push({ role: 'assistant', content: m.content });
+    else if (m.role === 'tool_call') {
+      const call: LlmToolCall = { id: m.tool_call_id!, name: m.name!, arguments: JSON.stringify(m.arguments ?? {}) };
+      const last = out[out.length - 1];
+      if (last?.role === 'assistant') (last.toolCalls ??= []).push(call);
+      else out.push({ role: 'assistant', content: '', toolCalls: [call] });
+    } else out.push({ role: 'tool', toolCallId: m.tool_call_id!, name: m.name!, content: toolText(m.result) });
+  }
+  return out;
+}
+
+/** Runs one turn (see the module comment). Model failures (LlmError) and TurnDeadlineError propagate: the turn keeps nothing. */
+export async function runTurn(input: TurnInput): Promise<TurnOutput> {
+  const added: ConversationMessage[] = [];
+  const usage = { requests: 0, promptTokens: 0, completionTokens: 0 };
+  const effect: ToolEffect = {};
+  const sources = input.passages.map((p) => ({ doc_id: p.doc_id, url: p.url, score: p.score }));
+  if (input.userText !== undefined) added.push({ role: 'user', content: input.userText });
+  for (const r of input.toolResults ?? []) added.push({ role: 'tool_result', content: '', tool_call_id: r.tool_call_id, name: r.name, result: capResult(r.output) });
+  let rounds = input.roundsUsed ?? 0;
+  const byName = new Map(input.tools.map((t) => [t.name, t]));
+
+  for (;;) {
+    const remaining = input.deadlineMs - Date.now();
+    if (remaining <= 0) throw new TurnDeadlineError();
+    const offerTools = rounds < MAX_TOOL_ROUNDS && !effect.end && !effect.transferTo;
+    const reply = await input.llm.complete({
+      model: input.model,
+      temperature: input.temperature,
+      system: input.system,
+      passages: input.passages,
+      messages: toLlmMessages([...input.history, ...added]),
+      tools: offerTools ? input.tools.map(({ name, description, parameters }) => ({ name, description, parameters })) : [],
+      timeoutMs: remaining,
+    });
+    usage.requests++;
+    usage.promptTokens += reply.usage.promptTokens;
+    usage.completionTokens += reply.usage.completionTokens;
+    const calls = offerTools ? reply.toolCalls.slice(0, MAX_CALLS_PER_STEP) : [];
+    if (reply.text || !calls.length) added.push({ role: 'agent', content: reply.text, sources: calls.length ? [] : sources });
+    if (!calls.length) return { messages: added, pending: [], roundsUsed: rounds, effect, usage };
+
+    rounds++;
+    // The step's calls first, then their results in the same order: one assistant message with
+    // every call, then one tool message each (what Chat Completions expects).
+    const pending: PendingToolCall[] = [];
+    const results: (unknown | undefined)[] = await Promise.all(
+      calls.map(async (call) => {
+        const parsed = parseArguments(call.arguments);
+        const args = parsed.args ?? {};
+        added.push({ role: 'tool_call', content: '', tool_call_id: call.id, name: call.name, arguments: args });
+        const tool = byName.get(call.name);
+        if (!tool) return { error: `there is no tool named ${call.name}` };
+        if (parsed.error) return { error: `invalid arguments: ${parsed.error}` };
+        if (tool.kind === 'function') {
+          pending.push({ id: call.id, name: call.name, arguments: args });
+          return undefined;
+        }
+        const outcome = await executeTool(tool, { id: call.id, name: call.name, arguments: args }, input.conversation);
+        if (outcome.effect?.end) effect.end = outcome.effect.end;
+        if (outcome.effect?.transferTo) effect.transferTo = outcome.effect.transferTo;
+        return outcome.result;
+      }),
+    );
+    calls.forEach((call, i) => {
+      if (results[i] !== undefined) added.push({ role: 'tool_result', content: '', tool_call_id: call.id, name: call.name, result: results[i] });
+    });
+    if (pending.length) return { messages: added, pending, roundsUsed: rounds, effect, usage };
+  }
+}

@@ -1,0 +1,240 @@
+import { installLocalQueue } from '../../shared/adapters/queue';
+import { installLlm } from '../../shared/adapters/llm';
+import { LlmError, type LlmPort, type LlmRequest, type LlmResponse } from '../../shared/adapters/llm/port';
+import { installTimeSource } from '../../shared/clock';
+import { keys } from '../../shared/db/keys';
+import { getItem, queryAll, transact, updateExisting } from '../../shared/db/store';
+import { createAgent } from '../../shared/domain/agents/service';
+import { CreateAgentBody } from '../../shared/domain/agents/schemas';
+import { createContact } from '../../shared/domain/contacts/service';
+import { listActivities } from '../../shared/domain/contacts/service';
+import { createTool } from '../../shared/domain/tools/service';
+import { CreateToolBody } from '../../shared/domain/tools/schemas';
+import { analyzeChat, endChat, getChat, IDLE_MS, listChats, sendMessage, startChat, submitToolResults, sweepIdleChats } from '../../shared/domain/chats/service';
+import { ConflictError, UnavailableError, ValidationError } from '../../shared/errors';
+import { logger } from '../../shared/logger';
+
+logger.setLogLevel('SILENT');
+
+/**
+ * The chat service against DynamoDB Local, with a scripted model (the engine's own tests cover
+ * its rules; these cover storage: all-or-nothing turns, the turn guard, requires_action, the
+ * idle sweep, events and analysis).
+ */
+const sent: { queue: string; body: any }[] = [];
+beforeAll(() => installLocalQueue({ send: async (queue, body) => void sent.push({ queue, body }) }));
+afterAll(() => {
+  installLocalQueue(undefined);
+  installLlm(undefined);
+  installTimeSource(undefined);
+});
+
+type Step = Partial<LlmResponse> | Error | ((req: LlmRequest) => Promise<Partial<LlmResponse>>);
+function scripted(...steps: Step[]): LlmPort & { requests: LlmRequest[] } {
+  const requests: LlmRequest[] = [];
+  return {
+    name: 'local',
+    requests,
+    async complete(req) {
+      requests.push(req);
+      const step = steps.shift() ?? { text: 'ok' };
+      if (step instanceof Error) throw step;
+      const out = typeof step === 'function' ? await step(req) : step;
+      return { text: out.text ?? '', toolCalls: out.toolCalls ?? [], usage: out.usage ?? { promptTokens: 3, completionTokens: 2 } };
+    },
+  };
+}
+
+let orgSeq = 0;
+const newOrg = () => `00000000-0000-7000-8000-${String(++orgSeq).padStart(6, '0')}${Date.now().toString(16).slice(-6)}`;
+
+async function agentIn(orgId: string, over: Record<string, unknown> = {}) {
+  return createAgent(orgId, CreateAgentBody.parse({ name: 'Desk', agent_name: 'Ava', prompt: 'You help {{contact.first_name}} at {{company}}.', begin_message: 'Hi {{contact.first_name}}, I am {{agent_name}}.', ...over }));
+}
+
+const eventsOf = async (orgId: string) => {
+  const out: { type: string; body: string }[] = [];
+  for await (const e of queryAll<{ type: string; body: string }>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: 'EVENT#' }, undefined, true)) out.push(e);
+  return out;
+};
+
+describe('chats', () => {
+  it('starts with the filled begin message, records the contact timeline and chat.started, and answers a turn', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId);
+    const contact = await createContact(orgId, { first_name: 'Ada', phone: '+14155550100' } as never);
+    const chat = await startChat(orgId, { agent_id: agent.id, contact_id: contact.id, dynamic_variables: { company: 'ACME' } });
+    expect(chat.status).toBe('active');
+    expect(chat.channel).toBe('api');
+    expect(chat.messages).toEqual([expect.objectContaining({ role: 'agent', content: 'Hi Ada, I am Ava.', sources: [] })]);
+    const llm = scripted({ text: 'Sure.' });
+    installLlm(llm);
+    const turn = await sendMessage(orgId, chat.id, 'Can you help?');
+    expect(turn.chat).toEqual({ id: chat.id, status: 'active', end_reason: null, pending_tool_calls: [] });
+    expect(turn.messages.map((m) => [m.role, m.content])).toEqual([['user', 'Can you help?'], ['agent', 'Sure.']]);
+    expect(llm.requests[0]!.system).toBe('You help Ada at ACME.');
+    expect(llm.requests[0]!.messages.map((m) => m.role)).toEqual(['assistant', 'user']);
+    const read = await getChat(orgId, chat.id);
+    expect(read.messages).toHaveLength(3);
+    expect(read.usage).toEqual({ llm_requests: 1, prompt_tokens: 3, completion_tokens: 2 });
+    expect(read.user_messages).toBe(1);
+    expect((await listActivities(orgId, contact.id)).map((a) => a.type)).toContain('chat');
+    expect((await eventsOf(orgId)).map((e) => e.type)).toEqual(['chat.started']);
+  });
+
+  it('refuses an unknown or inactive agent and another organization\'s contact, naming the field', async () => {
+    const orgId = newOrg();
+    const other = newOrg();
+    const agent = await agentIn(orgId);
+    const inactive = await agentIn(orgId, { status: 'AGENT_STATUS_INACTIVE' });
+    const foreign = await createContact(other, { first_name: 'Eve', phone: '+14155550101' } as never);
+    const fieldOf = async (p: Promise<unknown>) => ((await p.catch((e) => e)) as ValidationError).details;
+    expect(await fieldOf(startChat(orgId, { agent_id: '01900000-0000-7000-8000-000000000000' }))).toMatchObject({ fields: [{ path: 'agent_id' }] });
+    expect(await fieldOf(startChat(orgId, { agent_id: inactive.id }))).toMatchObject({ fields: [{ path: 'agent_id' }] });
+    expect(await fieldOf(startChat(orgId, { agent_id: agent.id, contact_id: foreign.id }))).toMatchObject({ fields: [{ path: 'contact_id' }] });
+  });
+
+  it('of two racing turns exactly one lands; the other is a 409 and leaves nothing', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let arrived = 0;
+    const slow = async () => {
+      arrived++;
+      if (arrived === 2) release();
+      await gate;
+      return { text: 'answer' };
+    };
+    installLlm(scripted(slow, slow));
+    const results = await Promise.allSettled([sendMessage(orgId, chat.id, 'one'), sendMessage(orgId, chat.id, 'two')]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.reason).toBeInstanceOf(ConflictError);
+    const read = await getChat(orgId, chat.id);
+    expect(read.messages.map((m) => m.role)).toEqual(['user', 'agent']);
+    expect(read.user_messages).toBe(1);
+  });
+
+  it('keeps no trace of a turn whose model fails (503 with Retry-After)', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    installLlm(scripted(new LlmError('rate_limited', 'slow down', { provider: 'openai', status: 429, retryAfterSeconds: 7 })));
+    const err = (await sendMessage(orgId, chat.id, 'hello').catch((e) => e)) as UnavailableError;
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect(err.retryAfterSeconds).toBe(7);
+    const read = await getChat(orgId, chat.id);
+    expect(read.messages).toEqual([]);
+    expect(read.user_messages).toBe(0);
+    expect(read.usage.llm_requests).toBe(0);
+    // Sending again is safe and lands.
+    installLlm(scripted({ text: 'hi' }));
+    await sendMessage(orgId, chat.id, 'hello');
+    expect((await getChat(orgId, chat.id)).messages.map((m) => m.content)).toEqual(['hello', 'hi']);
+  });
+
+  it('stops at a function tool (requires_action), refuses messages and partial results, then goes on', async () => {
+    const orgId = newOrg();
+    const tool = await createTool(orgId, CreateToolBody.parse({ name: 'Orders', type: 'function', definition: { name: 'lookup_order', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } } }));
+    const agent = await agentIn(orgId, { begin_message: '', selected_tools: [{ tool_id: tool.id }, { type: 'end_call' }] });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    const llm = scripted(
+      { toolCalls: [{ id: 'call_a', name: 'lookup_order', arguments: '{"order_id":"A1"}' }, { id: 'call_b', name: 'lookup_order', arguments: '{"order_id":"B2"}' }] },
+      { text: 'A1 shipped, B2 is late.' },
+    );
+    installLlm(llm);
+    const first = await sendMessage(orgId, chat.id, 'Where are A1 and B2?');
+    expect(first.chat.status).toBe('requires_action');
+    expect(first.chat.pending_tool_calls.map((p) => p.id)).toEqual(['call_a', 'call_b']);
+    await expect(sendMessage(orgId, chat.id, 'hello?')).rejects.toBeInstanceOf(ConflictError);
+    const partial = (await submitToolResults(orgId, chat.id, [{ tool_call_id: 'call_a', output: 'x' }]).catch((e) => e)) as ValidationError;
+    expect(partial).toBeInstanceOf(ValidationError);
+    expect(JSON.stringify(partial.details)).toMatch(/call_b/);
+    const unknown = (await submitToolResults(orgId, chat.id, [{ tool_call_id: 'call_a', output: 1 }, { tool_call_id: 'call_b', output: 2 }, { tool_call_id: 'zzz', output: 3 }]).catch((e) => e)) as ValidationError;
+    expect(JSON.stringify(unknown.details)).toMatch(/zzz/);
+    const second = await submitToolResults(orgId, chat.id, [{ tool_call_id: 'call_b', output: { late: true } }, { tool_call_id: 'call_a', output: { shipped: true } }]);
+    expect(second.chat.status).toBe('active');
+    expect(second.messages.map((m) => m.role)).toEqual(['tool_result', 'tool_result', 'agent']);
+    const read = await getChat(orgId, chat.id);
+    expect(read.pending_tool_calls).toEqual([]);
+    expect(read.messages.map((m) => m.role)).toEqual(['user', 'tool_call', 'tool_call', 'tool_result', 'tool_result', 'agent']);
+    await expect(submitToolResults(orgId, chat.id, [{ tool_call_id: 'call_a', output: 1 }])).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it('ends when the agent calls end_call, emits chat.ended, and is analysed once', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '', selected_tools: [{ type: 'end_call' }] });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    installLlm(scripted({ toolCalls: [{ id: 'e1', name: 'end_call', arguments: '{}' }] }, { text: 'Goodbye!' }));
+    sent.length = 0;
+    const turn = await sendMessage(orgId, chat.id, 'bye');
+    expect(turn.chat).toMatchObject({ status: 'ended', end_reason: 'agent_ended' });
+    await expect(sendMessage(orgId, chat.id, 'still there?')).rejects.toBeInstanceOf(ConflictError);
+    expect(sent.filter((m) => m.queue === 'chat-analysis')).toEqual([{ queue: 'chat-analysis', body: { organization_id: orgId, chat_id: chat.id } }]);
+    await analyzeChat(orgId, chat.id);
+    await analyzeChat(orgId, chat.id);
+    const read = await getChat(orgId, chat.id);
+    expect(read.analysis).toEqual(expect.objectContaining({ summary: expect.any(String), sentiment: expect.any(String) }));
+    const types = (await eventsOf(orgId)).map((e) => e.type);
+    expect(types.filter((t) => t === 'chat.ended')).toHaveLength(1);
+    expect(types.filter((t) => t === 'chat.analyzed')).toHaveLength(1);
+    const ended = JSON.parse((await eventsOf(orgId)).find((e) => e.type === 'chat.ended')!.body);
+    expect(ended.data.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'tool_call', 'tool_result', 'agent']);
+    // Ending an ended chat answers it unchanged.
+    expect((await endChat(orgId, chat.id)).end_reason).toBe('agent_ended');
+  });
+
+  it('ends at the 101st user message with max_turns', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    await transact([updateExisting(keys.chat(orgId, chat.id), { user_messages: 100 })]);
+    await expect(sendMessage(orgId, chat.id, 'one more')).rejects.toBeInstanceOf(ConflictError);
+    const read = await getChat(orgId, chat.id);
+    expect(read).toMatchObject({ status: 'ended', end_reason: 'max_turns', messages: [] });
+  });
+
+  it('ends idle chats after 30 minutes under a manual clock, and not before', async () => {
+    const orgId = newOrg();
+    let now = Date.parse('2030-01-01T10:00:00Z');
+    installTimeSource({ now: () => now });
+    try {
+      const agent = await agentIn(orgId, { begin_message: '' });
+      const idle = await startChat(orgId, { agent_id: agent.id });
+      now += 20 * 60_000;
+      const busy = await startChat(orgId, { agent_id: agent.id });
+      now += IDLE_MS - 20 * 60_000 + 1000;
+      await sweepIdleChats();
+      expect((await getChat(orgId, idle.id)).end_reason).toBe('inactivity');
+      expect((await getChat(orgId, busy.id)).status).toBe('active');
+      const item = await getItem<Record<string, unknown>>(keys.chat(orgId, idle.id));
+      expect(item!.gsi2pk).toBeUndefined();
+    } finally {
+      installTimeSource(undefined);
+    }
+  });
+
+  it('lists newest first with filters and exact totals', async () => {
+    const orgId = newOrg();
+    const a = await agentIn(orgId, { begin_message: '' });
+    const b = await agentIn(orgId, { begin_message: '' });
+    const c1 = await startChat(orgId, { agent_id: a.id });
+    const c2 = await startChat(orgId, { agent_id: b.id });
+    const c3 = await startChat(orgId, { agent_id: a.id });
+    await endChat(orgId, c3.id);
+    const all = await listChats(orgId, { limit: 20 } as never);
+    expect(all.items.map((c) => c.id)).toEqual([c3.id, c2.id, c1.id]);
+    expect(all.meta.total).toBe(3);
+    const ofA = await listChats(orgId, { limit: 20, agent_id: a.id } as never);
+    expect(ofA.items.map((c) => c.id)).toEqual([c3.id, c1.id]);
+    expect(ofA.meta.total).toBe(2);
+    const ended = await listChats(orgId, { limit: 20, status: 'ended' } as never);
+    expect(ended.items.map((c) => c.id)).toEqual([c3.id]);
+    const other = await listChats(newOrg(), { limit: 20 } as never);
+    expect(other.items).toEqual([]);
+  });
+});
