@@ -26,6 +26,16 @@ export interface Config {
   allowLoopbackFetch: boolean;
   /** `local` in the local runtime, `aws` when deployed. */
   runtime: 'local' | 'aws';
+  /** The conversation model (shared/adapters/llm): the adapter and, for `openai`, where and how to call it. */
+  llm: {
+    provider: 'local' | 'openai';
+    /** Base URL of an OpenAI-compatible API (`…/v1`); requests go to `{baseUrl}/chat/completions`. */
+    baseUrl: string;
+    /** Model used when the agent names none. */
+    defaultModel: string;
+    /** How long one model request may take (a turn's remaining budget may cut it shorter). */
+    timeoutMs: number;
+  };
   /** Post-call analysis (shared/adapters/analysis): the adapter and, for `openai`, where and how to call it. */
   analysis: {
     provider: 'local' | 'openai';
@@ -78,6 +88,12 @@ export function config(): Config {
     rateLimitTimeoutMs: int('RATE_LIMIT_TIMEOUT_MS', 100),
     allowLoopbackFetch: process.env.ALLOW_LOOPBACK_FETCH === 'true',
     runtime: process.env.RUNTIME === 'local' ? 'local' : 'aws',
+    llm: {
+      provider: oneOf('LLM_PROVIDER', ['local', 'openai'] as const, 'local'),
+      baseUrl: (process.env.LLM_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),
+      defaultModel: process.env.LLM_MODEL || 'gpt-4o-mini',
+      timeoutMs: int('LLM_TIMEOUT_MS', 20_000),
+    },
     analysis: {
       provider: oneOf('ANALYSIS_PROVIDER', ['local', 'openai'] as const, 'local'),
       baseUrl: (process.env.ANALYSIS_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),

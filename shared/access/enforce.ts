@@ -204,6 +204,12 @@ export function checkAnalysis(): void {
   if (grant && !grant.access.analysis) deny(grant, 'analysis:analyze (secretsmanager:GetSecretValue)', 'secret/analysis-credentials');
 }
 
+/** Running the conversation model: deployed, only `llm` functions get its settings and may read its API-key secret. */
+export function checkLlm(): void {
+  const grant = currentGrant();
+  if (grant && !grant.access.llm) deny(grant, 'llm:complete (secretsmanager:GetSecretValue)', 'secret/llm-credentials');
+}
+
 /** Signing or verifying a short-lived token: deployed, only `tokens` functions may read the token-signing secret. */
 export function checkTokens(): void {
   const grant = currentGrant();

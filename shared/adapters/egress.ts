@@ -236,10 +236,30 @@ export async function safePost(raw: string, body: string, headers: Record<string
   return { status: res.status };
 }
 
+/**
+ * One request of any method through the egress guard (webhook tools): checked, resolved and
+ * pinned like safePost, redirects NOT followed (a 3xx is answered as it is), `timeoutMs` bounding
+ * the whole request, at most `maxBytes` of the answer kept.
+ */
+export async function safeRequest(
+  raw: string,
+  options: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number },
+): Promise<{ status: number; contentType: string; body: Buffer; truncated: boolean }> {
+  const deadline = Date.now() + options.timeoutMs;
+  const url = checkUrlShape(raw);
+  let timer: NodeJS.Timeout | undefined;
+  const dnsTimeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new FetchFailedError(raw, `timed out after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
+  });
+  const target = await Promise.race([resolveAllowed(raw, url.hostname), dnsTimeout]).finally(() => clearTimeout(timer));
+  const res = await requestPinned(url, target, { timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: options.maxBytes, method: options.method, headers: options.headers, body: options.body, accept: 'application/json, text/plain;q=0.9, */*;q=0.5' });
+  return { status: res.status, contentType: res.contentType, body: res.body, truncated: res.truncated };
+}
+
 function requestPinned(
   url: URL,
   target: ResolvedTarget,
-  opts: { timeoutMs: number; maxBytes: number; accept?: string; signal?: AbortSignal; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
+  opts: { timeoutMs: number; maxBytes: number; accept?: string; signal?: AbortSignal; method?: string; headers?: Record<string, string>; body?: string },
 ): Promise<RawResponse> {
   // The socket connects to the address checked above, whatever DNS answers now; TLS still
   // verifies the certificate against the host name (servername is the URL's host).

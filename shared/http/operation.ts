@@ -49,10 +49,23 @@ export interface Access {
    */
   tokens?: boolean;
   /**
+   * Runs the conversation model (shared/adapters/llm): gets LLM_PROVIDER (and the base URL and
+   * default model when set) and, for the `openai` model, read access to its API-key secret.
+   */
+  llm?: boolean;
+  /**
    * The implicit grant of every authenticated operation (set by `defineOperation`): UpdateItem
    * on the per-key rate-limit counters only, items whose partition key begins with `RATE#`.
    */
   rateLimitCounters?: boolean;
+}
+
+/** A file shipped with a function's code (the reference page's script, say). */
+export interface BundleFile {
+  /** Path relative to the repository root. */
+  from: string;
+  /** File name in the function's directory. */
+  to: string;
 }
 
 /** Partition key prefix of the rate-limit counter items, the only items `rateLimitCounters` may update. */
@@ -95,6 +108,11 @@ export interface Operation<
   rawResponse?: boolean;
   /** Media type of a raw response other than JSON (documents the `rawBody` the function returns). */
   rawContentType?: string;
+  /**
+   * Files the function reads at run time, copied beside its bundled code (`to`, a file name, read
+   * from `LAMBDA_TASK_ROOT`); `from` is relative to the repository root (lib/bundle.ts).
+   */
+  bundleFiles?: BundleFile[];
   /** How the body arrives: JSON (default) or form-encoded (carrier callbacks such as Twilio's). */
   bodyFormat?: 'json' | 'form';
   /** The envelope's `message` on success (a default per method otherwise). */

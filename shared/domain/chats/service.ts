@@ -248,7 +248,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
   item.message_count = opening.length;
   const chat: Chat = { ...summary(item), messages: views };
   const started = newEvent(orgId, 'chat.started', eventData(item, views));
-  const extra: TransactItem[] = contact ? [putNew(activityPut(orgId, contact.id, 'chat', `Chat started with agent ${agent.name}`, now))] : [];
+  const extra: TransactItem[] = contact ? [activityPut(orgId, contact.id, 'chat', `Chat started with agent ${agent.name}`, now)] : [];
   await transact([putNew({ ...item }), ...writes, started.write, ...extra], [{ orgId, collection: collections.chats, delta: 1 }]);
   await dispatchEvents([started.event]);
   return chat;

@@ -1,14 +1,14 @@
 import { defineOperation } from '../../http/operation';
 import { IdParams } from '../common/schemas';
-import { CreateToolBody, Tool, ToolListQuery, UpdateToolBody } from './schemas';
+import { CreateToolBody, Tool, ToolListQuery, ToolWithSecret, UpdateToolBody } from './schemas';
 
 const tag = 'Tools';
 
 export const createTool = defineOperation({
   method: 'POST', path: '/api/v1/tools', operationId: 'createTool', tag, auth: true,
-  summary: 'Create a tool (`name` and `definition` required; `webhook` tools also need `url`)',
-  entry: 'functions/tools/create.ts', body: CreateToolBody, response: Tool,
-  successMessage: 'Tool created successfully', access: { table: 'RW' },
+  summary: 'Create a tool (`name` and `definition` required; `webhook` tools also need `url` and get a signing `secret`, shown once)',
+  entry: 'functions/tools/create.ts', body: CreateToolBody, response: ToolWithSecret,
+  successMessage: 'Tool created successfully', access: { table: 'RW', secrets: true },
 });
 
 export const listTools = defineOperation({
@@ -34,4 +34,11 @@ export const deleteTool = defineOperation({
   summary: 'Delete a tool permanently; agents that selected it lose it from `selected_tools`',
   entry: 'functions/tools/delete.ts', params: IdParams,
   successMessage: 'Tool deleted successfully', access: { table: 'RW' },
+});
+
+export const rotateToolSecret = defineOperation({
+  method: 'POST', path: '/api/v1/tools/{id}/rotate-secret', operationId: 'rotateToolSecret', tag, auth: true,
+  summary: 'A new signing secret for a webhook tool, answered once; the old one keeps signing beside it for 24 h',
+  entry: 'functions/tools/rotate-secret.ts', params: IdParams, response: ToolWithSecret,
+  successMessage: 'Tool secret rotated', access: { table: 'RW', secrets: true },
 });

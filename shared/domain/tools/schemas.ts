@@ -150,6 +150,13 @@ export const Tool = named('Tool', () => z.object({
 }), 'A tool an agent can call: a function the model calls, or a webhook the platform calls');
 export type Tool = z.output<typeof Tool>;
 
+/** A tool with its signing secret, answered once: by create (webhook tools) and by rotate-secret. */
+export const ToolWithSecret = named('ToolWithSecret', () => z.object({
+  ...Tool.shape,
+  /** `whsec_…`: verify the platform's requests with it (Standard Webhooks). Shown only in this answer. */
+  secret: z.optional(z.string()),
+}), 'A tool and its signing secret, shown only once');
+
 /**
  * What a tool is when the create body leaves a field out. docs/api.md lists these.
  * `webhookDefaults` apply only to `webhook` tools; a `function` tool carries none of those fields.

@@ -1,6 +1,8 @@
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { listCollection, requireSomeField } from '../common/collection';
 import { v7 as uuidv7 } from 'uuid';
+import { secrets } from '../../adapters/secrets';
+import { newWebhookSecret } from '../webhooks/signature';
 import { config } from '../../config';
 import { collections, keys, Prefix } from '../../db/keys';
 import {
@@ -26,14 +28,37 @@ import {
   type UpdateToolInput,
 } from './schemas';
 
-/** The stored tool; `deleting_at` marks one being deleted (see deleteTool), never shown. */
-type ToolItem = Tool & { pk: string; sk: string; version: number; deleting_at?: string };
+/**
+ * The stored tool; `deleting_at` marks one being deleted (see deleteTool), never shown. A webhook
+ * tool's signing secrets are sealed (never shown after create or rotate, never logged).
+ */
+export type ToolItem = Tool & { pk: string; sk: string; version: number; deleting_at?: string; secret_sealed?: string; previous_secret_sealed?: string; previous_secret_expires_at?: string };
+
+/** How long a rotated-out tool secret keeps signing beside the new one. */
+export const TOOL_ROTATION_OVERLAP_MS = 24 * 3600_000;
 
 const ENTITY = 'TOOL';
 
 
 function view(item: ToolItem): Tool {
-  return stripKeys(item) as Tool;
+  const { secret_sealed, previous_secret_sealed, previous_secret_expires_at, ...rest } = stripKeys(item) as ToolItem;
+  void secret_sealed; void previous_secret_sealed; void previous_secret_expires_at;
+  return rest as Tool;
+}
+
+/** The secrets that sign a webhook tool's request at `now`: the current one, and the previous one during its overlap (none for a tool that has none yet). */
+export async function toolSigningSecrets(item: ToolItem, now: number): Promise<string[]> {
+  if (!item.secret_sealed) return [];
+  const box = secrets();
+  const current = await box.open(item.secret_sealed);
+  const previousValid = item.previous_secret_sealed && item.previous_secret_expires_at && Date.parse(item.previous_secret_expires_at) > now;
+  return previousValid ? [current, await box.open(item.previous_secret_sealed!)] : [current];
+}
+
+/** A live tool with its sealed fields, or undefined. */
+export async function findToolItem(orgId: string, id: string): Promise<ToolItem | undefined> {
+  const item = await getItem<ToolItem>(keys.tool(orgId, id));
+  return item && !item.deleting_at ? item : undefined;
 }
 
 /** Throws one 400 naming every cross-field rule the whole tool breaks. */
@@ -50,16 +75,19 @@ function missingWebhookDefaults(tool: Partial<Tool>): Partial<Tool> {
   return Object.fromEntries(Object.entries(webhookDefaults).filter(([field]) => tool[field as keyof Tool] === undefined));
 }
 
-export async function createTool(orgId: string, input: CreateToolInput): Promise<Tool> {
+/** Creates a tool; a webhook tool gets its own signing secret (`whsec_…`), answered once. */
+export async function createTool(orgId: string, input: CreateToolInput): Promise<Tool & { secret?: string }> {
   const supplied = { ...toolDefaults, ...input };
   assertConsistent(supplied);
   const now = new Date().toISOString();
   const id = uuidv7();
   const tool = { id, organizationId: orgId, ...supplied, ...missingWebhookDefaults(supplied), createdAt: now, updatedAt: now } as Tool;
+  const secret = tool.type === 'webhook' ? newWebhookSecret() : undefined;
+  const sealed = secret ? { secret_sealed: await secrets().seal(secret) } : {};
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     try {
-      await transact([putNew({ ...keys.tool(orgId, id), entity: ENTITY, version: 1, ...tool })], [{ orgId, collection: collections.tools, delta: 1 }]);
-      return tool;
+      await transact([putNew({ ...keys.tool(orgId, id), entity: ENTITY, version: 1, ...tool, ...sealed })], [{ orgId, collection: collections.tools, delta: 1 }]);
+      return secret ? { ...tool, secret } : tool;
     } catch (err) {
       // A fresh id never exists, so a failed condition is a transaction conflict on the counter.
       if (!(err instanceof ConditionFailed)) throw err;
@@ -149,4 +177,32 @@ export async function deleteTool(orgId: string, id: string): Promise<void> {
   // retiring tool that the next DELETE of the same id finishes, so no agent keeps a dangling reference.
   await removeToolFromAgents(orgId, id);
   await transact([deleteExisting(key)]).catch(ignoreConditionFailed);
+}
+
+/**
+ * A new signing secret for a webhook tool, answered once. The old one keeps signing beside it
+ * (space-separated signatures, new first) for 24 h, as webhook endpoints do; a tool created
+ * before tools had secrets gets its first one here. Function tools have none (400).
+ */
+export async function rotateToolSecret(orgId: string, id: string): Promise<Tool & { secret: string }> {
+  const secret = newWebhookSecret();
+  const sealed = await secrets().seal(secret);
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const item = await liveTool(orgId, id);
+    if (item.type !== 'webhook') throw ValidationError.field('type', 'only webhook tools have a signing secret');
+    const now = Date.now();
+    const set: Record<string, unknown> = {
+      secret_sealed: sealed,
+      ...(item.secret_sealed ? { previous_secret_sealed: item.secret_sealed, previous_secret_expires_at: new Date(now + TOOL_ROTATION_OVERLAP_MS).toISOString() } : {}),
+      updatedAt: new Date(now).toISOString(),
+    };
+    try {
+      await transact([updateExisting(keys.tool(orgId, id), set, { condition: '#ver = :ver', names: { '#ver': 'version' }, values: { ':ver': item.version } })]);
+      return { ...view({ ...item, ...set } as ToolItem), secret };
+    } catch (err) {
+      if (!(err instanceof ConditionFailed)) throw err;
+      await pause(attempt);
+    }
+  }
+  throw new ConflictError('The tool is being changed by other requests; retry', { id });
 }

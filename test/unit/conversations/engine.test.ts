@@ -23,7 +23,7 @@ const fnTool: RunnableTool = {
   kind: 'function', toolId: 't1', name: 'lookup_order', description: 'Find an order',
   parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] }, selection: { tool_id: 't1' },
 };
-const endTool: RunnableTool = { kind: 'builtin', builtin: 'end_call', name: 'end_call', description: 'end', parameters: { type: 'object', properties: {}, required: [] }, selection: { type: 'end_call' } };
+const endTool: RunnableTool = { kind: 'builtin', builtin: 'end_call', name: 'end_call', description: 'end', parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: [] }, selection: { type: 'end_call' } };
 
 function input(llm: LlmPort, over: Partial<TurnInput> = {}): TurnInput {
   return {

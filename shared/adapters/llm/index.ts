@@ -1,0 +1,49 @@
+import { checkLlm } from '../../access/enforce';
+import { config } from '../../config';
+import { localModel } from './local';
+import type { LlmPort } from './port';
+
+export type * from './port';
+export { LlmError } from './port';
+
+let port: LlmPort | undefined;
+let installed: LlmPort | undefined;
+
+/**
+ * The `openai` adapter, loaded on the first request: its module (zod, the secret reader) stays
+ * off the chat functions' start path, and a process that never asks the model never loads it.
+ */
+function lazyOpenAi(): LlmPort {
+  let loading: Promise<LlmPort> | undefined;
+  return {
+    name: 'openai',
+    async complete(request) {
+      const adapter = await (loading ??= import('./openai').then((m) => m.openAiModel()).catch((err: unknown) => {
+        loading = undefined; // a failed load is tried again by the next request
+        throw err;
+      }));
+      return adapter.complete(request);
+    },
+  };
+}
+
+/**
+ * This process's conversation model: LLM_PROVIDER `local` (the default) or `openai`
+ * (shared/config.ts), or the one a test installed. Deployed, only functions that declare
+ * `access.llm` may use it (the local runtime refuses the others, as IAM would the secret).
+ */
+export function llm(): LlmPort {
+  checkLlm();
+  if (installed) return installed;
+  return (port ??= config().llm.provider === 'openai' ? lazyOpenAi() : localModel());
+}
+
+/** Puts a model in place of the configured one (tests: a scripted model, or the real adapter with options); `undefined` restores the configured one. */
+export function installLlm(model: LlmPort | undefined): void {
+  installed = model;
+}
+
+/** Forgets the configured model (tests that change the environment); an installed one stays. */
+export function resetLlm(): void {
+  port = undefined;
+}
