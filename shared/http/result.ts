@@ -30,10 +30,14 @@ export interface RawBody {
   [RAW]: true;
   contentType: string;
   body: string;
+  /** 200 unless given (304 for a script the browser already holds). */
+  statusCode?: number;
+  /** `body` is base64 of bytes (a gzip-encoded script). */
+  base64?: boolean;
 }
 
-export function rawBody(contentType: string, body: string): RawBody {
-  return { [RAW]: true, contentType, body };
+export function rawBody(contentType: string, body: string, options: { statusCode?: number; base64?: boolean } = {}): RawBody {
+  return { [RAW]: true, contentType, body, ...options };
 }
 
 export function isRawBody(value: unknown): value is RawBody {

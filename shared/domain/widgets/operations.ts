@@ -1,5 +1,8 @@
-import { defineOperation } from '../../http/operation';
+import { defineOperation, type Access } from '../../http/operation';
 import { IdParams } from '../common/schemas';
+import { objectKeys } from '../rag/object-keys';
+import { ChatMessageBody, ChatTurn, ToolResultsBody } from '../chats/schemas';
+import { StartWidgetChatBody, WidgetChat, WidgetChatParams, WidgetChatStarted } from './chat-schemas';
 import { CreateWidgetBody, UpdateWidgetBody, WidgetConfig, WidgetListQuery, WidgetSettings } from './schemas';
 
 const tag = 'Widget settings';
@@ -49,3 +52,76 @@ export const preflightWidgetConfig = defineOperation({
   entry: 'functions/widget/preflight.ts', params: IdParams,
   successMessage: 'Preflight accepted', access: { table: 'R' },
 });
+
+// The widget's public chats (shared/domain/widgets/public-chats.ts): no API key; the page's origin
+// is checked on every call, and a chat's calls carry its token (`Authorization: Bearer`).
+const chatTag = 'Widget';
+const tokenHeader = [{ name: 'Authorization', description: '`Bearer <token>`: the token `POST /widget/{id}/chats` answered for this chat', required: true }];
+/** A turn of a widget chat touches what a chat turn touches (shared/domain/chats/operations.ts), and signs or verifies chat tokens. */
+const turnAccess: Access = { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true, tokens: true, queues: ['event-fanout', 'chat-analysis'] };
+const chatErrors = {
+  401: 'The token is missing, forged or expired',
+  404: 'The widget does not exist, is deactivated, or does not admit the page\'s origin; or the token is another chat\'s',
+} as const;
+const turnErrors = {
+  ...chatErrors,
+  409: 'The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running',
+  422: 'The chat\'s agent was deleted or is inactive',
+  503: 'The model failed or timed out; nothing was kept (`Retry-After` says when to try again)',
+} as const;
+
+export const getWidgetEmbedScript = defineOperation({
+  method: 'GET', path: '/api/v1/widget/embed.js', operationId: 'getWidgetEmbedScript', tag: chatTag, auth: false,
+  summary: 'Public (no key): the embeddable widget\'s script (`<script src=…/api/v1/widget/embed.js data-widget-id=… async>`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted',
+  entry: 'functions/widget/embed.ts', rawResponse: true, rawContentType: 'text/javascript', access: {},
+  headers: [{ name: 'If-None-Match', description: 'The `ETag` of a copy the client holds: 304 when it is current', required: false }],
+});
+
+export const startWidgetChat = defineOperation({
+  method: 'POST', path: '/api/v1/widget/{id}/chats', operationId: 'startWidgetChat', tag: chatTag, auth: false,
+  summary: 'Public (no key): start a chat (`channel` `widget`) with the widget\'s agent; answers the chat and a `token` for it alone, valid 24 h. Limits: 60 new chats a minute per widget, 10 per client address (429 with `Retry-After`)',
+  entry: 'functions/widget/start-chat.ts', params: IdParams, body: StartWidgetChatBody, bodyOptional: true, response: WidgetChatStarted,
+  successMessage: 'Chat started', access: { table: 'RW', tokens: true, queues: ['event-fanout'] },
+  errors: { 404: chatErrors[404], 422: 'No active agent is tied to the widget' },
+});
+
+export const sendWidgetChatMessage = defineOperation({
+  method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/messages', operationId: 'sendWidgetChatMessage', tag: chatTag, auth: false,
+  summary: 'Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 a minute per chat (429 with `Retry-After`)',
+  entry: 'functions/widget/send-message.ts', params: WidgetChatParams, body: ChatMessageBody, response: ChatTurn, headers: tokenHeader,
+  successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
+});
+
+export const submitWidgetChatToolResults = defineOperation({
+  method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/tool-results', operationId: 'submitWidgetChatToolResults', tag: chatTag, auth: false,
+  summary: 'Public (token): the page answers the chat\'s pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on',
+  entry: 'functions/widget/tool-results.ts', params: WidgetChatParams, body: ToolResultsBody, response: ChatTurn, headers: tokenHeader,
+  successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
+});
+
+export const getWidgetChat = defineOperation({
+  method: 'GET', path: '/api/v1/widget/{id}/chats/{chat_id}', operationId: 'getWidgetChat', tag: chatTag, auth: false,
+  summary: 'Public (token): the chat with what was said (user and agent messages)',
+  entry: 'functions/widget/get-chat.ts', params: WidgetChatParams, response: WidgetChat, headers: tokenHeader,
+  access: { table: 'R', tokens: true }, errors: chatErrors,
+});
+
+export const endWidgetChat = defineOperation({
+  method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/end', operationId: 'endWidgetChat', tag: chatTag, auth: false,
+  summary: 'Public (token): end the chat (`user_ended`); an ended chat is answered unchanged',
+  entry: 'functions/widget/end-chat.ts', params: WidgetChatParams, response: WidgetChat, headers: tokenHeader,
+  successMessage: 'Chat ended', access: { table: 'RW', tokens: true, queues: ['event-fanout', 'chat-analysis'] }, errors: chatErrors,
+});
+
+/** The CORS preflights of the chat paths: one small function per path, as API Gateway routes them. */
+const preflight = (operationId: string, path: string, entry: string, params: typeof IdParams | typeof WidgetChatParams) => defineOperation({
+  method: 'OPTIONS', path, operationId, tag: chatTag, auth: false,
+  summary: 'Public (no key): CORS preflight, under the widget\'s origin rule',
+  entry, params, successMessage: 'Preflight accepted', access: { table: 'R' },
+});
+
+export const preflightWidgetChats = preflight('preflightWidgetChats', '/api/v1/widget/{id}/chats', 'functions/widget/preflight-chats.ts', IdParams);
+export const preflightWidgetChat = preflight('preflightWidgetChat', '/api/v1/widget/{id}/chats/{chat_id}', 'functions/widget/preflight-chat.ts', WidgetChatParams);
+export const preflightWidgetChatMessages = preflight('preflightWidgetChatMessages', '/api/v1/widget/{id}/chats/{chat_id}/messages', 'functions/widget/preflight-chat-messages.ts', WidgetChatParams);
+export const preflightWidgetChatToolResults = preflight('preflightWidgetChatToolResults', '/api/v1/widget/{id}/chats/{chat_id}/tool-results', 'functions/widget/preflight-chat-tool-results.ts', WidgetChatParams);
+export const preflightWidgetChatEnd = preflight('preflightWidgetChatEnd', '/api/v1/widget/{id}/chats/{chat_id}/end', 'functions/widget/preflight-chat-end.ts', WidgetChatParams);

@@ -1,6 +1,8 @@
 import { gsi2 } from '../../db/keys';
 import { queryAll } from '../../db/store';
 import { AppError, NotFoundError } from '../../errors';
+import { clockNow } from '../../clock';
+import { conversationVariables, fillKnown } from '../conversations/variables';
 import type { WidgetConfig, WidgetSettings } from './schemas';
 
 const RESOURCE = 'Widget settings';
@@ -14,7 +16,7 @@ export class OriginNotAllowedError extends AppError {
 }
 
 /** What the public lookup reads of the widget partition: the widget's appearance and the agents' greeting. */
-type PartitionItem = Partial<WidgetSettings> & {
+export type PartitionItem = Partial<WidgetSettings> & {
   gsi2sk: string;
   status?: string;
   agent_name?: string;
@@ -23,13 +25,16 @@ type PartitionItem = Partial<WidgetSettings> & {
 };
 
 const PROJECTION = [
-  'gsi2sk', 'id', 'organization_id', 'is_active', 'allowed_origins',
+  'gsi2sk', 'id', 'organization_id', 'is_active', 'allowed_origins', 'name',
   'title', 'greeting', 'placeholder', 'primary_color', 'position', 'avatar_url', 'language',
   'status', 'agent_name', 'begin_message', 'start_speaker',
 ];
 
-/** The widget item and the agents tied to it: one Query on GSI2. Agent keys sort before the widget's. */
-async function readWidgetPartition(widgetId: string, onlyWidget: boolean) {
+/**
+ * The widget item and the agents tied to it: one Query on GSI2 (`onlyWidget`: the widget item
+ * alone). Agent keys sort before the widget's. 404 when the widget is missing or deactivated.
+ */
+export async function readWidgetPartition(widgetId: string, onlyWidget: boolean) {
   let widget: PartitionItem | undefined;
   const agents: PartitionItem[] = [];
   const items = queryAll<PartitionItem>(
@@ -50,7 +55,7 @@ async function readWidgetPartition(widgetId: string, onlyWidget: boolean) {
  * request without `Origin` (not from a browser page) is answered with `*`. An origin that is
  * not allowed gets a 404 and no CORS headers, so the browser hides the widget.
  */
-function corsHeaders(widget: PartitionItem, widgetId: string, origin: string | undefined): Record<string, string> {
+export function corsHeaders(widget: PartitionItem, widgetId: string, origin: string | undefined): Record<string, string> {
   const allowed = widget.allowed_origins ?? [];
   if (origin !== undefined && allowed.length > 0 && !allowed.includes(origin.toLowerCase())) throw new OriginNotAllowedError(widgetId, origin);
   return { 'access-control-allow-origin': origin ?? '*', vary: 'Origin' };
@@ -66,6 +71,8 @@ export async function getPublicWidgetConfig(widgetId: string, origin: string | u
   const { widget, agents } = await readWidgetPartition(widgetId, false);
   const headers = { ...corsHeaders(widget, widgetId, origin), 'cache-control': 'public, max-age=60' };
   const agent = agents.find((a) => a.status === ACTIVE_AGENT);
+  // Placeholders that need no contact are filled now; the others stay as written until a chat starts.
+  const known = agent ? conversationVariables({ agentName: agent.agent_name || agent.name || '', now: clockNow() }) : {};
   const config: WidgetConfig = {
     id: widgetId,
     title: widget.title ?? '',
@@ -76,19 +83,22 @@ export async function getPublicWidgetConfig(widgetId: string, origin: string | u
     avatar_url: widget.avatar_url ?? '',
     language: widget.language ?? 'en',
     agent: agent
-      ? { id: agent.id!, agent_name: agent.agent_name ?? '', begin_message: agent.begin_message ?? '', start_speaker: agent.start_speaker ?? 'agent' }
+      ? { id: agent.id!, agent_name: agent.agent_name ?? '', begin_message: fillKnown(agent.begin_message ?? '', known), start_speaker: agent.start_speaker ?? 'agent' }
       : null,
   };
   return { config, headers };
 }
 
-/** The CORS preflight answer for the public config: reads only the widget item, same origin rule. */
-export async function preflightWidgetConfig(widgetId: string, origin: string | undefined): Promise<Record<string, string>> {
+/**
+ * The CORS preflight answer of the widget's public paths (its config and its chats): reads only
+ * the widget item, same origin rule. `methods` are the path's own.
+ */
+export async function preflightWidgetConfig(widgetId: string, origin: string | undefined, methods = 'GET, OPTIONS'): Promise<Record<string, string>> {
   const { widget } = await readWidgetPartition(widgetId, true);
   return {
     ...corsHeaders(widget, widgetId, origin),
-    'access-control-allow-methods': 'GET, OPTIONS',
-    'access-control-allow-headers': 'content-type',
+    'access-control-allow-methods': methods,
+    'access-control-allow-headers': 'authorization, content-type',
     'access-control-max-age': '600',
   };
 }

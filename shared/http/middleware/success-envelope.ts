@@ -35,7 +35,7 @@ export function successEnvelope(): HttpMiddleware {
       const value = request.response as unknown;
       if (op.rawResponse) {
         request.response = isRawBody(value)
-          ? { statusCode: 200, headers: { 'content-type': value.contentType }, body: value.body }
+          ? { statusCode: value.statusCode ?? 200, headers: { 'content-type': value.contentType }, body: value.body, ...(value.base64 ? { isBase64Encoded: true } : {}) }
           : jsonResponse(200, value);
         return;
       }

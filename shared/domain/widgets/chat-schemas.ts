@@ -1,0 +1,40 @@
+import * as z from 'zod/mini';
+import { named } from '../common/named';
+import { freeFormObject, uuid } from '../common/schemas';
+import { lazy } from '../common/lazy';
+import { CHAT_END_REASONS, CHAT_STATUSES, ChatMessage, DynamicVariables, PendingToolCall } from '../chats/schemas';
+
+/** The path of one widget chat: the widget and the chat, both UUIDs. */
+export const WidgetChatParams = lazy(() => z.strictObject({ id: uuid(), chat_id: uuid() }));
+
+export const StartWidgetChatBody = named('StartWidgetChatRequest', () => z.strictObject({
+  /** Optional when exactly one active agent is tied to the widget; else one of those agents. */
+  agent_id: z.optional(uuid()),
+  dynamic_variables: z.optional(DynamicVariables),
+  metadata: z.optional(freeFormObject()),
+}), 'A chat to start through a widget (every member optional)');
+export type StartWidgetChatInput = z.output<typeof StartWidgetChatBody>;
+
+const widgetChatFields = lazy(() => ({
+  id: z.string(),
+  widget_id: z.string(),
+  agent_id: z.string(),
+  status: z.enum(CHAT_STATUSES),
+  end_reason: z.nullable(z.enum(CHAT_END_REASONS)),
+  pending_tool_calls: z.array(PendingToolCall),
+  /** The conversation as the visitor sees it: `user` and `agent` messages only (tool traffic stays private). */
+  messages: z.array(ChatMessage),
+  started_at: z.string(),
+  ended_at: z.nullable(z.string()),
+}));
+
+export const WidgetChat = named('WidgetChat', () => z.object(widgetChatFields), 'A widget chat as the page sees it (no organization data, no tool results)');
+export type WidgetChat = z.output<typeof WidgetChat>;
+
+export const WidgetChatStarted = named('WidgetChatStarted', () => z.object({
+  ...widgetChatFields,
+  /** `Authorization: Bearer <token>` for this chat's other public calls; opens no other chat. */
+  token: z.string(),
+  token_expires_at: z.string(),
+}), 'A widget chat just started, with the token for its other calls');
+export type WidgetChatStarted = z.output<typeof WidgetChatStarted>;

@@ -1,0 +1,119 @@
+import { clockMs } from '../../clock';
+import { signToken, verifyToken } from '../../adapters/signed-token';
+import { NotFoundError, UnauthorizedError, UnprocessableError, ValidationError } from '../../errors';
+import type { Chat, ChatMessage, ChatTurn } from '../chats/schemas';
+import { endChat, getChat, sendMessage, startChat, submitToolResults } from '../chats/service';
+import { spendChatMessage, spendChatStart } from './abuse-limits';
+import type { StartWidgetChatInput, WidgetChat, WidgetChatStarted } from './chat-schemas';
+import { corsHeaders, readWidgetPartition } from './public-config';
+
+/**
+ * The widget's public chats (operations.md, "The web widget"): no API key. Every call reads the
+ * widget (one Query), so a deactivated widget answers 404 at once, also to chats already open,
+ * and checks the page's `Origin` against `allowed_origins` as the public config does (404 and
+ * no CORS headers when refused). Only then are CORS headers set, so every later answer (401,
+ * 404, 409, 429, 503) is readable by the page. A chat's calls need its token: signed for the
+ * `widget-chat` purpose, it names the widget, the chat and the organization and expires in 24 h.
+ */
+export const TOKEN_TTL_SECONDS = 24 * 3600;
+const ACTIVE_AGENT = 'AGENT_STATUS_ACTIVE';
+
+/** What a public call brings besides its body. */
+export interface PublicCall {
+  widgetId: string;
+  origin: string | undefined;
+  /** The `Authorization` header (`Bearer <token>`). */
+  authorization?: string;
+  /** The client's address (API Gateway's `requestContext.http.sourceIp`). */
+  sourceIp?: string;
+  setHeader(name: string, value: string): void;
+}
+
+async function admit(call: PublicCall, withAgents: boolean) {
+  const partition = await readWidgetPartition(call.widgetId, !withAgents);
+  const headers = {
+    ...corsHeaders(partition.widget, call.widgetId, call.origin),
+    'access-control-expose-headers': 'retry-after, x-request-id',
+    'cache-control': 'no-store',
+  };
+  for (const [name, value] of Object.entries(headers)) call.setHeader(name, value);
+  return partition;
+}
+
+/** The organization of an admitted chat call: 401 without a valid token, 404 for a token of another chat or widget. */
+async function admitChat(call: PublicCall, chatId: string): Promise<string> {
+  const { widget } = await admit(call, false);
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(call.authorization ?? '');
+  const claims = await verifyToken('widget-chat', match?.[1]);
+  if (!claims) throw new UnauthorizedError('Missing, invalid or expired widget chat token (Authorization: Bearer <token>)');
+  if (claims.w !== call.widgetId || claims.c !== chatId || claims.o !== widget.organization_id) throw new NotFoundError('Chat', chatId);
+  return claims.o;
+}
+
+/** What the visitor sees of a message list: what was said, never the tool traffic. */
+const visible = (messages: ChatMessage[]) => messages.filter((m) => m.role === 'user' || m.role === 'agent');
+
+function view(chat: Chat, widgetId: string): WidgetChat {
+  return {
+    id: chat.id,
+    widget_id: widgetId,
+    agent_id: chat.agent_id,
+    status: chat.status,
+    end_reason: chat.end_reason,
+    pending_tool_calls: chat.pending_tool_calls,
+    messages: visible(chat.messages),
+    started_at: chat.started_at,
+    ended_at: chat.ended_at,
+  };
+}
+
+const turnView = (turn: ChatTurn): ChatTurn => ({ chat: turn.chat, messages: visible(turn.messages) });
+
+/**
+ * Starts a chat (`channel` `widget`) with the widget's agent: `agent_id` may be left out when
+ * exactly one active agent is tied to the widget; otherwise it must name one of them. Spends
+ * the client address's and the widget's chat allowances (429) before anything is written.
+ */
+export async function startWidgetChat(call: PublicCall, input: StartWidgetChatInput): Promise<WidgetChatStarted> {
+  const { widget, agents } = await admit(call, true);
+  const active = agents.filter((a) => a.status === ACTIVE_AGENT && a.id);
+  let agentId = input.agent_id;
+  if (agentId) {
+    if (!active.some((a) => a.id === agentId)) throw ValidationError.field('agent_id', `agent ${agentId} is not an active agent of this widget`);
+  } else if (active.length === 1) agentId = active[0]!.id!;
+  else if (active.length === 0) throw new UnprocessableError('No active agent is tied to this widget (set an agent\'s widget_settings_id)', { widget_id: call.widgetId });
+  else throw ValidationError.field('agent_id', `required: ${active.length} active agents are tied to this widget`);
+  await spendChatStart(call.widgetId, call.sourceIp ?? 'unknown');
+  const orgId = widget.organization_id!;
+  const chat = await startChat(orgId, { agent_id: agentId, dynamic_variables: input.dynamic_variables, metadata: input.metadata }, { channel: 'widget', widget_id: call.widgetId });
+  const token = await signToken('widget-chat', { w: call.widgetId, c: chat.id, o: orgId }, TOKEN_TTL_SECONDS);
+  const expires = new Date(Math.floor(clockMs() / 1000) * 1000 + TOKEN_TTL_SECONDS * 1000).toISOString();
+  return { ...view(chat, call.widgetId), token, token_expires_at: expires };
+}
+
+/** The chat with what was said so far. */
+export async function getWidgetChat(call: PublicCall, chatId: string): Promise<WidgetChat> {
+  const orgId = await admitChat(call, chatId);
+  const chat = await getChat(orgId, chatId);
+  if (chat.widget_id !== call.widgetId) throw new NotFoundError('Chat', chatId);
+  return view(chat, call.widgetId);
+}
+
+/** One visitor message: a turn, counted against the chat's allowance (429). */
+export async function sendWidgetMessage(call: PublicCall, chatId: string, content: string): Promise<ChatTurn> {
+  const orgId = await admitChat(call, chatId);
+  await spendChatMessage(chatId);
+  return turnView(await sendMessage(orgId, chatId, content));
+}
+
+/** The page's answers to the chat's pending `function` tool calls. */
+export async function submitWidgetToolResults(call: PublicCall, chatId: string, results: { tool_call_id: string; output: unknown }[]): Promise<ChatTurn> {
+  const orgId = await admitChat(call, chatId);
+  return turnView(await submitToolResults(orgId, chatId, results));
+}
+
+/** Ends the chat (`user_ended`); an ended chat is answered unchanged. */
+export async function endWidgetChat(call: PublicCall, chatId: string): Promise<WidgetChat> {
+  const orgId = await admitChat(call, chatId);
+  return view(await endChat(orgId, chatId), call.widgetId);
+}
