@@ -145,6 +145,8 @@ export const Tool = named('Tool', () => z.object({
   method: z.optional(toolFields.method),
   headers: z.optional(toolFields.headers),
   timeout_ms: z.optional(toolFields.timeout_ms),
+  /** Webhook tools: while a rotated-out signing secret still signs (24 h after rotate-secret), when it stops; else null. */
+  previous_secret_expires_at: z.optional(z.nullable(z.string())),
   createdAt: z.string(),
   updatedAt: z.string(),
 }), 'A tool an agent can call: a function the model calls, or a webhook the platform calls');

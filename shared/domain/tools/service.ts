@@ -40,10 +40,18 @@ export const TOOL_ROTATION_OVERLAP_MS = 24 * 3600_000;
 const ENTITY = 'TOOL';
 
 
+/** The sealed fields of a webhook tool: dropped when it becomes a `function` tool. */
+const SECRET_FIELDS = ['secret_sealed', 'previous_secret_sealed', 'previous_secret_expires_at'] as const;
+
+/**
+ * The public view: never a sealed secret. Webhook tools show `previous_secret_expires_at` as
+ * webhook endpoints do (while a rotated-out secret still signs, when it stops; else null).
+ */
 function view(item: ToolItem): Tool {
-  const { secret_sealed, previous_secret_sealed, previous_secret_expires_at, ...rest } = stripKeys(item) as ToolItem;
-  void secret_sealed; void previous_secret_sealed; void previous_secret_expires_at;
-  return rest as Tool;
+  const { secret_sealed, previous_secret_sealed, previous_secret_expires_at, deleting_at, ...rest } = stripKeys(item) as ToolItem;
+  void secret_sealed; void deleting_at;
+  if (rest.type !== 'webhook') return rest as Tool;
+  return { ...rest, previous_secret_expires_at: previous_secret_sealed ? (previous_secret_expires_at ?? null) : null } as Tool;
 }
 
 /** The secrets that sign a webhook tool's request at `now`: the current one, and the previous one during its overlap (none for a tool that has none yet). */
@@ -59,6 +67,28 @@ export async function toolSigningSecrets(item: ToolItem, now: number): Promise<s
 export async function findToolItem(orgId: string, id: string): Promise<ToolItem | undefined> {
   const item = await getItem<ToolItem>(keys.tool(orgId, id));
   return item && !item.deleting_at ? item : undefined;
+}
+
+/**
+ * A webhook tool with no secret yet (created before tools had secrets, or made a webhook tool
+ * by PATCH) gets one on first use, so every request it sends is signed; its owner learns a
+ * secret from rotate-secret (the first-use one keeps signing beside it for 24 h). Written only
+ * if the tool still has none: of two racing first uses, both sign with the one stored.
+ */
+export async function ensureToolSecret(item: ToolItem): Promise<ToolItem> {
+  if (item.secret_sealed || item.type !== 'webhook') return item;
+  const sealed = await secrets().seal(newWebhookSecret());
+  try {
+    await transact([updateExisting(keys.tool(item.organizationId, item.id), { secret_sealed: sealed }, {
+      condition: 'attribute_not_exists(secret_sealed) AND attribute_not_exists(deleting_at) AND #type = :webhook',
+      names: { '#type': 'type' },
+      values: { ':webhook': 'webhook' },
+    })]);
+    return { ...item, secret_sealed: sealed };
+  } catch (err) {
+    if (!(err instanceof ConditionFailed)) throw err;
+    return (await findToolItem(item.organizationId, item.id)) ?? item;
+  }
 }
 
 /** Throws one 400 naming every cross-field rule the whole tool breaks. */
@@ -87,7 +117,7 @@ export async function createTool(orgId: string, input: CreateToolInput): Promise
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     try {
       await transact([putNew({ ...keys.tool(orgId, id), entity: ENTITY, version: 1, ...tool, ...sealed })], [{ orgId, collection: collections.tools, delta: 1 }]);
-      return secret ? { ...tool, secret } : tool;
+      return secret ? { ...tool, previous_secret_expires_at: null, secret } : tool;
     } catch (err) {
       // A fresh id never exists, so a failed condition is a transaction conflict on the counter.
       if (!(err instanceof ConditionFailed)) throw err;
@@ -127,17 +157,21 @@ export async function updateTool(orgId: string, id: string, input: UpdateToolInp
     const item = await liveTool(orgId, id);
     const current = view(item);
     const becomesFunction = input.type === 'function' && current.type !== 'function';
-    const remove = becomesFunction ? WEBHOOK_FIELDS.filter((f) => current[f] !== undefined) : [];
-    const base: Partial<Tool> = { ...current };
-    for (const field of remove) delete base[field];
-    const merged = { ...base, ...input };
+    const remove: string[] = becomesFunction ? WEBHOOK_FIELDS.filter((f) => current[f] !== undefined) : [];
+    // A function tool signs nothing: its secrets go (a webhook tool again gets a new one, see ensureToolSecret).
+    if (becomesFunction) remove.push(...SECRET_FIELDS.filter((f) => item[f] !== undefined));
+    const base: Record<string, unknown> = { ...current };
+    for (const field of [...remove, ...(becomesFunction ? SECRET_FIELDS : [])]) delete base[field];
+    const merged = { ...base, ...input } as Partial<Tool>;
     assertConsistent(merged);
     const set = { ...input, ...missingWebhookDefaults(merged), updatedAt: new Date().toISOString() };
     try {
       await transact([
         updateExisting(key, set, { remove: [...remove], condition: '#ver = :ver', names: { '#ver': 'version' }, values: { ':ver': item.version } }),
       ]);
-      return { ...merged, ...set } as Tool;
+      const stored: Record<string, unknown> = { ...item, ...set };
+      for (const field of remove) delete stored[field];
+      return view(stored as ToolItem);
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
       await pause(attempt);
