@@ -3,8 +3,6 @@ import { join } from 'node:path';
 
 /** The widget's source entry, relative to the repository root. */
 export const WIDGET_ENTRY = 'widget/src/main.ts';
-/** The function that serves the script: the stack's bundler writes `embed.js` beside its code. */
-export const WIDGET_SCRIPT_FUNCTION_ENTRY = 'functions/widget/embed.ts';
 
 /**
  * Bundles the embeddable widget (widget/src) into one self-contained, minified script: an IIFE
@@ -24,4 +22,17 @@ export function buildWidgetScript(rootDir = join(__dirname, '..')): { code: stri
     logLevel: 'silent',
   });
   return { code: result.outputFiles[0]!.text };
+}
+
+/** The built script, committed so the stack ships it with its function (`bundleFiles`); a unit test keeps it current. */
+export const WIDGET_DIST = 'widget/dist/embed.js';
+
+// `npm run widget:build` writes WIDGET_DIST.
+if (require.main === module) {
+  const { mkdirSync, writeFileSync } = require('node:fs') as typeof import('node:fs');
+  const target = join(__dirname, '..', WIDGET_DIST);
+  mkdirSync(join(target, '..'), { recursive: true });
+  const { code } = buildWidgetScript();
+  writeFileSync(target, code);
+  console.log(`${WIDGET_DIST}: ${code.length} bytes`);
 }

@@ -400,9 +400,9 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
 
 async function boot(script: HTMLScriptElement | null): Promise<void> {
   const g: Global = (window.VoiceAgentWidget = window.VoiceAgentWidget ?? {});
-  if (!script) return warn('cannot find its <script> tag');
+  if (!script) return warn('cannot find its script element');
   const widgetId = script.getAttribute('data-widget-id') ?? '';
-  if (!widgetId) return warn('the <script> tag has no data-widget-id');
+  if (!widgetId) return warn('its script element has no data-widget-id');
   if (document.querySelector(`[data-voice-agent-widget="${CSS.escape(widgetId)}"]`)) return;
   const base = script.getAttribute('data-api-base') || script.src.replace(/\/widget\/embed\.js([?#].*)?$/, '');
   const api = client(base.replace(/\/+$/, ''), widgetId);
