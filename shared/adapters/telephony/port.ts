@@ -88,6 +88,9 @@ export interface PlacedCall {
   events: CallStatusEvent[];
 }
 
+/** What the voice runtime may change on a live call. */
+export type LiveCallChange = { twiml: string } | { hangUp: true };
+
 export interface TelephonyPort {
   readonly name: TelephonyProviderName;
   /** Numbers the carrier offers now, at most `limit`. */
@@ -102,6 +105,11 @@ export interface TelephonyPort {
   placeCall(input: PlaceCallInput): Promise<PlacedCall>;
   /** Reads a status event the carrier posted to `statusCallbackUrl` (form fields). */
   parseStatusEvent(fields: Record<string, string>): CallStatusEvent;
+  /**
+   * Changes a call in progress (the voice runtime): new instructions (`twiml`, e.g. a transfer's
+   * `<Dial>`) or a hang-up. Twilio: POST Calls/{Sid}.json with `Twiml` or `Status=completed`.
+   */
+  updateCall?(providerCallId: string, change: LiveCallChange): Promise<void>;
   /** Downloads a finished recording the carrier announced to `recordingCallbackUrl` (carriers that record). */
   fetchRecording?(recordingUrl: string): Promise<Buffer>;
 }

@@ -19,6 +19,8 @@ import { phoneRules } from '../../domain/common/phone-field';
  * - placeCall: POST Accounts/{sid}/Calls.json with status callbacks, recording (Record,
  *   RecordingStatusCallback) and, when asked, answering-machine detection
  *   (MachineDetection=DetectMessageEnd, MachineDetectionTimeout).
+ * - updateCall: POST Accounts/{sid}/Calls/{Sid}.json (Twiml: new instructions, e.g. a transfer's
+ *   <Dial>; or Status=completed: hang up), for the voice runtime.
  * - fetchRecording: GET <RecordingUrl>.wav with the account's Basic auth.
  *
  * Credentials: TWILIO_SECRET_ARN (deployed: a Secrets Manager JSON `{"account_sid","auth_token"}`,
@@ -274,6 +276,16 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
     },
 
     parseStatusEvent: parseCallStatusFields,
+
+    /** A live call's new instructions (Twiml) or its end (Status=completed): POST Calls/{Sid}.json. */
+    async updateCall(providerCallId, change) {
+      const form = 'twiml' in change ? new URLSearchParams({ Twiml: change.twiml }) : new URLSearchParams({ Status: 'completed' });
+      try {
+        await call('POST', `${await account()}/Calls/${encodeURIComponent(providerCallId)}.json`, form);
+      } catch (err) {
+        throw toAppError(err);
+      }
+    },
 
     /** The recording as WAV: Twilio serves a recording's media at its RecordingUrl plus `.wav`, behind the account's Basic auth. */
     async fetchRecording(recordingUrl: string): Promise<Buffer> {

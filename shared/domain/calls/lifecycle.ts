@@ -19,6 +19,7 @@ import { simulatedConversation } from './conversation';
 import { storeRecording } from './recordings';
 import type { CallToolCalls, Transcript } from './schemas';
 import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
+import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
 import { advances, billableMinutes, moveFor, STATUS_RANK, type Move } from './state';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -47,11 +48,18 @@ export const FINALIZE_GRACE_MS = 60_000;
 
 const ENDED: Move = { status: 'ended', rank: STATUS_RANK.ended, answered: false };
 
+/** The runtime's recorded error, or that a stream was admitted and never recorded (the runtime died mid-call). */
+const voiceError = (item: CallItem & VoiceFields): { error_message?: string } =>
+  item.voice_error_message ? { error_message: item.voice_error_message } : item.voice_stream_at && !item.voice_recorded_at ? { error_message: VOICE_LOST_MESSAGE } : {};
+
 /** A move that ends the call with `reason`, for the platform's own ends (do-not-call, carrier error, sweep). */
 export const endMove = (reason: 'failed' | 'canceled'): Move => ({ ...ENDED, reason });
 
 /** The item after a move, computed in memory; what changed is written with one conditional update. */
 function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; set: Record<string, unknown>; remove: string[] } {
+  // The voice runtime's own end (voice-session.ts) names the reason of the carrier's plain `completed`.
+  const voice = item as CallItem & VoiceFields;
+  if (move.status === 'ended' && move.reason === 'completed' && voice.voice_end_reason) move = { ...move, reason: voice.voice_end_reason };
   const at = d.at;
   const set: Record<string, unknown> = { status: move.status, status_rank: move.rank, updated_at: clockNow().toISOString(), gsi1pk: statusPartition(item.organization_id, move.status) };
   const remove: string[] = [];
@@ -66,10 +74,11 @@ function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; 
       ended_at: at,
       disconnection_reason: move.reason,
       duration_sec: duration,
-      transcript: answered ? (d.transcript ?? []) : [],
-      tool_calls: answered ? (d.toolCalls ?? []) : [],
+      // A real call's conversation was left on the item by the voice runtime before the carrier's end.
+      transcript: answered ? (d.transcript ?? item.transcript ?? []) : [],
+      tool_calls: answered ? (d.toolCalls ?? item.tool_calls ?? []) : [],
       ...(answered && d.recordingKey ? { recording_key: d.recordingKey } : {}),
-      ...(d.errorMessage ? { error_message: d.errorMessage } : {}),
+      ...(d.errorMessage ? { error_message: d.errorMessage } : voiceError(voice)),
     });
     // The due entry stays, due a grace period after the end, until the after-end steps are done
     // (finalize removes it): if they fail where no queue retries them (the sweep, the place job's

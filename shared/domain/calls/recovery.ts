@@ -4,6 +4,9 @@ import { getItem, queryAll } from '../../db/store';
 import { logger } from '../../logger';
 import { endMove, finalize, moveCall } from './lifecycle';
 import { CALL_DUE_SHARDS, type CallItem } from './service';
+import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
+
+const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !item.voice_recorded_at;
 
 /**
  * The recovery sweep (call-recovery, every minute): ends `failed` every call that never got a
@@ -48,7 +51,8 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
     const result = await moveCall(item, endMove('failed'), {
       at: now,
       durationSec,
-      errorMessage: `No final status from the carrier by ${item.due_at}; ended by the recovery sweep`,
+      // A call whose voice stream was admitted but never recorded lost its runtime (a restart mid-call).
+      errorMessage: `${voiceLost(item) ? `${VOICE_LOST_MESSAGE}. ` : ''}No final status from the carrier by ${item.due_at}; ended by the recovery sweep`,
     });
     return result.moved;
   };

@@ -1,0 +1,28 @@
+import { logger } from '../shared/logger';
+import { startVoiceServer } from './server';
+
+/**
+ * The voice runtime's entry (the container's command): the media-stream server on PORT (8080),
+ * with GET /health for the load balancer. On SIGTERM (a deploy or scale-in) it stops taking new
+ * streams and lets the calls in progress finish for up to VOICE_DRAIN_SECONDS (default 110, inside
+ * ECS's longest stop timeout of 120 s); a call cut off after that ends through the carrier, and
+ * keeps why (voice-session.ts).
+ */
+async function main(): Promise<void> {
+  const server = await startVoiceServer({ port: Number(process.env.PORT) || 8080 });
+  logger.info('Voice runtime listening', { port: server.port, path: '/stream' });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('Voice runtime draining', { signal, calls: server.sessions.size });
+    void server.drain((Number(process.env.VOICE_DRAIN_SECONDS) || 110) * 1000).then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+void main().catch((err) => {
+  logger.error('The voice runtime could not start', { error: err as Error });
+  process.exit(1);
+});

@@ -1,0 +1,74 @@
+import { groundingPassages } from '../shared/domain/conversations/grounding';
+import { toolsForAgent, type RunnableTool } from '../shared/domain/conversations/tools/catalog';
+import { capResult, executeTool, type ToolEffect } from '../shared/domain/conversations/tools/executor';
+import { logger } from '../shared/logger';
+import type { CallContext } from './call-context';
+
+/** The knowledge-base search offered when the agent has a knowledge base (a call cannot ground each turn as a chat does). */
+export const KB_TOOL = 'search_knowledge_base';
+
+/** A tool as the Realtime API declares it. */
+export interface RealtimeTool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolRun {
+  /** What the model is given (and the call keeps). */
+  result: unknown;
+  effect?: ToolEffect;
+}
+
+/** The call's tools: the catalog's (webhook tools and built-ins for calls) and the knowledge-base search; each run through the engine's executor. */
+export interface ToolsBridge {
+  definitions: RealtimeTool[];
+  run(name: string, callId: string, args: Record<string, unknown>): Promise<ToolRun>;
+}
+
+/** Arguments as the model sent them (a JSON object in a string); anything else is an empty object. */
+export function parseArguments(text: string | undefined): Record<string, unknown> {
+  try {
+    const v = JSON.parse(text || '{}');
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+export async function toolsBridge(ctx: CallContext): Promise<ToolsBridge> {
+  const orgId = ctx.conversation.organization_id;
+  const catalog: RunnableTool[] = await toolsForAgent(orgId, (ctx.agent.selected_tools ?? []) as Record<string, unknown>[], 'call');
+  const byName = new Map(catalog.map((t) => [t.name, t]));
+  const definitions: RealtimeTool[] = catalog.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters as Record<string, unknown> }));
+  const kb = ctx.knowledgeBaseId;
+  if (kb && !byName.has(KB_TOOL)) {
+    definitions.push({
+      type: 'function',
+      name: KB_TOOL,
+      description: 'Search the knowledge base for facts to answer the caller. Use it before answering questions about the business, its products or policies.',
+      parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to look up, in a few words' } }, required: ['query'] },
+    });
+  }
+  return {
+    definitions,
+    async run(name, callId, args) {
+      try {
+        if (name === KB_TOOL && kb) {
+          const query = typeof args.query === 'string' ? args.query : '';
+          const passages = await groundingPassages(orgId, kb, query);
+          return { result: { passages: passages.map((p) => ({ text: p.text, source: p.url ?? p.doc_id })) } };
+        }
+        const tool = byName.get(name);
+        if (!tool) return { result: { error: `unknown tool ${name}` } };
+        const outcome = await executeTool(tool, { id: callId, name, arguments: args }, ctx.conversation);
+        return { result: capResult(outcome.result), effect: outcome.effect };
+      } catch (err) {
+        // A tool's own failure is a result; this is ours (a store error): the model still hears something.
+        logger.warn('A tool failed on a call', { call_id: ctx.call.id, tool: name, error: err as Error });
+        return { result: { error: `${name} failed; try again later` } };
+      }
+    },
+  };
+}
