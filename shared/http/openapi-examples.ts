@@ -90,7 +90,7 @@ const webhookTool = {
   headers: { Authorization: 'Bearer sk_live_51H8x2' },
   timeout_ms: 5000,
 };
-const Tool = { id: ids.tool, organizationId: ids.org, ...webhookTool, createdAt: created, updatedAt: updated };
+const Tool = { id: ids.tool, organizationId: ids.org, ...webhookTool, previous_secret_expires_at: null, createdAt: created, updatedAt: updated };
 
 const widgetLook = {
   title: 'Chat with Acme Dental',
@@ -249,6 +249,7 @@ export const schemaExamples: Record<string, unknown> = {
   CreateToolRequest: webhookTool,
   UpdateToolRequest: { isActive: false, timeout_ms: 8000 },
   Tool,
+  ToolWithSecret: { ...Tool, secret: 'whsec_q3Jt7YbW0nVxK2cR9mLp4sF8hD1gA6uE5iO0zT7yXwM=' },
 
   CreateWidgetSettingsRequest: { name: 'Website widget', ...widgetLook, allowed_origins: ['https://www.example.com'] },
   UpdateWidgetSettingsRequest: { greeting: 'Welcome back! What can we do for you?' },
