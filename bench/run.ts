@@ -34,7 +34,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -506,6 +506,11 @@ async function runtimeSections(): Promise<string[]> {
     meterCapacity();
     if (SECTIONS.has('cost')) sections.push(await cost(platform.url, key, () => platform.queue.waitForIdle(10_000)));
     if (SECTIONS.has('webhooks')) sections.push(await webhooks(platform.url, key, () => platform.queue.waitForIdle(10_000)));
+    if (SECTIONS.has('chat')) {
+      const { chatBenchmark } = await import('./chat');
+      const meter = { reset: () => Object.assign(consumed, { read: 0, write: 0, rateLimit: 0 }), read: () => ({ ...consumed }) };
+      sections.push(await chatBenchmark(apiCaller(platform.url, key), meter, () => platform.queue.waitForIdle(10_000)));
+    }
   } finally {
     await platform.stop();
   }
@@ -515,7 +520,7 @@ async function runtimeSections(): Promise<string[]> {
 async function main() {
   const sections: string[] = [];
   // The cold-start section needs no runtime: a cold-only run starts none, so nothing else competes for the cores.
-  if (['overhead', 'cost', 'webhooks'].some((s) => SECTIONS.has(s))) sections.push(...(await runtimeSections()));
+  if (['overhead', 'cost', 'webhooks', 'chat'].some((s) => SECTIONS.has(s))) sections.push(...(await runtimeSections()));
   if (SECTIONS.has('cold')) sections.push(coldStart());
   const ragBench = join(__dirname, 'rag.ts');
   if (SECTIONS.has('rag') && existsSync(ragBench)) {

@@ -51,7 +51,7 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
     call.contact_id ? getItem<Contact>(keys.contact(orgId, call.contact_id)) : Promise.resolve(undefined),
   ]);
   const variables = conversationVariables({ agentName: agent ? agent.agent_name || agent.name : '', contact, dynamicVariables: call.dynamic_variables ?? {} });
-  const opening = call.begin_message.trim() ? fillTemplate(call.begin_message, variables) : '';
+  const opening = call.begin_message.trim() ? fillTemplate(call.begin_message, variables).trim() : '';
   const history: ConversationMessage[] = [];
   const speaksFirst = (agent?.start_speaker ?? 'agent') !== 'user';
   if (speaksFirst && opening) history.push({ role: 'agent', content: opening });

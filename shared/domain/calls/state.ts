@@ -63,8 +63,3 @@ export function advances(currentRank: number, move: Move | undefined): move is M
 export function billableMinutes(durationSec: number): number {
   return durationSec > 0 ? Math.ceil(durationSec / 60) : 0;
 }
-
-/** `{{name}}` placeholders filled from the call's dynamic variables; unknown names stay as written. */
-export function fillVariables(text: string, variables: Record<string, string>): string {
-  return text.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g, (whole, name: string) => (name in variables ? variables[name]! : whole));
-}

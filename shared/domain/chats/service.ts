@@ -242,7 +242,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
   };
   const opening: ConversationMessage[] = [];
   if (agent.start_speaker !== 'user' && agent.begin_message.trim()) {
-    opening.push({ role: 'agent', content: fillTemplate(agent.begin_message, variablesOf(item, agent, now)), sources: [] });
+    opening.push({ role: 'agent', content: fillTemplate(agent.begin_message, variablesOf(item, agent, now)).trim(), sources: [] });
   }
   const { writes, views } = messageWrites(orgId, id, 0, opening, now);
   item.message_count = opening.length;

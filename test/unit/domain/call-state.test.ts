@@ -1,4 +1,4 @@
-import { advances, billableMinutes, fillVariables, moveFor, STATUS_RANK } from '../../../shared/domain/calls/state';
+import { advances, billableMinutes, moveFor, STATUS_RANK } from '../../../shared/domain/calls/state';
 
 describe('call state machine', () => {
   it('maps carrier statuses to forward moves; queued never moves a call', () => {
@@ -23,9 +23,5 @@ describe('call state machine', () => {
 
   it('bills every started minute', () => {
     expect([0, 1, 59, 60, 61, 3600].map(billableMinutes)).toEqual([0, 1, 1, 1, 2, 60]);
-  });
-
-  it('fills {{variables}} and leaves unknown ones as written', () => {
-    expect(fillVariables('Hi {{ name }}, {{missing}} from {{company}}', { name: 'Dana', company: 'Acme' })).toBe('Hi Dana, {{missing}} from Acme');
   });
 });

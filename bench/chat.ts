@@ -1,0 +1,103 @@
+/**
+ * (f) Conversations: one chat turn through the local runtime's handler with a stand-in model that
+ * answers at once, without and with a knowledge base and with one webhook-tool round, against
+ * GET /agents/{id} measured interleaved in the same run (p50 and p99, ratios of p50), and the
+ * DynamoDB capacity one turn consumes (rate-limit writes left out). Also what the engine adds
+ * to a simulated call's end (the call-events job's conversation).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { installLlm } from '../shared/adapters/llm';
+import type { LlmPort } from '../shared/adapters/llm/port';
+
+type Call = (method: string, path: string, body?: unknown) => Promise<any>;
+export interface Meter {
+  reset(): void;
+  read(): { read: number; write: number; rateLimit: number };
+}
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+/** A model that answers at once: a tool call when the user asks for `lookup_order`, else a short text. */
+const instantModel: LlmPort = {
+  name: 'local',
+  async complete(req) {
+    const last = req.messages[req.messages.length - 1]!;
+    if (last.role === 'user' && last.content.includes('lookup_order') && req.tools.some((t) => t.name === 'lookup_order')) {
+      return { text: '', toolCalls: [{ id: `call_${Date.now()}_${Math.random()}`, name: 'lookup_order', arguments: '{"order_id":"A7"}' }], usage: { promptTokens: 0, completionTokens: 0 } };
+    }
+    return { text: 'Sure, here you go.', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0 } };
+  },
+};
+
+export async function chatBenchmark(call: Call, meter: Meter, queueIdle: () => Promise<void>, turns = Number(process.env.BENCH_CHAT_TURNS ?? 150)): Promise<string> {
+  installLlm(instantModel);
+  const receiver = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"shipped"}'));
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  try {
+    const kb = await call('POST', '/api/v1/rag/knowledge-bases', { name: 'bench' });
+    const text = Array.from({ length: 40 }, (_, i) => `Topic ${i}: our store ${i % 2 ? 'opens at nine' : 'ships parcels daily'} and answers question ${i} about refunds, parking and opening hours.`).join(' ');
+    await call('POST', '/api/v1/rag/ingest', { kb_id: kb.data.id, text, title: 'FAQ' });
+    await queueIdle();
+    const tool = await call('POST', '/api/v1/tools', { name: 'orders', type: 'webhook', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/orders`, definition: { name: 'lookup_order', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } } });
+    const plain = await call('POST', '/api/v1/agents', { name: 'plain', begin_message: '' });
+    const grounded = await call('POST', '/api/v1/agents', { name: 'kb', begin_message: '', knowledge_base: kb.data.id });
+    const tooled = await call('POST', '/api/v1/agents', { name: 'tool', begin_message: '', selected_tools: [{ tool_id: tool.data.id }] });
+    const scenarios: [string, string, string][] = [
+      ['turn, no knowledge base, no tools', plain.data.id, 'Hello, can you help me?'],
+      ['turn with a knowledge base (grounded)', grounded.data.id, 'When does the store open?'],
+      ['turn with one webhook-tool round', tooled.data.id, 'Please lookup_order A7'],
+    ];
+    const baseline: number[] = [];
+    const rows: string[] = [];
+    const timeGet = async () => {
+      const t = performance.now();
+      await call('GET', `/api/v1/agents/${plain.data.id}`);
+      baseline.push(performance.now() - t);
+    };
+    const results: { label: string; times: number[]; read: number; write: number }[] = [];
+    for (const [label, agentId, content] of scenarios) {
+      const times: number[] = [];
+      let chatId = '';
+      let used = 0;
+      let read = 0;
+      let write = 0;
+      for (let i = 0; i < turns + 5; i++) {
+        if (!chatId || used >= 90) {
+          chatId = (await call('POST', '/api/v1/chats', { agent_id: agentId })).data.id;
+          used = 0;
+        }
+        await timeGet();
+        meter.reset();
+        const t = performance.now();
+        await call('POST', `/api/v1/chats/${chatId}/messages`, { content });
+        const elapsed = performance.now() - t;
+        const c = meter.read();
+        used++;
+        if (i < 5) continue; // warm-up: first loads of the function and of the index
+        times.push(elapsed);
+        read += c.read;
+        write += c.write - c.rateLimit;
+      }
+      results.push({ label, times, read: read / turns, write: write / turns });
+    }
+    const base = pct(baseline, 50);
+    rows.push(`| GET /agents/{id} (baseline) | ${base.toFixed(2)} | ${pct(baseline, 99).toFixed(2)} | 1.00× | | |`);
+    for (const r of results) {
+      rows.push(`| ${r.label} | ${pct(r.times, 50).toFixed(2)} | ${pct(r.times, 99).toFixed(2)} | ${(pct(r.times, 50) / base).toFixed(2)}× | ${r.read.toFixed(1)} | ${r.write.toFixed(1)} |`);
+    }
+    return [
+      '## (f) Conversations: one chat turn',
+      '',
+      `${turns} turns per row through the local runtime (HTTP, the send-message handler, DynamoDB Local, the S3 emulator), with a stand-in model that answers at once, so the figures are the platform's own time; GET /agents/{id} measured between the turns is the baseline. Read and write units are DynamoDB's ReturnConsumedCapacity per turn (transactional writes count double; the rate-limit counter left out). Goals: p50 at most 3× the baseline without tools; at most 3 reads and writes no more than the messages the turn adds plus one (a plain turn adds 2 messages: 3 items in one transaction = 6 write units).`,
+      '',
+      '| request | p50 ms | p99 ms | p50 ratio | read units | write units |',
+      '|---|---|---|---|---|---|',
+      ...rows,
+      '',
+    ].join('\n');
+  } finally {
+    installLlm(undefined);
+    await new Promise<void>((r) => receiver.close(() => r()));
+  }
+}
