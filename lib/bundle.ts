@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
@@ -7,6 +7,8 @@ import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 export interface BundleEntry {
   name: string;
   entry: string;
+  /** Files copied beside the bundle, read by the function at run time (an operation's `bundleFiles`). */
+  files?: { from: string; to: string }[];
 }
 
 /**
@@ -69,6 +71,8 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
     if (names.has(name)) throw new Error(`Two functions share the bundle name "${name}".`);
     names.add(name);
   }
+  const missingFiles = entries.flatMap((e) => (e.files ?? []).filter((f) => !existsSync(path.resolve(options.rootDir, f.from))).map((f) => `${f.from} (shipped with ${e.name})`));
+  if (missingFiles.length > 0) throw new Error(`Cannot bundle: files to ship do not exist: ${missingFiles.join(', ')}`);
   const missing = entries.filter((e) => !existsSync(path.resolve(options.rootDir, e.entry)));
   if (missing.length > 0) {
     throw new Error(
@@ -110,13 +114,17 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
   const dirs = new Map<string, string>();
   const sizes = new Map<string, number>();
   const totalSizes = new Map<string, number>();
-  for (const { name, entry } of entries) {
+  for (const { name, entry, files } of entries) {
     const dir = path.join(options.outDir, name);
     let metafile: Metafile;
     try {
       metafile = buildSync({ ...common, entryPoints: { index: entry }, outdir: dir }).metafile!;
     } catch (error) {
       throw new Error(`esbuild failed to bundle the Lambda function ${name} (${entry}): ${(error as Error).message}`, { cause: error });
+    }
+    for (const file of files ?? []) {
+      if (!/^[A-Za-z0-9._-]+$/.test(file.to) || file.to === 'index.mjs') throw new Error(`Function ${name}: "${file.to}" must be a plain file name other than index.mjs.`);
+      copyFileSync(path.resolve(options.rootDir, file.from), path.join(dir, file.to));
     }
     Object.assign(merged.inputs, metafile.inputs);
     Object.assign(merged.outputs, metafile.outputs);

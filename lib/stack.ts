@@ -102,7 +102,7 @@ export class VoiceAgentPlatformStack extends Stack {
 
     this.code = this.codeFor(
       [
-        ...operations.map((op) => ({ name: operationBundleName(op), entry: op.entry })),
+        ...operations.map((op) => ({ name: operationBundleName(op), entry: op.entry, files: op.bundleFiles })),
         { name: FALLBACK_BUNDLE, entry: fallbackEntry },
         ...jobs.map((job) => ({ name: jobBundleName(job), entry: job.entry })),
       ],

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { defineOperation } from '../../http/operation';
 import { named } from '../common/named';
+import { REDOC_SCRIPT_FILE, REDOC_SCRIPT_SOURCE } from './reference-page';
 
 const Health = named('Health', () => z.object({ status: z.literal('ok'), version: z.string() }), 'The API answers');
 const Readiness = named(
@@ -44,4 +45,31 @@ export const getOpenApi = defineOperation({
   auth: false,
   rawResponse: true,
   access: {},
+});
+
+export const getApiReference = defineOperation({
+  method: 'GET',
+  path: '/api/v1/docs',
+  operationId: 'getApiReference',
+  summary: 'The API reference: this document rendered by Redoc, in a browser (no key; loads nothing from the internet)',
+  tag: 'Health',
+  entry: 'functions/system/reference.ts',
+  auth: false,
+  rawResponse: true,
+  rawContentType: 'text/html',
+  access: {},
+});
+
+export const getApiReferenceScript = defineOperation({
+  method: 'GET',
+  path: '/api/v1/docs/redoc.js',
+  operationId: 'getApiReferenceScript',
+  summary: 'Redoc\'s standalone script, served for the reference page (no key)',
+  tag: 'Health',
+  entry: 'functions/system/reference-script.ts',
+  auth: false,
+  rawResponse: true,
+  rawContentType: 'text/javascript',
+  access: {},
+  bundleFiles: [{ from: REDOC_SCRIPT_SOURCE, to: REDOC_SCRIPT_FILE }],
 });
