@@ -32,7 +32,7 @@ async function main(): Promise<Platform> {
   if (!process.env.LOG_LEVEL) process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
   const { startPlatform } = await import('../shared/local/platform');
-  const platform = await startPlatform({ port, dataDir, apiKeys, allowLoopbackFetch, tickSeconds });
+  const platform = await startPlatform({ port, dataDir, apiKeys, allowLoopbackFetch, tickSeconds, demo: true });
   const key = platform.apiKeys[0]!;
   const keyLines = platform.keys.map((k) => `  ${k.key}${k.generated ? `   (generated, kept in ${dataDir}/local-api-key)` : ''}`);
   console.log(
@@ -43,6 +43,7 @@ async function main(): Promise<Platform> {
       `  API:      ${platform.url}/api/v1`,
       `  Health:   ${platform.url}/api/v1/health`,
       `  OpenAPI:  ${platform.url}/api/v1/openapi.json`,
+      ...(platform.demo ? [`  Demo:     ${platform.demo.url}   (the web widget; its agent ${platform.demo.created ? 'was just created' : 'as you left it'})`] : []),
       `  Data:     ${platform.dataDir}`,
       '',
       `API key${platform.keys.length > 1 ? 's' : ''} (header X-Api-Key):`,

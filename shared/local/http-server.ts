@@ -36,6 +36,8 @@ export interface HttpServerOptions {
   /** Largest request body passed to a handler (default 6 MiB, Lambda's payload limit). */
   maxBodyBytes?: number;
   log?: (line: string) => void;
+  /** Pages of the local runtime only (the widget demo), by exact path, answered to GET outside the registry. */
+  pages?: Map<string, () => string>;
 }
 
 export interface LocalHttpServer {
@@ -76,6 +78,13 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
       const err = { code: 'PAYLOAD_TOO_LARGE' as const, message, details: {} };
       writeError(res, 413, err, echoRequestId(req, requestId), body === 'far-too-large');
       if (body === 'far-too-large') res.once('finish', () => req.destroy());
+      return;
+    }
+    const page = method === 'GET' ? options.pages?.get(rawPath.replace(/(.)\/$/, '$1')) : undefined;
+    if (page) {
+      const html = page();
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html), 'cache-control': 'no-store' });
+      res.end(html);
       return;
     }
     const match = matchRoute(routes, method, rawPath);

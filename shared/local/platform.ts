@@ -54,6 +54,8 @@ export interface PlatformOptions {
   provision?: ProvisionKey;
   /** Default: `generateApiKey` of shared/domain/api-keys/provision.ts. */
   generateKey?: () => string | Promise<string>;
+  /** Serve the widget demo page (`GET /demo`), creating its widget, agent and knowledge base on first start (`npm start`). */
+  demo?: boolean;
   /** Tests: replace the registries and the handler loader. */
   routes?: HttpRoute[];
   fallbackEntry?: string;
@@ -81,6 +83,8 @@ export interface Platform {
   dataDir: string;
   dynamoEndpoint: string;
   s3Endpoint: string;
+  /** The demo page's URL and widget, when started with `demo`. */
+  demo?: { url: string; widgetId: string; agentId?: string; knowledgeBaseId?: string; created: boolean };
   /** Stops the server, scheduler, queue, S3 and DynamoDB Local, and restores the environment. Idempotent. */
   stop(): Promise<void>;
 }
@@ -161,13 +165,22 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
 
     const keys = await provisionKeys(dataDir, options);
 
-    const server = createHttpServer({ routes: options.routes, fallbackEntry: options.fallbackEntry, loadHandler, log });
+    const pages = new Map<string, () => string>();
+    const server = createHttpServer({ routes: options.routes, fallbackEntry: options.fallbackEntry, loadHandler, log, pages });
     const port = await server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
     stack.push(() => server.close());
     const url = `http://${displayHost(options.host)}:${port}`;
     if (!fixedBaseUrl && !options.env?.PUBLIC_BASE_URL) {
       process.env.PUBLIC_BASE_URL = url;
       resetConfig();
+    }
+
+    let demo: Platform['demo'];
+    if (options.demo && keys[0]) {
+      const { ensureDemo, demoPage } = await import('./demo');
+      const made = await ensureDemo(url, keys[0].key);
+      pages.set('/demo', () => demoPage(made.widgetId));
+      demo = { url: `${url}/demo`, ...made };
     }
 
     const scheduler = new Scheduler({ jobs: options.jobs?.scheduled, loadHandler, log, tickSeconds: options.tickSeconds, clock: options.clock });
@@ -190,6 +203,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       dataDir,
       dynamoEndpoint: dynamo.endpoint,
       s3Endpoint: s3.endpoint,
+      demo,
       stop: () => (stopping ??= unwind()),
     };
   } catch (err) {

@@ -15,7 +15,7 @@ import { launchBrowser } from '../support/browser';
 import { usePlatform } from '../support/platform';
 import { FAQ_HTML, setUpWidget, startSite, type WidgetSetup } from '../support/widget';
 
-const local = usePlatform({ env: { WIDGET_CHAT_MESSAGES_PER_MINUTE: '3', WIDGET_ADDRESS_CHATS_PER_MINUTE: '100' } });
+const local = usePlatform({ demo: true, env: { WIDGET_CHAT_MESSAGES_PER_MINUTE: '3', WIDGET_ADDRESS_CHATS_PER_MINUTE: '100' } });
 const ROOT = join(__dirname, '..', '..');
 const QUESTION = 'When does the store open on Saturdays?';
 const HOST = '[data-voice-agent-widget]';
@@ -301,6 +301,22 @@ it('fits a 360-pixel-wide phone screen', async () => {
     expect(box.top).toBeGreaterThanOrEqual(0);
     expect(box.width).toBeGreaterThan(300);
     await tab.screenshot({ path: join(shotDir, 'widget-phone.png') });
+  } finally {
+    await context.close();
+  }
+});
+
+it('serves the local demo page, whose widget answers from the demo knowledge base', async () => {
+  const demo = local().platform.demo!;
+  expect(demo).toMatchObject({ url: `${local().url}/demo`, created: true });
+  const context = await browser.createBrowserContext();
+  try {
+    const tab = await context.newPage();
+    await tab.goto(demo.url);
+    await (await launcher(tab))!.click();
+    await waitForAgent(tab, /I am Robin/);
+    await ask(tab, 'When do you open on Saturdays?');
+    await waitForAgent(tab, /Saturdays and Sundays we open at 8 am/);
   } finally {
     await context.close();
   }

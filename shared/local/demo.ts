@@ -1,0 +1,74 @@
+/**
+ * The local runtime's demo page (`GET /demo`, never deployed): the web widget of the local
+ * organization on a page of its own. On first start the runtime creates, through its own API,
+ * a knowledge base with one document, a widget ("Demo widget") and an agent tied to both; later
+ * starts find the widget by name and leave whatever you changed alone (README, "Put the agent
+ * on your website").
+ */
+export const DEMO_WIDGET_NAME = 'Demo widget';
+
+const DEMO_DOCUMENT = [
+  'Harbor Street Coffee is a small coffee shop and bakery at 12 Harbor Street.',
+  'We open at 7 am and close at 6 pm on weekdays. On Saturdays and Sundays we open at 8 am and close at 4 pm.',
+  'Our coffee beans are roasted every Tuesday. A bag of house blend costs 14 dollars.',
+  'We bake croissants, cinnamon buns and sourdough bread every morning. Gluten-free muffins are available on Fridays.',
+  'Wi-Fi is free for customers. Dogs are welcome on the terrace.',
+].join('\n\n');
+
+export interface Demo {
+  widgetId: string;
+  agentId?: string;
+  knowledgeBaseId?: string;
+  created: boolean;
+}
+
+async function call(baseUrl: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${baseUrl}/api/v1${path}`, {
+    method,
+    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as { data?: unknown; error?: { message?: string } };
+  if (!res.ok) throw new Error(`demo set-up: ${method} ${path} answered ${res.status}: ${json.error?.message ?? ''}`);
+  return json.data;
+}
+
+/** The demo widget of the key's organization, created with its agent and knowledge base when there is none. */
+export async function ensureDemo(baseUrl: string, key: string): Promise<Demo> {
+  const widgets = (await call(baseUrl, key, 'GET', '/widget-settings?limit=100')) as { id: string; name: string; is_active: boolean }[];
+  const found = widgets.find((w) => w.name === DEMO_WIDGET_NAME && w.is_active);
+  if (found) return { widgetId: found.id, created: false };
+  const kb = await call(baseUrl, key, 'POST', '/rag/knowledge-bases', { name: 'Demo knowledge base', description: 'What the demo agent knows (GET /demo)' });
+  await call(baseUrl, key, 'POST', '/rag/ingest', { kb_id: kb.id, text: DEMO_DOCUMENT, metadata: { title: 'About Harbor Street Coffee' } });
+  const widget = await call(baseUrl, key, 'POST', '/widget-settings', {
+    name: DEMO_WIDGET_NAME, title: 'Harbor Street Coffee', greeting: 'Hi! Ask me about our opening hours, coffee or pastries.',
+    placeholder: 'Ask a question…', primary_color: '#0f766e',
+  });
+  const agent = await call(baseUrl, key, 'POST', '/agents', {
+    name: 'Demo agent', agent_name: 'Robin', knowledge_base: kb.id, widget_settings_id: widget.id,
+    prompt: 'You are {{agent_name}}, the friendly assistant of Harbor Street Coffee. Answer from the knowledge base, briefly.',
+    begin_message: 'Hello, I am {{agent_name}}. What would you like to know?',
+    selected_tools: [{ type: 'end_call' }],
+  });
+  return { widgetId: widget.id, agentId: agent.id, knowledgeBaseId: kb.id, created: true };
+}
+
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The demo page: the widget's script tag, exactly as a customer pastes it. */
+export function demoPage(widgetId: string): string {
+  const tag = `<script src="/api/v1/widget/embed.js" data-widget-id="${escape(widgetId)}" async></script>`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Widget demo · Voice AI Agent Platform (local)</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:720px;margin:40px auto;padding:0 16px;color:#0f172a}code,pre{background:#f1f5f9;border-radius:6px}pre{padding:12px;overflow:auto}</style>
+</head><body><main>
+<h1>Your agent on a web page</h1>
+<p>The button in the corner is the web widget of the local organization (<code>${escape(widgetId)}</code>). Open it and ask, for instance, <em>When do you open on Saturdays?</em></p>
+<p>This page holds nothing but the tag you would paste into your own site (with the full URL of your API):</p>
+<pre><code>${escape(tag)}</code></pre>
+<p>Change the agent's prompt, its knowledge base or the widget's look through the API: see the README, "Put the agent on your website".</p>
+</main>
+${tag}
+</body></html>`;
+}
