@@ -27,7 +27,11 @@ export interface LoadedWebhookTool {
  */
 export async function loadWebhookTool(orgId: string, toolId: string, now = Date.now()): Promise<LoadedWebhookTool | undefined> {
   const found = await findToolItem(orgId, toolId);
-  if (!found) return undefined;
+  return found ? unsealWebhookTool(found, now) : undefined;
+}
+
+/** A stored tool item (as a BatchGetItem of the catalog read it, sealed fields included) with its signing secrets. */
+export async function unsealWebhookTool(found: ToolItem, now = Date.now()): Promise<LoadedWebhookTool> {
   if (found.type !== 'webhook') return { item: found, secrets: [] };
   const item = await ensureToolSecret(found);
   return { item, secrets: await toolSigningSecrets(item, now) };
