@@ -34,7 +34,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -530,6 +530,10 @@ async function main() {
   if (SECTIONS.has('campaigns')) {
     const { campaignBenchmark } = await import('./campaigns');
     sections.push(await campaignBenchmark());
+  }
+  if (SECTIONS.has('widget')) {
+    const { widgetBenchmark } = await import('./widget');
+    sections.push(await widgetBenchmark());
   }
   // In the report's order: (a), (b), (c), then the rest.
   sections.sort((x, y) => (x.startsWith('## (') ? x.slice(3, 6) : '~').localeCompare(y.startsWith('## (') ? y.slice(3, 6) : '~'));
