@@ -98,7 +98,8 @@ export interface TelephonyPort {
   /** The carrier's current listing of one number, or undefined when it is not offered. */
   quote(phoneNumber: string): Promise<AvailableNumber | undefined>;
   /** Buys the number; UnprocessableError when the carrier no longer offers it. */
-  purchase(phoneNumber: string): Promise<PurchasedNumber>;
+  /** Buys a number; `voiceUrl` is where the carrier asks what to do with calls to it (Twilio: VoiceUrl). */
+  purchase(phoneNumber: string, options?: { voiceUrl?: string }): Promise<PurchasedNumber>;
   /** Gives a bought number back; releasing one the carrier no longer holds is not an error. */
   release(number: PurchasedNumber): Promise<void>;
   /** Places an outbound call. */

@@ -14,7 +14,8 @@ import { phoneRules } from '../../domain/common/phone-field';
  *   PhoneNumbers/Countries/{Country} (the `local` monthly price) and Pricing v2
  *   Voice/Countries/{Country} (the `local` inbound price; outbound: the longest matching prefix),
  *   cached per container for an hour.
- * - buy: POST Accounts/{sid}/IncomingPhoneNumbers.json (PhoneNumber); the PN… sid is kept.
+ * - buy: POST Accounts/{sid}/IncomingPhoneNumbers.json (PhoneNumber, and VoiceUrl/VoiceMethod
+ *   POST: incoming calls to our inbound webhook); the PN… sid is kept.
  * - release: DELETE Accounts/{sid}/IncomingPhoneNumbers/{Sid}.json; a 404 means already released.
  * - placeCall: POST Accounts/{sid}/Calls.json with status callbacks, recording (Record,
  *   RecordingStatusCallback) and, when asked, answering-machine detection
@@ -227,9 +228,14 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
       return found.find((n) => n.phone_number === phoneNumber);
     },
 
-    async purchase(phoneNumber): Promise<PurchasedNumber> {
+    async purchase(phoneNumber, options = {}): Promise<PurchasedNumber> {
+      const form = new URLSearchParams({ PhoneNumber: phoneNumber });
+      if (options.voiceUrl) {
+        form.set('VoiceUrl', options.voiceUrl);
+        form.set('VoiceMethod', 'POST');
+      }
       try {
-        const { body } = await call<{ sid: string; phone_number: string }>('POST', `${await account()}/IncomingPhoneNumbers.json`, new URLSearchParams({ PhoneNumber: phoneNumber }));
+        const { body } = await call<{ sid: string; phone_number: string }>('POST', `${await account()}/IncomingPhoneNumbers.json`, form);
         return { phoneNumber: body.phone_number ?? phoneNumber, providerRef: body.sid };
       } catch (err) {
         throw toAppError(err, phoneNumber);

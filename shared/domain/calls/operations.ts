@@ -58,3 +58,10 @@ export const getTwilioCallInstructions = defineOperation({
   entry: 'functions/telephony/twilio-twiml.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form',
   rawResponse: true, rawContentType: 'text/xml', access: { table: 'R', telephony: true, tokens: true },
 });
+
+export const receiveTwilioInboundCall = defineOperation({
+  method: 'POST', path: '/api/v1/telephony/twilio/inbound', operationId: 'receiveTwilioInboundCall', tag: telephonyTag, auth: false,
+  summary: 'Twilio incoming-call webhook (a number\'s voice URL; X-Twilio-Signature verified): a call session `inbound` answered by the number\'s `inbound_agent_id` through the voice runtime, or <Reject/> when the number has none',
+  entry: 'functions/telephony/twilio-inbound.ts', body: TwilioForm, bodyFormat: 'form',
+  rawResponse: true, rawContentType: 'text/xml', access: { table: 'RW', telephony: true, tokens: true, queues: ['event-fanout'] },
+});

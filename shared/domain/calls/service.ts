@@ -106,7 +106,9 @@ export function dueEntry(orgId: string, callId: string, dueAt: string) {
   return { due_at: dueAt, gsi2pk: gsi2.callsDue(dueAt.slice(0, 13), shard), gsi2sk: gsi2.callDueEntry(dueAt, orgId, callId) };
 }
 
-interface AgentItem {
+/** The agent's settings a new call copies. */
+export interface AgentItem {
+  status?: string;
   ring_duration_ms?: number;
   max_call_duration_ms?: number;
   begin_message?: string;
@@ -156,25 +158,74 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     throw new UnprocessableError(`The call cannot be placed: ${DNC_MESSAGES[blocked]}`, { reason: blocked, to_phone_number: input.to_phone_number });
   }
 
+  const { item, writes } = newCallWrites(orgId, {
+    agentId: input.agent_id,
+    agent: agent!,
+    number: number!,
+    direction: 'outbound',
+    from: input.from_phone_number,
+    to: input.to_phone_number,
+    contactId: input.contact_id ?? null,
+    campaignId: origin.campaignId ?? null,
+    metadata: input.metadata ?? {},
+    dynamicVariables: input.dynamic_variables ?? {},
+    status: 'queued',
+  });
+  const id = item.id;
+  const attempt = origin.campaignAttempt;
+  const marker = attempt && item.campaign_id
+    ? [putNew({ ...keys.campaignAttemptCall(orgId, item.campaign_id, attempt.campaignContactId, attempt.attempt), entity: 'CAMPAIGN_ATTEMPT', call_id: id, created_at: item.created_at })]
+    : [];
+  const campaignFields = attempt ? { campaign_contact_id: attempt.campaignContactId, campaign_attempt: attempt.attempt } : {};
+  Object.assign(item, campaignFields);
+  await transact([putNew({ ...item }), ...writes, ...marker], [{ orgId, collection: collections.calls, delta: 1 }]);
+  // If this send fails the call stays queued and the recovery sweep ends it `failed` when due.
+  await queue().send('call-place', { organization_id: orgId, call_id: id });
+  return view(item);
+}
+
+/** What a new call is made of, outbound or inbound. */
+export interface NewCall {
+  agentId: string;
+  agent: AgentItem;
+  number: PhoneNumberItem;
+  direction: 'outbound' | 'inbound';
+  from: string;
+  to: string;
+  contactId: string | null;
+  campaignId: string | null;
+  metadata: Record<string, unknown>;
+  dynamicVariables: Record<string, string>;
+  status: 'queued' | 'ringing';
+  /** A call the carrier already has (inbound): its provider and call id, and when it started. */
+  provider?: { name: string; callId: string };
+}
+
+/**
+ * A new call item (with the agent's settings copied onto it) and its index entries, not written:
+ * the caller adds its own items to the same transaction.
+ */
+export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writes: ReturnType<typeof putNew>[] } {
+  const { agent, number } = c;
   // The id's time is the creation time, to the millisecond: the `from`/`to` filters bound ids by it.
   const created = clockNow();
   const id = uuidv7({ msecs: created.getTime() });
   const now = created.toISOString();
-  const ring = agent!.ring_duration_ms ?? 30_000;
-  const max = agent!.max_call_duration_ms ?? 1_800_000;
+  const ring = agent.ring_duration_ms ?? 30_000;
+  const max = agent.max_call_duration_ms ?? 1_800_000;
   const call: Omit<Call, 'recording_url'> = {
     id,
     organization_id: orgId,
-    agent_id: input.agent_id,
-    campaign_id: origin.campaignId ?? null,
-    contact_id: input.contact_id ?? null,
-    direction: 'outbound',
-    from_phone_number: input.from_phone_number,
-    to_phone_number: input.to_phone_number,
-    status: 'queued',
+    agent_id: c.agentId,
+    campaign_id: c.campaignId,
+    contact_id: c.contactId,
+    direction: c.direction,
+    from_phone_number: c.from,
+    to_phone_number: c.to,
+    status: c.status,
     disconnection_reason: null,
     error_message: null,
-    started_at: null,
+    started_at: c.provider ? now : null,
     answered_at: null,
     ended_at: null,
     duration_sec: 0,
@@ -182,8 +233,8 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     tool_calls: [],
     analysis: null,
     analysis_error: null,
-    metadata: input.metadata ?? {},
-    dynamic_variables: input.dynamic_variables ?? {},
+    metadata: c.metadata,
+    dynamic_variables: c.dynamicVariables,
     created_at: now,
     updated_at: now,
   };
@@ -192,34 +243,28 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     entity: ENTITY,
     version: 1,
     ...call,
-    gsi1pk: statusPartition(orgId, 'queued'),
+    gsi1pk: statusPartition(orgId, c.status),
     gsi1sk: id,
     ...dueEntry(orgId, id, new Date(Date.parse(now) + ring + max + RECOVERY_MARGIN_MS).toISOString()),
-    status_rank: STATUS_RANK.queued,
-    phone_number_id: number!.id,
-    price_per_minute: number!.per_minute_price_outbound ?? 0,
+    status_rank: STATUS_RANK[c.status],
+    ...(c.provider ? { provider: c.provider.name, provider_call_id: c.provider.callId } : {}),
+    phone_number_id: number.id,
+    price_per_minute: (c.direction === 'inbound' ? number.per_minute_price_inbound : number.per_minute_price_outbound) ?? 0,
     ring_duration_ms: ring,
     max_call_duration_ms: max,
-    ...(agent!.enable_voicemail_detection ? { voicemail_detection: { timeout_ms: agent!.voicemail_detection_timeout_ms ?? 5_000 } } : {}),
-    begin_message: agent!.begin_message ?? '',
-    analysis_model: agent!.post_call_analysis_model || null,
-    analysis_prompt: agent!.analysis_summary_prompt || null,
-    ...(origin.campaignAttempt ? { campaign_contact_id: origin.campaignAttempt.campaignContactId, campaign_attempt: origin.campaignAttempt.attempt } : {}),
+    // Detection runs on calls we place (the carrier tells a machine from a person when it answers).
+    ...(agent.enable_voicemail_detection && c.direction === 'outbound' ? { voicemail_detection: { timeout_ms: agent.voicemail_detection_timeout_ms ?? 5_000 } } : {}),
+    begin_message: agent.begin_message ?? '',
+    analysis_model: agent.post_call_analysis_model || null,
+    analysis_prompt: agent.analysis_summary_prompt || null,
   };
   const dims: [CallIndexDimension, string | null][] = [['agent', call.agent_id], ['campaign', call.campaign_id], ['contact', call.contact_id]];
-  const indexEntries = dims
+  const writes = dims
     .filter((d): d is [CallIndexDimension, string] => !!d[1])
     .map(([dim, value]) =>
       putNew({ ...keys.callIndex(orgId, dim, value, id), entity: 'CALL_INDEX', call_id: id, agent_id: call.agent_id, campaign_id: call.campaign_id, contact_id: call.contact_id }),
     );
-  const attempt = origin.campaignAttempt;
-  const marker = attempt && call.campaign_id
-    ? [putNew({ ...keys.campaignAttemptCall(orgId, call.campaign_id, attempt.campaignContactId, attempt.attempt), entity: 'CAMPAIGN_ATTEMPT', call_id: id, created_at: now })]
-    : [];
-  await transact([putNew({ ...item }), ...indexEntries, ...marker], [{ orgId, collection: collections.calls, delta: 1 }]);
-  // If this send fails the call stays queued and the recovery sweep ends it `failed` when due.
-  await queue().send('call-place', { organization_id: orgId, call_id: id });
-  return view(item);
+  return { item, writes };
 }
 
 export async function getCall(orgId: string, id: string): Promise<Call> {

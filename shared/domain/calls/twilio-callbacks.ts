@@ -12,7 +12,8 @@ import type { RawBody } from '../../http/result';
 import { logger } from '../../logger';
 import type { CallEventMessage } from './lifecycle';
 import type { CallItem } from './service';
-import { apologyTwiml, streamTwiml } from './voice-stream';
+import { createInboundCall } from './inbound';
+import { apologyTwiml, rejectTwiml, streamTwiml } from './voice-stream';
 
 /**
  * Twilio's callbacks for a call we placed. Each URL carries the call (`organization_id`,
@@ -77,4 +78,29 @@ export async function twilioInstructions(event: APIGatewayProxyEventV2, ref: Cal
   return streamTwiml(runtime, {
     organization_id: call.organization_id, call_id: call.id, agent_id: call.agent_id, direction: call.direction, answered_by: params.AnsweredBy || undefined,
   });
+}
+
+/**
+ * POST /telephony/twilio/inbound: a call to one of our numbers (the number's voice URL). Signed
+ * like every Twilio callback (the URL is PUBLIC_BASE_URL + the path; no query). The number's
+ * inbound agent answers it: a call session `inbound` is created and the call's media streams to
+ * the voice runtime with a stream token; a number with no agent (or none active), or no voice
+ * runtime configured, answers <Reject/>, before any session is created.
+ */
+export async function answerTwilioIncomingCall(event: APIGatewayProxyEventV2, params: Record<string, string>): Promise<RawBody> {
+  await verify(event, params);
+  const missing = ['CallSid', 'To', 'From'].filter((name) => !params[name]);
+  if (missing.length) throw new UnprocessableError(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} required`, { fields: missing });
+  const runtime = config().voiceRuntimeUrl;
+  if (!runtime) {
+    logger.error('An incoming call was rejected: no voice runtime is configured (VOICE_RUNTIME_URL)', { provider_call_id: params.CallSid });
+    return rejectTwiml();
+  }
+  const answer = await createInboundCall({ to: params.To, from: params.From, providerCallId: params.CallSid, provider: 'twilio' });
+  if (answer.answer === 'reject') {
+    logger.info('An incoming call was rejected', { reason: answer.reason, organization_id: answer.organization_id, provider_call_id: params.CallSid });
+    return rejectTwiml();
+  }
+  const { call } = answer;
+  return streamTwiml(runtime, { organization_id: call.organization_id, call_id: call.id, agent_id: call.agent_id, direction: 'inbound' });
 }

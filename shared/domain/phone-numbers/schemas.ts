@@ -45,6 +45,8 @@ export const BuyBody = named('BuyPhoneNumberRequest', () => z.strictObject({
   price: money(),
   per_minute_price_inbound: z.optional(money()),
   per_minute_price_outbound: z.optional(money()),
+  /** The agent that answers calls to the number (an agent of the organization), or null. */
+  inbound_agent_id: z.optional(z.nullable(uuid())),
 }));
 export type BuyInput = z.output<typeof BuyBody>;
 
@@ -64,6 +66,7 @@ export const ImportBody = named('ImportPhoneNumberRequest', () => z.strictObject
   termination_uri: z.optional(terminationUri()),
   sip_username: z.optional(sipUsername()),
   sip_password: z.optional(sipPassword()),
+  inbound_agent_id: z.optional(z.nullable(uuid())),
 }));
 export type ImportInput = z.output<typeof ImportBody>;
 
@@ -73,6 +76,7 @@ export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', () => 
   termination_uri: z.optional(terminationUri()),
   sip_username: z.optional(sipUsername()),
   sip_password: z.optional(sipPassword()),
+  inbound_agent_id: z.optional(z.nullable(uuid())),
 }));
 export type UpdateImportInput = z.output<typeof UpdateImportBody>;
 

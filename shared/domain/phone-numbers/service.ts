@@ -19,6 +19,7 @@ import {
 import { ConflictError, NotFoundError, UnprocessableError, type FieldIssue } from '../../errors';
 import { listResult } from '../../http/result';
 import { logger } from '../../logger';
+import { config } from '../../config';
 import { RENEWAL_ATTRIBUTES, renewalSchedule } from '../billing/renewals';
 import { chargeWrite } from '../billing/service';
 import { getOr404, requireSomeField } from '../common/collection';
@@ -127,7 +128,7 @@ const newNumberCounters = (orgId: string) => [
 /** Writes a new number (claim + item + extras) and retries transaction conflicts; a claim held by another number is a 409. */
 async function writeNewNumber(
   item: PhoneNumberItem,
-  extra: { items?: Parameters<typeof transact>[0]; counters?: Parameters<typeof transact>[1] } = {},
+  extra: { items?: Parameters<typeof transact>[0]; counters?: Parameters<typeof transact>[1]; guards?: Parameters<typeof transact>[2] } = {},
 ): Promise<void> {
   const orgId = item.organization_id;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -135,6 +136,7 @@ async function writeNewNumber(
       await transact(
         [claimWrite(item.phone_number, orgId, item.id, item.source, item.created_at), putNew(item as unknown as Record<string, unknown>), ...(extra.items ?? [])],
         [...newNumberCounters(orgId), ...(extra.counters ?? [])],
+        extra.guards,
       );
       return;
     } catch (err) {
@@ -177,11 +179,14 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     });
   }
 
-  const purchased = await carrier.purchase(input.phone_number);
+  // Checked before buying (nothing is bought for a wrong agent) and again in the write's transaction.
+  const agentGuards = await inboundAgentGuards(orgId, input.inbound_agent_id);
+  const purchased = await carrier.purchase(input.phone_number, { voiceUrl: inboundVoiceUrl(carrier.name) });
   const now = new Date().toISOString();
   const id = uuidv7();
   const item: PhoneNumberItem = {
     ...newNumberItem(orgId, id, 'purchased', input.phone_number, now),
+    inbound_agent_id: input.inbound_agent_id ?? null,
     name: input.phone_number,
     price: listing.price,
     per_minute_price_inbound: listing.per_minute_price_inbound,
@@ -207,7 +212,7 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     at: now,
   });
   try {
-    await writeNewNumber(item, { items: [charge.item], counters: [charge.counter] });
+    await writeNewNumber(item, { items: [charge.item], counters: [charge.counter], guards: agentGuards });
   } catch (err) {
     await giveBack(purchased);
     throw err;
@@ -244,11 +249,34 @@ function newNumberItem(orgId: string, id: string, source: 'purchased' | 'importe
   };
 }
 
+/**
+ * The webhook a bought number's incoming calls go to (the carrier's voice URL), for carriers that
+ * call back over HTTP (Twilio) when PUBLIC_BASE_URL is set; none otherwise.
+ */
+function inboundVoiceUrl(carrier: string): string | undefined {
+  const base = config().publicBaseUrl;
+  return carrier === 'twilio' && base ? `${base.replace(/\/$/, '')}/api/v1/telephony/twilio/inbound` : undefined;
+}
+
+/** The guard that `inbound_agent_id` names an agent of the organization (400 naming the field), checked now and in the write. */
+async function inboundAgentGuards(orgId: string, agentId: string | null | undefined) {
+  if (!agentId) return [];
+  if (!(await getItem(keys.agent(orgId, agentId)))) throw references.agent(orgId, agentId, 'inbound_agent_id').onFail();
+  return [references.agent(orgId, agentId, 'inbound_agent_id')];
+}
+
+/**
+ * Imports a number held elsewhere. Its carrier is not ours to configure: to have its calls
+ * answered by `inbound_agent_id`, the operator points the number's voice URL (Twilio) at
+ * POST /api/v1/telephony/twilio/inbound (docs/api.md, inbound calls).
+ */
 export async function importPhoneNumber(orgId: string, input: ImportInput): Promise<PhoneNumber> {
+  const agentGuards = await inboundAgentGuards(orgId, input.inbound_agent_id);
   const now = new Date().toISOString();
   const id = uuidv7();
   const item: PhoneNumberItem = {
     ...newNumberItem(orgId, id, 'imported', input.phone, now),
+    inbound_agent_id: input.inbound_agent_id ?? null,
     phone: input.phone,
     type: input.type,
     name: input.name || input.phone,
@@ -257,7 +285,7 @@ export async function importPhoneNumber(orgId: string, input: ImportInput): Prom
     ...(input.sip_password ? { sip_password_sealed: await secrets().seal(input.sip_password) } : {}),
     released_at: null,
   };
-  await writeNewNumber(item);
+  await writeNewNumber(item, { guards: agentGuards });
   return view(item);
 }
 
@@ -289,14 +317,19 @@ export async function updateImportedPhoneNumber(orgId: string, id: string, input
   const { sip_password, ...plain } = input;
   const set: Record<string, unknown> = { ...plain, updated_at: new Date().toISOString() };
   if (sip_password !== undefined) set.sip_password_sealed = await secrets().seal(sip_password);
+  const guards = input.inbound_agent_id ? [references.agent(orgId, input.inbound_agent_id, 'inbound_agent_id')] : [];
   try {
-    await transact([
-      updateExisting(keys.phoneNumber(orgId, id), set, {
-        condition: '#src = :imported AND #st = :active',
-        names: { '#src': 'source', '#st': 'status' },
-        values: { ':imported': 'imported', ':active': 'active' },
-      }),
-    ]);
+    await transact(
+      [
+        updateExisting(keys.phoneNumber(orgId, id), set, {
+          condition: '#src = :imported AND #st = :active',
+          names: { '#src': 'source', '#st': 'status' },
+          values: { ':imported': 'imported', ':active': 'active' },
+        }),
+      ],
+      [],
+      guards,
+    );
   } catch (err) {
     if (err instanceof ConditionFailed) return explainFailedUpdate(orgId, id, 'Imported phone number', 'imported');
     throw err;
