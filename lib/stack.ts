@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { Operation } from '../shared/http/operation';
@@ -19,6 +20,8 @@ import { pascalCase } from './names';
 import { Storage } from './storage';
 import { Telephony, type TelephonyProps } from './telephony';
 import { TokenSigning } from './tokens';
+import { VoiceRuntime } from './voice';
+import { objectKeys } from '../shared/domain/rag/object-keys';
 
 /** Repository root: entry files in the registries are relative to it. */
 export const ROOT_DIR = path.resolve(__dirname, '..');
@@ -65,8 +68,17 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
    * behind it without a dependency cycle. Required for TELEPHONY_PROVIDER twilio.
    */
   publicBaseUrl?: string;
-  /** VOICE_RUNTIME_URL: where Twilio streams answered calls' media (`wss://…`). */
+  /**
+   * VOICE_RUNTIME_URL: where Twilio streams answered calls' media (`wss://…`). Default: the voice
+   * runtime this stack deploys (`wss://<CloudFront domain>/stream`, or the operator's domain).
+   * Given, no runtime is deployed here (one runs elsewhere).
+   */
   voiceRuntimeUrl?: string;
+  /** The operator's domain and ACM certificate (same region) for the voice runtime; default CloudFront's domain. */
+  voiceDomainName?: string;
+  voiceCertificateArn?: string;
+  /** REALTIME_BASE_URL of the voice runtime; default the runtime's (OpenAI). */
+  realtimeBaseUrl?: string;
   /** Where bundles are written; default `.build/bundles` in the repository. */
   bundleDir?: string;
 }
@@ -82,6 +94,8 @@ export class VoiceAgentPlatformStack extends Stack {
   readonly telephony: Telephony;
   readonly analysis: Analysis;
   readonly tokens: TokenSigning;
+  /** The voice runtime (absent when `voiceRuntimeUrl` names one elsewhere). */
+  readonly voice?: VoiceRuntime;
   readonly monitoring: Monitoring;
   readonly jobs: Jobs;
   readonly api: Api;
@@ -122,7 +136,7 @@ export class VoiceAgentPlatformStack extends Stack {
       RATE_LIMIT_PER_MINUTE: String(props.rateLimitPerMinute ?? 1200),
       API_KEY_CACHE_SECONDS: String(props.apiKeyCacheSeconds ?? 10),
       ...(props.publicBaseUrl ? { PUBLIC_BASE_URL: props.publicBaseUrl } : {}),
-      ...(props.voiceRuntimeUrl ? { VOICE_RUNTIME_URL: props.voiceRuntimeUrl } : {}),
+      VOICE_RUNTIME_URL: props.voiceRuntimeUrl ?? (this.voice = new VoiceRuntime(this, 'Voice', { domainName: props.voiceDomainName, certificateArn: props.voiceCertificateArn })).url,
       ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
     };
     this.telephony = new Telephony(this, 'Telephony', props.telephony);
@@ -142,6 +156,23 @@ export class VoiceAgentPlatformStack extends Stack {
       code: this.code,
       environment,
       targets,
+      monitoring: this.monitoring,
+      logRetention: props.logRetention,
+    });
+
+    this.voice?.addService({
+      // Tests and `cdk ls` build no image (as they bundle no function): a public image stands in.
+      image: !this.code.bundled ? ecs.ContainerImage.fromRegistry('public.ecr.aws/docker/library/node:22-slim') : undefined,
+      environment,
+      table: this.data.table,
+      bucket: this.storage.bucket,
+      bucketPrefixes: objectKeys.grantPatterns,
+      tokens: this.tokens.secret,
+      telephony: { provider: this.telephony.provider, secret: this.telephony.secret },
+      queues: this.jobs.queues,
+      // Those a call's end sends to (a test's own job registry may have none of them).
+      queueNames: ['call-events', 'call-analysis', 'event-fanout', 'campaign-dispatch'].filter((name) => this.jobs.queues.has(name)),
+      realtimeBaseUrl: props.realtimeBaseUrl,
       monitoring: this.monitoring,
       logRetention: props.logRetention,
     });
