@@ -4,6 +4,50 @@
  */
 
 export interface paths {
+    "/api/v1/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The API reference: this document rendered by Redoc, in a browser (no key; loads nothing from the internet)
+         * @description The API reference: this document rendered by Redoc, in a browser (no key; loads nothing from the internet)
+         *
+         *     Public: no API key.
+         */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/docs/redoc.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Redoc's standalone script, served for the reference page (no key)
+         * @description Redoc's standalone script, served for the reference page (no key)
+         *
+         *     Public: no API key.
+         */
+        get: operations["getApiReferenceScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -220,8 +264,8 @@ export interface paths {
         get: operations["listTools"];
         put?: never;
         /**
-         * Create a tool (`name` and `definition` required; `webhook` tools also need `url`)
-         * @description Create a tool (`name` and `definition` required; `webhook` tools also need `url`)
+         * Create a tool (`name` and `definition` required; `webhook` tools also need `url` and get a signing `secret`, shown once)
+         * @description Create a tool (`name` and `definition` required; `webhook` tools also need `url` and get a signing `secret`, shown once)
          *
          *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
          */
@@ -264,6 +308,28 @@ export interface paths {
          *     Requires an API key (`X-Api-Key`).
          */
         patch: operations["updateTool"];
+        trace?: never;
+    };
+    "/api/v1/tools/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret for a webhook tool, answered once; the old one keeps signing beside it for 24 h
+         * @description A new signing secret for a webhook tool, answered once; the old one keeps signing beside it for 24 h.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["rotateToolSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/widget-settings": {
@@ -328,6 +394,62 @@ export interface paths {
         patch: operations["updateWidgetSettings"];
         trace?: never;
     };
+    "/api/v1/widget/{id}/chats/{chat_id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Public (token): end the chat (`user_ended`); an ended chat is answered unchanged
+         * @description Public (token): end the chat (`user_ended`); an ended chat is answered unchanged.
+         *
+         *     Public: no API key.
+         */
+        post: operations["endWidgetChat"];
+        delete?: never;
+        /**
+         * Public (no key): CORS preflight, under the widget's origin rule
+         * @description Public (no key): CORS preflight, under the widget's origin rule.
+         *
+         *     Public: no API key.
+         */
+        options: operations["preflightWidgetChatEnd"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widget/{id}/chats/{chat_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public (token): the chat with what was said (user and agent messages)
+         * @description Public (token): the chat with what was said (user and agent messages)
+         *
+         *     Public: no API key.
+         */
+        get: operations["getWidgetChat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * Public (no key): CORS preflight, under the widget's origin rule
+         * @description Public (no key): CORS preflight, under the widget's origin rule.
+         *
+         *     Public: no API key.
+         */
+        options: operations["preflightWidgetChat"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/widget/{id}/config": {
         parameters: {
             query?: never;
@@ -352,6 +474,112 @@ export interface paths {
          *     Public: no API key.
          */
         options: operations["preflightWidgetConfig"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widget/embed.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public (no key): the embeddable widget's script (`<script src=…/api/v1/widget/embed.js data-widget-id=… async>`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted
+         * @description Public (no key): the embeddable widget's script (`<script src=…/api/v1/widget/embed.js data-widget-id=… async>`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted.
+         *
+         *     Public: no API key.
+         */
+        get: operations["getWidgetEmbedScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widget/{id}/chats/{chat_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 a minute per chat (429 with `Retry-After`)
+         * @description Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 a minute per chat (429 with `Retry-After`)
+         *
+         *     Public: no API key.
+         */
+        post: operations["sendWidgetChatMessage"];
+        delete?: never;
+        /**
+         * Public (no key): CORS preflight, under the widget's origin rule
+         * @description Public (no key): CORS preflight, under the widget's origin rule.
+         *
+         *     Public: no API key.
+         */
+        options: operations["preflightWidgetChatMessages"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widget/{id}/chats/{chat_id}/tool-results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Public (token): the page answers the chat's pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on
+         * @description Public (token): the page answers the chat's pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on.
+         *
+         *     Public: no API key.
+         */
+        post: operations["submitWidgetChatToolResults"];
+        delete?: never;
+        /**
+         * Public (no key): CORS preflight, under the widget's origin rule
+         * @description Public (no key): CORS preflight, under the widget's origin rule.
+         *
+         *     Public: no API key.
+         */
+        options: operations["preflightWidgetChatToolResults"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widget/{id}/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Public (no key): start a chat (`channel` `widget`) with the widget's agent; answers the chat and a `token` for it alone, valid 24 h. Limits: 60 new chats a minute per widget, 10 per client address (429 with `Retry-After`)
+         * @description Public (no key): start a chat (`channel` `widget`) with the widget's agent; answers the chat and a `token` for it alone, valid 24 h. Limits: 60 new chats a minute per widget, 10 per client address (429 with `Retry-After`)
+         *
+         *     Public: no API key.
+         */
+        post: operations["startWidgetChat"];
+        delete?: never;
+        /**
+         * Public (no key): CORS preflight, under the widget's origin rule
+         * @description Public (no key): CORS preflight, under the widget's origin rule.
+         *
+         *     Public: no API key.
+         */
+        options: operations["preflightWidgetChats"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1078,6 +1306,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/billing/total": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The exact sum of the ledger per currency (integer units of 1/10,000), optionally of the charges created in [from, to)
+         * @description The exact sum of the ledger per currency (integer units of 1/10,000), optionally of the charges created in [from, to)
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["getChargesTotal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/billing/charges": {
         parameters: {
             query?: never;
@@ -1160,12 +1410,34 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL); X-Twilio-Signature verified
-         * @description TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL); X-Twilio-Signature verified.
+         * TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL) with a short-lived stream token; X-Twilio-Signature verified
+         * @description TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL) with a short-lived stream token; X-Twilio-Signature verified.
          *
          *     Public: no API key.
          */
         post: operations["getTwilioCallInstructions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/inbound": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered by the number's `inbound_agent_id` through the voice runtime, or <Reject/> when the number has none
+         * @description Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered by the number's `inbound_agent_id` through the voice runtime, or <Reject/> when the number has none.
+         *
+         *     Public: no API key.
+         */
+        post: operations["receiveTwilioInboundCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1210,6 +1482,122 @@ export interface paths {
          *     Public: no API key.
          */
         post: operations["receiveTwilioStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a chat (`user_ended`); an ended chat is answered unchanged
+         * @description End a chat (`user_ended`); an ended chat is answered unchanged.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["endChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a chat with every message
+         * @description Get a chat with every message.
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["getChat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List chats, newest first (without messages); filters `agent_id`, `contact_id`, `status`, `channel`, `from`, `to`
+         * @description List chats, newest first (without messages); filters `agent_id`, `contact_id`, `status`, `channel`, `from`, `to`.
+         *
+         *     Requires an API key (`X-Api-Key`). Paged with `limit` and `offset` or `cursor`; `meta.total` is exact.
+         */
+        get: operations["listChats"];
+        put?: never;
+        /**
+         * Start a chat with an active agent (its filled `begin_message` opens it when `start_speaker` is `agent`)
+         * @description Start a chat with an active agent (its filled `begin_message` opens it when `start_speaker` is `agent`)
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["startChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one user message: the agent answers (grounded in its knowledge base, calling its tools); answers what the turn added
+         * @description Send one user message: the agent answers (grounded in its knowledge base, calling its tools); answers what the turn added.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["sendChatMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{id}/tool-results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer every pending `function` tool call of a `requires_action` chat; the turn goes on
+         * @description Answer every pending `function` tool call of a `requires_action` chat; the turn goes on.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["submitChatToolResults"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1689,7 +2077,7 @@ export interface components {
         /** @description An entry of a contact's timeline */
         Activity: {
             /** @enum {string} */
-            type: "note" | "appointment" | "call" | "campaign";
+            type: "note" | "appointment" | "call" | "campaign" | "chat";
             description: string;
             timestamp: string;
         };
@@ -1740,6 +2128,7 @@ export interface components {
             } | null;
             knowledge_base: "" | string;
             begin_message: string;
+            prompt: string;
             /** @enum {string} */
             start_speaker: "agent" | "user";
             created_at: string;
@@ -1823,6 +2212,7 @@ export interface components {
             price: number;
             per_minute_price_inbound?: number;
             per_minute_price_outbound?: number;
+            inbound_agent_id?: string | null;
         };
         /** @description Cal.com's webhook envelope (other members are accepted and ignored) */
         CalcomWebhookEvent: {
@@ -1853,7 +2243,7 @@ export interface components {
             to_phone_number: string;
             /** @enum {string} */
             status: "queued" | "ringing" | "in_progress" | "ended";
-            disconnection_reason: ("completed" | "no_answer" | "busy" | "voicemail" | "failed" | "canceled") | null;
+            disconnection_reason: ("completed" | "no_answer" | "busy" | "voicemail" | "failed" | "canceled" | "transferred") | null;
             error_message: string | null;
             started_at: string | null;
             answered_at: string | null;
@@ -1863,6 +2253,14 @@ export interface components {
                 /** @enum {string} */
                 role: "agent" | "user";
                 text: string;
+                time_sec: number;
+            }[];
+            tool_calls: {
+                name: string;
+                arguments: {
+                    [key: string]: unknown;
+                };
+                result: unknown;
                 time_sec: number;
             }[];
             recording_url: string | null;
@@ -1899,6 +2297,7 @@ export interface components {
             execution_status: "idle" | "waiting_window" | "dispatching" | "done" | "cancelled";
             schedule: components["schemas"]["CampaignSchedule"];
             contact_stats: components["schemas"]["CampaignContactStats"];
+            pause_reason: ("agent_deleted" | "agent_inactive" | "number_inactive") | null;
             started_at: string | null;
             completed_at: string | null;
             created_at: string;
@@ -1993,7 +2392,8 @@ export interface components {
             id: string;
             organization_id: string;
             amount: number;
-            amount_cents: number;
+            amount_units: number;
+            amount_scale: number;
             currency: string;
             /** @enum {string} */
             reason: "number_purchase" | "number_renewal" | "call_minutes";
@@ -2004,6 +2404,134 @@ export interface components {
             period_start?: string;
             period_end?: string;
             created_at: string;
+        };
+        /** @description The exact sums of the ledger, per currency, over the charges created in [from, to) */
+        ChargesTotal: {
+            totals: components["schemas"]["CurrencyTotal"][];
+            from: string | null;
+            to: string | null;
+        };
+        /** @description A text conversation with an agent, with every message */
+        Chat: {
+            id: string;
+            organization_id: string;
+            agent_id: string;
+            contact_id: string | null;
+            /** @enum {string} */
+            channel: "api" | "widget";
+            widget_id: string | null;
+            /** @enum {string} */
+            status: "active" | "requires_action" | "ended";
+            end_reason: ("user_ended" | "agent_ended" | "inactivity" | "max_turns") | null;
+            pending_tool_calls: components["schemas"]["PendingToolCall"][];
+            dynamic_variables: {
+                [key: string]: string;
+            };
+            metadata: {
+                [key: string]: unknown;
+            };
+            analysis: {
+                summary: string;
+                /** @enum {string} */
+                sentiment: "positive" | "neutral" | "negative";
+                successful: boolean;
+                custom: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            analysis_error: string | null;
+            usage: components["schemas"]["ChatUsage"];
+            user_messages: number;
+            started_at: string;
+            ended_at: string | null;
+            created_at: string;
+            updated_at: string;
+            messages: components["schemas"]["ChatMessage"][];
+        };
+        /** @description A message of a chat */
+        ChatMessage: {
+            id: string;
+            /** @enum {string} */
+            role: "agent" | "user" | "tool_call" | "tool_result";
+            content: string;
+            tool_call_id: string | null;
+            name: string | null;
+            arguments: {
+                [key: string]: unknown;
+            } | null;
+            result?: unknown;
+            sources: components["schemas"]["ChatSource"][];
+            created_at: string;
+        };
+        /** @description One user message */
+        ChatMessageRequest: {
+            content: string;
+        };
+        /** @description A knowledge-base document that grounded an answer */
+        ChatSource: {
+            doc_id: string;
+            url: string | null;
+            score: number;
+        };
+        /** @description A chat without its messages (lists, events) */
+        ChatSummary: {
+            id: string;
+            organization_id: string;
+            agent_id: string;
+            contact_id: string | null;
+            /** @enum {string} */
+            channel: "api" | "widget";
+            widget_id: string | null;
+            /** @enum {string} */
+            status: "active" | "requires_action" | "ended";
+            end_reason: ("user_ended" | "agent_ended" | "inactivity" | "max_turns") | null;
+            pending_tool_calls: components["schemas"]["PendingToolCall"][];
+            dynamic_variables: {
+                [key: string]: string;
+            };
+            metadata: {
+                [key: string]: unknown;
+            };
+            analysis: {
+                summary: string;
+                /** @enum {string} */
+                sentiment: "positive" | "neutral" | "negative";
+                successful: boolean;
+                custom: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            analysis_error: string | null;
+            usage: components["schemas"]["ChatUsage"];
+            user_messages: number;
+            started_at: string;
+            ended_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        /** @description Answers to every pending `function` tool call */
+        ChatToolResultsRequest: {
+            results: {
+                tool_call_id: string;
+                output: unknown;
+            }[];
+        };
+        /** @description What one turn added */
+        ChatTurn: {
+            chat: {
+                id: string;
+                /** @enum {string} */
+                status: "active" | "requires_action" | "ended";
+                end_reason: ("user_ended" | "agent_ended" | "inactivity" | "max_turns") | null;
+                pending_tool_calls: components["schemas"]["PendingToolCall"][];
+            };
+            messages: components["schemas"]["ChatMessage"][];
+        };
+        /** @description Model usage of a conversation */
+        ChatUsage: {
+            llm_requests: number;
+            prompt_tokens: number;
+            completion_tokens: number;
         };
         /** @description A person the agents call or are called by */
         Contact: {
@@ -2078,6 +2606,7 @@ export interface components {
             } | null;
             knowledge_base?: "" | string;
             begin_message?: string;
+            prompt?: string;
             /** @enum {string} */
             start_speaker?: "agent" | "user";
         };
@@ -2161,7 +2690,7 @@ export interface components {
         /** @description A new webhook endpoint: the HTTPS URL and the event kinds it receives */
         CreateWebhookRequest: {
             url: string;
-            events: ("call.started" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping" | "*")[];
+            events: ("call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -2177,6 +2706,15 @@ export interface components {
             avatar_url?: "" | string;
             language?: string;
             allowed_origins?: string[];
+        };
+        /** @description The exact sum of the charges in one currency */
+        CurrencyTotal: {
+            currency: string;
+            amount: number;
+            amount_decimal: string;
+            amount_units: number;
+            amount_scale: number;
+            charges: number;
         };
         DiscoverRequest: {
             url: string;
@@ -2246,7 +2784,7 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "call.started" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping";
+            type: "call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping";
             created_at: string;
             organization_id: string;
             data: {
@@ -2267,6 +2805,7 @@ export interface components {
             termination_uri?: string;
             sip_username?: string;
             sip_password?: string;
+            inbound_agent_id?: string | null;
         };
         IngestRequest: {
             kb_id: string;
@@ -2324,6 +2863,14 @@ export interface components {
                 [key: string]: unknown;
             };
             chunk_index: number;
+        };
+        /** @description A `function` tool call the API caller must answer */
+        PendingToolCall: {
+            id: string;
+            name: string;
+            arguments: {
+                [key: string]: unknown;
+            };
         };
         /** @description A number the organization holds or held, bought (`purchased`) or imported */
         PhoneNumber: {
@@ -2403,11 +2950,34 @@ export interface components {
             base_url?: string;
             webhook_secret?: string;
         };
-        /** @description An item of `selected_tools`: `tool_id` names a tool of the organization; other members are kept */
+        /** @description An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number, check_availability, book_appointment); other members are kept */
         SelectedTool: {
-            tool_id: string;
+            tool_id?: string;
+            /** @enum {string} */
+            type?: "end_call" | "transfer_call" | "check_availability" | "book_appointment";
         } & {
             [key: string]: unknown;
+        };
+        /** @description A chat to start with an active agent */
+        StartChatRequest: {
+            agent_id: string;
+            contact_id?: string;
+            dynamic_variables?: {
+                [key: string]: string;
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A chat to start through a widget (every member optional) */
+        StartWidgetChatRequest: {
+            agent_id?: string;
+            dynamic_variables?: {
+                [key: string]: string;
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
         };
         /** @description A tool an agent can call: a function the model calls, or a webhook the platform calls */
         Tool: {
@@ -2427,6 +2997,7 @@ export interface components {
                 [key: string]: string;
             };
             timeout_ms?: number;
+            previous_secret_expires_at?: string | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -2492,6 +3063,29 @@ export interface components {
                 required?: string[];
             };
         };
+        /** @description A tool and its signing secret, shown only once */
+        ToolWithSecret: {
+            id: string;
+            organizationId: string;
+            name: string;
+            description: string;
+            /** @enum {string} */
+            type: "function" | "webhook";
+            definition: components["schemas"]["ToolDefinition"];
+            isActive: boolean;
+            /** Format: uri */
+            url?: string;
+            /** @enum {string} */
+            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            headers?: {
+                [key: string]: string;
+            };
+            timeout_ms?: number;
+            previous_secret_expires_at?: string | null;
+            createdAt: string;
+            updatedAt: string;
+            secret?: string;
+        };
         /** @description The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature */
         TwilioCallbackForm: {
             [key: string]: string;
@@ -2531,6 +3125,7 @@ export interface components {
             } | null;
             knowledge_base?: "" | string;
             begin_message?: string;
+            prompt?: string;
             /** @enum {string} */
             start_speaker?: "agent" | "user";
         };
@@ -2570,6 +3165,7 @@ export interface components {
             termination_uri?: string;
             sip_username?: string;
             sip_password?: string;
+            inbound_agent_id?: string | null;
         };
         UpdatePhoneNumberRequest: {
             name?: string;
@@ -2594,7 +3190,7 @@ export interface components {
         /** @description The fields of a webhook endpoint to change */
         UpdateWebhookRequest: {
             url?: string;
-            events?: ("call.started" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping" | "*")[];
+            events?: ("call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -2663,6 +3259,34 @@ export interface components {
             created_at: string;
             updated_at: string;
             secret: string;
+        };
+        /** @description A widget chat as the page sees it (no organization data, no tool results) */
+        WidgetChat: {
+            id: string;
+            widget_id: string;
+            agent_id: string;
+            /** @enum {string} */
+            status: "active" | "requires_action" | "ended";
+            end_reason: ("user_ended" | "agent_ended" | "inactivity" | "max_turns") | null;
+            pending_tool_calls: components["schemas"]["PendingToolCall"][];
+            messages: components["schemas"]["ChatMessage"][];
+            started_at: string;
+            ended_at: string | null;
+        };
+        /** @description A widget chat just started, with the token for its other calls */
+        WidgetChatStarted: {
+            id: string;
+            widget_id: string;
+            agent_id: string;
+            /** @enum {string} */
+            status: "active" | "requires_action" | "ended";
+            end_reason: ("user_ended" | "agent_ended" | "inactivity" | "max_turns") | null;
+            pending_tool_calls: components["schemas"]["PendingToolCall"][];
+            messages: components["schemas"]["ChatMessage"][];
+            started_at: string;
+            ended_at: string | null;
+            token: string;
+            token_expires_at: string;
         };
         /** @description What the embeddable widget needs (public): its appearance and the agent it talks to */
         WidgetConfig: {
@@ -2962,6 +3586,15 @@ export type CampaignSummary = components['schemas']['CampaignSummary'];
 export type CancelAppointmentRequest = components['schemas']['CancelAppointmentRequest'];
 export type Capabilities = components['schemas']['Capabilities'];
 export type Charge = components['schemas']['Charge'];
+export type ChargesTotal = components['schemas']['ChargesTotal'];
+export type Chat = components['schemas']['Chat'];
+export type ChatMessage = components['schemas']['ChatMessage'];
+export type ChatMessageRequest = components['schemas']['ChatMessageRequest'];
+export type ChatSource = components['schemas']['ChatSource'];
+export type ChatSummary = components['schemas']['ChatSummary'];
+export type ChatToolResultsRequest = components['schemas']['ChatToolResultsRequest'];
+export type ChatTurn = components['schemas']['ChatTurn'];
+export type ChatUsage = components['schemas']['ChatUsage'];
 export type Contact = components['schemas']['Contact'];
 export type ContactCall = components['schemas']['ContactCall'];
 export type ContactStats = components['schemas']['ContactStats'];
@@ -2975,6 +3608,7 @@ export type CreateToolRequest = components['schemas']['CreateToolRequest'];
 export type CreateUploadRequest = components['schemas']['CreateUploadRequest'];
 export type CreateWebhookRequest = components['schemas']['CreateWebhookRequest'];
 export type CreateWidgetSettingsRequest = components['schemas']['CreateWidgetSettingsRequest'];
+export type CurrencyTotal = components['schemas']['CurrencyTotal'];
 export type DiscoverRequest = components['schemas']['DiscoverRequest'];
 export type DiscoverResult = components['schemas']['DiscoverResult'];
 export type DncEntry = components['schemas']['DncEntry'];
@@ -2991,6 +3625,7 @@ export type KnowledgeBase = components['schemas']['KnowledgeBase'];
 export type Note = components['schemas']['Note'];
 export type NoteRequest = components['schemas']['NoteRequest'];
 export type Passage = components['schemas']['Passage'];
+export type PendingToolCall = components['schemas']['PendingToolCall'];
 export type PhoneNumber = components['schemas']['PhoneNumber'];
 export type PreviewCampaignRequest = components['schemas']['PreviewCampaignRequest'];
 export type QueryRequest = components['schemas']['QueryRequest'];
@@ -3000,9 +3635,12 @@ export type RescheduleAppointmentRequest = components['schemas']['RescheduleAppo
 export type SchedulingIntegration = components['schemas']['SchedulingIntegration'];
 export type SchedulingIntegrationRequest = components['schemas']['SchedulingIntegrationRequest'];
 export type SelectedTool = components['schemas']['SelectedTool'];
+export type StartChatRequest = components['schemas']['StartChatRequest'];
+export type StartWidgetChatRequest = components['schemas']['StartWidgetChatRequest'];
 export type Tool = components['schemas']['Tool'];
 export type ToolDefinition = components['schemas']['ToolDefinition'];
 export type ToolDefinitionInput = components['schemas']['ToolDefinitionInput'];
+export type ToolWithSecret = components['schemas']['ToolWithSecret'];
 export type TwilioCallbackForm = components['schemas']['TwilioCallbackForm'];
 export type TwilioCallbackReceipt = components['schemas']['TwilioCallbackReceipt'];
 export type UpdateAgentRequest = components['schemas']['UpdateAgentRequest'];
@@ -3017,6 +3655,8 @@ export type Upload = components['schemas']['Upload'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
+export type WidgetChat = components['schemas']['WidgetChat'];
+export type WidgetChatStarted = components['schemas']['WidgetChatStarted'];
 export type WidgetConfig = components['schemas']['WidgetConfig'];
 export type WidgetSettings = components['schemas']['WidgetSettings'];
 export type WorkingHours = components['schemas']['WorkingHours'];
@@ -3037,6 +3677,54 @@ export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderAllow = components['headers']['Allow'];
 export type $defs = Record<string, never>;
 export interface operations {
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getApiReferenceScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -3893,6 +4581,7 @@ export interface operations {
                      *             "Authorization": "Bearer sk_live_51H8x2"
                      *           },
                      *           "timeout_ms": 5000,
+                     *           "previous_secret_expires_at": null,
                      *           "createdAt": "2026-03-02T15:04:05.123Z",
                      *           "updatedAt": "2026-03-02T16:20:41.507Z"
                      *         }
@@ -4009,8 +4698,10 @@ export interface operations {
                      *           "Authorization": "Bearer sk_live_51H8x2"
                      *         },
                      *         "timeout_ms": 5000,
+                     *         "previous_secret_expires_at": null,
                      *         "createdAt": "2026-03-02T15:04:05.123Z",
-                     *         "updatedAt": "2026-03-02T16:20:41.507Z"
+                     *         "updatedAt": "2026-03-02T16:20:41.507Z",
+                     *         "secret": "whsec_q3Jt7YbW0nVxK2cR9mLp4sF8hD1gA6uE5iO0zT7yXwM="
                      *       }
                      *     }
                      */
@@ -4018,7 +4709,7 @@ export interface operations {
                         /** @constant */
                         success: true;
                         message: string;
-                        data: components["schemas"]["Tool"];
+                        data: components["schemas"]["ToolWithSecret"];
                     };
                 };
             };
@@ -4084,6 +4775,7 @@ export interface operations {
                      *           "Authorization": "Bearer sk_live_51H8x2"
                      *         },
                      *         "timeout_ms": 5000,
+                     *         "previous_secret_expires_at": null,
                      *         "createdAt": "2026-03-02T15:04:05.123Z",
                      *         "updatedAt": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -4210,6 +4902,7 @@ export interface operations {
                      *           "Authorization": "Bearer sk_live_51H8x2"
                      *         },
                      *         "timeout_ms": 5000,
+                     *         "previous_secret_expires_at": null,
                      *         "createdAt": "2026-03-02T15:04:05.123Z",
                      *         "updatedAt": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -4229,6 +4922,86 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateToolSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Tool secret rotated",
+                     *       "data": {
+                     *         "id": "01936f4f-0c2d-7e3f-a041-5b6c7d8e9fa1",
+                     *         "organizationId": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *         "name": "Order status",
+                     *         "description": "Tells callers where their order is",
+                     *         "type": "webhook",
+                     *         "definition": {
+                     *           "name": "check_order_status",
+                     *           "description": "Looks up the status of an order by its number",
+                     *           "parameters": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "order_number": {
+                     *                 "type": "string",
+                     *                 "description": "The order number, such as A-1042"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "order_number"
+                     *             ]
+                     *           }
+                     *         },
+                     *         "isActive": true,
+                     *         "url": "https://api.example.com/orders/status",
+                     *         "method": "POST",
+                     *         "headers": {
+                     *           "Authorization": "Bearer sk_live_51H8x2"
+                     *         },
+                     *         "timeout_ms": 5000,
+                     *         "previous_secret_expires_at": null,
+                     *         "createdAt": "2026-03-02T15:04:05.123Z",
+                     *         "updatedAt": "2026-03-02T16:20:41.507Z",
+                     *         "secret": "whsec_q3Jt7YbW0nVxK2cR9mLp4sF8hD1gA6uE5iO0zT7yXwM="
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["ToolWithSecret"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4560,6 +5333,350 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    endWidgetChat: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `Bearer <token>`: the token `POST /widget/{id}/chats` answered for this chat */
+                Authorization: string;
+            };
+            path: {
+                id: string;
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Chat ended",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *         "widget_id": "01936f4f-1d3e-7f40-b152-6c7d8e9fa0b2",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "status": "active",
+                     *         "end_reason": null,
+                     *         "pending_tool_calls": [],
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-2e4f-7051-8263-7d8e9fa0b1d4",
+                     *             "role": "agent",
+                     *             "content": "Hi Ada, I am Ava. How can I help?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T15:04:05.123Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ],
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "ended_at": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["WidgetChat"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The token is missing, forged or expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *         "details": {
+                     *           "resource": "Agent",
+                     *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    preflightWidgetChatEnd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Preflight accepted"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWidgetChat: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `Bearer <token>`: the token `POST /widget/{id}/chats` answered for this chat */
+                Authorization: string;
+            };
+            path: {
+                id: string;
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *         "widget_id": "01936f4f-1d3e-7f40-b152-6c7d8e9fa0b2",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "status": "active",
+                     *         "end_reason": null,
+                     *         "pending_tool_calls": [],
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-2e4f-7051-8263-7d8e9fa0b1d4",
+                     *             "role": "agent",
+                     *             "content": "Hi Ada, I am Ava. How can I help?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T15:04:05.123Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ],
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "ended_at": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["WidgetChat"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The token is missing, forged or expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *         "details": {
+                     *           "resource": "Agent",
+                     *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    preflightWidgetChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Preflight accepted"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getWidgetConfig: {
         parameters: {
             query?: never;
@@ -4615,6 +5732,676 @@ export interface operations {
         };
     };
     preflightWidgetConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Preflight accepted"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWidgetEmbedScript: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ETag` of a copy the client holds: 304 when it is current */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendWidgetChatMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `Bearer <token>`: the token `POST /widget/{id}/chats` answered for this chat */
+                Authorization: string;
+            };
+            path: {
+                id: string;
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "When do you open on Saturdays?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChatMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Message answered",
+                     *       "data": {
+                     *         "chat": {
+                     *           "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *           "status": "active",
+                     *           "end_reason": null,
+                     *           "pending_tool_calls": []
+                     *         },
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["ChatTurn"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The token is missing, forged or expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *         "details": {
+                     *           "resource": "Agent",
+                     *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Idempotency-Key was already used with a different request body",
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "Idempotency-Key was already used with a different request body",
+                     *         "details": {
+                     *           "idempotency_key": "order-1042"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The chat's agent was deleted or is inactive */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description The model failed or timed out; nothing was kept (`Retry-After` says when to try again) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not ready: bucket unavailable",
+                     *       "error": {
+                     *         "code": "UNAVAILABLE",
+                     *         "message": "Not ready: bucket unavailable",
+                     *         "details": {
+                     *           "checks": {
+                     *             "table": "ok",
+                     *             "bucket": "failed: TimeoutError"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    preflightWidgetChatMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Preflight accepted"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    submitWidgetChatToolResults: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `Bearer <token>`: the token `POST /widget/{id}/chats` answered for this chat */
+                Authorization: string;
+            };
+            path: {
+                id: string;
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "results": [
+                 *         {
+                 *           "tool_call_id": "call_8Yk2",
+                 *           "output": {
+                 *             "total": 42.5,
+                 *             "currency": "EUR"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChatToolResultsRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Tool results accepted",
+                     *       "data": {
+                     *         "chat": {
+                     *           "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *           "status": "active",
+                     *           "end_reason": null,
+                     *           "pending_tool_calls": []
+                     *         },
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["ChatTurn"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The token is missing, forged or expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *         "details": {
+                     *           "resource": "Agent",
+                     *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Idempotency-Key was already used with a different request body",
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "Idempotency-Key was already used with a different request body",
+                     *         "details": {
+                     *           "idempotency_key": "order-1042"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The chat's agent was deleted or is inactive */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description The model failed or timed out; nothing was kept (`Retry-After` says when to try again) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not ready: bucket unavailable",
+                     *       "error": {
+                     *         "code": "UNAVAILABLE",
+                     *         "message": "Not ready: bucket unavailable",
+                     *         "details": {
+                     *           "checks": {
+                     *             "table": "ok",
+                     *             "bucket": "failed: TimeoutError"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    preflightWidgetChatToolResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Preflight accepted"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startWidgetChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "dynamic_variables": {
+                 *         "page": "pricing"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["StartWidgetChatRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Chat started",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *         "widget_id": "01936f4f-1d3e-7f40-b152-6c7d8e9fa0b2",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "status": "active",
+                     *         "end_reason": null,
+                     *         "pending_tool_calls": [],
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-2e4f-7051-8263-7d8e9fa0b1d4",
+                     *             "role": "agent",
+                     *             "content": "Hi Ada, I am Ava. How can I help?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T15:04:05.123Z"
+                     *           }
+                     *         ],
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "ended_at": null,
+                     *         "token": "eyJwIjoid2lkZ2V0LWNoYXQiLCJleHAiOjE3NzI1NTY2NDV9.Qm9vbXRva2VuU2lnbmF0dXJlRXhhbXBsZQ",
+                     *         "token_expires_at": "2026-03-03T15:04:05.123Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["WidgetChatStarted"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *         "details": {
+                     *           "resource": "Agent",
+                     *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description No active agent is tied to the widget */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    preflightWidgetChats: {
         parameters: {
             query?: never;
             header?: never;
@@ -7953,6 +9740,62 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getChargesTotal: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "totals": [
+                     *           {
+                     *             "currency": "USD",
+                     *             "amount": 15.15,
+                     *             "amount_decimal": "15.1500",
+                     *             "amount_units": 151500,
+                     *             "amount_scale": 4,
+                     *             "charges": 1001
+                     *           }
+                     *         ],
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["ChargesTotal"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listCharges: {
         parameters: {
             query?: {
@@ -7987,7 +9830,8 @@ export interface operations {
                      *           "id": "01936f4f-84a5-76b7-a8c9-d3e4f5061729",
                      *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *           "amount": 1.15,
-                     *           "amount_cents": 115,
+                     *           "amount_units": 11500,
+                     *           "amount_scale": 4,
                      *           "currency": "USD",
                      *           "reason": "number_purchase",
                      *           "description": "Phone number +14155550123, first month",
@@ -8362,6 +10206,42 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    receiveTwilioInboundCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "CallSid": "CA0123456789abcdef0123456789abcdef",
+                 *       "CallStatus": "completed",
+                 *       "CallDuration": "67"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TwilioCallbackForm"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     receiveTwilioRecording: {
         parameters: {
             query: {
@@ -8466,6 +10346,775 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    endChat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Chat ended",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                     *         "channel": "api",
+                     *         "widget_id": null,
+                     *         "status": "active",
+                     *         "end_reason": null,
+                     *         "pending_tool_calls": [],
+                     *         "dynamic_variables": {
+                     *           "plan": "gold"
+                     *         },
+                     *         "metadata": {
+                     *           "ticket": "T-1042"
+                     *         },
+                     *         "analysis": null,
+                     *         "analysis_error": null,
+                     *         "usage": {
+                     *           "llm_requests": 1,
+                     *           "prompt_tokens": 412,
+                     *           "completion_tokens": 18
+                     *         },
+                     *         "user_messages": 1,
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "ended_at": null,
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z",
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-2e4f-7051-8263-7d8e9fa0b1d4",
+                     *             "role": "agent",
+                     *             "content": "Hi Ada, I am Ava. How can I help?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T15:04:05.123Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["Chat"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                     *         "channel": "api",
+                     *         "widget_id": null,
+                     *         "status": "active",
+                     *         "end_reason": null,
+                     *         "pending_tool_calls": [],
+                     *         "dynamic_variables": {
+                     *           "plan": "gold"
+                     *         },
+                     *         "metadata": {
+                     *           "ticket": "T-1042"
+                     *         },
+                     *         "analysis": null,
+                     *         "analysis_error": null,
+                     *         "usage": {
+                     *           "llm_requests": 1,
+                     *           "prompt_tokens": 412,
+                     *           "completion_tokens": 18
+                     *         },
+                     *         "user_messages": 1,
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "ended_at": null,
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z",
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-2e4f-7051-8263-7d8e9fa0b1d4",
+                     *             "role": "agent",
+                     *             "content": "Hi Ada, I am Ava. How can I help?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T15:04:05.123Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["Chat"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listChats: {
+        parameters: {
+            query?: {
+                /** @description Items per page (1–100) */
+                limit?: number;
+                /** @description Items to skip (use `cursor` instead for deep pages) */
+                offset?: number;
+                /** @description `meta.next_cursor` of the previous page of the same list */
+                cursor?: string;
+                agent_id?: string;
+                contact_id?: string;
+                status?: "active" | "requires_action" | "ended";
+                channel?: "api" | "widget";
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": [
+                     *         {
+                     *           "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                     *           "channel": "api",
+                     *           "widget_id": null,
+                     *           "status": "active",
+                     *           "end_reason": null,
+                     *           "pending_tool_calls": [],
+                     *           "dynamic_variables": {
+                     *             "plan": "gold"
+                     *           },
+                     *           "metadata": {
+                     *             "ticket": "T-1042"
+                     *           },
+                     *           "analysis": null,
+                     *           "analysis_error": null,
+                     *           "usage": {
+                     *             "llm_requests": 1,
+                     *             "prompt_tokens": 412,
+                     *             "completion_tokens": 18
+                     *           },
+                     *           "user_messages": 1,
+                     *           "started_at": "2026-03-02T15:04:05.123Z",
+                     *           "ended_at": null,
+                     *           "created_at": "2026-03-02T15:04:05.123Z",
+                     *           "updated_at": "2026-03-02T16:20:41.507Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "limit": 20,
+                     *         "offset": 0,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["ChatSummary"][];
+                        meta: components["schemas"]["ListMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startChat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                 *       "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                 *       "dynamic_variables": {
+                 *         "plan": "gold"
+                 *       },
+                 *       "metadata": {
+                 *         "ticket": "T-1042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["StartChatRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Chat started",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                     *         "channel": "api",
+                     *         "widget_id": null,
+                     *         "status": "active",
+                     *         "end_reason": null,
+                     *         "pending_tool_calls": [],
+                     *         "dynamic_variables": {
+                     *           "plan": "gold"
+                     *         },
+                     *         "metadata": {
+                     *           "ticket": "T-1042"
+                     *         },
+                     *         "analysis": null,
+                     *         "analysis_error": null,
+                     *         "usage": {
+                     *           "llm_requests": 1,
+                     *           "prompt_tokens": 412,
+                     *           "completion_tokens": 18
+                     *         },
+                     *         "user_messages": 1,
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "ended_at": null,
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z",
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-2e4f-7051-8263-7d8e9fa0b1d4",
+                     *             "role": "agent",
+                     *             "content": "Hi Ada, I am Ava. How can I help?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T15:04:05.123Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["Chat"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendChatMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "When do you open on Saturdays?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChatMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Message answered",
+                     *       "data": {
+                     *         "chat": {
+                     *           "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *           "status": "active",
+                     *           "end_reason": null,
+                     *           "pending_tool_calls": []
+                     *         },
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["ChatTurn"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Idempotency-Key was already used with a different request body",
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "Idempotency-Key was already used with a different request body",
+                     *         "details": {
+                     *           "idempotency_key": "order-1042"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The chat's agent was deleted or is inactive */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /** @description The model failed or timed out; nothing was kept (`Retry-After` says when to try again) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not ready: bucket unavailable",
+                     *       "error": {
+                     *         "code": "UNAVAILABLE",
+                     *         "message": "Not ready: bucket unavailable",
+                     *         "details": {
+                     *           "checks": {
+                     *             "table": "ok",
+                     *             "bucket": "failed: TimeoutError"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    submitChatToolResults: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "results": [
+                 *         {
+                 *           "tool_call_id": "call_8Yk2",
+                 *           "output": {
+                 *             "total": 42.5,
+                 *             "currency": "EUR"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChatToolResultsRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Tool results accepted",
+                     *       "data": {
+                     *         "chat": {
+                     *           "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *           "status": "active",
+                     *           "end_reason": null,
+                     *           "pending_tool_calls": []
+                     *         },
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["ChatTurn"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Idempotency-Key was already used with a different request body",
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "Idempotency-Key was already used with a different request body",
+                     *         "details": {
+                     *           "idempotency_key": "order-1042"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The chat's agent was deleted or is inactive */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /** @description The model failed or timed out; nothing was kept (`Retry-After` says when to try again) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not ready: bucket unavailable",
+                     *       "error": {
+                     *         "code": "UNAVAILABLE",
+                     *         "message": "Not ready: bucket unavailable",
+                     *         "details": {
+                     *           "checks": {
+                     *             "table": "ok",
+                     *             "bucket": "failed: TimeoutError"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     listDncEntries: {
@@ -8787,6 +11436,7 @@ export interface operations {
                      *           "pending": 128,
                      *           "in_progress": 2
                      *         },
+                     *         "pause_reason": null,
                      *         "started_at": "2026-03-02T16:20:41.507Z",
                      *         "completed_at": null,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -8898,6 +11548,7 @@ export interface operations {
                      *           "pending": 128,
                      *           "in_progress": 2
                      *         },
+                     *         "pause_reason": null,
                      *         "started_at": "2026-03-02T16:20:41.507Z",
                      *         "completed_at": null,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -9101,6 +11752,7 @@ export interface operations {
                      *           "pending": 128,
                      *           "in_progress": 2
                      *         },
+                     *         "pause_reason": null,
                      *         "started_at": "2026-03-02T16:20:41.507Z",
                      *         "completed_at": null,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -9186,6 +11838,7 @@ export interface operations {
                      *           "pending": 128,
                      *           "in_progress": 2
                      *         },
+                     *         "pause_reason": null,
                      *         "started_at": "2026-03-02T16:20:41.507Z",
                      *         "completed_at": null,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -9349,6 +12002,7 @@ export interface operations {
                      *           "pending": 128,
                      *           "in_progress": 2
                      *         },
+                     *         "pause_reason": null,
                      *         "started_at": "2026-03-02T16:20:41.507Z",
                      *         "completed_at": null,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -9460,6 +12114,7 @@ export interface operations {
                      *           "pending": 128,
                      *           "in_progress": 2
                      *         },
+                     *         "pause_reason": null,
                      *         "started_at": "2026-03-02T16:20:41.507Z",
                      *         "completed_at": null,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -9653,6 +12308,7 @@ export interface operations {
                      *           "pending": 128,
                      *           "in_progress": 2
                      *         },
+                     *         "pause_reason": null,
                      *         "started_at": "2026-03-02T16:20:41.507Z",
                      *         "completed_at": null,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -10379,7 +13035,7 @@ export interface operations {
                 offset?: number;
                 /** @description `meta.next_cursor` of the previous page of the same list */
                 cursor?: string;
-                type?: "call.started" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping";
+                type?: "call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping";
                 from?: string;
                 to?: string;
             };

@@ -209,11 +209,14 @@ const Campaign = {
   execution_status: 'dispatching',
   schedule: CampaignSchedule,
   contact_stats: CampaignContactStats,
+  pause_reason: null,
   started_at: updated,
   completed_at: null,
   created_at: created,
   updated_at: updated,
 };
+/** 1,000 one-minute calls at 0.014 USD and one number at 1.15: exact. */
+const currencyTotal = { currency: 'USD', amount: 15.15, amount_decimal: '15.1500', amount_units: 151500, amount_scale: 4, charges: 1001 };
 const webhookEndpoint = {
   id: ids.webhook,
   organization_id: ids.org,
@@ -226,7 +229,35 @@ const webhookEndpoint = {
   updated_at: updated,
 };
 
+const chatId = '01936f50-1d3e-7f40-b152-6c7d8e9fa0c3';
+const chatMessages = [
+  { id: '01936f50-2e4f-7051-8263-7d8e9fa0b1d4', role: 'agent', content: 'Hi Ada, I am Ava. How can I help?', tool_call_id: null, name: null, arguments: null, sources: [], created_at: created },
+  { id: '01936f50-3f50-7162-9374-8e9fa0b1c2e5', role: 'user', content: 'When do you open on Saturdays?', tool_call_id: null, name: null, arguments: null, sources: [], created_at: updated },
+  {
+    id: '01936f50-4061-7273-a485-9fa0b1c2d3f6', role: 'agent', content: 'On Saturdays we open at 10 am.', tool_call_id: null, name: null, arguments: null,
+    sources: [{ doc_id: 'opening-hours', url: 'https://www.example.com/hours', score: 3.2141 }], created_at: updated,
+  },
+];
+const chatSummary = {
+  id: chatId, organization_id: ids.org, agent_id: ids.agent, contact_id: ids.contact, channel: 'api', widget_id: null, status: 'active', end_reason: null,
+  pending_tool_calls: [], dynamic_variables: { plan: 'gold' }, metadata: { ticket: 'T-1042' }, analysis: null, analysis_error: null,
+  usage: { llm_requests: 1, prompt_tokens: 412, completion_tokens: 18 }, user_messages: 1, started_at: created, ended_at: null, created_at: created, updated_at: updated,
+};
+const chatTurn = { chat: { id: chatId, status: 'active', end_reason: null, pending_tool_calls: [] }, messages: chatMessages.slice(1) };
+
 export const schemaExamples: Record<string, unknown> = {
+  StartChatRequest: { agent_id: ids.agent, contact_id: ids.contact, dynamic_variables: { plan: 'gold' }, metadata: { ticket: 'T-1042' } },
+  Chat: { ...chatSummary, messages: chatMessages },
+  ChatSummary: chatSummary,
+  ChatMessageRequest: { content: 'When do you open on Saturdays?' },
+  ChatToolResultsRequest: { results: [{ tool_call_id: 'call_8Yk2', output: { total: 42.5, currency: 'EUR' } }] },
+  ChatTurn: chatTurn,
+  StartWidgetChatRequest: { dynamic_variables: { page: 'pricing' } },
+  WidgetChat: { id: chatId, widget_id: ids.widget, agent_id: ids.agent, status: 'active', end_reason: null, pending_tool_calls: [], messages: chatMessages, started_at: created, ended_at: null },
+  WidgetChatStarted: {
+    id: chatId, widget_id: ids.widget, agent_id: ids.agent, status: 'active', end_reason: null, pending_tool_calls: [], messages: chatMessages.slice(0, 1), started_at: created, ended_at: null,
+    token: 'eyJwIjoid2lkZ2V0LWNoYXQiLCJleHAiOjE3NzI1NTY2NDV9.Qm9vbXRva2VuU2lnbmF0dXJlRXhhbXBsZQ', token_expires_at: '2026-03-03T15:04:05.123Z',
+  },
   Health: { status: 'ok', version: '0.1.0' },
   Readiness: { status: 'ready', checks: { table: 'ok', bucket: 'ok' } },
 
@@ -373,7 +404,8 @@ export const schemaExamples: Record<string, unknown> = {
     id: ids.charge,
     organization_id: ids.org,
     amount: 1.15,
-    amount_cents: 115,
+    amount_units: 11500,
+    amount_scale: 4,
     currency: 'USD',
     reason: 'number_purchase',
     description: 'Phone number +14155550123, first month',
@@ -384,6 +416,8 @@ export const schemaExamples: Record<string, unknown> = {
     period_end: '2026-04-02T15:04:05.123Z',
     created_at: created,
   },
+  CurrencyTotal: currencyTotal,
+  ChargesTotal: { totals: [currencyTotal], from: '2026-03-01T00:00:00.000Z', to: '2026-04-01T00:00:00.000Z' },
 
   AddDncEntryRequest: { phone: '(415) 555-0187', country: 'US', reason: 'Asked not to be called again', source: 'call' },
   DncEntry: { phone: '+14155550187', reason: 'Asked not to be called again', source: 'call', created_at: created },

@@ -24,6 +24,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Knowledge base (RAG)': 'Knowledge bases, document ingestion (text, URLs, uploads) and passage search.',
   'Phone numbers': 'Numbers bought from the carrier or imported from your own trunk.',
   Billing: 'The ledger of charges.',
+  Chats: 'Text conversations with an agent: its prompt, knowledge base and tools, one turn at a time.',
   Calls: 'Outbound call sessions: placing, status, transcript, recording link and post-call analysis.',
   Telephony: 'Callbacks the carrier (Twilio) makes, verified with X-Twilio-Signature. No API key.',
   'Do-not-call list': 'Numbers no campaign may dial, kept per organization in E.164.',
