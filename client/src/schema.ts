@@ -486,8 +486,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Public (no key): the embeddable widget's script (`<script src=…/api/v1/widget/embed.js data-widget-id=… async>`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted
-         * @description Public (no key): the embeddable widget's script (`<script src=…/api/v1/widget/embed.js data-widget-id=… async>`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted.
+         * Public (no key): the embeddable widget's script (a `script` element with this `src`, `data-widget-id` and `async`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted
+         * @description Public (no key): the embeddable widget's script (a `script` element with this `src`, `data-widget-id` and `async`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted.
          *
          *     Public: no API key.
          */

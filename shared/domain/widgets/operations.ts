@@ -72,7 +72,7 @@ const turnErrors = {
 
 export const getWidgetEmbedScript = defineOperation({
   method: 'GET', path: '/api/v1/widget/embed.js', operationId: 'getWidgetEmbedScript', tag: chatTag, auth: false,
-  summary: 'Public (no key): the embeddable widget\'s script (`<script src=…/api/v1/widget/embed.js data-widget-id=… async>`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted',
+  summary: 'Public (no key): the embeddable widget\'s script (a `script` element with this `src`, `data-widget-id` and `async`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted',
   entry: 'functions/widget/embed.ts', rawResponse: true, rawContentType: 'text/javascript', access: {},
   // Built by `npm run widget:build` (a unit test keeps it current); read from LAMBDA_TASK_ROOT.
   bundleFiles: [{ from: 'widget/dist/embed.js', to: 'embed.js' }],
