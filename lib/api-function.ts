@@ -27,6 +27,8 @@ export interface AccessTargets {
   telephony?: { provider: string; secret: secretsmanager.ISecret };
   /** Post-call analysis: its settings and, for the `openai` analyzer, the API key's secret. */
   analysis?: { environment: Record<string, string>; secret?: secretsmanager.ISecret };
+  /** The conversation model: its settings and, for the `openai` model, the API key's secret. */
+  llm?: { environment: Record<string, string>; secret?: secretsmanager.ISecret };
   /** The token-signing secret (shared/adapters/signed-token.ts). */
   tokens?: secretsmanager.ISecret;
 }
@@ -199,6 +201,17 @@ export class ApiFunction extends lambda.Function {
     this.addEnvironment('ANALYSIS_SECRET_ARN', secret.secretArn);
   }
 
+  /**
+   * Tells the function which conversation model to use (LLM_PROVIDER, LLM_BASE_URL, LLM_MODEL,
+   * LLM_TIMEOUT_MS) and, when the model has a key, grants reading its secret (LLM_SECRET_ARN).
+   */
+  bindLlm({ environment, secret }: { environment: Record<string, string>; secret?: secretsmanager.ISecret }): void {
+    for (const [name, value] of Object.entries(environment)) this.addEnvironment(name, value);
+    if (!secret) return;
+    secret.grantRead(this);
+    this.addEnvironment('LLM_SECRET_ARN', secret.secretArn);
+  }
+
   /** Grants reading the token-signing secret and tells the function where it is (TOKEN_SECRET_ARN). */
   bindTokens(secret: secretsmanager.ISecret): void {
     secret.grantRead(this);
@@ -222,6 +235,10 @@ export class ApiFunction extends lambda.Function {
     if (access.analysis) {
       if (!targets.analysis) throw new Error(`${owner} analyses calls, but no analysis settings were given.`);
       this.bindAnalysis(targets.analysis);
+    }
+    if (access.llm) {
+      if (!targets.llm) throw new Error(`${owner} runs the conversation model, but no model settings were given.`);
+      this.bindLlm(targets.llm);
     }
     if (access.tokens) {
       if (!targets.tokens) throw new Error(`${owner} signs or verifies tokens, but no token secret was given.`);

@@ -15,6 +15,7 @@ import { ApiFunction } from './api-function';
 import { bundledCode, placeholderCode, type BundleEntry, type CodeSource } from './bundle';
 import { Data } from './data';
 import { Jobs, jobBundleName } from './jobs';
+import { Llm, type LlmProps } from './llm';
 import { Monitoring } from './monitoring';
 import { pascalCase } from './names';
 import { Storage } from './storage';
@@ -62,6 +63,8 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   telephony?: TelephonyProps;
   /** Post-call analysis: provider (default `local`), base URL, default model and, for `openai`, an existing API-key secret by name (default: one is created). */
   analysis?: AnalysisProps;
+  /** The conversation model: provider (default `local`), base URL, default model, timeout and, for `openai`, an existing API-key secret by name (default: one is created). */
+  llm?: LlmProps;
   /**
    * PUBLIC_BASE_URL: the API's public base URL (a custom domain), which the carrier's callback URLs
    * and their signature checks use; the generated API URL cannot be passed to the functions
@@ -93,6 +96,7 @@ export class VoiceAgentPlatformStack extends Stack {
   readonly storage: Storage;
   readonly telephony: Telephony;
   readonly analysis: Analysis;
+  readonly llm: Llm;
   readonly tokens: TokenSigning;
   /** The voice runtime (absent when `voiceRuntimeUrl` names one elsewhere). */
   readonly voice?: VoiceRuntime;
@@ -141,6 +145,7 @@ export class VoiceAgentPlatformStack extends Stack {
     };
     this.telephony = new Telephony(this, 'Telephony', props.telephony);
     this.analysis = new Analysis(this, 'Analysis', props.analysis);
+    this.llm = new Llm(this, 'Llm', props.llm);
     this.tokens = new TokenSigning(this, 'TokenSigning');
     const targets = {
       table: this.data.table,
@@ -148,6 +153,7 @@ export class VoiceAgentPlatformStack extends Stack {
       secretsKey: this.storage.secretsKey,
       telephony: { provider: this.telephony.provider, secret: this.telephony.secret },
       analysis: this.analysis.target,
+      llm: this.llm.target,
       tokens: this.tokens.secret,
     };
 
