@@ -124,12 +124,13 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
         providerCallId: frame.start.callSid,
         startMs,
       });
+      // From here frames go to the session; the ones that came while admitting go first, in order.
       session = s;
+      for (const f of early.splice(0)) s.onCarrierFrame(f);
       clearTimeout(startTimer);
       sessions.set(s.callId, s);
       void s.done.then(() => sessions.delete(s.callId));
       await openVoiceSession(s.orgId, s.callId);
-      for (const f of early.splice(0)) s.onCarrierFrame(f);
       await s.start();
       logger.info('A call is live on the voice runtime', { call_id: s.callId, stream_sid: frame.streamSid });
     }

@@ -56,6 +56,8 @@ interface PendingEnd {
   to?: string;
   /** Not called off by the caller speaking (voicemail, the maximum duration). */
   firm?: boolean;
+  /** The built-in that asked for the end, run when the end happens. */
+  tool?: { callId: string; name: string; args: Record<string, unknown> };
 }
 
 export interface SessionInput {
@@ -255,10 +257,12 @@ export class CallSession {
       this.input.carrier.clear();
       this.model.send({ type: 'conversation.item.truncate', event_id: this.benignId(), item_id: cut.itemId, content_index: 0, audio_end_ms: cut.audioEndMs });
       const owner = this.itemResponse.get(cut.itemId);
-      if (owner) this.responses.get(owner)!.interrupted = true;
+      const ownerState = owner ? this.responses.get(owner) : undefined;
+      if (ownerState) ownerState.interrupted = true;
     }
     // The generation under way is cut too (the server cancels it: interrupt_response).
-    if (this.currentResponse) this.responses.get(this.currentResponse)!.interrupted = true;
+    const current = this.currentResponse ? this.responses.get(this.currentResponse) : undefined;
+    if (current) current.interrupted = true;
     if (cut || this.currentResponse) {
       for (const token of this.running.values()) token.cancelled = true;
       if (this.pendingEnd && !this.pendingEnd.firm) {
@@ -284,7 +288,7 @@ export class CallSession {
     } else if (r.calls.size && completed && this.state === 'live') {
       await this.runTools(r);
     }
-    this.responses.delete(id);
+    // Kept (a few per call) while its audio may still be playing: a later interruption marks it.
     this.maybeIdle();
   }
 
@@ -301,10 +305,22 @@ export class CallSession {
   // ---- tools ----
 
   private async runTools(r: ResponseState): Promise<void> {
-    const runs = [...r.calls.entries()].map(async ([callId, c]) => {
+    const calls = [...r.calls.entries()];
+    // `end_call` / `transfer_call` run only once what the agent said before them has played, and
+    // never if the caller speaks first; the model is told the end is pending.
+    const ending = calls.find(([, c]) => this.tools!.endsCall(c.name));
+    const runs = calls.map(async ([callId, c]) => {
+      const args = parseArguments(c.arguments);
+      if (ending && callId === ending[0]) {
+        this.toolOutput(callId, { pending: 'runs once your last words have played' });
+        return undefined;
+      }
+      if (this.tools!.endsCall(c.name)) {
+        this.toolOutput(callId, { error: 'not run: another call-ending tool was called' });
+        return undefined;
+      }
       const token = { cancelled: false };
       this.running.set(callId, token);
-      const args = parseArguments(c.arguments);
       const at = Date.now();
       const run = await this.tools!.run(c.name, callId, args);
       this.running.delete(callId);
@@ -319,17 +335,16 @@ export class CallSession {
       return run;
     });
     const done = (await Promise.all(runs)).filter((x) => x !== undefined);
-    if (!done.length || this.state !== 'live') return;
-    const transfer = done.find((x) => x.effect?.transferTo)?.effect?.transferTo;
-    const end = done.some((x) => x.effect?.end);
-    if (transfer || end) {
-      this.pendingEnd = transfer ? { kind: 'transfer', to: transfer, reason: 'transferred' } : { kind: 'hangup' };
+    if (this.state !== 'live') return;
+    if (ending) {
+      const [callId, c] = ending;
+      this.pendingEnd = { kind: c.name === 'transfer_call' ? 'transfer' : 'hangup', tool: { callId, name: c.name, args: parseArguments(c.arguments) } };
       this.endDeadline = setTimeout(() => void this.executeEnd(), END_DEADLINE_MS);
       // The agent says its goodbye (or that it transfers) if it has not yet; the end waits for those words to play.
-      if (!r.hadAudio) this.respond();
+      if (!r.hadAudio || done.length) this.respond();
       return;
     }
-    this.respond();
+    if (done.length) this.respond();
   }
 
   private toolOutput(callId: string, result: unknown): void {
@@ -389,7 +404,8 @@ export class CallSession {
       this.model.send({ type: 'conversation.item.truncate', event_id: this.benignId(), item_id: cut.itemId, content_index: 0, audio_end_ms: cut.audioEndMs });
     }
     if (this.currentResponse) {
-      this.responses.get(this.currentResponse)!.interrupted = true;
+      const r = this.responses.get(this.currentResponse);
+      if (r) r.interrupted = true;
       this.model.send({ type: 'response.cancel', event_id: this.benignId() });
       this.currentResponse = null;
     }
@@ -410,6 +426,20 @@ export class CallSession {
     if (!end || this.state === 'ending' || this.state === 'closed') return;
     this.state = 'ending';
     this.clearTimers();
+    if (end.tool) {
+      const at = Date.now();
+      const run = await this.tools!.run(end.tool.name, end.tool.callId, end.tool.args);
+      this.transcript.tool(end.tool.name, end.tool.args, run.result, at);
+      if (run.effect?.transferTo) Object.assign(end, { kind: 'transfer', to: run.effect.transferTo, reason: 'transferred' });
+      else if (!run.effect?.end) {
+        // The built-in refused (no transfer number): the call goes on and the model hears why.
+        this.pendingEnd = null;
+        this.state = 'live';
+        this.note(`${end.tool.name} did not run: ${JSON.stringify(run.result)}. Tell the caller and go on.`);
+        this.respond();
+        return;
+      }
+    }
     this.endReason = end.reason;
     await this.record();
     if (end.kind === 'transfer' && end.to) {

@@ -24,6 +24,8 @@ export interface ToolRun {
 /** The call's tools: the catalog's (webhook tools and built-ins for calls) and the knowledge-base search; each run through the engine's executor. */
 export interface ToolsBridge {
   definitions: RealtimeTool[];
+  /** Built-ins whose effect ends the call (`end_call`, `transfer_call`): run only once the agent's words before them have played. */
+  endsCall(name: string): boolean;
   run(name: string, callId: string, args: Record<string, unknown>): Promise<ToolRun>;
 }
 
@@ -53,6 +55,10 @@ export async function toolsBridge(ctx: CallContext): Promise<ToolsBridge> {
   }
   return {
     definitions,
+    endsCall: (name) => {
+      const builtin = byName.get(name)?.builtin;
+      return builtin === 'end_call' || builtin === 'transfer_call';
+    },
     async run(name, callId, args) {
       try {
         if (name === KB_TOOL && kb) {

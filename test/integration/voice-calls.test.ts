@@ -1,0 +1,460 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { v7 as uuidv7 } from 'uuid';
+import WebSocket from 'ws';
+import { installLocalQueue } from '../../shared/adapters/queue';
+import { resetTelephony } from '../../shared/adapters/telephony';
+import { resetTwilioCredentials } from '../../shared/adapters/telephony/twilio';
+import { twilioSignature } from '../../shared/adapters/telephony/twilio-signature';
+import { resetConfig } from '../../shared/config';
+import { keys } from '../../shared/db/keys';
+import { getItem } from '../../shared/db/store';
+import { createAgent } from '../../shared/domain/agents/service';
+import { handleCallEventMessage, placeQueuedCall } from '../../shared/domain/calls/lifecycle';
+import { CreateCallBody } from '../../shared/domain/calls/schemas';
+import { createCall, type CallItem } from '../../shared/domain/calls/service';
+import { createContact } from '../../shared/domain/contacts/service';
+import { BuyBody } from '../../shared/domain/phone-numbers/schemas';
+import { buyPhoneNumber, listAvailablePhoneNumbers } from '../../shared/domain/phone-numbers/service';
+import { ConflictError, UnprocessableError } from '../../shared/errors';
+import { logger } from '../../shared/logger';
+import { handler as twilioTwiml } from '../../functions/telephony/twilio-twiml';
+import { startVoiceServer, type VoiceServer } from '../../voice/server';
+import { apiEvent, lambdaContext } from '../support/events';
+import { startRealtimeStandIn, type ModelConnection, type RealtimeStandIn } from '../support/realtime-stand-in';
+import { readBody } from '../support/stand-in';
+import { mulawRecording, TwilioMediaClient } from '../support/twilio-media-client';
+
+logger.setLogLevel('SILENT');
+
+/**
+ * The voice runtime end to end, in one process: calls placed through the Twilio adapter (against
+ * a Twilio REST stand-in), answered with the TwiML the platform gives Twilio, their media streamed
+ * by a Twilio Media Streams stand-in that plays a μ-law recording, bridged by the runtime to a
+ * stand-in Realtime model that follows a script per agent (its `s2s_model` names the script), and
+ * ended by the carrier's status callback through the call-events job, as a real call is.
+ */
+const SID = 'AC00000000000000000000000000000002';
+const TOKEN = 'voice-test-token';
+const PUBLIC = 'https://api.example.test';
+
+const queued: { queue: string; body: any }[] = [];
+let twilio: Server;
+let voice: VoiceServer;
+let model: RealtimeStandIn;
+/** POSTs to Calls/{Sid}.json (hang-ups, transfers), by call sid. */
+const updates: { sid: string; form: URLSearchParams }[] = [];
+/** The media stream of each carrier call: a hang-up or new instructions end it, as Twilio does. */
+const streams = new Map<string, TwilioMediaClient>();
+const scripts = new Map<string, (m: ModelConnection) => Promise<void>>();
+let sidSeq = 0;
+const saved: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  installLocalQueue({ send: async (queue, body) => void queued.push({ queue, body }) });
+  twilio = createServer(async (req, res) => {
+    const url = new URL(req.url!, 'http://stand-in');
+    const form = new URLSearchParams(await readBody(req));
+    if (req.method === 'POST' && url.pathname === `/2010-04-01/Accounts/${SID}/Calls.json`) {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ sid: `CA${String(++sidSeq).padStart(32, '0')}`, status: 'queued' }));
+    }
+    const live = url.pathname.match(new RegExp(`^/2010-04-01/Accounts/${SID}/Calls/(CA\\w+)\\.json$`));
+    if (req.method === 'POST' && live) {
+      updates.push({ sid: live[1]!, form });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sid: live[1], status: 'in-progress' }));
+      // The call leaves <Connect><Stream>: Twilio stops the stream.
+      setTimeout(() => streams.get(live[1]!)?.stop(), 5);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => twilio.listen(0, '127.0.0.1', resolve));
+  model = await startRealtimeStandIn(async (m) => {
+    const script = scripts.get(m.model ?? '');
+    if (!script) throw new Error(`no script for model ${m.model}`);
+    await script(m);
+  });
+  const env: Record<string, string> = {
+    TELEPHONY_PROVIDER: 'twilio',
+    TWILIO_API_BASE: `http://127.0.0.1:${(twilio.address() as AddressInfo).port}`,
+    TWILIO_ACCOUNT_SID: SID,
+    TWILIO_AUTH_TOKEN: TOKEN,
+    PUBLIC_BASE_URL: PUBLIC,
+    REALTIME_BASE_URL: model.url,
+    REALTIME_API_KEY: 'sk-stand-in',
+  };
+  for (const [k, v] of Object.entries(env)) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+  voice = await startVoiceServer({ port: 0, host: '127.0.0.1' });
+  saved.VOICE_RUNTIME_URL = process.env.VOICE_RUNTIME_URL;
+  process.env.VOICE_RUNTIME_URL = voice.url;
+  resetConfig();
+  resetTelephony();
+  resetTwilioCredentials();
+});
+
+afterAll(async () => {
+  await voice?.close();
+  await model?.close();
+  await new Promise((r) => twilio.close(r));
+  installLocalQueue(undefined);
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  resetConfig();
+  resetTelephony();
+  resetTwilioCredentials();
+});
+
+afterEach(() => expect(model.errors).toEqual([]));
+
+/** Area codes other integration tests use less (each has 40 numbers in the simulated pool). */
+const AREAS = ['512', '305', '617', '213', '404', '720'];
+
+/** An organization with a number (from the simulated carrier's pool) and an agent. */
+async function organization(agent: Record<string, unknown>) {
+  const org = uuidv7();
+  process.env.TELEPHONY_PROVIDER = 'simulated';
+  resetTelephony();
+  let number;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: AREAS[Math.floor(Math.random() * AREAS.length)]!, limit: 5 });
+      const choice = items[Math.floor(Math.random() * items.length)]!;
+      try {
+        number = await buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price }));
+        break;
+      } catch (err) {
+        if (attempt >= 8 || !(err instanceof ConflictError || err instanceof UnprocessableError)) throw err;
+      }
+    }
+  } finally {
+    process.env.TELEPHONY_PROVIDER = 'twilio';
+    resetTelephony();
+  }
+  const created = await createAgent(org, { name: 'Voice', agent_name: 'Ava', reminder_trigger_ms: 0, ...agent } as never);
+  return { org, agentId: created.id, from: number.phone_number };
+}
+
+/** A Twilio callback as Twilio sends it, signed over the public URL and its parameters. */
+function callback(path: string, org: string, callId: string, params: Record<string, string>) {
+  const query = new URLSearchParams({ organization_id: org, call_id: callId });
+  return apiEvent({
+    method: 'POST', path, query: Object.fromEntries(query),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TOKEN, `${PUBLIC}${path}?${query}`, params) },
+    body: new URLSearchParams(params).toString(),
+  });
+}
+
+const unxml = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+/** The stream URL and `<Parameter>`s of a `<Connect><Stream>` TwiML. */
+function streamOf(twiml: string): { url: string; parameters: Record<string, string> } {
+  const url = unxml(twiml.match(/<Stream url="([^"]*)"/)![1]!);
+  const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxml(m[1]!), unxml(m[2]!)]));
+  return { url, parameters };
+}
+
+const status = (org: string, callId: string, sid: string, s: string, extra: Record<string, unknown> = {}) =>
+  handleCallEventMessage({ kind: 'status', organization_id: org, call_id: callId, provider: 'twilio', event: { providerCallId: sid, status: s as never, at: new Date().toISOString(), ...extra } });
+
+/** Places an outbound call, answers it, and connects its media stream with the TwiML's parameters. */
+async function answeredCall(agent: Record<string, unknown>, o: { answeredBy?: string; contact?: Record<string, unknown>; autoEcho?: boolean } = {}) {
+  const { org, agentId, from } = await organization(agent);
+  const contact = o.contact ? await createContact(org, o.contact as never) : undefined;
+  const call = await createCall(org, CreateCallBody.parse({ agent_id: agentId, from_phone_number: from, to_phone_number: '+14155550142', ...(contact ? { contact_id: contact.id } : {}) }));
+  await placeQueuedCall(org, call.id);
+  const sid = (await getItem<CallItem>(keys.call(org, call.id)))!.provider_call_id!;
+  await status(org, call.id, sid, 'in-progress', o.answeredBy ? { answeredBy: o.answeredBy } : {});
+  const res = await twilioTwiml(callback('/api/v1/telephony/twilio/twiml', org, call.id, { CallSid: sid, ...(o.answeredBy ? { AnsweredBy: o.answeredBy } : {}) }), lambdaContext);
+  const stream = streamOf(res.body as string);
+  expect(stream.url).toBe(voice.url);
+  const client = await TwilioMediaClient.connect(stream.url, { callSid: sid, customParameters: stream.parameters, autoEcho: o.autoEcho });
+  streams.set(sid, client);
+  return { org, call, sid, client, parameters: stream.parameters };
+}
+
+/** Waits until the runtime has finished the call's session (its conversation written). */
+async function sessionOver(callId: string) {
+  const deadline = Date.now() + 10_000;
+  while (voice.sessions.has(callId)) {
+    if (Date.now() > deadline) throw new Error(`the session of ${callId} never ended`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The carrier reports the end, once the stream has stopped (Twilio's stop reaches the runtime before its status callback reaches the platform). */
+async function carrierEnds(org: string, callId: string, sid: string, durationSec = 12, answeredBy?: string) {
+  await sessionOver(callId);
+  await status(org, callId, sid, 'completed', { durationSec, ...(answeredBy ? { answeredBy } : {}) });
+  return (await getItem<CallItem & Record<string, any>>(keys.call(org, callId)))!;
+}
+
+const session = (m: ModelConnection) => m.next('session.update');
+const tone = (seconds: number, seed: number) => mulawRecording(seconds, seed);
+
+describe('an outbound call through the voice runtime', () => {
+  it('speaks the begin message, relays audio byte for byte both ways, runs tools, ends after the goodbye has played, and the call carries it all', async () => {
+    const greeting = tone(0.6, 11);
+    const answer = tone(0.9, 12);
+    const caller = mulawRecording(1.2, 7);
+    let sessionConfig: any;
+    let greetingCreate: any;
+    let toolOutputs: any[] = [];
+    scripts.set('script-outbound', async (m) => {
+      sessionConfig = (await session(m)).session;
+      greetingCreate = await m.next('response.create');
+      m.speak({ responseId: 'resp_1', itemId: 'item_a1', audio: greeting, transcript: 'Hello Ann, this is Ava from Acme.' });
+      // The caller speaks: every byte of the recording reaches the model.
+      await m.until(() => m.inputAudio().length >= caller.length, 'the caller audio');
+      m.userSays('item_u1', 'Do you have time on the first of December?');
+      m.speak({ responseId: 'resp_2', itemId: 'item_a2', calls: [{ callId: 'call_1', name: 'check_availability', args: { start_date: '2030-12-02' } }] });
+      toolOutputs.push(await m.next('conversation.item.create', (e) => e.item?.type === 'function_call_output'));
+      await m.next('response.create');
+      m.speak({ responseId: 'resp_3', itemId: 'item_a3', audio: answer, transcript: 'We have ten o clock free. Goodbye!', calls: [{ callId: 'call_2', name: 'end_call', args: { reason: 'done' } }] });
+      toolOutputs.push(await m.next('conversation.item.create', (e) => e.item?.type === 'function_call_output' && e.item.call_id === 'call_2'));
+    });
+    const { org, call, sid, client } = await answeredCall(
+      {
+        s2s_model: 'script-outbound', voice_id: 'marin', temperature: 0.8,
+        prompt: 'You are {{agent_name}} calling {{contact.first_name}} for {{contact.company}}.',
+        begin_message: 'Hello {{contact.first_name}}, this is {{agent_name}} from {{contact.company}}.',
+        selected_tools: [{ type: 'check_availability' }, { type: 'end_call' }],
+      },
+      { contact: { first_name: 'Ann', company: 'Acme', phone: '+14155550142' } },
+    );
+    // The agent's first words reach the caller before the caller speaks; hold the marks of the goodbye.
+    await client.until(() => client.media.length > 0, 'the greeting');
+    await client.play(caller);
+    await client.until(() => updates.some((u) => u.sid === sid), 'the hang-up', 15_000);
+    await client.closed;
+    const ended = await carrierEnds(org, call.id, sid, 14);
+
+    // The model's session: the filled prompt, μ-law both ways without transcoding, server VAD, transcription, the tools.
+    expect(model.connections.find((c) => c.model === 'script-outbound')!.request.headers.authorization).toBe('Bearer sk-stand-in');
+    expect(sessionConfig).toMatchObject({
+      type: 'realtime',
+      instructions: 'You are Ava calling Ann for Acme.',
+      audio: { input: { format: { type: 'audio/pcmu' }, turn_detection: { type: 'server_vad' }, transcription: { model: expect.any(String) } }, output: { format: { type: 'audio/pcmu' }, voice: 'marin' } },
+    });
+    expect(sessionConfig.tools.map((t: any) => t.name)).toEqual(['check_availability', 'end_call']);
+    expect(greetingCreate.response.instructions).toContain('Hello Ann, this is Ava from Acme.');
+    // Byte for byte: the caller's recording to the model, the model's audio to the caller.
+    const m = model.connections.find((c) => c.model === 'script-outbound')!;
+    expect(m.inputAudio().equals(caller)).toBe(true);
+    expect(Buffer.concat(client.media).equals(Buffer.concat([greeting, answer]))).toBe(true);
+    // A mark follows each chunk of agent audio.
+    expect(client.marks.length).toBe(Math.ceil(greeting.length / 800) + Math.ceil(answer.length / 800));
+    // The tool result went back, and end_call hung up through the carrier only after the goodbye played.
+    expect(JSON.parse(toolOutputs[0].item.output)).not.toHaveProperty('error');
+    expect(updates.find((u) => u.sid === sid)!.form.get('Status')).toBe('completed');
+    // The call.
+    expect(ended).toMatchObject({ status: 'ended', disconnection_reason: 'completed', duration_sec: 14 });
+    expect(ended.error_message ?? null).toBeNull();
+    expect(ended.transcript.map((t: any) => [t.role, t.text])).toEqual([
+      ['agent', 'Hello Ann, this is Ava from Acme.'],
+      ['user', 'Do you have time on the first of December?'],
+      ['agent', 'We have ten o clock free. Goodbye!'],
+    ]);
+    expect(ended.transcript.every((t: any, i: number, all: any[]) => typeof t.time_sec === 'number' && (i === 0 || t.time_sec >= all[i - 1].time_sec))).toBe(true);
+    expect(ended.tool_calls.map((t: any) => [t.name, t.arguments])).toEqual([
+      ['check_availability', { start_date: '2030-12-02' }],
+      ['end_call', { reason: 'done' }],
+    ]);
+    expect(ended.tool_calls[1].result).toEqual({ ended: true });
+    expect(queued.filter((q) => q.queue === 'call-analysis' && q.body.call_id === call.id)).toHaveLength(1);
+  });
+});
+
+describe('interruptions', () => {
+  it('clears the carrier, truncates the item at what was heard, drops the rest, and never runs the interrupted end_call', async () => {
+    const long = tone(2, 21);
+    let truncate: any;
+    let notRun: any;
+    scripts.set('script-interrupt', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      // A long answer ending with end_call: the caller cuts in after 300 ms were played.
+      m.speak({ responseId: 'resp_1', itemId: 'item_long', audio: long, transcript: 'Let me tell you all about our plans. Goodbye.', calls: [{ callId: 'call_end', name: 'end_call', args: {} }] });
+      await m.next('conversation.item.create', (e) => e.item?.call_id === 'call_end');
+      await m.until(() => m.received.some((e) => e.type === 'input_audio_buffer.append'), 'audio');
+      streams.get(sidOf())!.echoMarks(3);
+      await new Promise((r) => setTimeout(r, 100));
+      m.userSays('item_u1', 'Wait, one question.');
+      truncate = await m.next('conversation.item.truncate');
+      notRun = await m.next('conversation.item.create', (e) => e.item?.type === 'message');
+      // Audio the model still sends for the cut generation is not played.
+      m.send({ type: 'response.output_audio.delta', response_id: 'resp_1', item_id: 'item_long', delta: tone(0.2, 3).toString('base64') });
+      // Server VAD answers the caller by itself (create_response).
+      m.speak({ responseId: 'resp_2', itemId: 'item_a2', audio: tone(0.3, 22), transcript: 'Sure, go ahead.' });
+    });
+    let sid = '';
+    const sidOf = () => sid;
+    const answered = await answeredCall({ s2s_model: 'script-interrupt', begin_message: 'Hi', selected_tools: [{ type: 'end_call' }] }, { autoEcho: false });
+    sid = answered.sid;
+    const { org, call, client } = answered;
+    await client.play(tone(0.2, 5));
+    await client.until(() => client.clears === 1, 'a clear');
+    const before = client.media.length;
+    await client.until(() => client.marks.length > Math.ceil(long.length / 800), 'the next answer');
+    client.echoMarks();
+    await new Promise((r) => setTimeout(r, 300));
+    // Still live: the interrupted end_call never hung up.
+    expect(updates.some((u) => u.sid === sid)).toBe(false);
+    expect(client.open).toBe(true);
+    expect(truncate).toMatchObject({ item_id: 'item_long', content_index: 0, audio_end_ms: 300 });
+    expect(notRun.item.content[0].text).toMatch(/goes on/);
+    // The late delta of the cut generation never reached the caller: only the next answer did.
+    expect(client.media.length - before).toBe(Math.ceil(tone(0.3, 22).length / 800));
+    client.stop();
+    await client.closed;
+    const ended = await carrierEnds(org, call.id, sid);
+    expect(ended.tool_calls).toEqual([]);
+    expect(ended.transcript.map((t: any) => t.role)).toEqual(['agent', 'user', 'agent']);
+  });
+});
+
+describe('silence', () => {
+  it('reminds a silent caller after the agent audio has played, then hangs up', async () => {
+    const creates: number[] = [];
+    let lastPlayed = 0;
+    scripts.set('script-silent', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      creates.push(Date.now());
+      m.speak({ responseId: 'resp_1', itemId: 'item_1', audio: tone(0.3, 31), transcript: 'Hello?' });
+      const reminder = await m.next('response.create', () => true, 5000);
+      creates.push(Date.now());
+      expect(reminder.response.instructions).toMatch(/silent/);
+      m.speak({ responseId: 'resp_2', itemId: 'item_2', audio: tone(0.3, 32), transcript: 'Are you still there?' });
+    });
+    // Hold the greeting's marks: the silence timer must not start while it plays.
+    const { org, call, sid, client } = await answeredCall(
+      { s2s_model: 'script-silent', begin_message: 'Hello?', reminder_trigger_ms: 400, reminder_max_count: 1, end_call_after_silence: true },
+      { autoEcho: false },
+    );
+    await client.until(() => client.marks.length === 3, 'the greeting');
+    await new Promise((r) => setTimeout(r, 700));
+    expect(creates).toHaveLength(1);
+    lastPlayed = Date.now();
+    client.echoMarks();
+    client.autoEcho = true;
+    await client.until(() => updates.some((u) => u.sid === sid), 'the hang-up', 10_000);
+    await client.closed;
+    expect(creates[1]! - lastPlayed).toBeGreaterThanOrEqual(350);
+    const ended = await carrierEnds(org, call.id, sid);
+    expect(ended).toMatchObject({ disconnection_reason: 'completed' });
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hello?', 'Are you still there?']);
+  });
+});
+
+describe('voicemail', () => {
+  it('leaves the voicemail message on a machine and ends the call as voicemail', async () => {
+    let sessionConfig: any;
+    let leave: any;
+    scripts.set('script-voicemail', async (m) => {
+      sessionConfig = (await session(m)).session;
+      leave = await m.next('response.create');
+      m.speak({ responseId: 'resp_1', itemId: 'item_vm', audio: tone(0.5, 41), transcript: 'Hi Bo, this is Ava. Please call us back.' });
+    });
+    const { org, call, sid, client, parameters } = await answeredCall(
+      { s2s_model: 'script-voicemail', enable_voicemail_detection: true, voicemail_message: 'Hi {{contact.first_name}}, this is {{agent_name}}. Please call us back.', begin_message: 'Hello!' },
+      { answeredBy: 'machine_end_beep', contact: { first_name: 'Bo', phone: '+14155550142' } },
+    );
+    expect(parameters.answered_by).toBe('machine_end_beep');
+    await client.until(() => updates.some((u) => u.sid === sid), 'the hang-up');
+    await client.closed;
+    expect(leave.response.instructions).toContain('Hi Bo, this is Ava. Please call us back.');
+    // No VAD while the message is left: a beep or a greeting must not cut it.
+    expect(sessionConfig.audio.input.turn_detection).toBeNull();
+    expect(Buffer.concat(client.media).equals(tone(0.5, 41))).toBe(true);
+    const ended = await carrierEnds(org, call.id, sid, 9);
+    expect(ended).toMatchObject({ status: 'ended', disconnection_reason: 'voicemail', duration_sec: 0 });
+  });
+});
+
+describe('admission', () => {
+  it('refuses a forged, foreign or missing token, a malformed frame and an oversized message, without touching a live call', async () => {
+    let live: ModelConnection | undefined;
+    scripts.set('script-live', async (m) => {
+      live = m;
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'resp_1', itemId: 'item_1', audio: tone(0.2, 51), transcript: 'Hello.' });
+    });
+    const a = await answeredCall({ s2s_model: 'script-live', begin_message: 'Hello.' });
+    await a.client.until(() => a.client.media.length > 0, 'the greeting');
+    const token = a.parameters.token!;
+    const [payload, mac] = token.split('.');
+    const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), call_id: uuidv7() })).toString('base64url');
+    const attempts: Record<string, string>[] = [
+      {},
+      { ...a.parameters, token: `${forgedPayload}.${mac}` },
+      { ...a.parameters, token: `${payload}.${Buffer.alloc(32).toString('base64url')}` },
+      { ...a.parameters, call_id: uuidv7() },
+    ];
+    for (const customParameters of attempts) {
+      const c = await TwilioMediaClient.connect(voice.url, { callSid: a.sid, customParameters });
+      expect((await c.closed).code).toBe(1008);
+    }
+    // The live call's own token, used for a second stream, is refused too.
+    const replay = await TwilioMediaClient.connect(voice.url, { callSid: a.sid, customParameters: a.parameters });
+    expect((await replay.closed).code).toBe(1008);
+    // Not JSON; media before start; a message over the limit.
+    for (const bad of ['not json', JSON.stringify({ event: 'media', media: { payload: 'AAAA' } })]) {
+      const ws = new WebSocket(voice.url);
+      await new Promise((r) => ws.once('open', r));
+      ws.send(bad);
+      expect(await new Promise((r) => ws.once('close', (code) => r(code)))).toBe(1008);
+    }
+    const big = new WebSocket(voice.url);
+    await new Promise((r) => big.once('open', r));
+    big.send('x'.repeat(100 * 1024));
+    expect(await new Promise((r) => big.once('close', (code) => r(code)))).toBe(1009);
+    // The live call went on.
+    expect(a.client.open).toBe(true);
+    await a.client.play(tone(0.2, 52));
+    await live!.until(() => live!.inputAudio().length === tone(0.2, 52).length, 'audio after the refusals');
+    a.client.stop();
+    await a.client.closed;
+    await carrierEnds(a.org, a.call.id, a.sid);
+  });
+});
+
+describe('two calls at once', () => {
+  it('keeps their audio, transcripts and tools apart', async () => {
+    const script = (n: number) => async (m: ModelConnection) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: `r${n}`, itemId: `i${n}`, audio: tone(0.4, 60 + n), transcript: `Hello caller ${n}` });
+      await m.until(() => m.inputAudio().length >= 1600, 'caller audio');
+      m.userSays(`u${n}`, `I am caller ${n}`);
+    };
+    scripts.set('script-two-1', script(1));
+    scripts.set('script-two-2', script(2));
+    const [one, two] = await Promise.all([
+      answeredCall({ s2s_model: 'script-two-1', begin_message: 'x' }),
+      answeredCall({ s2s_model: 'script-two-2', begin_message: 'x' }),
+    ]);
+    await Promise.all([one.client.play(mulawRecording(0.2, 101), 1), two.client.play(mulawRecording(0.2, 102), 1)]);
+    await Promise.all([one, two].map((c) => c.client.until(() => c.client.media.length >= 4, 'agent audio')));
+    await new Promise((r) => setTimeout(r, 200));
+    for (const c of [one, two]) {
+      c.client.stop();
+      await c.client.closed;
+    }
+    const [e1, e2] = await Promise.all([carrierEnds(one.org, one.call.id, one.sid), carrierEnds(two.org, two.call.id, two.sid)]);
+    expect(Buffer.concat(one.client.media).equals(tone(0.4, 61))).toBe(true);
+    expect(Buffer.concat(two.client.media).equals(tone(0.4, 62))).toBe(true);
+    const m1 = model.connections.find((c) => c.model === 'script-two-1')!;
+    const m2 = model.connections.find((c) => c.model === 'script-two-2')!;
+    expect(m1.inputAudio().equals(mulawRecording(0.2, 101))).toBe(true);
+    expect(m2.inputAudio().equals(mulawRecording(0.2, 102))).toBe(true);
+    expect(e1.transcript.map((t: any) => t.text)).toEqual(['Hello caller 1', 'I am caller 1']);
+    expect(e2.transcript.map((t: any) => t.text)).toEqual(['Hello caller 2', 'I am caller 2']);
+  });
+});
