@@ -47,7 +47,7 @@ export async function widgetBenchmark(runs = Number(process.env.BENCH_WIDGET_RUN
       await tab.goto(`${siteUrl}/?widget=${widget.id}`);
       await tab.waitForFunction(() => performance.getEntriesByName('voice-agent-widget:launcher').length > 0, { timeout: 10_000 });
       const t = await tab.evaluate(() => {
-        const script = performance.getEntriesByType('resource').find((e) => e.name.includes('/widget/embed.js')) as PerformanceResourceTiming;
+        const script = performance.getEntriesByType('resource').find((e) => e.name.includes('/widget/embed.js')) as unknown as { responseEnd: number; startTime: number };
         const mark = performance.getEntriesByName('voice-agent-widget:launcher')[0]!;
         return { afterLoad: mark.startTime - script.responseEnd, fromRequest: mark.startTime - script.startTime };
       });

@@ -6,6 +6,15 @@
  * keyboard, an axe-core scan, a `function` tool answered by the page, and readable 429 and 503.
  * UPDATE_SCREENSHOTS=1 writes docs/widget-desktop.png and docs/widget-phone.png.
  */
+// The functions given to page.evaluate run in the browser; the project compiles without the DOM
+// library, so the few browser names they use are declared loosely here.
+declare const document: any;
+declare const window: any;
+declare const getComputedStyle: (el: unknown) => { getPropertyValue(name: string): string };
+type Element = any;
+type HTMLElement = any;
+type HTMLInputElement = any;
+type HTMLAnchorElement = any;
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
