@@ -44,6 +44,7 @@ async function main(): Promise<Platform> {
       `  Health:   ${platform.url}/api/v1/health`,
       `  OpenAPI:  ${platform.url}/api/v1/openapi.json`,
       ...(platform.demo ? [`  Demo:     ${platform.demo.url}   (the web widget; its agent ${platform.demo.created ? 'was just created' : 'as you left it'})`] : []),
+      ...(platform.voice ? [`  Voice:    ${platform.voice.url}   (Twilio media streams; VOICE_RUNTIME_URL is ${process.env.VOICE_RUNTIME_URL})`] : []),
       `  Data:     ${platform.dataDir}`,
       '',
       `API key${platform.keys.length > 1 ? 's' : ''} (header X-Api-Key):`,

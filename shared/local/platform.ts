@@ -56,6 +56,8 @@ export interface PlatformOptions {
   generateKey?: () => string | Promise<string>;
   /** Serve the widget demo page (`GET /demo`), creating its widget, agent and knowledge base on first start (`npm start`). */
   demo?: boolean;
+  /** Run the voice runtime in this process (default true): VOICE_PORT or a free port; VOICE_RUNTIME_URL points at it unless given. */
+  voice?: boolean;
   /** Tests: replace the registries and the handler loader. */
   routes?: HttpRoute[];
   fallbackEntry?: string;
@@ -85,6 +87,8 @@ export interface Platform {
   s3Endpoint: string;
   /** The demo page's URL and widget, when started with `demo`. */
   demo?: { url: string; widgetId: string; agentId?: string; knowledgeBaseId?: string; created: boolean };
+  /** The voice runtime (Twilio media streams), when started: its stream URL (ws://…/stream). */
+  voice?: { url: string; port: number };
   /** Stops the server, scheduler, queue, S3 and DynamoDB Local, and restores the environment. Idempotent. */
   stop(): Promise<void>;
 }
@@ -175,6 +179,20 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       resetConfig();
     }
 
+    // The voice runtime beside the HTTP server (voice/server.ts), loaded only here: the functions never import it.
+    let voice: Platform['voice'];
+    if (options.voice !== false) {
+      const { startVoiceServer } = await import('../../voice/server');
+      const runtime = await startVoiceServer({ port: Number(process.env.VOICE_PORT) || 0, host: options.host ?? '127.0.0.1' });
+      stack.push(() => runtime.close());
+      const streamUrl = `ws://${displayHost(options.host)}:${runtime.port}/stream`;
+      voice = { url: streamUrl, port: runtime.port };
+      if (!options.env?.VOICE_RUNTIME_URL && !process.env.VOICE_RUNTIME_URL) {
+        process.env.VOICE_RUNTIME_URL = streamUrl;
+        resetConfig();
+      }
+    }
+
     let demo: Platform['demo'];
     if (options.demo && keys[0]) {
       const { ensureDemo, demoPage } = await import('./demo');
@@ -204,6 +222,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       dynamoEndpoint: dynamo.endpoint,
       s3Endpoint: s3.endpoint,
       demo,
+      voice,
       stop: () => (stopping ??= unwind()),
     };
   } catch (err) {
@@ -296,7 +315,7 @@ function applyEnv(env: Record<string, string>): () => void {
     previous.set(name, process.env[name]);
     process.env[name] = value;
   }
-  const touched = ['PUBLIC_BASE_URL'].filter((name) => !previous.has(name));
+  const touched = ['PUBLIC_BASE_URL', 'VOICE_RUNTIME_URL'].filter((name) => !previous.has(name));
   for (const name of touched) previous.set(name, process.env[name]);
   return () => {
     for (const [name, value] of previous) {
