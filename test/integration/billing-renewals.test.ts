@@ -63,7 +63,7 @@ describe('monthly renewals', () => {
     const renewals = await renewalsOf(org, number.id);
     expect(renewals).toEqual([
       expect.objectContaining({
-        amount: number.price, amount_cents: Math.round(number.price! * 100), currency: 'USD', reason: 'number_renewal',
+        amount: number.price, amount_units: Math.round(number.price! * 10_000), amount_scale: 4, currency: 'USD', reason: 'number_renewal',
         resource_type: 'phone_number', resource_id: number.id, phone_number: number.phone_number,
         period_start: '2091-04-15T10:00:00.000Z', period_end: '2091-05-15T10:00:00.000Z',
       }),

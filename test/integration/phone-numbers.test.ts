@@ -63,7 +63,7 @@ describe('buying numbers', () => {
     const charges = await listCharges(org, page);
     expect(charges.meta.total).toBe(1);
     expect(charges.items[0]).toMatchObject({
-      amount: choice.price, amount_cents: Math.round(choice.price * 100), currency: 'USD', reason: 'number_purchase',
+      amount: choice.price, amount_units: Math.round(choice.price * 10_000), amount_scale: 4, currency: 'USD', reason: 'number_purchase',
       resource_type: 'phone_number', resource_id: bought.id, phone_number: choice.phone_number,
     });
     expect(await getItem(keys.numberClaim(choice.phone_number))).toMatchObject({ organization_id: org, phone_number_id: bought.id });

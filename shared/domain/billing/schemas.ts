@@ -9,14 +9,18 @@ export type ChargeReason = (typeof CHARGE_REASONS)[number];
 export const ChargeListQuery = lazy(() => z.strictObject(pageQueryShape));
 
 /**
- * One entry of the ledger. `amount` is a decimal in `currency` with two places; `amount_cents` is
- * the same, exact. Number charges carry the month they pay for (`period_start` to `period_end`).
+ * One entry of the ledger. `amount` is the exact decimal in `currency`; `amount_units` is the same
+ * amount as an integer count of 10^-`amount_scale` of the currency (scale 4 since charges keep the
+ * carrier's precision: 140 units = 0.014 USD; charges written before are scale 2, cents). Sum
+ * `amount_units` (or read `GET /billing/total`), not `amount`. Number charges carry the month they
+ * pay for (`period_start` to `period_end`).
  */
 export const Charge = named('Charge', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   amount: z.number(),
-  amount_cents: z.int(),
+  amount_units: z.int(),
+  amount_scale: z.int(),
   currency: z.string(),
   reason: z.enum(CHARGE_REASONS),
   description: z.string(),
@@ -29,3 +33,31 @@ export const Charge = named('Charge', () => z.object({
   created_at: z.string(),
 }), 'One entry of the billing ledger');
 export type Charge = z.output<typeof Charge>;
+
+export const ChargesTotalQuery = lazy(() => z.strictObject({
+  /** Only charges created at or after this instant. */
+  from: z.optional(z.iso.datetime({ offset: true })),
+  /** Only charges created before this instant. */
+  to: z.optional(z.iso.datetime({ offset: true })),
+}));
+export type ChargesTotalQuery = z.output<typeof ChargesTotalQuery>;
+
+/** The exact sum of the ledger in one currency. */
+export const CurrencyTotal = named('CurrencyTotal', () => z.object({
+  currency: z.string(),
+  /** The sum as a number (exact for any ledger below 9 × 10^11 units). */
+  amount: z.number(),
+  /** The sum as a decimal string with `amount_scale` places, e.g. "14.0000". */
+  amount_decimal: z.string(),
+  amount_units: z.int(),
+  amount_scale: z.int(),
+  /** How many charges were added. */
+  charges: z.int(),
+}), 'The exact sum of the charges in one currency');
+
+export const ChargesTotal = named('ChargesTotal', () => z.object({
+  totals: z.array(CurrencyTotal),
+  from: z.nullable(z.string()),
+  to: z.nullable(z.string()),
+}), 'The exact sums of the ledger, per currency, over the charges created in [from, to)');
+export type ChargesTotal = z.output<typeof ChargesTotal>;
