@@ -1,60 +1,148 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from './stand-in';
 
-/** One scripted answer: a reply (text and/or tool calls), or an HTTP failure, after an optional delay. */
-export type StandInReply =
-  | { text?: string; toolCalls?: { name: string; arguments: Record<string, unknown> | string; id?: string }[]; usage?: { prompt_tokens: number; completion_tokens: number }; delayMs?: number }
-  | { status: number; body?: unknown; retryAfter?: string; delayMs?: number };
+/**
+ * A stand-in OpenAI-compatible Chat Completions server on 127.0.0.1 for tests: it records every
+ * request and answers `POST /v1/chat/completions` from a script, a queue of answers used in
+ * order (text, tool calls, an HTTP error with its headers, a raw body, a delay, or no answer at
+ * all). With the queue empty it answers `fallback` (default: the text "ok"). It checks the key
+ * (`Authorization: Bearer <apiKey>`, else 401) only when started with an `apiKey`. Shapes are the
+ * documented ones: the completion object (`choices[0].message.content` / `tool_calls`,
+ * `finish_reason`, `usage`) and the error JSON (`{ error: { message, type, param, code } }`).
+ *
+ *   const model = await startOpenAiStandIn();
+ *   model.script({ toolCalls: [{ name: 'lookup', arguments: { id: 1 } }] }, { text: 'Found it.' });
+ *   process.env.LLM_BASE_URL = model.url; // …/v1
+ */
+
+export interface StandInToolCall {
+  /** Default `call_standin_<n>`, counting every call the stand-in made. */
+  id?: string;
+  name: string;
+  /** JSON text, or an object sent as its JSON text. */
+  arguments?: string | Record<string, unknown>;
+}
+
+export type StandInAnswer =
+  /** A completion: text and/or tool calls. */
+  | {
+      text?: string | null;
+      toolCalls?: StandInToolCall[];
+      usage?: { prompt_tokens: number; completion_tokens: number } | null;
+      finishReason?: string;
+      /** Waits this long before answering. */
+      delayMs?: number;
+    }
+  /** An HTTP error with the documented error JSON (or `body`: text as it is, anything else as JSON); `retryAfter` is the Retry-After header. */
+  | { status: number; message?: string; type?: string; code?: string | null; retryAfter?: string; headers?: Record<string, string>; body?: unknown; delayMs?: number }
+  /** Any body (a malformed answer). */
+  | { raw: string; status?: number; contentType?: string; delayMs?: number }
+  /** Never answers (a timeout); the connection is dropped on close(). */
+  | { hang: true };
+
+/** An answer, or a function of the request's JSON body that gives one. */
+export type StandInStep = StandInAnswer | ((body: any) => StandInAnswer);
+
+export interface StandInRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  authorization: string | undefined;
+  /** The parsed JSON body (undefined when there was none or it was not JSON). */
+  body: any;
+}
 
 export interface OpenAiStandIn {
-  /** Base URL, `http://127.0.0.1:<port>/v1`. */
+  /** The base URL, `http://127.0.0.1:<port>/v1`. */
   url: string;
-  /** Every request body received, parsed, with its authorization header. */
-  requests: { body: any; authorization: string | undefined }[];
-  /** Queues answers, one per request; with none left it answers `{ text: 'ok' }`. */
-  script(...replies: StandInReply[]): void;
+  /** The key it expects as `Authorization: Bearer <key>`, when it checks one. */
+  apiKey: string | undefined;
+  /** Every request received, oldest first. */
+  requests: StandInRequest[];
+  /** Queues answers (after those already queued). */
+  script(...steps: StandInStep[]): void;
+  /** Forgets the queue and the recorded requests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
-/** An OpenAI-compatible Chat Completions server on loopback that answers from a script (tests only). */
-export async function startOpenAiStandIn(): Promise<OpenAiStandIn> {
-  const requests: OpenAiStandIn['requests'] = [];
-  const queue: StandInReply[] = [];
-  let n = 0;
-  const server: Server = createServer(async (req, res) => {
-    const raw = await readBody(req);
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      res.writeHead(404).end();
-      return;
+export async function startOpenAiStandIn(options: { apiKey?: string; fallback?: StandInStep } = {}): Promise<OpenAiStandIn> {
+  const apiKey = options.apiKey;
+  const fallback: StandInStep = options.fallback ?? { text: 'ok' };
+  const requests: StandInRequest[] = [];
+  const queue: StandInStep[] = [];
+  let calls = 0;
+
+  const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+    if (res.destroyed || res.writableEnded) return; // the client gave up (a timeout test)
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(body);
+  };
+  const apiError = (status: number, message: string, type: string, code: string | null = null) =>
+    JSON.stringify({ error: { message, type, param: null, code } });
+
+  const server = createServer(async (req, res) => {
+    const text = await readBody(req);
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
     }
-    requests.push({ body: JSON.parse(raw), authorization: req.headers.authorization });
-    const reply = queue.shift() ?? { text: 'ok' };
-    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-    if ('status' in reply) {
-      res.writeHead(reply.status, { 'content-type': 'application/json', ...(reply.retryAfter ? { 'retry-after': reply.retryAfter } : {}) });
-      res.end(JSON.stringify(reply.body ?? { error: { message: 'scripted failure' } }));
-      return;
+    requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, authorization: req.headers.authorization, body });
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(res, 404, apiError(404, 'Unknown path', 'invalid_request_error'));
+    if (apiKey !== undefined && req.headers.authorization !== `Bearer ${apiKey}`) return send(res, 401, apiError(401, 'Incorrect API key provided', 'invalid_request_error', 'invalid_api_key'));
+    const step = queue.shift() ?? fallback;
+    const answer = typeof step === 'function' ? step(body) : step;
+    if ('hang' in answer) return;
+    if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+    if ('raw' in answer) return send(res, answer.status ?? 200, answer.raw, { 'content-type': answer.contentType ?? 'application/json' });
+    if ('status' in answer) {
+      const type = answer.type ?? (answer.status === 429 ? 'rate_limit_exceeded' : answer.status >= 500 ? 'server_error' : 'invalid_request_error');
+      const body = answer.body === undefined ? apiError(answer.status, answer.message ?? 'scripted failure', type, answer.code ?? null) : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+      return send(res, answer.status, body, { ...(answer.retryAfter ? { 'retry-after': answer.retryAfter } : {}), ...answer.headers });
     }
-    const toolCalls = (reply.toolCalls ?? []).map((c) => ({
-      id: c.id ?? `call_standin_${++n}`,
+    const toolCalls = (answer.toolCalls ?? []).map((c) => ({
+      id: c.id ?? `call_standin_${++calls}`,
       type: 'function',
-      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) },
     }));
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({
-      id: `chatcmpl-${n}`,
+    const completion = {
+      id: `chatcmpl-${requests.length}`,
       object: 'chat.completion',
-      choices: [{ index: 0, finish_reason: toolCalls.length ? 'tool_calls' : 'stop', message: { role: 'assistant', content: reply.text ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) } }],
-      usage: reply.usage ?? { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
-    }));
+      created: 1_700_000_000,
+      model: (body as { model?: string } | undefined)?.model ?? 'gpt-4o-mini',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: answer.text ?? null, refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+          logprobs: null,
+          finish_reason: answer.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop'),
+        },
+      ],
+      ...(answer.usage === null
+        ? {}
+        : { usage: { ...(answer.usage ?? { prompt_tokens: 11, completion_tokens: 7 }), total_tokens: (answer.usage?.prompt_tokens ?? 11) + (answer.usage?.completion_tokens ?? 7) } }),
+    };
+    send(res, 200, JSON.stringify(completion));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
   return {
-    url,
+    url: `http://127.0.0.1:${port}/v1`,
+    apiKey,
     requests,
-    script: (...replies) => void queue.push(...replies),
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    script: (...steps) => void queue.push(...steps),
+    reset: () => {
+      queue.length = 0;
+      requests.length = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

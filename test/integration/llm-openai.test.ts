@@ -1,0 +1,296 @@
+import { createServer } from 'node:net';
+import { resetConfig } from '../../shared/config';
+import { llm, resetLlm } from '../../shared/adapters/llm';
+import { llmKeyFromEnvironment, openAiModel, resetLlmKey, retryAfterSeconds, type OpenAiModelOptions } from '../../shared/adapters/llm/openai';
+import { LlmError, type LlmRequest } from '../../shared/adapters/llm/port';
+import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
+
+/**
+ * The openai model adapter against a stand-in Chat Completions server: what it sends (model,
+ * temperature, the system prompt, the passages, the history with tool calls and results, tools),
+ * what it reads back (text, tool calls, usage), and every failure as an LlmError with its reason.
+ */
+const KEY = 'sk-test-llm';
+let server: OpenAiStandIn;
+
+beforeAll(async () => {
+  server = await startOpenAiStandIn({ apiKey: KEY });
+});
+afterAll(async () => {
+  await server.close();
+});
+beforeEach(() => server.reset());
+
+const model = (over: OpenAiModelOptions = {}) => openAiModel({ baseUrl: server.url, defaultModel: 'gpt-default', timeoutMs: 2000, apiKey: async () => KEY, ...over });
+
+const request = (over: Partial<LlmRequest> = {}): LlmRequest => ({
+  model: 'gpt-agent',
+  temperature: 0.3,
+  system: 'You are Ava at Acme Dental.',
+  passages: [],
+  messages: [{ role: 'user', content: 'Hello' }],
+  tools: [],
+  ...over,
+});
+
+const failure = async (promise: Promise<unknown>): Promise<LlmError> => {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(LlmError);
+    return err as LlmError;
+  }
+  throw new Error('expected an LlmError');
+};
+
+describe('the openai model adapter: the request', () => {
+  it('sends the agent\'s model and temperature, the prompt as the system message and the user\'s words, with the key, and no tools when none are offered', async () => {
+    server.script({ text: 'Hi! How can I help?', usage: { prompt_tokens: 31, completion_tokens: 8 } });
+    const out = await model().complete(request());
+    expect(out).toEqual({ text: 'Hi! How can I help?', toolCalls: [], usage: { promptTokens: 31, completionTokens: 8 } });
+    expect(server.requests).toHaveLength(1);
+    const [seen] = server.requests;
+    expect([seen.method, seen.path, seen.authorization, seen.headers['content-type']]).toEqual(['POST', '/v1/chat/completions', `Bearer ${KEY}`, 'application/json']);
+    expect(seen.body).toEqual({
+      model: 'gpt-agent',
+      temperature: 0.3,
+      messages: [
+        { role: 'system', content: 'You are Ava at Acme Dental.' },
+        { role: 'user', content: 'Hello' },
+      ],
+    });
+  });
+
+  it('falls back to the configured model when the agent names none', async () => {
+    await model().complete(request({ model: '  ' }));
+    expect(server.requests[0].body.model).toBe('gpt-default');
+  });
+
+  it('sends the passages as a second system message, numbered with their doc_id and url', async () => {
+    await model().complete(
+      request({
+        passages: [
+          { doc_id: 'doc-a', url: 'https://acme.example/hours', text: ' We open at 8 am. ', score: 2.5 },
+          { doc_id: 'doc-b', url: null, text: 'Parking is free.', score: 1 },
+        ],
+      }),
+    );
+    const messages = server.requests[0].body.messages;
+    expect(messages.map((m: any) => m.role)).toEqual(['system', 'system', 'user']);
+    expect(messages[1].content).toContain('Answer from these when they are relevant');
+    expect(messages[1].content).toContain('[1] doc_id: doc-a, url: https://acme.example/hours\nWe open at 8 am.');
+    expect(messages[1].content).toContain('[2] doc_id: doc-b\nParking is free.');
+  });
+
+  it('maps the history: assistant tool calls with type function, tool results by tool_call_id; and the tools as functions', async () => {
+    const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    await model().complete(
+      request({
+        messages: [
+          { role: 'assistant', content: 'Hi, I am Ava.' },
+          { role: 'user', content: 'Weather in Oslo and Rome?' },
+          {
+            role: 'assistant',
+            content: '',
+            toolCalls: [
+              { id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+              { id: 'call_2', name: 'get_weather', arguments: '{"city":"Rome"}' },
+            ],
+          },
+          { role: 'tool', toolCallId: 'call_1', name: 'get_weather', content: '{"temp_c":3}' },
+          { role: 'tool', toolCallId: 'call_2', name: 'get_weather', content: '{"error":"timeout"}' },
+          { role: 'assistant', content: 'Let me check one more.', toolCalls: [{ id: 'call_3', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+          { role: 'tool', toolCallId: 'call_3', name: 'get_weather', content: 'sunny' },
+        ],
+        tools: [
+          { name: 'get_weather', description: 'Weather in a city', parameters },
+          { name: 'end_call', description: 'End the conversation', parameters: { type: 'object', properties: {} } },
+        ],
+      }),
+    );
+    const { body } = server.requests[0];
+    expect(body.messages.slice(1)).toEqual([
+      { role: 'assistant', content: 'Hi, I am Ava.' },
+      { role: 'user', content: 'Weather in Oslo and Rome?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+          { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"temp_c":3}' },
+      { role: 'tool', tool_call_id: 'call_2', content: '{"error":"timeout"}' },
+      { role: 'assistant', content: 'Let me check one more.', tool_calls: [{ id: 'call_3', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'call_3', content: 'sunny' },
+    ]);
+    expect(body.tools).toEqual([
+      { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters } },
+      { type: 'function', function: { name: 'end_call', description: 'End the conversation', parameters: { type: 'object', properties: {} } } },
+    ]);
+  });
+});
+
+describe('the openai model adapter: the answer', () => {
+  it('reads tool calls (with any text beside them) and usage', async () => {
+    server.script({
+      text: 'Checking.',
+      toolCalls: [
+        { id: 'call_x', name: 'get_weather', arguments: { city: 'Oslo' } },
+        { name: 'end_call', arguments: '{}' },
+      ],
+      usage: { prompt_tokens: 120, completion_tokens: 22 },
+    });
+    const out = await model().complete(request());
+    expect(out).toEqual({
+      text: 'Checking.',
+      toolCalls: [
+        { id: 'call_x', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+        { id: expect.stringMatching(/^call_standin_/), name: 'end_call', arguments: '{}' },
+      ],
+      usage: { promptTokens: 120, completionTokens: 22 },
+    });
+  });
+
+  it('accepts what some servers send: no usage, no call id, arguments as an object; and a refusal as the reply', async () => {
+    server.script(
+      {
+        raw: JSON.stringify({
+          choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ function: { name: 'lookup', arguments: { id: 7 } } }] }, finish_reason: 'tool_calls' }],
+        }),
+      },
+      { raw: JSON.stringify({ choices: [{ message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }] }) },
+    );
+    const calls = await model().complete(request());
+    expect(calls.toolCalls).toEqual([{ id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'lookup', arguments: '{"id":7}' }]);
+    expect(calls.usage).toEqual({ promptTokens: 0, completionTokens: 0 });
+    expect((await model().complete(request())).text).toBe('I cannot help with that.');
+  });
+
+  it('uses the environment\'s settings and key through llm() (LLM_PROVIDER=openai), loading the adapter on first use', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_BASE_URL: `${server.url}/`, LLM_API_KEY: KEY, LLM_MODEL: 'gpt-env', TABLE_NAME: 't', BUCKET_NAME: 'b' });
+    resetConfig();
+    resetLlm();
+    resetLlmKey();
+    try {
+      server.script({ text: 'From the environment.' });
+      const port = llm();
+      expect(port.name).toBe('openai');
+      expect(llm()).toBe(port);
+      expect((await port.complete(request({ model: '' }))).text).toBe('From the environment.');
+      expect(server.requests[0].body.model).toBe('gpt-env');
+    } finally {
+      process.env = saved;
+      resetConfig();
+      resetLlm();
+      resetLlmKey();
+    }
+  });
+});
+
+describe('the openai model adapter: failures', () => {
+  it('times out after its timeout, or sooner when the turn has less time left', async () => {
+    server.script({ hang: true });
+    let started = Date.now();
+    const slow = await failure(model({ timeoutMs: 150 }).complete(request()));
+    expect([slow.reason, slow.details.provider]).toEqual(['timeout', 'openai']);
+    expect(Date.now() - started).toBeLessThan(1500);
+
+    server.script({ text: 'too late', delayMs: 1000 });
+    started = Date.now();
+    const cut = await failure(model({ timeoutMs: 10_000 }).complete(request({ timeoutMs: 100 })));
+    expect(cut.reason).toBe('timeout');
+    expect(cut.details.timeoutMs).toBe(100);
+    expect(Date.now() - started).toBeLessThan(900);
+  });
+
+  it('is rate_limited on 429, with the provider\'s Retry-After', async () => {
+    server.script({ status: 429, message: 'Rate limit reached for gpt-agent', retryAfter: '12' });
+    const err = await failure(model().complete(request()));
+    expect([err.reason, err.details.status, err.details.retryAfterSeconds]).toEqual(['rate_limited', 429, 12]);
+    expect(err.message).toContain('Rate limit reached for gpt-agent');
+
+    server.script({ status: 429, headers: { 'retry-after-ms': '1500' } });
+    expect((await failure(model().complete(request()))).details.retryAfterSeconds).toBe(2);
+
+    server.script({ status: 429 });
+    const bare = await failure(model().complete(request()));
+    expect(bare.reason).toBe('rate_limited');
+    expect(bare.details.retryAfterSeconds).toBeUndefined();
+  });
+
+  it('is a provider_error on 5xx (with Retry-After on a 503 that says one) and keeps the provider\'s message', async () => {
+    server.script({ status: 503, message: 'The engine is currently overloaded', retryAfter: '30' }, { status: 500, message: 'The server had an error' });
+    const busy = await failure(model().complete(request()));
+    expect([busy.reason, busy.details.status, busy.details.retryAfterSeconds]).toEqual(['provider_error', 503, 30]);
+    const broken = await failure(model().complete(request()));
+    expect([broken.reason, broken.details.status, broken.details.retryAfterSeconds]).toEqual(['provider_error', 500, undefined]);
+    expect(broken.message).toBe('The model provider answered HTTP 500: The server had an error');
+  });
+
+  it('is unauthorized on a wrong key, and rejected on another 4xx', async () => {
+    const wrong = await failure(model({ apiKey: async () => 'sk-wrong' }).complete(request()));
+    expect([wrong.reason, wrong.details.status]).toEqual(['unauthorized', 401]);
+    server.script({ status: 400, message: "The model 'gpt-nope' does not exist", code: 'model_not_found' }, { status: 404, body: 'not json' });
+    const unknown = await failure(model().complete(request()));
+    expect([unknown.reason, unknown.details.status]).toEqual(['rejected', 400]);
+    expect(unknown.message).toContain("The model 'gpt-nope' does not exist");
+    const plain = await failure(model().complete(request()));
+    expect([plain.reason, plain.message]).toEqual(['rejected', 'The model provider answered HTTP 404']);
+  });
+
+  it('is malformed when the answer is not a usable chat completion', async () => {
+    server.script(
+      { raw: '<html>gateway</html>', contentType: 'text/html' },
+      { raw: JSON.stringify({ choices: [] }) },
+      { raw: JSON.stringify({ object: 'error' }) },
+      { text: '   ' },
+      { toolCalls: [{ name: 'lookup', arguments: '{"id":' }], finishReason: 'length' },
+    );
+    const reasons: string[] = [];
+    for (let i = 0; i < 5; i++) reasons.push((await failure(model().complete(request()))).reason);
+    expect(reasons).toEqual(['malformed', 'malformed', 'malformed', 'malformed', 'malformed']);
+  });
+
+  it('is unreachable when nothing listens', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const err = await failure(model({ baseUrl: `http://127.0.0.1:${port}/v1` }).complete(request()));
+    expect(err.reason).toBe('unreachable');
+  });
+
+  it('is not_configured without a key, and reads the key again after a failure', async () => {
+    const saved = { ...process.env };
+    delete process.env.LLM_API_KEY;
+    delete process.env.LLM_SECRET_ARN;
+    resetLlmKey();
+    try {
+      const err = await failure(llmKeyFromEnvironment());
+      expect(err.reason).toBe('not_configured');
+      expect(err.message).toContain('LLM_API_KEY');
+      process.env.LLM_API_KEY = 'sk-later';
+      await expect(llmKeyFromEnvironment()).resolves.toBe('sk-later');
+    } finally {
+      process.env = saved;
+      resetLlmKey();
+    }
+  });
+});
+
+describe('Retry-After', () => {
+  it('reads seconds, milliseconds and HTTP dates, rounds up, and bounds them', () => {
+    const h = (init: Record<string, string>) => new Headers(init);
+    const now = Date.parse('2026-11-24T12:00:00Z');
+    expect(retryAfterSeconds(h({ 'retry-after': '7' }), now)).toBe(7);
+    expect(retryAfterSeconds(h({ 'retry-after': '0' }), now)).toBe(1);
+    expect(retryAfterSeconds(h({ 'retry-after-ms': '250', 'retry-after': '9' }), now)).toBe(1);
+    expect(retryAfterSeconds(h({ 'retry-after': 'Tue, 24 Nov 2026 12:00:41 GMT' }), now)).toBe(41);
+    expect(retryAfterSeconds(h({ 'retry-after': '86400' }), now)).toBe(3600);
+    expect(retryAfterSeconds(h({ 'retry-after': 'soon' }), now)).toBeUndefined();
+    expect(retryAfterSeconds(h({}), now)).toBeUndefined();
+  });
+});
