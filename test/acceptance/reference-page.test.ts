@@ -6,6 +6,9 @@ import type { Browser, Page } from 'puppeteer-core';
 import { launchBrowser } from '../support/browser';
 import { usePlatform } from '../support/platform';
 
+// Functions passed to page.evaluate run in the browser; the project compiles without the DOM library.
+declare const document: any;
+
 const local = usePlatform();
 
 describe('the API reference page (GET /api/v1/docs)', () => {
@@ -50,18 +53,21 @@ describe('the API reference page (GET /api/v1/docs)', () => {
   });
 
   it('draws every tag of the document, in the menu and in the content, with nothing from the internet', async () => {
-    const document = (await local().api('GET', '/api/v1/openapi.json', { key: null })).body as { tags: { name: string }[]; paths: Record<string, unknown> };
-    const tags = document.tags.map((t) => t.name);
+    const spec = (await local().api('GET', '/api/v1/openapi.json', { key: null })).body as { tags: { name: string }[]; paths: Record<string, unknown> };
+    const tags = spec.tags.map((t) => t.name);
     expect(tags.length).toBeGreaterThan(5);
 
     await page.goto(`${local().url}/api/v1/docs`, { waitUntil: 'networkidle0', timeout: 60_000 });
     await page.waitForSelector('[data-section-id^="tag/"]', { timeout: 60_000 });
     const drawn = await page.evaluate(() => {
+      // The page's DOM, typed just enough (the project compiles without the DOM library).
+      interface Node { getAttribute(name: string): string | null; querySelector(selector: string): Node | null; querySelectorAll(selector: string): ArrayLike<Node>; textContent: string | null }
+      const document = (globalThis as unknown as { document: Node }).document;
       const isTag = (id: string | null) => !!id && id.startsWith('tag/') && !id.includes('/operation/');
       return {
         // Each tag's section in the middle panel, by its heading; each tag's entry in the menu, by its label.
-        sections: [...document.querySelectorAll('[data-section-id]')].filter((e) => isTag(e.getAttribute('data-section-id'))).map((e) => e.querySelector('h1, h2')?.textContent?.trim() ?? ''),
-        menu: [...document.querySelectorAll('[data-item-id]')].filter((e) => isTag(e.getAttribute('data-item-id'))).map((e) => e.querySelector('label')?.textContent?.trim() ?? ''),
+        sections: Array.from(document.querySelectorAll('[data-section-id]')).filter((e) => isTag(e.getAttribute('data-section-id'))).map((e) => e.querySelector('h1, h2')?.textContent?.trim() ?? ''),
+        menu: Array.from(document.querySelectorAll('[data-item-id]')).filter((e) => isTag(e.getAttribute('data-item-id'))).map((e) => e.querySelector('label')?.textContent?.trim() ?? ''),
         title: document.querySelector('h1')?.textContent ?? '',
         operations: document.querySelectorAll('[data-section-id*="/operation/"]').length,
       };
@@ -70,7 +76,7 @@ describe('the API reference page (GET /api/v1/docs)', () => {
     expect([...new Set(drawn.sections)].sort()).toEqual(expected);
     expect([...new Set(drawn.menu)].sort()).toEqual(expected);
     expect(drawn.title).toContain('Voice AI Agent Platform API');
-    const operationCount = Object.values(document.paths).reduce<number>((n, item) => n + Object.keys(item as object).length, 0);
+    const operationCount = Object.values(spec.paths).reduce<number>((n, item) => n + Object.keys(item as object).length, 0);
     expect(drawn.operations).toBe(operationCount);
     expect(outside).toEqual([]);
     expect(failedScripts).toEqual([]);
