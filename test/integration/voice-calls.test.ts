@@ -458,3 +458,121 @@ describe('two calls at once', () => {
     expect(e2.transcript.map((t: any) => t.text)).toEqual(['Hello caller 2', 'I am caller 2']);
   });
 });
+
+describe('an inbound call', () => {
+  it('is answered by the number\'s agent through the inbound webhook and ends with its transcript and tool calls', async () => {
+    const { updatePhoneNumber, listPhoneNumbers } = await import('../../shared/domain/phone-numbers/service');
+    const { handler: twilioInbound } = await import('../../functions/telephony/twilio-inbound');
+    scripts.set('script-inbound', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.3, 71), transcript: 'Thanks for calling Acme.' });
+      await m.until(() => m.inputAudio().length >= 800, 'caller audio');
+      m.userSays('u1', 'I need a person.');
+      m.speak({ responseId: 'r2', itemId: 'i2', audio: tone(0.2, 72), transcript: 'Transferring you now.', calls: [{ callId: 'c1', name: 'transfer_call', args: { reason: 'asked for a person' } }] });
+    });
+    const { org, agentId, from } = await organization({ s2s_model: 'script-inbound', begin_message: 'Thanks for calling.', selected_tools: [{ type: 'transfer_call', phone_number: '+14155550199' }] });
+    const number = (await listPhoneNumbers(org, { limit: 10 } as never)).items.find((n: any) => n.phone_number === from)!;
+    await updatePhoneNumber(org, number.id, { inbound_agent_id: agentId } as never);
+    const sid = `CA${'9'.repeat(28)}${String(++sidSeq).padStart(4, '0')}`;
+    const params = { CallSid: sid, From: '+14155550177', To: from, Direction: 'inbound' };
+    const path = '/api/v1/telephony/twilio/inbound';
+    const res = await twilioInbound(apiEvent({
+      method: 'POST', path,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TOKEN, `${PUBLIC}${path}`, params) },
+      body: new URLSearchParams(params).toString(),
+    }), lambdaContext);
+    const stream = streamOf(res.body as string);
+    const callId = stream.parameters.call_id!;
+    expect(stream.parameters.direction).toBe('inbound');
+    const client = await TwilioMediaClient.connect(stream.url, { callSid: sid, customParameters: stream.parameters });
+    streams.set(sid, client);
+    await client.until(() => client.media.length > 0, 'the greeting');
+    await client.play(mulawRecording(0.1, 73));
+    await client.until(() => updates.some((u) => u.sid === sid), 'the transfer', 10_000);
+    await client.closed;
+    // The live call's new instructions dial the transfer number.
+    expect(updates.find((u) => u.sid === sid)!.form.get('Twiml')).toMatch(/^<Response><Dial timeout="\d+">\+14155550199<\/Dial><\/Response>$/);
+    const ended = await carrierEnds(org, callId, sid, 40);
+    expect(ended).toMatchObject({ direction: 'inbound', status: 'ended', disconnection_reason: 'transferred', duration_sec: 40 });
+    expect(ended.transcript.map((t: any) => [t.role, t.text])).toEqual([['agent', 'Thanks for calling Acme.'], ['user', 'I need a person.'], ['agent', 'Transferring you now.']]);
+    expect(ended.tool_calls).toEqual([expect.objectContaining({ name: 'transfer_call', arguments: { reason: 'asked for a person' }, result: { transferring_to: '+14155550199' } })]);
+  });
+});
+
+describe('failures and order', () => {
+  it('ends the call politely when the model fails mid-call: the carrier apologizes and hangs up, and the call keeps why', async () => {
+    scripts.set('script-fails', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.2, 81), transcript: 'Hello.' });
+      await m.until(() => m.inputAudio().length >= 800, 'caller audio');
+      m.close(1011);
+    });
+    const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-fails', begin_message: 'Hello.' });
+    await client.play(tone(0.1, 82));
+    await client.until(() => updates.some((u) => u.sid === sid), 'the apology', 10_000);
+    await client.closed;
+    expect(updates.find((u) => u.sid === sid)!.form.get('Twiml')).toMatch(/<Say>Sorry.*<\/Say><Hangup\/>/);
+    const ended = await carrierEnds(org, call.id, sid);
+    expect(ended).toMatchObject({ disconnection_reason: 'failed', error_message: expect.stringMatching(/speech model failed/) });
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hello.']);
+  });
+
+  it('an `error` event from the model ends the call the same way (beta event names understood)', async () => {
+    scripts.set('script-error', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      // Beta names: response.audio.delta / response.audio_transcript.done.
+      m.send({ type: 'response.created', response: { id: 'r1' } });
+      m.send({ type: 'response.audio.delta', response_id: 'r1', item_id: 'i1', delta: tone(0.1, 91).toString('base64') });
+      m.send({ type: 'response.audio_transcript.done', response_id: 'r1', item_id: 'i1', transcript: 'Hi there.' });
+      m.send({ type: 'response.done', response: { id: 'r1', status: 'completed', output: [] } });
+      await new Promise((r) => setTimeout(r, 50));
+      m.send({ type: 'error', error: { type: 'server_error', code: 'server_error', message: 'The server had an error' } });
+    });
+    const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-error', begin_message: 'Hi' });
+    await client.until(() => updates.some((u) => u.sid === sid), 'the apology', 10_000);
+    await client.closed;
+    expect(Buffer.concat(client.media).equals(tone(0.1, 91))).toBe(true);
+    const ended = await carrierEnds(org, call.id, sid);
+    expect(ended).toMatchObject({ disconnection_reason: 'failed', error_message: expect.stringMatching(/The server had an error/) });
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hi there.']);
+  });
+
+  it('when the carrier\'s end arrives before the stream stops, the call is corrected and analysed with its transcript', async () => {
+    scripts.set('script-late-stop', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.2, 95), transcript: 'Good morning.' });
+    });
+    const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-late-stop', begin_message: 'Good morning.' });
+    await client.until(() => client.marks.length === 2, 'the greeting');
+    await new Promise((r) => setTimeout(r, 100));
+    const analysesBefore = queued.filter((q) => q.queue === 'call-analysis' && q.body.call_id === call.id).length;
+    await status(org, call.id, sid, 'completed', { durationSec: 5 });
+    const early = (await getItem<CallItem>(keys.call(org, call.id)))!;
+    expect(early).toMatchObject({ status: 'ended', transcript: [] });
+    client.stop();
+    await client.closed;
+    await sessionOver(call.id);
+    const after = (await getItem<CallItem & Record<string, any>>(keys.call(org, call.id)))!;
+    expect(after.transcript.map((t: any) => t.text)).toEqual(['Good morning.']);
+    expect(after.error_message ?? null).toBeNull();
+    expect(queued.filter((q) => q.queue === 'call-analysis' && q.body.call_id === call.id).length).toBe(analysesBefore + 2);
+  });
+
+  it('a call whose runtime died mid-call (stream admitted, never recorded) ends with the reason recorded', async () => {
+    const { transact, updateExisting } = await import('../../shared/db/store');
+    const { VOICE_LOST_MESSAGE } = await import('../../shared/domain/calls/voice-session');
+    const { org, agentId, from } = await organization({ begin_message: 'x' });
+    const call = await createCall(org, CreateCallBody.parse({ agent_id: agentId, from_phone_number: from, to_phone_number: '+14155550143' }));
+    await placeQueuedCall(org, call.id);
+    const sid = (await getItem<CallItem>(keys.call(org, call.id)))!.provider_call_id!;
+    await status(org, call.id, sid, 'in-progress');
+    // What the runtime writes when it admits a stream; it then dies before writing the conversation.
+    await transact([updateExisting(keys.call(org, call.id), { voice_stream_at: new Date().toISOString() })]);
+    const ended = await carrierEnds(org, call.id, sid, 30);
+    expect(ended).toMatchObject({ status: 'ended', error_message: VOICE_LOST_MESSAGE });
+  });
+});
