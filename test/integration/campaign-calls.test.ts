@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { installLocalQueue } from '../../shared/adapters/queue';
+import { resetTelephony } from '../../shared/adapters/telephony';
 import { keys, Prefix } from '../../shared/db/keys';
 import { getItem, queryAll } from '../../shared/db/store';
 import { createAgent } from '../../shared/domain/agents/service';
@@ -119,6 +120,42 @@ describe('a campaign dialing through the calls service', () => {
     for (const m of course) await handleCallEventMessage(m);
     expect(await campaignContact(org, campaignId)).toMatchObject({ status: 'successful', attempt_count: 1, call_session_id: calls[0]!.id });
     expect((await campaignOf(org, campaignId)).contact_stats).toEqual(await recountContacts(org, campaignId));
+  });
+
+  it('a carrier that is unavailable (503) when the call is placed: not an attempt; the contact is due again after a back-off, and dialed when the carrier is back', async () => {
+    // Prepare: no retries at all, so a counted attempt would fail the contact for good
+    const { org, campaignId } = await dialedCampaign({ retry_attempts: 0 });
+    process.env.SIMULATED_CARRIER_FAIL = 'call';
+    resetTelephony();
+    try {
+      // Act: the carrier refuses the placement
+      await placeAll(org);
+    } finally {
+      delete process.env.SIMULATED_CARRIER_FAIL;
+      resetTelephony();
+    }
+    // Assess
+    const [call] = await callsOf(org);
+    expect(call).toMatchObject({ status: 'ended', disconnection_reason: 'failed', error_message: expect.stringContaining('The carrier did not place the call') });
+    expect(call!.provider_call_id).toBeUndefined();
+    let cc = await campaignContact(org, campaignId);
+    expect(cc).toMatchObject({ status: 'pending', attempt_count: 1, undialed_attempts: 1, dial_failures: 1, call_session_id: call!.id });
+    const backoff = Date.parse(cc.next_retry_at!) - Date.parse(call!.ended_at!);
+    expect(backoff).toBeGreaterThanOrEqual(59_000);
+    expect(backoff).toBeLessThanOrEqual(61_000 + 5_000);
+    expect((await campaignOf(org, campaignId)).contact_stats).toEqual(await recountContacts(org, campaignId));
+    // Act: the carrier is back; the contact is dispatched when due (the time of the dispatch given)
+    queued.take('campaign-dispatch');
+    const { dispatchCampaign } = await import('../../shared/domain/campaigns/engine');
+    await dispatchCampaign(org, campaignId, new Date(Date.parse(cc.next_retry_at!) + 1000));
+    await placeAll(org);
+    for (const m of queued.take('call-events') as CallEventMessage[]) await handleCallEventMessage(m);
+    // Assess: the second placement is attempt 2, dialed, and the contact ends successful
+    cc = await campaignContact(org, campaignId);
+    expect(cc).toMatchObject({ status: 'successful', attempt_count: 2 });
+    const campaign = await campaignOf(org, campaignId);
+    expect(campaign.contact_stats).toEqual(await recountContacts(org, campaignId));
+    expect(campaign).toMatchObject({ status: 'completed', contact_stats: { successful: 1, failed: 0, in_progress: 0 } });
   });
 
   it('a number listed on the do-not-call list after its claim: the call is canceled undialed, and the contact fails with the reason, never retried', async () => {

@@ -67,6 +67,8 @@ export function campaignOutcome(item: CallItem): CampaignCallOutcome {
     // A transferred call was answered and handed on: for the campaign it completed.
     disconnectionReason: reason === 'transferred' ? 'completed' : reason,
     ...(item.error_message ? { errorMessage: item.error_message } : {}),
+    // The carrier's call id is written once it accepted the call: without one, it never dialed.
+    dialed: !!item.provider_call_id,
   };
 }
 

@@ -39,6 +39,12 @@ export interface CampaignCallOutcome {
   disconnectionReason: 'completed' | 'no_answer' | 'busy' | 'voicemail' | 'failed' | 'canceled';
   /** Why the platform ended it (the call's `error_message`: do-not-call, carrier refusal, sweep), when it did. */
   errorMessage?: string;
+  /**
+   * False when the carrier never dialed the call (it refused or was unavailable when asked to place
+   * it, or the call was never handed to it): such a `failed` end does not use up an attempt.
+   * Omitted means dialed.
+   */
+  dialed?: boolean;
 }
 
 

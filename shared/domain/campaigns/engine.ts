@@ -22,7 +22,7 @@ import {
   type CampaignContactItem,
   type CampaignItem,
 } from './model';
-import type { CampaignContactStatus } from './schemas';
+import type { CampaignContactStatus, PauseReason } from './schemas';
 import { isOpen, nextOpening } from './window';
 import { failPending } from './fail-pending';
 
@@ -187,12 +187,155 @@ async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: D
   }
 }
 
+/** What placing a claimed contact came to. */
+type Placement = 'placed' | 'due_again' | 'paused';
+
+/** The first back-off after a placement that did not reach the carrier; it doubles on each one in a row. */
+const BACKOFF_BASE_MS = 60_000;
+const BACKOFF_MAX_MS = 30 * 60_000;
+/** Attempts the carrier never dialed that do not count against `retry_attempts`, per contact; later ones count. */
+export const MAX_UNDIALED = 8;
+
+/** When a contact whose placement failed `failures` times in a row is due again: 1, 2, 4 … 30 minutes on, in its window. */
+function backoffDue(campaign: CampaignItem, cc: CampaignContactItem, now: Date, failures: number): string {
+  const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, failures - 1));
+  const opening = nextOpening(campaign.schedule, new Date(now.getTime() + delay), cc.timezone);
+  return iso(opening ?? new Date('9999-12-31T00:00:00.000Z'));
+}
+
+/**
+ * What keeps the campaign's line from dialing for good (waiting would not heal it): its agent
+ * deleted or inactive, its number released. Null when it can dial.
+ */
+async function lineProblem(campaign: CampaignItem): Promise<PauseReason | null> {
+  const orgId = campaign.organization_id;
+  const [agent, number] = await Promise.all([
+    getItem<{ status?: string }>(keys.agent(orgId, campaign.agent_id)),
+    getItem<{ status?: string }>(keys.phoneNumber(orgId, campaign.phone_number_id)),
+  ]);
+  if (!agent) return 'agent_deleted';
+  if (agent.status === 'AGENT_STATUS_INACTIVE') return 'agent_inactive';
+  if (number?.status !== 'active') return 'number_inactive';
+  return null;
+}
+
+/**
+ * The engine pauses a running campaign that can no longer dial: `paused` with its `pause_reason`
+ * and a `campaign.paused` event in one transaction (conditioned on `running`, so once). Calls in
+ * flight finish; a start resumes it once the line is repaired.
+ */
+async function pauseForLine(campaign: CampaignItem, reason: PauseReason, now: Date): Promise<void> {
+  const orgId = campaign.organization_id;
+  const after = { ...campaign, status: 'paused' as const, execution_status: 'idle' as const, pause_reason: reason, updated_at: iso(now) };
+  const event = newEvent(orgId, 'campaign.paused', campaignView(after) as unknown as Record<string, unknown>, now);
+  try {
+    await transact(
+      [
+        updateWrite(campaignKey(orgId, campaign.id), {
+          set: { status: 'paused', execution_status: 'idle', pause_reason: reason, updated_at: iso(now), ...statusIndex(orgId, campaign.id, 'paused') },
+          add: { version: 1 },
+          condition: '#st = :running',
+          names: { '#st': 'status' },
+          values: { ':running': 'running' },
+        }),
+        event.write,
+      ],
+      [
+        { orgId, collection: collections.campaignsByStatus('running'), delta: -1 },
+        { orgId, collection: collections.campaignsByStatus('paused'), delta: 1 },
+      ],
+    );
+  } catch (err) {
+    if (err instanceof ConditionFailed) return; // paused, cancelled or raced by another worker
+    throw err;
+  }
+  logger.warn('The campaign can no longer dial; it is paused', { campaign_id: campaign.id, pause_reason: reason });
+  await dispatchEvents([event.event]);
+}
+
+/**
+ * Undoes the claim of a contact whose call was not placed (for any attempt: the condition is the
+ * claim itself, status and attempt, and that no call was recorded for it since): the contact is
+ * pending again at its previous attempt count, due at `due`, and its slot is free. If the
+ * campaign was cancelled meanwhile, the contact fails "campaign cancelled" instead, so a
+ * cancelled campaign never keeps a contact pending or in progress without a call.
+ */
+async function unclaim(campaign: CampaignItem, cc: CampaignContactItem, now: Date, to: { due: string; dialFailures?: number }): Promise<void> {
+  const orgId = campaign.organization_id;
+  const key = contactKey(orgId, campaign.id, cc.id);
+  const previousCall = cc.call_session_id ?? '';
+  const claimed = {
+    condition: `#st = :ip AND #ac = :ac AND ${previousCall ? '#cid = :cid' : '(attribute_not_exists(#cid) OR #cid = :cid)'}`,
+    names: { '#st': 'status', '#ac': 'attempt_count', '#cid': 'call_session_id' },
+    values: { ':ip': 'in_progress', ':ac': cc.attempt_count, ':cid': previousCall },
+  };
+  const attempt = cc.attempt_count - 1;
+  const contacted: Record<string, number> = cc.attempt_count === 1 ? { 'contact_stats.contacted': -1 } : {};
+  for (let round = 0; round < MAX_ATTEMPTS; round++) {
+    try {
+      await transact([
+        updateWrite(key, {
+          set: {
+            status: 'pending', attempt_count: attempt, updated_at: iso(now), next_retry_at: to.dialFailures ? to.due : null,
+            ...(to.dialFailures !== undefined ? { dial_failures: to.dialFailures } : {}),
+            ...dueIndex(orgId, campaign.id, cc.id, to.due), ...contactStatusIndex(orgId, campaign.id, cc.id, 'pending'),
+          },
+          remove: ['lease_until'],
+          ...claimed,
+        }),
+        updateWrite(campaignKey(orgId, campaign.id), {
+          add: { 'contact_stats.pending': 1, 'contact_stats.in_progress': -1, ...contacted },
+          condition: '#cst <> :completed',
+          names: { '#cst': 'status' },
+          values: { ':completed': 'completed' },
+        }),
+      ]);
+      return;
+    } catch (err) {
+      if (!(err instanceof ConditionFailed)) throw err;
+      if (err.message === 'transaction conflict') {
+        await pause(round);
+        continue;
+      }
+      if (failedItems(err).includes(0)) return; // the claim moved on (its call was recorded, or another undo)
+      if (await failClaimed(campaign, cc, 'campaign cancelled', now)) return;
+    }
+  }
+}
+
+/** A claimed contact without a call, in a cancelled campaign: failed, its slot freed (conditioned on the claim). */
+async function failClaimed(campaign: CampaignItem, cc: CampaignContactItem, message: string, now: Date): Promise<boolean> {
+  const orgId = campaign.organization_id;
+  try {
+    await transact([
+      updateWrite(contactKey(orgId, campaign.id, cc.id), {
+        set: { status: 'failed', attempt_count: cc.attempt_count - 1, error_message: message, next_retry_at: null, updated_at: iso(now), ...contactStatusIndex(orgId, campaign.id, cc.id, 'failed') },
+        remove: ['lease_until', 'due_at', 'gsi1pk', 'gsi1sk'],
+        condition: '#st = :ip AND #ac = :ac',
+        names: { '#st': 'status', '#ac': 'attempt_count' },
+        values: { ':ip': 'in_progress', ':ac': cc.attempt_count },
+      }),
+      updateWrite(campaignKey(orgId, campaign.id), {
+        add: { 'contact_stats.in_progress': -1, 'contact_stats.failed': 1, ...(cc.attempt_count === 1 ? { 'contact_stats.contacted': -1 } : {}) },
+      }),
+    ]);
+    return true;
+  } catch (err) {
+    if (!(err instanceof ConditionFailed)) throw err;
+    return err.message !== 'transaction conflict';
+  }
+}
+
 /**
  * Places the call of a claimed contact through the dialer (idempotent per contact and attempt)
  * and records its call session id, which ends the lease. When the dialer refuses, the claim is
- * undone: the contact is pending again (due in a minute) and its slot is free.
+ * undone (see unclaim) and the failure is told apart:
+ * - lasting (the agent deleted or inactive, the number released): the contact is due again at
+ *   once, unharmed, and the campaign pauses itself with its `pause_reason`;
+ * - passing (anything else: a throttled table, an unreachable service): the contact is due again
+ *   after a back-off that doubles with each failure in a row.
  */
-async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<boolean> {
+async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date): Promise<Placement> {
   const orgId = campaign.organization_id;
   const key = contactKey(orgId, campaign.id, cc.id);
   const claimed = { condition: '#st = :ip AND #ac = :ac', names: { '#st': 'status', '#ac': 'attempt_count' }, values: { ':ip': 'in_progress', ':ac': cc.attempt_count } };
@@ -210,38 +353,34 @@ async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date)
       dynamicVariables: { contact_name: cc.name, contact_email: cc.email, campaign_name: campaign.name },
     }));
   } catch (err) {
-    logger.warn('A campaign call could not be placed; the contact is pending again', { campaign_id: campaign.id, campaign_contact_id: cc.id, error: err as Error });
-    const due = iso(new Date(now.getTime() + 60_000));
-    await transact([
-      updateWrite(key, {
-        set: { status: 'pending', attempt_count: cc.attempt_count - 1, ...dueIndex(orgId, campaign.id, cc.id, due), ...contactStatusIndex(orgId, campaign.id, cc.id, 'pending') },
-        remove: ['lease_until'],
-        ...claimed,
-        condition: `${claimed.condition} AND #cid = :none`,
-        names: { ...claimed.names, '#cid': 'call_session_id' },
-        values: { ...claimed.values, ':none': '' },
-      }),
-      updateWrite(campaignKey(orgId, campaign.id), {
-        add: { 'contact_stats.pending': 1, 'contact_stats.in_progress': -1, ...(cc.attempt_count === 1 ? { 'contact_stats.contacted': -1 } : {}) },
-      }),
-    ]).catch((e) => {
-      if (!(e instanceof ConditionFailed)) throw e;
-    });
-    return false;
+    const problem = await lineProblem(campaign);
+    if (problem) {
+      logger.warn('A campaign call could not be placed: the campaign can no longer dial', { campaign_id: campaign.id, campaign_contact_id: cc.id, pause_reason: problem, error: err as Error });
+      await unclaim(campaign, cc, now, { due: iso(now) });
+      await pauseForLine(campaign, problem, now);
+      return 'paused';
+    }
+    const failures = (cc.dial_failures ?? 0) + 1;
+    const due = backoffDue(campaign, cc, now, failures);
+    logger.warn('A campaign call could not be placed; the contact is due again after a back-off', { campaign_id: campaign.id, campaign_contact_id: cc.id, due_at: due, error: err as Error });
+    await unclaim(campaign, cc, now, { due, dialFailures: failures });
+    return 'due_again';
   }
   await transact([
-    updateWrite(key, { set: { call_session_id: callId }, remove: ['lease_until', 'gsi1pk', 'gsi1sk'], ...claimed }),
+    updateWrite(key, { set: { call_session_id: callId, dial_failures: 0 }, remove: ['lease_until', 'gsi1pk', 'gsi1sk'], ...claimed }),
   ]).catch((e) => {
     // The call already ended and its outcome moved the contact on: nothing left to record.
     if (!(e instanceof ConditionFailed)) throw e;
   });
-  return true;
+  return 'placed';
 }
 
 /**
  * Re-places the calls of contacts whose lease expired (claimed, never placed: the worker died).
  * Taking the lease over is conditional, so two dispatches never both re-place one contact, and
- * the dialer answers the same call for the same attempt.
+ * the dialer answers the same call for the same attempt. A campaign that no longer runs places
+ * nothing new: a paused one gets the contact back as pending (due at once, dialed on resume), a
+ * cancelled one fails it "campaign cancelled".
  */
 async function recoverLeases(campaign: CampaignItem, now: Date): Promise<number> {
   const orgId = campaign.organization_id;
@@ -253,7 +392,9 @@ async function recoverLeases(campaign: CampaignItem, now: Date): Promise<number>
   for await (const e of entries) keysDue.push({ pk: e.pk, sk: e.sk });
   let recovered = 0;
   for (const cc of await getMany<CampaignContactItem>(keysDue)) {
-    if (cc.status !== 'in_progress' || cc.call_session_id || !cc.lease_until || cc.lease_until > iso(now)) continue;
+    // A lease lasts until the attempt's call is recorded (which removes it): a retry carries the
+    // previous attempt's call_session_id, so that is no sign of a placed call.
+    if (cc.status !== 'in_progress' || !cc.lease_until || cc.lease_until > iso(now)) continue;
     const lease = iso(new Date(now.getTime() + LEASE_MS));
     try {
       await transact([
@@ -268,8 +409,18 @@ async function recoverLeases(campaign: CampaignItem, now: Date): Promise<number>
       if (err instanceof ConditionFailed) continue;
       throw err;
     }
+    if (campaign.status === 'completed') {
+      await failClaimed(campaign, cc, 'campaign cancelled', now);
+      continue;
+    }
+    if (campaign.status === 'paused') {
+      await unclaim(campaign, cc, now, { due: iso(now) });
+      continue;
+    }
     logger.warn('Re-placing a campaign call whose worker stopped before placing it', { campaign_id: campaign.id, campaign_contact_id: cc.id, attempt: cc.attempt_count });
-    if (await place(campaign, cc, now)) recovered++;
+    const placed = await place(campaign, cc, now);
+    if (placed === 'placed') recovered++;
+    if (placed === 'paused') break;
   }
   return recovered;
 }
@@ -318,6 +469,7 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
   let capacity = schedule.max_concurrent - campaign.contact_stats.in_progress;
   let examined = 0;
   let exhausted = false;
+  let lineChecked = false;
   if (windowOpen) {
     let cursor: string | undefined;
     while (!exhausted && capacity > 0) {
@@ -354,6 +506,15 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
           if (reason && (await failWithoutCall(orgId, cc, reason, now))) summary.failedWithoutCall++;
         }),
       );
+      if (toDial.length && !lineChecked) {
+        // Before the first claim: a line that can no longer dial pauses the campaign, and no contact is claimed.
+        lineChecked = true;
+        const problem = await lineProblem(campaign);
+        if (problem) {
+          await pauseForLine(campaign, problem, now);
+          return summary;
+        }
+      }
       // Claimed in parallel, one contact per number at a time: of two contacts with one number, the
       // first in due order takes it (its claim writes the number's marker) and the other then fails as a duplicate.
       for (let waiting = toDial; waiting.length && capacity > 0; ) {
@@ -373,7 +534,8 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
           if (c === 'duplicate' && (await failWithoutCall(orgId, batch[j]!, DUPLICATE_MESSAGE, now))) summary.failedWithoutCall++;
         }
         const placed = await Promise.all(won.map((cc) => place(campaign!, cc, now)));
-        summary.placed += placed.filter(Boolean).length;
+        summary.placed += placed.filter((p) => p === 'placed').length;
+        if (placed.includes('paused')) return summary;
         if (claims.includes('campaign') || won.length < batch.length) {
           // The campaign filled up (a racing dispatch) or stopped: read its live counters.
           campaign = (await getItem<CampaignItem>(campaignKey(orgId, campaignId)))!;
@@ -490,7 +652,8 @@ function classify(outcome: CampaignCallOutcome): { status: Exclude<CampaignConta
  * campaign's counters change in ONE transaction conditioned on the contact being in progress at
  * this attempt, so a duplicate or late outcome changes nothing. A retryable outcome with
  * attempts left returns the contact to pending, due `retry_gap_min` after the call ended (moved
- * to the window's next opening); then the campaign's next due contact is dispatched at once and
+ * to the window's next opening); a call the carrier never dialed (`dialed: false`) returns it to
+ * pending after a back-off without using up an attempt; then the campaign's next due contact is dispatched at once and
  * the campaign completes when nothing is pending or in progress.
  */
 export async function recordCampaignCallOutcome(
@@ -515,8 +678,12 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
   ]);
   if (!cc || !campaign || cc.status !== 'in_progress' || cc.attempt_count !== attempt) return false;
   const result = classify(outcome);
-  const attemptsLeft = 1 + campaign.schedule.retry_attempts - attempt;
-  const retry = result.retryable && attemptsLeft > 0 && campaign.status !== 'completed';
+  const undialedBefore = cc.undialed_attempts ?? 0;
+  // A call the carrier never dialed (it refused or was unreachable, or the call was never sent to
+  // it) is not an attempt: due again after a back-off, up to MAX_UNDIALED times per contact.
+  const undialed = outcome.dialed === false && outcome.disconnectionReason === 'failed' && undialedBefore < MAX_UNDIALED;
+  const attemptsLeft = 1 + campaign.schedule.retry_attempts - (attempt - undialedBefore);
+  const retry = (undialed || (result.retryable && attemptsLeft > 0)) && campaign.status !== 'completed';
   const now = clockNow();
   const contactSet: Record<string, unknown> = {
     call_session_id: outcome.callId,
@@ -524,7 +691,15 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
     updated_at: iso(now),
   };
   let next: CampaignContactStatus = result.status;
-  if (retry) {
+  if (retry && undialed) {
+    const failures = (cc.dial_failures ?? 0) + 1;
+    const due = backoffDue(campaign, cc, now, failures);
+    next = 'pending';
+    Object.assign(contactSet, {
+      status: 'pending', next_retry_at: due, error_message: outcome.errorMessage ?? 'call not dialed', dial_failures: failures, undialed_attempts: undialedBefore + 1,
+      ...dueIndex(orgId, campaignId, cc.id, due),
+    });
+  } else if (retry) {
     const gapEnd = new Date(Date.parse(outcome.endedAt) + campaign.schedule.retry_gap_min * 60_000);
     const due = nextOpening(campaign.schedule, gapEnd, cc.timezone) ?? new Date('9999-12-31T00:00:00.000Z');
     next = 'pending';

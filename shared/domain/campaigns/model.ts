@@ -39,6 +39,10 @@ export interface CampaignContactItem extends CampaignContact, Key {
   due_at?: string;
   /** Claimed, call not yet placed: re-placed after this time. */
   lease_until?: string;
+  /** Consecutive placements that did not reach the carrier (dialer error, carrier unavailable): the back-off's exponent. */
+  dial_failures?: number;
+  /** Attempts the carrier never dialed; they do not count against `retry_attempts` (up to MAX_UNDIALED). */
+  undialed_attempts?: number;
   created_at: string;
   updated_at: string;
   gsi1pk?: string;
@@ -86,7 +90,8 @@ export const leaseIndex = (orgId: string, campaignId: string, id: string, leaseU
 export function campaignView(item: CampaignItem): Campaign {
   const { adding_until, ...rest } = stripKeys(item as unknown as Record<string, unknown>) as unknown as CampaignItem;
   void adding_until;
-  return rest;
+  // Campaigns written before the engine could pause them have no pause_reason.
+  return { ...rest, pause_reason: rest.pause_reason ?? null };
 }
 
 export function campaignContactView(item: CampaignContactItem): CampaignContact {

@@ -12,6 +12,12 @@ export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'completed'] as 
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 export const EXECUTION_STATUSES = ['idle', 'waiting_window', 'dispatching', 'done', 'cancelled'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+/**
+ * Why the engine paused a running campaign by itself: its line can no longer dial, and waiting
+ * would not heal it (null when paused by request, or not paused).
+ */
+export const PAUSE_REASONS = ['agent_deleted', 'agent_inactive', 'number_inactive'] as const;
+export type PauseReason = (typeof PAUSE_REASONS)[number];
 export const CONTACT_STATUSES = ['pending', 'in_progress', 'successful', 'failed', 'no_answer'] as const;
 export type CampaignContactStatus = (typeof CONTACT_STATUSES)[number];
 
@@ -118,6 +124,8 @@ export const Campaign = named('Campaign', () => z.object({
   execution_status: z.enum(EXECUTION_STATUSES),
   schedule: Schedule,
   contact_stats: ContactStats,
+  /** Set when the engine paused the campaign because it can no longer dial (see PAUSE_REASONS); null otherwise. */
+  pause_reason: z.nullable(z.enum(PAUSE_REASONS)),
   started_at: z.nullable(z.string()),
   completed_at: z.nullable(z.string()),
   created_at: z.string(),

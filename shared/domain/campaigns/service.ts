@@ -213,6 +213,7 @@ export async function createCampaign(orgId: string, input: CreateCampaignInput):
     execution_status: 'idle',
     schedule,
     contact_stats: { ...emptyStats(), total: added, pending: added },
+    pause_reason: null,
     started_at: null,
     completed_at: null,
     created_at: now,
@@ -358,11 +359,14 @@ async function move(
   }
 }
 
-/** Starts a draft campaign or resumes a paused one; the first start raises the number's `in_use` and emits `campaign.started`. */
+/**
+ * Starts a draft campaign or resumes a paused one (clearing its `pause_reason`); the first start
+ * raises the number's `in_use` and emits `campaign.started`.
+ */
 export async function startCampaign(orgId: string, id: string): Promise<Campaign> {
   const { campaign } = await move(orgId, id, 'started', ['draft', 'paused'], (item, now) => ({
     to: 'running',
-    set: { execution_status: 'waiting_window', started_at: item.started_at ?? now, ...activeIndex(orgId, id) },
+    set: { execution_status: 'waiting_window', pause_reason: null, started_at: item.started_at ?? now, ...activeIndex(orgId, id) },
     ...(item.status === 'draft'
       ? { extra: [numberInUse(orgId, item.phone_number_id, 1)], event: 'campaign.started' as const, guards: [references.agent(orgId, item.agent_id)] }
       : {}),
