@@ -27,7 +27,8 @@ import { jobs } from '../shared/jobs/registry';
 import { bundleEntries, DEFAULT_EXTERNAL_AWS_SDK } from '../lib/bundle';
 import { db, tableName } from '../shared/db/client';
 import { keys, RATE_PREFIX } from '../shared/db/keys';
-import { countRequest } from '../shared/db/rate-counter';
+import { claimLease, countRequest } from '../shared/db/rate-counter';
+import { resetConfig } from '../shared/config';
 import { counterExpiry, windowAt } from '../shared/domain/rate-limit/window';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 
@@ -70,69 +71,122 @@ function meterCapacity() {
   );
 }
 
+/** Rate-limit counter writes (UpdateItem on RATE# items) this process has made. */
+let rateWrites = 0;
+function countRateWrites() {
+  db().middlewareStack.add(
+    (next, context) => async (args) => {
+      const pk = String(((args.input as { Key?: { pk?: unknown } }).Key)?.pk ?? '');
+      if (context.commandName === 'UpdateCommand' && pk.startsWith(RATE_PREFIX)) rateWrites++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchRateWrites' },
+  );
+}
+
+type LimiterMode = 'request' | 'lease';
+/** Switches the running platform's limiter (its handlers run in this process and read RATE_LIMIT_MODE through config()). */
+function useLimiter(mode: LimiterMode) {
+  process.env.RATE_LIMIT_MODE = mode;
+  resetConfig();
+}
+
 async function overhead(url: string, key: string, orgId: string, dynamoEndpoint: string) {
+  countRateWrites();
   const agent = await (await fetch(`${url}/api/v1/agents`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) })).json() as { data: { id: string } };
   const id = agent.data.id;
   const k = keys.agent(orgId, id);
   // The caller runs in its own process, as callers do: the server's event loop serves only requests.
-  const args = { url, key, endpoint: dynamoEndpoint, table: tableName(), pk: k.pk, sk: k.sk, path: `/api/v1/agents/${id}`, iterations: ITERATIONS, warmup: 50 };
-  const out = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', join(__dirname, 'overhead-client.ts'), JSON.stringify(args)], { cwd: root, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout),
-    );
-  });
-  const { apiTimes, rawTimes, healthTimes } = JSON.parse(out) as { apiTimes: number[]; rawTimes: number[]; healthTimes: number[] };
-  const ratio = median(apiTimes) / median(rawTimes);
+  // The two limiters take turns (old, new, old, new) so the machine's drift hits both alike.
+  const rounds: LimiterMode[] = ['request', 'lease', 'request', 'lease'];
+  const runs: Record<LimiterMode, { apiTimes: number[]; rawTimes: number[]; healthTimes: number[]; writes: number; requests: number }> = {
+    request: { apiTimes: [], rawTimes: [], healthTimes: [], writes: 0, requests: 0 },
+    lease: { apiTimes: [], rawTimes: [], healthTimes: [], writes: 0, requests: 0 },
+  };
+  for (const mode of rounds) {
+    useLimiter(mode);
+    const args = { url, key, endpoint: dynamoEndpoint, table: tableName(), pk: k.pk, sk: k.sk, path: `/api/v1/agents/${id}`, iterations: Math.ceil(ITERATIONS / 2), warmup: 50 };
+    const writesBefore = rateWrites;
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', join(__dirname, 'overhead-client.ts'), JSON.stringify(args)], { cwd: root, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } }, (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      );
+    });
+    const run = JSON.parse(out) as { apiTimes: number[]; rawTimes: number[]; healthTimes: number[] };
+    runs[mode].apiTimes.push(...run.apiTimes);
+    runs[mode].rawTimes.push(...run.rawTimes);
+    runs[mode].healthTimes.push(...run.healthTimes);
+    runs[mode].writes += rateWrites - writesBefore;
+    // Authenticated requests of the run: the warm-up and measured GETs (health needs no key).
+    runs[mode].requests += args.warmup + args.iterations;
+  }
+  const ratio = (mode: LimiterMode) => median(runs[mode].apiTimes) / median(runs[mode].rawTimes);
 
   // The same comparison without the HTTP hop: the deployed function's handler invoked directly
   // with an API Gateway event, against the GetItem on the same client, to show what the
-  // middleware stack itself costs.
+  // middleware stack itself costs with each limiter.
   const { handler } = (await import('../functions/agents/get')) as { handler: (e: unknown, c: unknown) => Promise<unknown> };
   const { apiEvent, lambdaContext } = await import('../test/support/events');
-  const handlerTimes: number[] = [];
+  const handlerTimes: Record<LimiterMode, number[]> = { request: [], lease: [] };
   const directTimes: number[] = [];
   const rateTimes: number[] = [];
+  const claimTimes: number[] = [];
   for (let i = 0; i < ITERATIONS + 50; i++) {
-    const event = apiEvent({ path: `/api/v1/agents/${id}`, headers: { 'x-api-key': key }, pathParameters: { id } });
-    let t = performance.now();
-    await handler(event, lambdaContext);
-    const h = performance.now() - t;
-    t = performance.now();
-    await db().send(new GetCommand({ TableName: tableName(), Key: k, ConsistentRead: true }));
-    const d = performance.now() - t;
-    // The rate limit's own write, alone: what every authenticated request adds before its operation runs.
+    const timed = async (fn: () => Promise<unknown>) => {
+      const t = performance.now();
+      await fn();
+      return performance.now() - t;
+    };
+    const event = () => apiEvent({ path: `/api/v1/agents/${id}`, headers: { 'x-api-key': key }, pathParameters: { id } });
+    const order: LimiterMode[] = i % 2 ? ['request', 'lease'] : ['lease', 'request'];
+    const h: Partial<Record<LimiterMode, number>> = {};
+    for (const mode of order) {
+      useLimiter(mode);
+      h[mode] = await timed(() => handler(event(), lambdaContext));
+    }
+    const d = await timed(() => db().send(new GetCommand({ TableName: tableName(), Key: k, ConsistentRead: true })));
+    // Each limiter's own write, alone: per request (old), per lease (new).
     const window = windowAt(Date.now());
-    t = performance.now();
-    await countRequest({ keyId: 'bench-rate', window: window.index, limit: 1e9, expiresAt: counterExpiry(window) });
-    const r = performance.now() - t;
-    if (i >= 50) { handlerTimes.push(h); directTimes.push(d); rateTimes.push(r); }
+    const r = await timed(() => countRequest({ keyId: 'bench-rate', window: window.index, limit: 1e9, expiresAt: counterExpiry(window) }));
+    const c = await timed(() => claimLease({ keyId: 'bench-lease', window: window.index, limit: 1e9, size: 12, expiresAt: counterExpiry(window) }));
+    if (i >= 50) {
+      handlerTimes.request.push(h.request!);
+      handlerTimes.lease.push(h.lease!);
+      directTimes.push(d);
+      rateTimes.push(r);
+      claimTimes.push(c);
+    }
   }
-  const handlerRatio = median(handlerTimes) / median(directTimes);
-  const rateRatio = median(rateTimes) / median(directTimes);
+  useLimiter('lease');
+  const handlerRatio = (mode: LimiterMode) => median(handlerTimes[mode]) / median(directTimes);
+  const perRequest = (mode: LimiterMode) => (runs[mode].writes / runs[mode].requests).toFixed(mode === 'lease' ? 4 : 2);
+  const pairs = Math.ceil(ITERATIONS / 2) * 2;
   return [
     '## (a) API overhead: GET an agent against the raw GetItem',
     '',
-    `${ITERATIONS} interleaved pairs after 50 warm-up pairs, from a separate client process with one keep-alive connection each, against the same DynamoDB Local and the same item.`,
+    `For each rate limiter, ${pairs} interleaved pairs (two runs of ${pairs / 2}, the limiters taking turns: per request, leases, per request, leases) after 50 warm-up pairs per run, from a separate client process with one keep-alive connection each, against the same DynamoDB Local and the same item. "Per request" is the limiter before leases (\`RATE_LIMIT_MODE=request\`: one conditional \`UpdateItem\` awaited before every operation); "leases" is the default (docs/api.md, "Rate limits").`,
     '',
     '| path | median | p95 |',
     '|---|---|---|',
-    `| raw \`GetItem\` (document client) | ${ms(median(rawTimes))} | ${ms(pct(rawTimes, 95))} |`,
-    `| \`GET /api/v1/agents/{id}\` over HTTP through the local runtime | ${ms(median(apiTimes))} | ${ms(pct(apiTimes, 95))} |`,
-    `| \`GET /api/v1/health\` over HTTP (the hop and the middleware, no dependency) | ${ms(median(healthTimes))} | ${ms(pct(healthTimes, 95))} |`,
+    ...(['request', 'lease'] as LimiterMode[]).flatMap((mode) => [
+      `| raw \`GetItem\` (document client), ${mode === 'request' ? 'per-request' : 'lease'} runs | ${ms(median(runs[mode].rawTimes))} | ${ms(pct(runs[mode].rawTimes, 95))} |`,
+      `| \`GET /api/v1/agents/{id}\` over HTTP through the local runtime, **${mode === 'request' ? 'per-request limiter' : 'leases'}** | ${ms(median(runs[mode].apiTimes))} | ${ms(pct(runs[mode].apiTimes, 95))} |`,
+    ]),
+    `| \`GET /api/v1/health\` over HTTP (the hop and the middleware, no dependency) | ${ms(median([...runs.request.healthTimes, ...runs.lease.healthTimes]))} | ${ms(pct([...runs.request.healthTimes, ...runs.lease.healthTimes], 95))} |`,
     '',
-    `**Ratio of medians: ${ratio.toFixed(2)}×** (target ≤ 1.3×). The API path adds an HTTP round trip, the API Gateway event, the middleware stack (auth from the in-memory key cache, rate limit, validation, envelope) and JSON serialization to the same single \`GetItem\`.`,
+    `**Ratio of medians: ${ratio('request').toFixed(2)}× with the per-request limiter, ${ratio('lease').toFixed(2)}× with leases** (target ≤ 1.3×). Rate-limit writes per authenticated request in these runs: ${perRequest('request')} per request, ${perRequest('lease')} with leases (the bench key's limit is 10⁸ a minute, so its slices are large; at the default 1200 a busy process claims 12, 24, 48, 96, then 120 tokens at a time: at most one write per 10 requests, fewer as the slices grow). The API path adds an HTTP round trip, the API Gateway event, the middleware stack (auth from the in-memory key cache, rate limit, validation, envelope) and JSON serialization to the same single \`GetItem\`.`,
     '',
-    'Where the difference goes — the handler invoked in process with an API Gateway event (no HTTP), against the GetItem on the same client:',
+    'Where the difference goes — the handler invoked in process with an API Gateway event (no HTTP), each limiter in turn, against the GetItem on the same client:',
     '',
     '| path | median |',
     '|---|---|',
     `| raw \`GetItem\` | ${ms(median(directTimes))} |`,
-    `| \`functions/agents/get.ts\` handler, whole middleware stack | ${ms(median(handlerTimes))} |`,
-    `| the rate limit's conditional \`UpdateItem\` alone (one per authenticated request) | ${ms(median(rateTimes))} |`,
+    `| \`functions/agents/get.ts\` handler, whole middleware stack, per-request limiter | ${ms(median(handlerTimes.request))} |`,
+    `| \`functions/agents/get.ts\` handler, whole middleware stack, leases | ${ms(median(handlerTimes.lease))} |`,
+    `| the per-request limiter's conditional \`UpdateItem\` alone (one per authenticated request) | ${ms(median(rateTimes))} |`,
+    `| a lease claim alone (one conditional \`UpdateItem\` per slice, in the background) | ${ms(median(claimTimes))} |`,
     '',
-    `**Rate limit: ${rateRatio.toFixed(2)}× a GetItem per request.** The per-key limit holds across processes by counting each authenticated request in the table (docs/api.md, "Rate limits"): one conditional \`UpdateItem\` awaited before the operation runs, so an authenticated GET pays about two DynamoDB round trips instead of one (the handler row includes it). Its write units are in (c).`,
-    '',
-    `**Handler ratio: ${handlerRatio.toFixed(2)}×.** The HTTP hop with the whole middleware stack costs ${ms(median(healthTimes))} (the health row above). The rest of the gap in the first ratio appears only when three processes (the caller, the runtime and DynamoDB Local's JVM) take turns on this machine's ${cpus().length} cores for every API call, against two for the raw call; in AWS the hop is API Gateway's own latency.`,
+    `**Handler ratio: ${handlerRatio('request').toFixed(2)}× with the per-request limiter, ${handlerRatio('lease').toFixed(2)}× with leases.** The per-request limiter awaits one conditional \`UpdateItem\` (${(median(rateTimes) / median(directTimes)).toFixed(2)}× a GetItem) before the operation runs, so an authenticated GET paid two DynamoDB round trips instead of one; with leases a request spends a token from memory and the claims run in the background, so the GET pays one. The HTTP hop with the whole middleware stack costs ${ms(median([...runs.request.healthTimes, ...runs.lease.healthTimes]))} (the health row above). The rest of the gap in the first ratio appears only when three processes (the caller, the runtime and DynamoDB Local's JVM) take turns on this machine's ${cpus().length} cores for every API call, against two for the raw call; in AWS the hop is API Gateway's own latency.`,
     '',
   ].join('\n');
 }
@@ -369,7 +423,7 @@ async function cost(url: string, key: string, queueIdle: () => Promise<void>) {
     '|---|---|---|---|---|---|',
     ...rows,
     '',
-    'Every authenticated call writes one unit more than its operation needs: the per-key rate limit\'s counter (docs/api.md, "Rate limits"), $0.625 per million calls. For a GET that doubles the DynamoDB cost of a call (1 read + 1 write unit instead of 1 read); for a create it adds a fraction of its transaction. The public widget config has no key and no counter.',
+    'The per-key rate limit (docs/api.md, "Rate limits") claims its tokens in leases, one conditional write per slice of a key\'s minute, so it rarely shows in a single call\'s units above (a row shows one write unit in the column when that call\'s process claimed its next slice). Counted per request, as before leases (`RATE_LIMIT_MODE=request`), every authenticated call wrote one unit more than its operation needs, $0.625 per million calls: for a GET that doubled the DynamoDB cost of a call (1 read + 1 write unit instead of 1 read). The public widget config has no key and no counter.',
     '',
     'Agents are written to the table and, with ALL-attribute projections, to gsi1 (status) and gsi2 (widget) too, so an agent',
     'write costs about three times its item size; projecting only keys would cut writes and add reads to the status-filtered',

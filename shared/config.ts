@@ -22,6 +22,12 @@ export interface Config {
   rateLimitPerMinute: number;
   /** How long the rate-limit counter write may take before the request goes on without it (fail open). */
   rateLimitTimeoutMs: number;
+  /**
+   * How the per-key limit is counted: `lease` (default: each process claims slices of a key's
+   * minute and spends them in memory) or `request` (one counter write per request, the way before
+   * leases; kept for the benchmark's comparison). RATE_LIMIT_MODE.
+   */
+  rateLimitMode: 'lease' | 'request';
   /** Lets outbound fetches (crawler, webhooks) reach loopback addresses. Local only. */
   allowLoopbackFetch: boolean;
   /** `local` in the local runtime, `aws` when deployed. */
@@ -86,6 +92,7 @@ export function config(): Config {
     apiKeyCacheSeconds: int('API_KEY_CACHE_SECONDS', 10),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 1200),
     rateLimitTimeoutMs: int('RATE_LIMIT_TIMEOUT_MS', 100),
+    rateLimitMode: oneOf('RATE_LIMIT_MODE', ['lease', 'request'] as const, 'lease'),
     allowLoopbackFetch: process.env.ALLOW_LOOPBACK_FETCH === 'true',
     runtime: process.env.RUNTIME === 'local' ? 'local' : 'aws',
     llm: {

@@ -94,6 +94,6 @@ describe('the voice runtime', () => {
 
   it('draws no cdk-nag error', () => {
     const report = new AwsSolutionsChecks(s.app).validateScope(s.stack);
-    expect(report.violations.filter((v) => v.severity === 'error').map((v) => `${v.ruleName} ${v.resourcePath ?? ''}`)).toEqual([]);
+    expect(report.violations.filter((v) => v.severity === 'error').map((v) => `${v.ruleName} ${(v as { resourcePath?: string }).resourcePath ?? ''}`)).toEqual([]);
   });
 });

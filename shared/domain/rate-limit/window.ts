@@ -54,3 +54,19 @@ export function decide(count: number | null, limit: number, window: RateWindow, 
   if (count === null || count > limit) return { allowed: false, remaining: 0, resetSeconds };
   return { allowed: true, remaining: Math.max(0, limit - count), resetSeconds };
 }
+
+/**
+ * Leases (shared/domain/rate-limit/leases.ts): a process claims a slice of a key's minute with one
+ * conditional write and spends it in memory. The first slice of a window is a hundredth of the
+ * limit, at least `MIN_LEASE` tokens (so a busy process spends at most one write per ten requests);
+ * each further slice doubles, up to a tenth of the limit, so a busy process soon claims rarely
+ * while a quiet one holds back little of the key's minute from the others.
+ */
+export const MIN_LEASE = 10;
+
+/** How many tokens the next claim asks for, after a claim of `previous` tokens in the same window (none: the first). */
+export function leaseSize(limit: number, previous?: number): number {
+  const first = Math.max(MIN_LEASE, Math.ceil(limit / 100));
+  const largest = Math.max(first, Math.ceil(limit / 10));
+  return Math.max(1, Math.min(previous ? previous * 2 : first, largest, limit));
+}
