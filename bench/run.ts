@@ -77,7 +77,7 @@ function countRateWrites() {
   db().middlewareStack.add(
     (next, context) => async (args) => {
       const pk = String(((args.input as { Key?: { pk?: unknown } }).Key)?.pk ?? '');
-      if (context.commandName === 'UpdateCommand' && pk.startsWith(RATE_PREFIX)) rateWrites++;
+      if (/Update/.test(String(context.commandName)) && pk.startsWith(RATE_PREFIX)) rateWrites++;
       return next(args);
     },
     { step: 'initialize', name: 'benchRateWrites' },

@@ -1,0 +1,212 @@
+/**
+ * Voice runtime benchmark: the relay's own cost, in one process, with a stand-in Realtime model
+ * and stand-in Twilio media streams on loopback WebSockets.
+ *
+ *  - latency per relayed frame, each direction: a 20 ms μ-law frame stamped with a counter is sent
+ *    by the carrier (→ model) or the model (→ carrier) and timed until the other side receives it;
+ *    "added" is that time minus the same hop made directly between the two stand-ins (one socket
+ *    instead of two, no session), measured interleaved in the same run;
+ *  - CPU time per call-second: CALLS concurrent calls streaming both ways in real time (50 frames
+ *    a second each way), the whole process's CPU (runtime and both stand-ins) over the wall time:
+ *    the calls one vCPU carries is a lower bound for the relay alone.
+ *
+ *   npx tsx bench/voice.ts      prints the markdown section
+ *   import { voiceBenchmark }   returns it (npm run bench writes docs/benchmarks.md)
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+
+const FRAME = 160; // 20 ms of μ-law at 8 kHz
+const LATENCY_FRAMES = Number(process.env.BENCH_VOICE_FRAMES ?? 1500);
+const CALLS = Number(process.env.BENCH_VOICE_CALLS ?? 50);
+const LOAD_SECONDS = Number(process.env.BENCH_VOICE_SECONDS ?? 10);
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const median = (xs: number[]) => pct(xs, 50);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A frame whose first 4 bytes are its number (the rest: silence). */
+function frame(n: number): string {
+  const b = Buffer.alloc(FRAME, 0xff);
+  b.writeUInt32BE(n, 0);
+  return b.toString('base64');
+}
+const numberOf = (b64: string) => Buffer.from(b64.slice(0, 8), 'base64').readUInt32BE(0);
+
+interface ModelSide {
+  url: string;
+  /** Called for each appended frame: its number. */
+  onAudio: (call: string, n: number) => void;
+  sockets: Map<string, WebSocket>;
+  close(): Promise<void>;
+}
+
+/** The stand-in model: configures nothing, answers nothing; it receives audio and sends audio when told. */
+async function standInModel(): Promise<ModelSide> {
+  const http = createServer();
+  const wss = new WebSocketServer({ server: http, perMessageDeflate: false });
+  const side: ModelSide = { url: '', onAudio: () => {}, sockets: new Map(), close: async () => {} };
+  wss.on('connection', (ws, req) => {
+    const call = new URL(req.url!, 'http://x').searchParams.get('model')!;
+    side.sockets.set(call, ws);
+    ws.on('message', (data) => {
+      const text = data.toString();
+      if (text.startsWith('{"type":"input_audio_buffer.append"')) side.onAudio(call, numberOf(JSON.parse(text).audio));
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  side.url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}/v1/realtime`;
+  side.close = async () => {
+    for (const c of wss.clients) c.terminate();
+    await new Promise<void>((r) => http.close(() => r()));
+  };
+  return side;
+}
+
+/** The runtime's server, with sessions built from a synthetic call (no admission, no store: the relay alone). */
+async function relay(modelUrl: string) {
+  const { CallSession } = await import('../voice/session');
+  const { TwilioTransport, parseTwilioFrame } = await import('../voice/twilio-transport');
+  const { voiceSettings } = await import('../voice/config');
+  const http = createServer();
+  const wss = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: 64 * 1024 });
+  wss.on('connection', (ws) => {
+    const carrier = new TwilioTransport(ws);
+    let session: InstanceType<typeof CallSession> | undefined;
+    ws.on('message', (data, binary) => {
+      const f = parseTwilioFrame(data, binary);
+      if (!f) return ws.close(1008);
+      if (f.event === 'start') {
+        carrier.streamSid = f.streamSid;
+        const callId = f.start.customParameters.call_id!;
+        const agent = { s2s_model: callId, voice_id: '', temperature: 0.8, start_speaker: 'user', reminder_trigger_ms: 0, reminder_max_count: 0, max_call_duration_ms: 0, selected_tools: [], name: 'bench', agent_name: '' };
+        const call = { id: callId, organization_id: 'bench', agent_id: 'a', max_call_duration_ms: 0, ring_duration_ms: 30_000 };
+        const context = { call, agent, contact: undefined, knowledgeBaseId: null, instructions: '', beginMessage: '', voicemailMessage: '', conversation: { type: 'call', id: callId, organization_id: 'bench', agent_id: 'a', contact_id: null, dynamic_variables: {}, metadata: {} } };
+        session = new CallSession({ carrier, context: context as never, settings: { ...voiceSettings(), realtimeBaseUrl: modelUrl }, startMs: Date.now() });
+        void session.start();
+        return;
+      }
+      session?.onCarrierFrame(f);
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  return {
+    url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}/stream`,
+    close: async () => {
+      for (const c of wss.clients) c.terminate();
+      await new Promise<void>((r) => http.close(() => r()));
+    },
+  };
+}
+
+/** A stand-in Twilio stream connected to `url` for `callId`. */
+async function carrierStream(url: string, callId: string, onMedia: (n: number) => void): Promise<WebSocket> {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.event === 'media') onMedia(numberOf(m.media.payload));
+    else if (m.event === 'mark') ws.send(JSON.stringify({ event: 'mark', streamSid: m.streamSid, mark: m.mark }));
+  });
+  ws.send(JSON.stringify({ event: 'start', streamSid: `MZ${callId}`, start: { streamSid: `MZ${callId}`, callSid: `CA${callId}`, customParameters: { call_id: callId } } }));
+  return ws;
+}
+
+const media = (n: number) => `{"event":"media","streamSid":"MZ","media":{"track":"inbound","payload":"${frame(n)}"}}`;
+const delta = (n: number) => JSON.stringify({ type: 'response.output_audio.delta', response_id: 'r', item_id: 'i', delta: frame(n) });
+
+export async function voiceBenchmark(): Promise<string> {
+  process.env.LOG_LEVEL = 'SILENT';
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+  // The session writes the call when it ends: no store here, so point it at nothing (the write fails, logged, after measuring).
+  process.env.DYNAMODB_ENDPOINT ??= 'http://127.0.0.1:9';
+  const model = await standInModel();
+  const runtime = await relay(model.url);
+
+  // ---- latency, one call, both directions, interleaved with the direct hop ----
+  const sentAt = new Map<string, number>();
+  const up: number[] = [];
+  const down: number[] = [];
+  const direct: number[] = [];
+  model.onAudio = (_call, n) => up.push(performance.now() - sentAt.get(`u${n}`)!);
+  const carrier = await carrierStream(runtime.url, 'lat', (n) => down.push(performance.now() - sentAt.get(`d${n}`)!));
+  while (!model.sockets.has('lat')) await sleep(5);
+  const modelSocket = model.sockets.get('lat')!;
+  modelSocket.send(JSON.stringify({ type: 'response.created', response: { id: 'r' } }));
+  // The direct hop: one loopback socket carrying the same frame, no session.
+  const echo = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
+  await new Promise((r) => echo.once('listening', r));
+  echo.on('connection', (ws) => ws.on('message', (d) => direct.push(performance.now() - sentAt.get(`x${numberOf(JSON.parse(d.toString()).media.payload)}`)!)));
+  const directWs = new WebSocket(`ws://127.0.0.1:${(echo.address() as AddressInfo).port}`, { perMessageDeflate: false });
+  await new Promise((r) => directWs.once('open', r));
+  await sleep(200);
+  for (let n = 1; n <= LATENCY_FRAMES; n++) {
+    sentAt.set(`u${n}`, performance.now());
+    carrier.send(media(n));
+    sentAt.set(`d${n}`, performance.now());
+    modelSocket.send(delta(n));
+    sentAt.set(`x${n}`, performance.now());
+    directWs.send(media(n));
+    await sleep(n % 2 ? 1 : 2);
+  }
+  await sleep(300);
+  carrier.close();
+  directWs.close();
+  echo.close();
+
+  // ---- CPU per call-second: CALLS calls streaming in real time both ways ----
+  const streams: WebSocket[] = [];
+  let relayed = 0;
+  model.onAudio = () => relayed++;
+  for (let c = 0; c < CALLS; c++) streams.push(await carrierStream(runtime.url, `load${c}`, () => relayed++));
+  while (model.sockets.size < CALLS + 1) await sleep(5);
+  for (let c = 0; c < CALLS; c++) model.sockets.get(`load${c}`)!.send(JSON.stringify({ type: 'response.created', response: { id: 'r' } }));
+  await sleep(200);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const expected = CALLS * 2 * 50 * LOAD_SECONDS;
+  for (let tick = 0; tick < 50 * LOAD_SECONDS; tick++) {
+    const due = t0 + tick * 20;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    for (let c = 0; c < CALLS; c++) {
+      streams[c]!.send(media(tick));
+      model.sockets.get(`load${c}`)!.send(delta(tick));
+    }
+  }
+  await sleep(200);
+  const wallSec = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuSec = (cpu.user + cpu.system) / 1e6;
+  const callSeconds = CALLS * wallSec;
+  const cpuMsPerCallSecond = (cpuSec * 1000) / callSeconds;
+  const callsPerVcpu = Math.floor(1000 / cpuMsPerCallSecond);
+  for (const s of streams) s.close();
+  await runtime.close();
+  await model.close();
+
+  const added = (xs: number[]) => `${Math.max(0, median(xs) - median(direct)).toFixed(2)} ms / ${Math.max(0, pct(xs, 99) - pct(direct, 99)).toFixed(2)} ms`;
+  const f = (n: number) => `${n.toFixed(2)} ms`;
+  return [
+    '## (voice) The voice runtime: relay latency and CPU per call',
+    '',
+    `\`bench/voice.ts\`, in one process: the runtime's session (voice/session.ts, transport, playout marks) between a stand-in Twilio media stream and a stand-in Realtime model, on loopback WebSockets. Audio passes through as the base64 each side sends (no decoding, no transcoding), so a frame costs one JSON parse and one send per hop. ${LATENCY_FRAMES} stamped 20 ms frames each way for latency; the direct hop (one socket between the stand-ins, no runtime) is measured interleaved, and "added" is the runtime's path minus it (p50 / p99).`,
+    '',
+    '| direction | p50 | p99 | added p50 / p99 (goal p99 ≤ 2 ms) |',
+    '|---|---|---|---|',
+    `| caller → model (media → input_audio_buffer.append) | ${f(median(up))} | ${f(pct(up, 99))} | ${added(up)} |`,
+    `| model → caller (output_audio.delta → media + mark) | ${f(median(down))} | ${f(pct(down, 99))} | ${added(down)} |`,
+    `| direct hop (baseline) | ${f(median(direct))} | ${f(pct(direct, 99))} | |`,
+    '',
+    `CPU: ${CALLS} calls streaming both ways in real time for ${wallSec.toFixed(1)} s (${relayed} of ${expected} frames relayed): ${cpuSec.toFixed(2)} s of CPU for ${callSeconds.toFixed(0)} call-seconds = **${cpuMsPerCallSecond.toFixed(2)} ms of CPU per call-second**, so one vCPU carries about **${callsPerVcpu} concurrent calls** (goal ≥ 100). The CPU counted is the whole process, stand-ins included (each frame is also serialized by one stand-in and parsed by the other), so the relay alone costs less: the figure is a lower bound on calls per vCPU. Not counted: TLS (the load balancer or CloudFront terminates it), the model's own latency.`,
+    '',
+  ].join('\n');
+}
+
+if (require.main === module) {
+  void voiceBenchmark().then((s) => {
+    console.log(s);
+    process.exit(0);
+  });
+}
