@@ -1,5 +1,5 @@
 import { analyzer, resetAnalyzer } from '../../../shared/adapters/analysis';
-import { MIN_SUCCESS_SECONDS, SUMMARY_MAX, analyzeLocally } from '../../../shared/adapters/analysis/local';
+import { MIN_SUCCESS_SECONDS, SUMMARY_MAX, analyzeLocally, summaryLimits } from '../../../shared/adapters/analysis/local';
 import type { AnalysisInput, TranscriptTurn } from '../../../shared/adapters/analysis/port';
 import { resetConfig } from '../../../shared/config';
 
@@ -59,18 +59,44 @@ describe('the local analyzer', () => {
     expect(analyzeLocally(call([agent('Hello? Hello?')])).successful).toBe(false);
   });
 
-  it('summarizes the outcome, the opening, the person\'s key turn and the last word', () => {
+  it('summarizes the exchange that mattered and how the call ended: the agent\'s question, the person\'s key answer, the agent\'s reply', () => {
     const { summary } = analyzeLocally(call(booking));
-    expect(summary).toContain('The call ended completed after 30 s.');
-    expect(summary).toContain('The agent opened with "Hi Ada, this is Sam from Acme Dental.');
-    // The strongest-scored user turn is the key one.
-    expect(summary).toContain('The person said "Yes, that works. Tuesday at three would be great, thank you!"');
-    expect(summary).toContain('"Perfect, bye."');
+    expect(summary).toBe(
+      'When the agent asked "Is now a good time to book your check-up?", the person answered "Yes, that works. Tuesday at three would be great, thank you!" ' +
+        'and the agent replied "Done: Tuesday at 3 pm. See you then." The call ended after 30 s (completed).',
+    );
+  });
+
+  it('summarizes a chat by what the person asked and what the agent answered', () => {
+    const chat = [
+      agent('Hi Ada, I am Ava. How can I help?'),
+      user('Hello. When does the store open on weekdays?', 3),
+      agent('We open at 9 am on weekdays.', 4),
+      user('And on Sundays?', 9),
+      agent('We are closed on Sundays.', 10),
+      user('Thanks, goodbye!', 14),
+      agent('Thank you for talking with me. Goodbye!', 15),
+    ];
+    const result = analyzeLocally(call(chat, { disconnectionReason: 'agent_ended', durationSec: 15.4 }));
+    expect(result.summary).toBe('The person asked "When does the store open on weekdays?" and the agent answered "We open at 9 am on weekdays." The chat ended after 15 s (agent ended).');
+    // A chat the user or the agent ended, or that went idle, may be successful.
+    expect(result.successful).toBe(true);
+    expect(analyzeLocally(call(chat, { disconnectionReason: 'inactivity' })).successful).toBe(true);
+    expect(analyzeLocally(call(chat, { disconnectionReason: 'max_turns' })).successful).toBe(false);
+  });
+
+  it('says when a question got no answer, and when only the agent spoke', () => {
+    expect(analyzeLocally(call([user('Anyone there?')], { disconnectionReason: 'user_ended' })).summary).toBe(
+      'The person asked "Anyone there?" and got no answer. The chat ended after 30 s (user ended).',
+    );
+    expect(analyzeLocally(call([agent('Hello? Hello?')], { disconnectionReason: 'voicemail', durationSec: 5 })).summary).toBe(
+      'Only the agent spoke: "Hello? Hello?" The call ended after 5 s (voicemail).',
+    );
   });
 
   it('summarizes an unanswered call without inventing a conversation', () => {
     const result = analyzeLocally(call([], { disconnectionReason: 'no_answer', durationSec: 0 }));
-    expect(result.summary).toBe('The call ended no answer without a conversation.');
+    expect(result.summary).toBe('The call ended without a conversation (no answer).');
     expect(result).toMatchObject({ sentiment: 'neutral', successful: false });
   });
 
@@ -79,12 +105,48 @@ describe('the local analyzer', () => {
     const { summary } = analyzeLocally(call(long));
     expect(summary.length).toBeLessThanOrEqual(SUMMARY_MAX);
     // Each quoted turn is clipped too.
-    expect(summary).toContain('talk talk…"');
+    expect(summary).toContain('word word…"');
   });
 
   it('counts turns and words in custom, and says when it could not follow a summary prompt', () => {
-    expect(analyzeLocally(call(booking)).custom).toMatchObject({ analyzer: 'local', turns: 4, user_words: 13, summary_prompt_ignored: false });
-    expect(analyzeLocally(call(booking, { summaryPrompt: 'List the objections' })).custom.summary_prompt_ignored).toBe(true);
+    expect(analyzeLocally(call(booking)).custom).toMatchObject({ analyzer: 'local', turns: 4, user_words: 13, summary_prompt_applied: [], summary_prompt_ignored: false });
+    expect(analyzeLocally(call(booking, { summaryPrompt: 'List the objections' })).custom).toMatchObject({ summary_prompt_applied: [], summary_prompt_ignored: true });
+    expect(analyzeLocally(call(booking, { summaryPrompt: 'Résume l\'appel en français.' })).custom.summary_prompt_ignored).toBe(true);
+  });
+
+  it('follows the length limits of a summary prompt, and only those', () => {
+    const full = analyzeLocally(call(booking)).summary;
+    const inTen = analyzeLocally(call(booking, { summaryPrompt: 'Summarize the call in 10 words, in French.' }));
+    expect(inTen.summary).toBe(`${full.split(' ').slice(0, 10).join(' ')}…`);
+    expect(inTen.custom).toMatchObject({ summary_prompt_applied: ['at most 10 words'], summary_prompt_ignored: false });
+
+    const oneSentence = analyzeLocally(call(booking, { summaryPrompt: 'Summarize in one sentence and note any objection.' }));
+    expect(oneSentence.summary).toBe(full.slice(0, full.indexOf(' The call ended')));
+    expect(oneSentence.custom.summary_prompt_applied).toEqual(['at most 1 sentence']);
+
+    expect(analyzeLocally(call(booking, { summaryPrompt: 'At most 80 characters.' })).summary).toHaveLength(80);
+    // A limit larger than the summary changes nothing.
+    expect(analyzeLocally(call(booking, { summaryPrompt: 'no more than 500 words' })).summary).toBe(full);
+  });
+});
+
+describe('reading length limits in a summary prompt', () => {
+  it.each([
+    ['Summarize in 20 words.', { maxWords: 20 }],
+    ['Write at most fifty words', { maxWords: 50 }],
+    ['A 30-word summary, please', { maxWords: 30 }],
+    ['25 words or less', { maxWords: 25 }],
+    ['Use 50 to 80 words', { maxWords: 80 }],
+    ['Summarize in 2-3 sentences', { maxSentences: 3 }],
+    ['Summarize the call in a single sentence', { maxSentences: 1 }],
+    ['One-sentence summary within 15 words', { maxSentences: 1, maxWords: 15 }],
+    ['Keep it under 140 characters', { maxChars: 140 }],
+    ['List the objections the person raised', {}],
+    ['Use the words of the customer', {}],
+  ])('%s', (prompt, expected) => {
+    const { applied, ...limits } = summaryLimits(prompt);
+    expect(Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined))).toEqual(expected);
+    expect(applied).toHaveLength(Object.keys(expected).length);
   });
 });
 
