@@ -35,7 +35,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,voice';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -584,6 +584,10 @@ async function main() {
   if (SECTIONS.has('campaigns')) {
     const { campaignBenchmark } = await import('./campaigns');
     sections.push(await campaignBenchmark());
+  }
+  if (SECTIONS.has('voice')) {
+    const { voiceBenchmark } = await import('./voice');
+    sections.push(await voiceBenchmark());
   }
   if (SECTIONS.has('widget')) {
     const { widgetBenchmark } = await import('./widget');
