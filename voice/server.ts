@@ -146,6 +146,8 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
       http.close();
       const deadline = Date.now() + timeoutMs;
       while (sessions.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      // Calls still open: each is ended with its reason recorded and an apology from the carrier.
+      await Promise.allSettled([...sessions.values()].map((s) => s.shutdown()));
       await server.close();
     },
     async close() {

@@ -187,6 +187,11 @@ export class CallSession {
     }
   }
 
+  /** The runtime is stopping (a deploy or scale-in past its drain time): the call ends like a model failure, with that reason. */
+  shutdown(): Promise<void> {
+    return this.fail('the voice runtime was stopped (deploy or scale-in) before the call ended');
+  }
+
   /** The carrier's socket closed (after `stop`, or without it). */
   onCarrierClosed(): void {
     void this.finish();
@@ -457,12 +462,12 @@ export class CallSession {
   /** The model failed: the carrier apologizes and hangs up (the model cannot speak any more); the call keeps why. */
   private async fail(reason: string): Promise<void> {
     if (this.state === 'ending' || this.state === 'closed') return;
-    logger.warn('The speech model failed during a call; ending it', { call_id: this.callId, reason });
+    logger.warn('A call is ended by the runtime', { call_id: this.callId, reason });
     this.state = 'ending';
     this.clearTimers();
     this.model.close();
     this.endReason = 'failed';
-    this.errorMessage = `The speech model failed during the call: ${reason}`;
+    this.errorMessage = reason.startsWith('the voice runtime') ? `The call was cut: ${reason}` : `The speech model failed during the call: ${reason}`;
     await this.record();
     if (!(await this.updateCall({ twiml: APOLOGY_TWIML }))) this.input.carrier.close(1011, 'model failure');
   }

@@ -2338,6 +2338,9 @@ export interface components {
                 contact_id: string;
                 phone: string;
                 next_opening_at: string | null;
+                timezone: string;
+                /** @enum {string} */
+                timezone_source: "contact" | "phone_number" | "campaign";
             }[];
             skipped: {
                 contact_id: string;
@@ -4096,6 +4099,7 @@ export interface operations {
                      *           "integrations": null,
                      *           "knowledge_base": "01936f4f-5172-7384-b596-a0b1c2d3e4f6",
                      *           "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
+                     *           "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *           "start_speaker": "agent",
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
@@ -4200,6 +4204,7 @@ export interface operations {
                      *         "integrations": null,
                      *         "knowledge_base": "01936f4f-5172-7384-b596-a0b1c2d3e4f6",
                      *         "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
+                     *         "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *         "start_speaker": "agent",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -4279,6 +4284,7 @@ export interface operations {
                      *         "integrations": null,
                      *         "knowledge_base": "01936f4f-5172-7384-b596-a0b1c2d3e4f6",
                      *         "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
+                     *         "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *         "start_speaker": "agent",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -4409,6 +4415,7 @@ export interface operations {
                      *         "integrations": null,
                      *         "knowledge_base": "01936f4f-5172-7384-b596-a0b1c2d3e4f6",
                      *         "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
+                     *         "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *         "start_speaker": "agent",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -4498,6 +4505,7 @@ export interface operations {
                      *         "integrations": null,
                      *         "knowledge_base": "01936f4f-5172-7384-b596-a0b1c2d3e4f6",
                      *         "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
+                     *         "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *         "start_speaker": "agent",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -9931,6 +9939,19 @@ export interface operations {
                      *               "time_sec": 3.2
                      *             }
                      *           ],
+                     *           "tool_calls": [
+                     *             {
+                     *               "name": "check_availability",
+                     *               "arguments": {
+                     *                 "start_date": "2026-03-10"
+                     *               },
+                     *               "result": {
+                     *                 "timezone": "UTC",
+                     *                 "slots": []
+                     *               },
+                     *               "time_sec": 21.4
+                     *             }
+                     *           ],
                      *           "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
                      *           "analysis": {
                      *             "summary": "Dana confirmed her appointment.",
@@ -10044,6 +10065,19 @@ export interface operations {
                      *             "time_sec": 3.2
                      *           }
                      *         ],
+                     *         "tool_calls": [
+                     *           {
+                     *             "name": "check_availability",
+                     *             "arguments": {
+                     *               "start_date": "2026-03-10"
+                     *             },
+                     *             "result": {
+                     *               "timezone": "UTC",
+                     *               "slots": []
+                     *             },
+                     *             "time_sec": 21.4
+                     *           }
+                     *         ],
                      *         "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
                      *         "analysis": {
                      *           "summary": "Dana confirmed her appointment.",
@@ -10130,6 +10164,19 @@ export interface operations {
                      *             "role": "user",
                      *             "text": "Hi, yes, I was expecting your call.",
                      *             "time_sec": 3.2
+                     *           }
+                     *         ],
+                     *         "tool_calls": [
+                     *           {
+                     *             "name": "check_availability",
+                     *             "arguments": {
+                     *               "start_date": "2026-03-10"
+                     *             },
+                     *             "result": {
+                     *               "timezone": "UTC",
+                     *               "slots": []
+                     *             },
+                     *             "time_sec": 21.4
                      *           }
                      *         ],
                      *         "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
@@ -11425,7 +11472,7 @@ export interface operations {
                      *           "blackout_dates": [
                      *             "2026-05-25"
                      *           ],
-                     *           "use_contact_timezone": false
+                     *           "use_contact_timezone": true
                      *         },
                      *         "contact_stats": {
                      *           "total": 250,
@@ -11537,7 +11584,7 @@ export interface operations {
                      *           "blackout_dates": [
                      *             "2026-05-25"
                      *           ],
-                     *           "use_contact_timezone": false
+                     *           "use_contact_timezone": true
                      *         },
                      *         "contact_stats": {
                      *           "total": 250,
@@ -11741,7 +11788,7 @@ export interface operations {
                      *           "blackout_dates": [
                      *             "2026-05-25"
                      *           ],
-                     *           "use_contact_timezone": false
+                     *           "use_contact_timezone": true
                      *         },
                      *         "contact_stats": {
                      *           "total": 250,
@@ -11827,7 +11874,7 @@ export interface operations {
                      *           "blackout_dates": [
                      *             "2026-05-25"
                      *           ],
-                     *           "use_contact_timezone": false
+                     *           "use_contact_timezone": true
                      *         },
                      *         "contact_stats": {
                      *           "total": 250,
@@ -11991,7 +12038,7 @@ export interface operations {
                      *           "blackout_dates": [
                      *             "2026-05-25"
                      *           ],
-                     *           "use_contact_timezone": false
+                     *           "use_contact_timezone": true
                      *         },
                      *         "contact_stats": {
                      *           "total": 250,
@@ -12103,7 +12150,7 @@ export interface operations {
                      *           "blackout_dates": [
                      *             "2026-05-25"
                      *           ],
-                     *           "use_contact_timezone": false
+                     *           "use_contact_timezone": true
                      *         },
                      *         "contact_stats": {
                      *           "total": 250,
@@ -12204,7 +12251,9 @@ export interface operations {
                      *           {
                      *             "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *             "phone": "+14155550123",
-                     *             "next_opening_at": "2026-03-03T17:00:00.000Z"
+                     *             "next_opening_at": "2026-03-03T17:00:00.000Z",
+                     *             "timezone": "America/Los_Angeles",
+                     *             "timezone_source": "phone_number"
                      *           }
                      *         ],
                      *         "skipped": [
@@ -12297,7 +12346,7 @@ export interface operations {
                      *           "blackout_dates": [
                      *             "2026-05-25"
                      *           ],
-                     *           "use_contact_timezone": false
+                     *           "use_contact_timezone": true
                      *         },
                      *         "contact_stats": {
                      *           "total": 250,

@@ -65,6 +65,7 @@ const Agent = {
   integrations: null,
   knowledge_base: ids.kb,
   begin_message: 'Hello, this is Ava from Acme Dental. How can I help you today?',
+  prompt: 'You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.',
   start_speaker: 'agent',
   created_at: created,
   updated_at: updated,
@@ -195,7 +196,7 @@ const CampaignSchedule = {
   retry_attempts: 1,
   retry_gap_min: 60,
   blackout_dates: ['2026-05-25'],
-  use_contact_timezone: false,
+  use_contact_timezone: true,
 };
 const CampaignContactStats = { total: 250, contacted: 120, successful: 84, failed: 9, no_answer: 27, pending: 128, in_progress: 2 };
 const Campaign = {
@@ -462,7 +463,7 @@ export const schemaExamples: Record<string, unknown> = {
   CampaignPreview: {
     campaign_id: ids.campaign,
     would_dial: 1,
-    would_dial_contacts: [{ contact_id: ids.contact, phone: '+14155550123', next_opening_at: '2026-03-03T17:00:00.000Z' }],
+    would_dial_contacts: [{ contact_id: ids.contact, phone: '+14155550123', next_opening_at: '2026-03-03T17:00:00.000Z', timezone: 'America/Los_Angeles', timezone_source: 'phone_number' }],
     skipped: [{ contact_id: ids.contact2, phone: '+14155550187', reason: 'do_not_call', error_message: 'on do-not-call list' }],
     skipped_counts: { do_not_call: 1 },
     window_next_opens_at: '2026-03-03T17:00:00.000Z',
@@ -519,6 +520,7 @@ export const schemaExamples: Record<string, unknown> = {
       { role: 'agent', text: 'Hi Dana, this is Ava from Acme.', time_sec: 0 },
       { role: 'user', text: 'Hi, yes, I was expecting your call.', time_sec: 3.2 },
     ],
+    tool_calls: [{ name: 'check_availability', arguments: { start_date: '2026-03-10' }, result: { timezone: 'UTC', slots: [] }, time_sec: 21.4 }],
     recording_url: 'https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900',
     analysis: { summary: 'Dana confirmed her appointment.', sentiment: 'positive', successful: true, custom: {} },
     analysis_error: null,

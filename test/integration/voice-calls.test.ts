@@ -562,6 +562,23 @@ describe('failures and order', () => {
     expect(queued.filter((q) => q.queue === 'call-analysis' && q.body.call_id === call.id).length).toBe(analysesBefore + 2);
   });
 
+  it('a call still open when the runtime stops (drain time spent) is ended with the apology and the reason recorded', async () => {
+    scripts.set('script-shutdown', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.1, 97), transcript: 'Hello.' });
+    });
+    const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-shutdown', begin_message: 'Hello.' });
+    await client.until(() => client.media.length > 0, 'the greeting');
+    await voice.sessions.get(call.id)!.shutdown();
+    await client.until(() => updates.some((u) => u.sid === sid), 'the apology');
+    await client.closed;
+    expect(updates.find((u) => u.sid === sid)!.form.get('Twiml')).toMatch(/<Say>Sorry/);
+    const ended = await carrierEnds(org, call.id, sid);
+    expect(ended).toMatchObject({ disconnection_reason: 'failed', error_message: expect.stringMatching(/voice runtime was stopped/) });
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hello.']);
+  });
+
   it('a call whose runtime died mid-call (stream admitted, never recorded) ends with the reason recorded', async () => {
     const { transact, updateExisting } = await import('../../shared/db/store');
     const { VOICE_LOST_MESSAGE } = await import('../../shared/domain/calls/voice-session');

@@ -1,7 +1,7 @@
 import { v5 as uuidv5 } from 'uuid';
 import { gsi1, gsi2, keys, type Key } from '../../db/keys';
 import { queryAll, stripKeys } from '../../db/store';
-import type { Campaign, CampaignContact, CampaignContactStatus, ContactStats } from './schemas';
+import type { Campaign, CampaignContact, CampaignContactStatus, ContactStats, ZoneSource } from './schemas';
 
 /**
  * The stored shapes of campaigns and campaign contacts, and the small pure helpers the service
@@ -31,8 +31,13 @@ export interface CampaignItem extends Campaign, Key {
 export interface CampaignContactItem extends CampaignContact, Key {
   entity: typeof CONTACT_ENTITY;
   campaign_id: string;
-  /** The contact's own zone when added (windows with `use_contact_timezone`). */
+  /**
+   * The zone of the contact's window with `use_contact_timezone`, fixed when added: the contact's
+   * own, else its number's (one zone only), else '' (the campaign's zone applies).
+   */
   timezone: string;
+  /** Where `timezone` came from; absent on items added before it was recorded (then `contact`, or `campaign` when empty). */
+  timezone_source?: ZoneSource;
   /** The campaign contact that brought the same number in earlier in the same add; this one fails as a duplicate. */
   duplicate_of?: string;
   /** When a pending contact is next due (its entry in the due index). */

@@ -1,5 +1,6 @@
 import { defineOperation } from '../../http/operation';
 import { IdParams } from '../common/schemas';
+import { ZONES_FILE, ZONES_SOURCE } from './contact-zone';
 import {
   AddContactsBody,
   Campaign,
@@ -15,13 +16,15 @@ import {
 
 const tag = 'Campaigns';
 // Starting a campaign queues its first dispatch; cancelling a large one queues the rest of its cleanup.
+// The number-to-zone data read by campaign contacts without a zone (./contact-zone.ts), copied beside the code.
+const zoneData = [{ from: ZONES_SOURCE, to: ZONES_FILE }];
 const dispatching = { table: 'RW' as const, queues: ['campaign-dispatch', 'event-fanout'] };
 
 export const createCampaign = defineOperation({
   method: 'POST', path: '/api/v1/campaigns', operationId: 'createCampaign', tag, auth: true,
   summary: 'Create a draft campaign: agent, number (from_phone_number must be its number), 1–10,000 contact_ids (duplicates ignored), schedule',
   entry: 'functions/campaigns/create.ts', body: CreateCampaignBody, response: Campaign,
-  successMessage: 'Campaign created successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024,
+  successMessage: 'Campaign created successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024, bundleFiles: zoneData,
 });
 
 export const listCampaigns = defineOperation({
@@ -85,7 +88,7 @@ export const addCampaignContacts = defineOperation({
   method: 'POST', path: '/api/v1/campaigns/{id}/contacts', operationId: 'addCampaignContacts', tag, auth: true,
   summary: 'Add 1–10,000 contacts to a draft or paused campaign (duplicates and contacts already in it ignored); answers the campaign',
   entry: 'functions/campaigns/add-contacts.ts', params: IdParams, body: AddContactsBody, response: Campaign,
-  successMessage: 'Contacts added successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024,
+  successMessage: 'Contacts added successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024, bundleFiles: zoneData,
   errors: { 409: 'The campaign is not draft or paused, or another request is adding contacts to it' },
 });
 

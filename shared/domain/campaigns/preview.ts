@@ -5,8 +5,8 @@ import { getMany } from '../../db/filtered-query';
 import { dialBlock, DNC_MESSAGES } from '../dnc/service';
 import { getCampaignItem } from './service';
 import type { CampaignContactItem } from './model';
-import type { CampaignPreview, SkipReason } from './schemas';
-import { closingAfter, nextOpening } from './window';
+import type { CampaignPreview, SkipReason, ZoneSource } from './schemas';
+import { closingAfter, nextOpening, windowZone } from './window';
 
 /** Contacts listed by name in a preview (each list); the counts always cover every contact. */
 export const PREVIEW_LIST_LIMIT = 1000;
@@ -67,7 +67,7 @@ export async function previewCampaign(orgId: string, id: string, input: { assume
     const from = cc.due_at && cc.due_at > now.toISOString() ? new Date(cc.due_at) : now;
     const opening = nextOpening(schedule, from, cc.timezone);
     if (opening && (!earliest || opening < earliest)) earliest = opening;
-    if (wouldDial.length < PREVIEW_LIST_LIMIT) wouldDial.push({ contact_id: cc.contact_id, phone: cc.phone, next_opening_at: opening?.toISOString() ?? null });
+    if (wouldDial.length < PREVIEW_LIST_LIMIT) wouldDial.push({ contact_id: cc.contact_id, phone: cc.phone, next_opening_at: opening?.toISOString() ?? null, ...zoneOf(schedule, cc) });
   });
   const n = pending.length - Object.values(counts).reduce((a, b) => a + b, 0);
   const opensAt: Date | null = n ? earliest : nextOpening(schedule, now);
@@ -109,6 +109,13 @@ async function markCrossAddDuplicates(orgId: string, campaignId: string, pending
     const keep = marked ?? pending[members.reduce((a, b) => (order(pending[b]!) < order(pending[a]!) ? b : a))]!.id;
     for (const i of members) if (pending[i]!.id !== keep) reasons[i] = 'duplicate_phone';
   }
+}
+
+/** The zone a contact's window is read in, and where it comes from (the campaign's unless it uses contact zones and the contact has one). */
+function zoneOf(schedule: Parameters<typeof nextOpening>[0], cc: CampaignContactItem): { timezone: string; timezone_source: ZoneSource } {
+  const timezone = windowZone(schedule, cc.timezone);
+  if (!schedule.use_contact_timezone || !cc.timezone || timezone !== cc.timezone) return { timezone, timezone_source: 'campaign' };
+  return { timezone, timezone_source: cc.timezone_source ?? 'contact' };
 }
 
 /** Walks `workMs` of calling time through the window's openings from `start` (the campaign's zone). */

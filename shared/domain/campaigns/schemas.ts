@@ -21,7 +21,15 @@ export type PauseReason = (typeof PAUSE_REASONS)[number];
 export const CONTACT_STATUSES = ['pending', 'in_progress', 'successful', 'failed', 'no_answer'] as const;
 export type CampaignContactStatus = (typeof CONTACT_STATUSES)[number];
 
-/** Schedule defaults when members are omitted (operations.md). */
+/** Where the zone a contact's window is read in comes from (preview, campaign contacts). */
+export const ZONE_SOURCES = ['contact', 'phone_number', 'campaign'] as const;
+export type ZoneSource = (typeof ZONE_SOURCES)[number];
+
+/**
+ * Schedule defaults when members are omitted (operations.md), except `use_contact_timezone`:
+ * true for campaigns created since issue 22 (each contact is called in its own hours, its zone
+ * inferred from its number when it has none), where the spec's default was false.
+ */
 export const scheduleDefaults = {
   window_start: '09:00',
   window_end: '17:00',
@@ -31,10 +39,12 @@ export const scheduleDefaults = {
   retry_attempts: 0,
   retry_gap_min: 60,
   blackout_dates: [] as string[],
-  use_contact_timezone: false,
+  use_contact_timezone: true,
 };
 
 const hhmm = () => z.string().check(z.regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day HH:MM (00:00 to 23:59)'));
+/** A window's end may be `24:00` (the end of the day), as working hours accept. */
+const hhmmEnd = () => z.string().check(z.regex(/^(([01]\d|2[0-3]):[0-5]\d|24:00)$/, 'must be a time of day HH:MM (00:00 to 24:00)'));
 const int = (min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max));
 const isoDay = () =>
   z.string().check(
@@ -45,7 +55,7 @@ const isoDay = () =>
 /** Every schedule member, as accepted on input (each optional). */
 export const scheduleShape = lazy(() => ({
   window_start: z.optional(hhmm()),
-  window_end: z.optional(hhmm()),
+  window_end: z.optional(hhmmEnd()),
   window_days: z.optional(z.array(int(0, 7)).check(z.minLength(1, 'must name at least one day'), z.maxLength(8))),
   timezone: z.optional(timeZone()),
   max_concurrent: z.optional(int(1, 100)),
@@ -166,7 +176,15 @@ export type SkipReason = (typeof SKIP_REASONS)[number];
 export const CampaignPreview = named('CampaignPreview', () => z.object({
   campaign_id: z.string(),
   would_dial: z.number(),
-  would_dial_contacts: z.array(z.object({ contact_id: z.string(), phone: z.string(), next_opening_at: z.nullable(z.string()) })),
+  would_dial_contacts: z.array(z.object({
+    contact_id: z.string(),
+    phone: z.string(),
+    next_opening_at: z.nullable(z.string()),
+    /** The IANA zone this contact's window is read in. */
+    timezone: z.string(),
+    /** Where that zone comes from: the contact's own, inferred from its phone number, or the campaign's. */
+    timezone_source: z.enum(ZONE_SOURCES),
+  })),
   skipped: z.array(z.object({ contact_id: z.string(), phone: z.string(), reason: z.enum(SKIP_REASONS), error_message: z.string() })),
   skipped_counts: z.record(z.string(), z.number()),
   window_next_opens_at: z.nullable(z.string()),

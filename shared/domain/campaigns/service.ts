@@ -39,6 +39,8 @@ import {
   type UpdateCampaignInput,
 } from './schemas';
 import { failPending } from './fail-pending';
+import { isValidTimeZone } from '../scheduling/time';
+import type { ZoneSource } from './schemas';
 
 /**
  * Campaigns: create, read, change, delete, and the state moves the API asks for (start, pause,
@@ -139,6 +141,28 @@ async function loadContacts(orgId: string, ids: string[], path: string): Promise
 }
 
 /**
+ * The zone each contact's window is read in when the campaign uses contact time zones, and
+ * where it comes from: the contact's own valid `timezone` (`contact`); else the one zone of its
+ * number (`phone_number`, libphonenumber's data: ./contact-zone.ts, loaded only when a contact
+ * has no zone); else none, so the campaign's zone applies (`campaign`: no number, or a number
+ * whose country spans several zones without an answer for its area code).
+ */
+async function contactZones(contacts: ContactRecord[]): Promise<Map<string, { timezone: string; timezone_source: ZoneSource }>> {
+  const out = new Map<string, { timezone: string; timezone_source: ZoneSource }>();
+  let zoneOfNumber: ((e164: string) => string | null) | undefined;
+  for (const c of contacts) {
+    if (c.timezone && isValidTimeZone(c.timezone)) {
+      out.set(c.id, { timezone: c.timezone, timezone_source: 'contact' });
+      continue;
+    }
+    if (c.phone) zoneOfNumber ??= (await import('./contact-zone')).zoneOfNumber;
+    const inferred = c.phone ? zoneOfNumber!(c.phone) : null;
+    out.set(c.id, inferred ? { timezone: inferred, timezone_source: 'phone_number' } : { timezone: '', timezone_source: 'campaign' });
+  }
+  return out;
+}
+
+/**
  * Writes campaign contacts for `contacts` not already in the campaign: one item per contact and
  * nothing else (BatchWriteItem of 25, 16 requests in flight). A number that comes twice in one
  * request is marked a duplicate here, in memory (the first one keeps it); a number already
@@ -153,6 +177,7 @@ async function writeCampaignContacts(orgId: string, campaignId: string, contacts
     ? new Set((await getMany<{ id: string }>(ids.map((id) => keys.campaignContact(orgId, campaignId, id)), { parallel: 8, projection: ['id'] })).map((c) => c.id))
     : new Set<string>();
   const fresh = contacts.filter((_, i) => !present.has(ids[i]!));
+  const zones = await contactZones(fresh);
   const owners = new Map<string, string>();
   const items: Record<string, unknown>[] = [];
   for (const c of fresh) {
@@ -170,7 +195,7 @@ async function writeCampaignContacts(orgId: string, campaignId: string, contacts
       phone,
       email: c.email ?? '',
       tags: c.tags ?? [],
-      timezone: c.timezone ?? '',
+      ...zones.get(c.id)!,
       status: 'pending',
       attempt_count: 0,
       last_attempted_at: null,

@@ -8,7 +8,7 @@ import { DateTime } from 'luxon';
 export interface CallingWindow {
   /** `HH:MM`, local time of the zone that applies. */
   window_start: string;
-  /** `HH:MM`, after `window_start` (no overnight windows). */
+  /** `HH:MM` or `24:00` (the end of the day), after `window_start` (no overnight windows). */
   window_end: string;
   /** Cron day numbers: 0 = Sunday … 6 = Saturday; 7 is Sunday too. */
   window_days: number[];
@@ -34,7 +34,9 @@ export function windowZone(window: CallingWindow, contactZone?: string | null): 
 const cronDay = (d: DateTime) => d.weekday % 7;
 
 /** The instant a local wall-clock time falls on in a zone (a time skipped by DST moves forward with it). */
-const at = (day: DateTime, mins: number) => day.set({ hour: Math.floor(mins / 60), minute: mins % 60, second: 0, millisecond: 0 });
+const at = (day: DateTime, mins: number) =>
+  // 24:00 is the next day's start (itself a local midnight, so right across DST too).
+  mins >= 24 * 60 ? day.startOf('day').plus({ days: 1 }) : day.set({ hour: Math.floor(mins / 60), minute: mins % 60, second: 0, millisecond: 0 });
 
 /** The end of the blackout day (in the campaign's zone) covering `t`, or undefined when `t` is not blacked out. */
 function blackoutEnd(t: DateTime, window: CallingWindow, blackout: Set<string>): DateTime | undefined {
