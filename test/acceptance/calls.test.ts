@@ -97,7 +97,7 @@ describe('calls', () => {
 
     const charges = (await api('GET', '/api/v1/billing/charges?limit=100')).body.data;
     const minutes = charges.filter((c: { resource_id: string }) => c.resource_id === id);
-    expect(minutes).toEqual([expect.objectContaining({ reason: 'call_minutes', resource_type: 'call', amount: Math.round(1 * price * 100) / 100 })]);
+    expect(minutes).toEqual([expect.objectContaining({ reason: 'call_minutes', resource_type: 'call', amount: Math.round(1 * price * 10_000) / 10_000 })]);
 
     const history = await api('GET', `/api/v1/contacts/${contact.body.data.id}/calls`);
     expect(history.body.data).toEqual([expect.objectContaining({ id, answered: true, duration_sec: 3, status: 'completed' })]);

@@ -113,7 +113,8 @@ describe('the call state machine, fed through the call-events job', () => {
     expect(after.recording_key).toBe(`orgs/${org}/recordings/${call.id}.wav`);
     expect(await eventsOf(org, call.id)).toEqual(['call.started', 'call.ended']);
     const charges = (await listCharges(org, { limit: 100, offset: 0 })).items.filter((c) => c.reason === 'call_minutes');
-    expect(charges).toEqual([expect.objectContaining({ resource_id: call.id, amount: Math.round(price * 100) / 100 })]);
+    // Charges keep the carrier's precision (1/10,000 of the unit): one minute costs the price exactly.
+    expect(charges).toEqual([expect.objectContaining({ resource_id: call.id, amount: Math.round(price * 10_000) / 10_000 })]);
     expect((await getItem<{ stats: { total_calls: number } }>(keys.contact(org, contact.id)))!.stats.total_calls).toBe(1);
     expect(sent.filter((m) => m.queue === 'call-analysis' && m.body.call_id === call.id).length).toBe(1);
   });
