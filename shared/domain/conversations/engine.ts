@@ -1,5 +1,5 @@
 import type { LlmMessage, LlmPassage, LlmPort, LlmToolCall, LlmUsage } from '../../adapters/llm/port';
-import { capResult, executeTool, type ToolEffect } from './tools/executor';
+import { capResult, executeTool, type ExecutedTool, type ToolEffect } from './tools/executor';
 import { parseArguments } from './tools/arguments';
 import type { RunnableTool } from './tools/catalog';
 import type { ConversationRef } from './types';
@@ -145,7 +145,13 @@ export async function runTurn(input: TurnInput): Promise<TurnOutput> {
           pending.push({ id: call.id, name: call.name, arguments: args });
           return undefined;
         }
-        const outcome = await executeTool(tool, { id: call.id, name: call.name, arguments: args }, input.conversation);
+        // A tool gets what remains of the turn's budget at most: a late answer is an error result.
+        const left = input.deadlineMs - Date.now();
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<ExecutedTool>((resolve) => {
+          timer = setTimeout(() => resolve({ ok: false, result: { error: `the tool did not answer within the turn's remaining ${Math.max(0, left)} ms` } }), Math.max(0, left));
+        });
+        const outcome = await Promise.race([executeTool(tool, { id: call.id, name: call.name, arguments: args }, input.conversation), late]).finally(() => clearTimeout(timer));
         if (outcome.effect?.end) effect.end = outcome.effect.end;
         if (outcome.effect?.transferTo) effect.transferTo = outcome.effect.transferTo;
         return outcome.result;

@@ -1,7 +1,7 @@
 import type { LlmTool } from '../../../adapters/llm/port';
 import { keys } from '../../../db/keys';
 import { getMany } from '../../../db/filtered-query';
-import type { Tool } from '../../tools/schemas';
+import type { ToolItem } from '../../tools/service';
 import { BUILT_IN_TOOLS, type BuiltInTool, type Channel } from '../types';
 
 /** A tool as one conversation may run it: what the model sees, and what runs it. */
@@ -9,6 +9,8 @@ export interface RunnableTool extends LlmTool {
   kind: 'webhook' | 'function' | 'builtin';
   /** The organization's tool (webhook and function tools). */
   toolId?: string;
+  /** The stored tool as the catalog read it (sealed secret included), so running it reads nothing again. */
+  item?: ToolItem;
   builtin?: BuiltInTool;
   /** The `selected_tools` item as stored (a built-in's own members, such as `transfer_call`'s `phone_number`). */
   selection: Record<string, unknown>;
@@ -70,7 +72,7 @@ export const isBuiltIn = (type: unknown): type is BuiltInTool => (BUILT_IN_TOOLS
  */
 export async function toolsForAgent(orgId: string, selected: Record<string, unknown>[], channel: Channel): Promise<RunnableTool[]> {
   const ids = [...new Set(selected.map((s) => s.tool_id).filter((id): id is string => typeof id === 'string'))];
-  const stored = ids.length ? await getMany<Tool & { deleting_at?: string }>(ids.map((id) => keys.tool(orgId, id))) : [];
+  const stored = ids.length ? await getMany<ToolItem>(ids.map((id) => keys.tool(orgId, id))) : [];
   const byId = new Map(stored.filter((t) => !t.deleting_at).map((t) => [t.id, t]));
   const out: RunnableTool[] = [];
   const names = new Set<string>();
@@ -85,6 +87,7 @@ export async function toolsForAgent(orgId: string, selected: Record<string, unkn
         tool = {
           kind: t.type,
           toolId: t.id,
+          item: t,
           name: t.definition.name,
           description: t.definition.description || t.description || t.name,
           parameters: t.definition.parameters as Parameters,

@@ -4,7 +4,7 @@ import type { ConversationRef, ToolInvocation, ToolOutcome } from '../types';
 import { MAX_TOOL_RESULT_BYTES } from '../types';
 import { argumentIssues } from './arguments';
 import type { RunnableTool } from './catalog';
-import { runWebhookTool } from './webhook';
+import { runLoadedWebhookTool, runWebhookTool, unsealWebhookTool } from './webhook';
 
 /** What a built-in asks of the channel once the agent's reply is given. */
 export interface ToolEffect {
@@ -109,7 +109,9 @@ export async function executeTool(tool: RunnableTool, call: ToolInvocation, conv
   if (issues.length) return failure(`invalid arguments: ${issues.join('; ')}`);
   if (tool.kind === 'builtin') return runBuiltIn(tool, call, conversation);
   if (tool.kind === 'webhook') {
-    const outcome = await runWebhookTool(conversation.organization_id, tool.toolId!, call, conversation);
+    const outcome = tool.item
+      ? await runLoadedWebhookTool(await unsealWebhookTool(tool.item), call, conversation)
+      : await runWebhookTool(conversation.organization_id, tool.toolId!, call, conversation);
     return { ok: outcome.ok, result: capResult(outcome.result) };
   }
   return failure(`${call.name} is answered by the client, not the platform`);
