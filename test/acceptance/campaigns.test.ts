@@ -42,7 +42,7 @@ describe('campaigns over HTTP', () => {
     expect(campaign).toMatchObject({
       status: 'draft', execution_status: 'idle', started_at: null, completed_at: null, from_phone_number: '+16175550150',
       contact_stats: { total: 3, pending: 3, contacted: 0, successful: 0, failed: 0, no_answer: 0, in_progress: 0 },
-      schedule: { window_start: '09:00', window_end: '17:00', window_days: [1, 2, 3, 4, 5], timezone: 'America/New_York', max_concurrent: 2, retry_attempts: 0, retry_gap_min: 60, blackout_dates: [], use_contact_timezone: false },
+      schedule: { window_start: '09:00', window_end: '17:00', window_days: [1, 2, 3, 4, 5], timezone: 'America/New_York', max_concurrent: 2, retry_attempts: 0, retry_gap_min: 60, blackout_dates: [], use_contact_timezone: true },
     });
     const listed = await api('GET', '/api/v1/campaigns?status=draft');
     expect(listed.body.meta.total).toBe(1);

@@ -7,6 +7,9 @@ import { CreateCampaignBody } from '../../shared/domain/campaigns/schemas';
 import { addCampaignContacts, createCampaign, pauseCampaign, startCampaign } from '../../shared/domain/campaigns/service';
 import { previewCampaign } from '../../shared/domain/campaigns/preview';
 import { tryNormalizeE164 } from '../../shared/domain/common/phone';
+import { getItem } from '../../shared/db/store';
+import { keys } from '../../shared/db/keys';
+import { campaignContactId } from '../../shared/domain/campaigns/model';
 import { logger } from '../../shared/logger';
 import { installTestEngine } from '../support/campaign-dialer';
 
@@ -70,6 +73,9 @@ describe('schedule defaults', () => {
     const preview = await previewCampaign(w.org, campaign.id, {}, NOW);
     // Assess
     expect(preview.would_dial_contacts.map((c) => [c.timezone, c.timezone_source]).sort()).toEqual([['America/Chicago', 'campaign'], ['America/Chicago', 'campaign']]);
+    // Stored with each, for when the campaign turns them on
+    const added = await getItem(keys.campaignContact(w.org, campaign.id, campaignContactId(campaign.id, w.newYork.id)));
+    expect(added).toMatchObject({ timezone: 'America/New_York', timezone_source: 'phone_number' });
   });
 
   it('accepts a window ending at 24:00 and opens it until midnight', async () => {

@@ -107,7 +107,7 @@ describe('a campaign with an always-open window', () => {
 describe('windows', () => {
   it('a window closed today dials no one and shows waiting_window; it dials when the day comes', async () => {
     const w = await world(2);
-    const campaign = await w.create({ schedule: { ...ALWAYS, window_days: [4] } }); // Thursdays; today is Wednesday
+    const campaign = await w.create({ schedule: { ...ALWAYS, window_days: [4], use_contact_timezone: false } }); // the campaign's zone (UTC) // Thursdays; today is Wednesday
     await startCampaign(w.org, campaign.id);
     await drain();
     expect(engine.dialer.calls).toHaveLength(0);
@@ -194,7 +194,7 @@ describe('retries', () => {
 
   it('a retry due outside the window moves to the next opening', async () => {
     const w = await world(1);
-    const campaign = await w.create({ schedule: { window_start: '09:00', window_end: '10:30', window_days: [3, 4], retry_attempts: 1, retry_gap_min: 60 } });
+    const campaign = await w.create({ schedule: { window_start: '09:00', window_end: '10:30', window_days: [3, 4], retry_attempts: 1, retry_gap_min: 60, use_contact_timezone: false } }); // the campaign's zone (UTC)
     await startCampaign(w.org, campaign.id);
     await drain();
     await engine.dialer.end(engine.dialer.calls[0]!, { answered: false, disconnectionReason: 'failed' });
