@@ -203,7 +203,7 @@ describe('public widget config', () => {
     expect(preflight.headers).toMatchObject({
       'access-control-allow-origin': 'https://shop.example.com',
       'access-control-allow-methods': 'GET, OPTIONS',
-      'access-control-allow-headers': 'content-type',
+      'access-control-allow-headers': 'authorization, content-type',
       'access-control-max-age': '600',
       vary: 'Origin',
     });
