@@ -3,12 +3,17 @@
  * under `ORG#<orgId>`, so a query can only ever reach the caller's own organization.
  * docs/data-model.md lists every access pattern built from these keys; a unit test pins it.
  */
+import { RATE_COUNTER_KEY_PREFIX } from '../access/declaration';
+
 export type Key = { pk: string; sk: string };
 
 const org = (orgId: string) => `ORG#${orgId}`;
 
-/** The leading characters of every rate-limit counter's partition key (the only request-path write outside an organization). */
-export const RATE_PREFIX = 'RATE#';
+/**
+ * The leading characters of every rate-limit counter's partition key (the only request-path write
+ * outside an organization): the prefix the access grant for them names (../access/declaration.ts).
+ */
+export const RATE_PREFIX = RATE_COUNTER_KEY_PREFIX;
 
 /** Entity prefixes of sort keys inside an organization's partition. */
 export const Prefix = {
@@ -131,7 +136,7 @@ export const keys = {
   chat: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.chat}${id}` }),
   /** One chat's messages: `MSG#<seq, 6 digits>`, in order; each message is its own item, so a long chat never nears the item size limit. */
   chatMessages: (orgId: string, chatId: string) => `${org(orgId)}#CHAT#${chatId}`,
-  chatMessage: (orgId: string, chatId: string, seq: number): Key => ({ pk: `${org(orgId)}#CHAT#${chatId}`, sk: `MSG#${String(seq).padStart(6, '0')}` }),
+  chatMessage: (orgId: string, chatId: string, seq: number): Key => ({ pk: `${org(orgId)}#CHAT#${chatId}`, sk: `MSG#${typeof seq === 'number' ? String(seq).padStart(6, '0') : seq}` }),
   chatMessagePrefix: 'MSG#',
   /**
    * A call's entry in one of its immutable list filters (`agent`, `campaign`, `contact`):
