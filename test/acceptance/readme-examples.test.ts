@@ -1,0 +1,93 @@
+/**
+ * Every ```bash example of README.md that talks to the API runs as written, in order, in one
+ * bash shell (as a reader pastes them), against the local platform: the only changes are the
+ * platform's address for `localhost:3000` and its key for the line that reads the key `npm start`
+ * printed. Every command must succeed (`set -euo pipefail`), and every curl fails on an error
+ * answer (`--fail-with-body`), so an example that answers 4xx or 5xx fails the test. The blocks
+ * that do not talk to the API (`npm install && npm start`, `npm test`, the admin command, `cdk
+ * deploy`) are tooling and are not run here; they are checked to be nothing else.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { usePlatform } from '../support/platform';
+
+const root = join(__dirname, '../..');
+const local = usePlatform({ demo: true, voice: false });
+
+/** The ```bash blocks of a Markdown file, in order. */
+function bashBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1] as string);
+}
+
+const KEY_LINE = /^KEY=\$\(cat \.data\/local-api-key\).*$/m;
+
+function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    // Its own process group, so the example's background receiver goes with it whatever happens.
+    const child = spawn('bash', ['-c', script], { cwd, detached: true, env: { ...process.env, LC_ALL: 'C.UTF-8' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const kill = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      stderr += `\n(killed after ${timeoutMs} ms)`;
+      kill();
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      kill();
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('README.md', () => {
+  const blocks = bashBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+  const api = blocks.filter((b) => b.includes('localhost:3000'));
+
+  it('has API examples, and its other bash blocks are only npm/npx tooling', () => {
+    expect(api.length).toBeGreaterThanOrEqual(5);
+    const tooling = blocks.filter((b) => !api.includes(b));
+    for (const block of tooling) {
+      const commands = block.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+      expect(commands.filter((c) => !/^(npm|npx) /.test(c))).toEqual([]);
+    }
+    expect(api.join('\n').match(new RegExp(KEY_LINE.source, 'gm'))).toHaveLength(1);
+  });
+
+  it('runs every API example as written, in order, in one shell', async () => {
+    const { url, key } = local();
+    const address = url.replace(/^https?:\/\//, '');
+    const script = [
+      'set -euo pipefail',
+      // Every curl of the examples fails on a 4xx or 5xx answer (and still prints it).
+      'curl() { command curl --fail-with-body "$@"; }',
+      ...api.map((block, i) => `echo "--- README example ${i + 1}" >&2\n${block.replace(KEY_LINE, `KEY='${key}'`).replaceAll('localhost:3000', address)}`),
+      'echo "--- all examples ran" >&2',
+    ].join('\n');
+    const cwd = mkdtempSync(join(tmpdir(), 'readme-examples-'));
+    try {
+      const result = await runBash(script, cwd, 90_000);
+      if (process.env.VAP_TEST_LOG) console.error(result.stdout, result.stderr);
+      const report = `exit ${result.code}\n--- stderr\n${result.stderr.slice(-4000)}\n--- stdout\n${result.stdout.slice(-4000)}`;
+      expect([result.code, report]).toEqual([0, expect.stringContaining('--- all examples ran')]);
+      // What the README says the examples show.
+      expect(result.stdout).toContain('"status":"ok"'); // the health answer, as curl prints it
+      expect(result.stdout).toMatch(/this is a reminder of your visit tomorrow/); // the call's transcript
+      expect(result.stdout).toMatch(/received \S+ \{"id":"[^"]+","type":"ping"/); // the receiver got the signed ping
+      expect(result.stdout).toMatch(/10 am/); // the chat's answer quotes the knowledge base
+      expect(result.stdout).toContain('"end_reason": "agent_ended"'); // the agent ended the chat
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
