@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Access } from '../http/operation';
-import { RATE_COUNTER_KEY_PREFIX } from '../http/operation';
+import { RATE_COUNTER_KEY_PREFIX, type Access } from './declaration';
 
 /**
  * The local mirror of IAM. Deployed, each function's role holds exactly the grants its

@@ -1,6 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { checkQueueSend } from '../access/enforce';
-import { queueUrlVariable } from '../jobs/definition';
 
 export interface SendOptions {
   /** Seconds before the message becomes visible (SQS allows up to 900). */
@@ -18,6 +17,11 @@ type Holder = { [LOCAL_QUEUE]?: QueuePort };
 
 export function installLocalQueue(port: QueuePort | undefined): void {
   (globalThis as Holder)[LOCAL_QUEUE] = port;
+}
+
+/** Environment variable holding a queue's URL in a deployed stack (the stack sets it for each queue a function declares). */
+export function queueUrlVariable(queueName: string): string {
+  return `QUEUE_URL_${queueName.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }
 
 let sqs: SQSClient | undefined;

@@ -1,4 +1,4 @@
-import type { Access } from '../http/operation';
+import type { Access } from '../access/declaration';
 
 /** A worker fed by a queue (SQS in AWS, the in-process runner locally). */
 export interface QueueJob {
@@ -76,7 +76,5 @@ export function queueJobProblems(job: QueueJob): string[] {
   return problems;
 }
 
-/** Environment variable holding a queue's URL in a deployed stack. */
-export function queueUrlVariable(queueName: string): string {
-  return `QUEUE_URL_${queueName.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
-}
+/** Environment variable holding a queue's URL in a deployed stack (the queue adapter reads it, so it lives there). */
+export { queueUrlVariable } from '../adapters/queue';
