@@ -1,13 +1,10 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Request } from '@middy/core';
 import type { Operation } from './operation';
+import type { Caller } from '../domain/api-keys/authenticate';
 
-/** The caller as established by API-key authentication. */
-export interface Caller {
-  organizationId: string;
-  keyId: string;
-  rateLimitPerMinute?: number;
-}
+/** The caller as established by API-key authentication (declared where authentication makes it). */
+export type { Caller };
 
 /** Per-request state the middlewares share; lives on `request.internal.http`. */
 export interface HttpState {
@@ -31,13 +28,8 @@ export function httpState(request: HttpRequest): HttpState {
   return state;
 }
 
-/** Case-insensitive header read (API Gateway v2 lowercases, tests may not). */
-export function header(event: APIGatewayProxyEventV2, name: string): string | undefined {
-  const headers = event.headers ?? {};
-  const lower = name.toLowerCase();
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === lower) return v;
-  return undefined;
-}
+/** Case-insensitive header read (declared below HTTP, as areas that check a request themselves read headers too). */
+export { header } from '../domain/common/header';
 
 const byEvent = new WeakMap<object, HttpState>();
 

@@ -1,12 +1,6 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { AppError } from '../errors';
-
-export interface ListMeta {
-  total: number;
-  limit: number;
-  offset: number;
-  next_cursor: string | null;
-}
+import type { ListMeta } from '../domain/common/list-result';
 
 /** The JSON success envelope: `data` absent for deletions, `meta` only on lists. */
 export function successBody(message: string, data?: unknown, meta?: ListMeta) {

@@ -16,7 +16,7 @@ import {
   type PageRequest,
 } from '../../db/store';
 import { NotFoundError, ConflictError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { references } from '../references';
 import { detachAgentFromNumbers } from '../phone-numbers/agent-references';
 import { agentDefaults, type Agent, type AgentStatus, type CreateAgentInput, type UpdateAgentInput } from './schemas';

@@ -2,9 +2,15 @@ import { getItem } from '../../db/store';
 import { keys } from '../../db/keys';
 import { config } from '../../config';
 import { hashApiKey, looksLikeApiKey } from './secret';
-import type { Caller } from '../../http/context';
 import { queue } from '../../adapters/queue';
 import { logger } from '../../logger';
+
+/** The caller as established by API-key authentication. */
+export interface Caller {
+  organizationId: string;
+  keyId: string;
+  rateLimitPerMinute?: number;
+}
 
 /** The queue of last-used stamps (see shared/jobs/registry.ts). */
 export const API_KEY_USAGE_QUEUE = 'api-key-usage';

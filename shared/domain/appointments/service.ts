@@ -5,7 +5,7 @@ import { collections, gsi1, gsi2, keys, Prefix, type Key } from '../../db/keys';
 import { ConditionFailed, getItem, putNew, stripKeys, transact, updateExisting, type Guard } from '../../db/store';
 import { countRange, deleteItem, putItem, queryRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { activityPut, statsBump } from '../contacts/history';
 import { findContact } from '../contacts/service';
 import { dispatchEvents, newEvent } from '../events/publish';

@@ -3,7 +3,7 @@ import { DateTime } from 'luxon';
 import { gsi2, keys, type Key } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, transact, updateExisting } from '../../db/store';
 import { logger } from '../../logger';
-import type { PhoneNumberItem } from '../phone-numbers/service';
+import type { PhoneNumberItem } from '../phone-numbers/model';
 import { chargeWrite, renewalChargeId } from './service';
 
 /**

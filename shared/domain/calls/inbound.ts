@@ -2,7 +2,7 @@ import { clockNow } from '../../clock';
 import { collections, keys } from '../../db/keys';
 import { getItem, putNew, queryPage, transact } from '../../db/store';
 import { phoneRules } from '../common/phone-field';
-import type { PhoneNumberItem } from '../phone-numbers/service';
+import type { PhoneNumberItem } from '../phone-numbers/model';
 import { moveCall } from './lifecycle';
 import { newCallWrites, type AgentItem, type CallItem } from './service';
 import { STATUS_RANK } from './state';

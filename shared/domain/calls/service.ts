@@ -4,11 +4,11 @@ import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '
 import { countRange, getMany, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { clockNow } from '../../clock';
 import { getOr404 } from '../common/collection';
 import { DNC_MESSAGES, dialBlock } from '../dnc/service';
-import type { PhoneNumberItem } from '../phone-numbers/service';
+import type { PhoneNumberItem } from '../phone-numbers/model';
 import { recordingUrl } from './recordings';
 import type { Call, CallAnalysisValue, CallListInput, CallStatus, CreateCallInput, DisconnectionReason, Transcript } from './schemas';
 import { STATUS_RANK } from './state';

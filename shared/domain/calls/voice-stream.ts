@@ -1,5 +1,5 @@
 import { signToken } from '../../adapters/signed-token';
-import { rawBody, type RawBody } from '../../http/result';
+import { rawBody, type RawBody } from '../common/raw-body';
 
 /**
  * The TwiML that hands an answered call to the voice runtime, outbound and inbound alike:

@@ -7,11 +7,11 @@ import { deletePartition, getMany, putMany } from '../../db/filtered-query';
 import { updateWrite } from '../../db/update';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { ConflictError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { getOr404, listCollection, requireSomeField } from '../common/collection';
 import { references } from '../references';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
-import type { PhoneNumberItem } from '../phone-numbers/service';
+import type { PhoneNumberItem } from '../phone-numbers/model';
 import {
   ADD_LOCK_MS,
   activeIndex,

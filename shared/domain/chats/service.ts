@@ -8,7 +8,7 @@ import { ConditionFailed, getItem, queryAll, readCounter, transact, updateExisti
 import { countRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConflictError, NotFoundError, UnavailableError, UnprocessableError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import type { Agent } from '../agents/schemas';
 import type { Contact } from '../contacts/schemas';
 import { activityPut } from '../contacts/history';

@@ -2,7 +2,7 @@ import { keys } from '../../db/keys';
 import { getItem, queryPage, readCounter, type PageRequest } from '../../db/store';
 import type { Key } from '../../db/keys';
 import { NotFoundError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from './list-result';
 
 /** One page of an organization's collection (items under a sort-key prefix) with its exact total. */
 export async function listCollection<T extends object, V>(

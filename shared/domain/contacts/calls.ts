@@ -2,7 +2,7 @@ import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { keys } from '../../db/keys';
 import { ConditionFailed, getItem, putNew, queryPage, stripKeys, transact, type PageRequest } from '../../db/store';
 import { ConflictError, NotFoundError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { activityPut, statsBump } from './history';
 import type { ContactCall } from './schemas';
 

@@ -6,7 +6,7 @@ import { collections, keys, Prefix, type Key } from '../../db/keys';
 import { ConditionFailed, deleteExisting, getItem, putNew, queryPage, stripKeys, transact, updateExisting, type PageRequest } from '../../db/store';
 import { countRange, deleteItem, deletePartition, getMany, putItem, queryRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConflictError, NotFoundError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { activityPut, statsBump } from './history';
 import { contactDefaults, type Activity, type Contact, type ContactInput, type ContactStats, type Note } from './schemas';
 

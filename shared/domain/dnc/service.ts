@@ -2,7 +2,7 @@ import { collections, keys, Prefix } from '../../db/keys';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { ConditionFailed, deleteExisting, getItem, putNew, stripKeys, transact, type PageRequest } from '../../db/store';
 import { ConflictError, NotFoundError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { listCollection } from '../common/collection';
 import { phoneRules } from '../common/phone-field';
 import { DNC_MESSAGES, dncFilterPhone, type AddDncInput, type DialBlock, type DncEntry } from './schemas';

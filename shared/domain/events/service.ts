@@ -2,7 +2,7 @@ import { gsi1, keys, Prefix } from '../../db/keys';
 import { countRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { getItem } from '../../db/store';
 import { NotFoundError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import type { EventListInput } from './schemas';
 import type { PlatformEvent } from './types';
 

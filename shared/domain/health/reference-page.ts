@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { rawBody, type RawBody } from '../../http/result';
+import { rawBody, type RawBody } from '../common/raw-body';
 
 /**
  * The API reference page: Redoc rendering this API's own OpenAPI document, with Redoc's script

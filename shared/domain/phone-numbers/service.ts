@@ -1,7 +1,7 @@
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { v7 as uuidv7 } from 'uuid';
 import { telephony } from '../../adapters/telephony';
-import type { AvailableNumber, PurchasedNumber } from '../../adapters/telephony/port';
+import type { PurchasedNumber } from '../../adapters/telephony/port';
 import { secrets } from '../../adapters/secrets';
 import { collections, gsi1, keys, Prefix } from '../../db/keys';
 import {
@@ -17,12 +17,13 @@ import {
   type PageRequest,
 } from '../../db/store';
 import { ConflictError, NotFoundError, UnprocessableError, type FieldIssue } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { logger } from '../../logger';
 import { config } from '../../config';
 import { RENEWAL_ATTRIBUTES, renewalSchedule } from '../billing/renewals';
 import { chargeWrite } from '../billing/service';
 import { getOr404, requireSomeField } from '../common/collection';
+import type { PhoneNumberItem } from './model';
 import { references } from '../references';
 import type {
   BuyInput,
@@ -53,49 +54,6 @@ import type {
  * - `sip_password` is sealed with the secrets box (KMS envelope encryption deployed, a local
  *   key locally) before it is written, and opened only to answer the caller.
  */
-
-export interface PhoneNumberItem {
-  pk: string;
-  sk: string;
-  entity: string;
-  version: number;
-  gsi1pk: string;
-  gsi1sk: string;
-  id: string;
-  organization_id: string;
-  source: PhoneNumberSource;
-  phone_number: string;
-  name: string;
-  status: PhoneNumberStatus;
-  inbound_agent_id: string | null;
-  in_use: number;
-  created_at: string;
-  updated_at: string;
-  released_at: string | null;
-  // purchased
-  price?: number;
-  per_minute_price_inbound?: number;
-  per_minute_price_outbound?: number;
-  country?: string;
-  locality?: string;
-  region?: string;
-  capabilities?: AvailableNumber['capabilities'];
-  purchased_at?: string;
-  provider?: string;
-  provider_ref?: string;
-  carrier_released_at?: string;
-  /** Renewal billing (active purchased numbers only): when the next month is due, months paid so far. */
-  next_renewal_at?: string;
-  periods_billed?: number;
-  gsi2pk?: string;
-  gsi2sk?: string;
-  // imported
-  phone?: string;
-  type?: 'sip' | 'pstn';
-  termination_uri?: string;
-  sip_username?: string;
-  sip_password_sealed?: string;
-}
 
 interface ClaimItem {
   organization_id: string;

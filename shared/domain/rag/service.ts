@@ -16,7 +16,7 @@ import {
   type PageRequest,
 } from '../../db/store';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { checkUrlShape, EgressRefusedError } from '../../adapters/egress';
 import { normalizeUrl } from '../../adapters/crawler/url';
 import { deleteObjects, deletePrefix, getObject, presignPut, putObject } from '../../adapters/kb-objects';

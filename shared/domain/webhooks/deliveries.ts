@@ -5,7 +5,7 @@ import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS } from '../../db/keys';
 import { countRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConditionFailed, getItem, ignoreConditionFailed, putNew, queryAll, transact, updateExisting } from '../../db/store';
 import { NotFoundError, UnprocessableError } from '../../errors';
-import { listResult } from '../../http/result';
+import { listResult } from '../common/list-result';
 import { logger } from '../../logger';
 import { eventTtl, eventWrite, FANOUT_QUEUE, newEvent, type FanoutMessage } from '../events/publish';
 import type { EventType } from '../events/types';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { rawBody, type RawBody } from '../../http/result';
+import { rawBody, type RawBody } from '../common/raw-body';
 
 /**
  * The embeddable widget's script (widget/, bundled by esbuild). Deployed, the stack's bundler

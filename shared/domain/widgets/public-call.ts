@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { header } from '../../http/context';
+import { header } from '../common/header';
 import type { PublicCall } from './public-chats';
 
 /** What a public widget call brings, read from the gateway's event: origin, token, client address. */

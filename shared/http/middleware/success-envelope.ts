@@ -1,6 +1,7 @@
 import { httpState } from '../context';
 import { jsonResponse, successBody } from '../envelope';
-import { isListResult, isRawBody } from '../result';
+import { isListResult } from '../../domain/common/list-result';
+import { isRawBody } from '../../domain/common/raw-body';
 import type { HttpMiddleware } from './types';
 
 /** The envelope's `message` when an operation names none. */

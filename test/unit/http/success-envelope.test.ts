@@ -1,5 +1,5 @@
 import { successEnvelope, withMessage } from '../../../shared/http/middleware/success-envelope';
-import { listResult } from '../../../shared/http/result';
+import { listResult } from '../../../shared/domain/common/list-result';
 import { apiEvent, lambdaContext, parsed } from '../../support/events';
 import { op, stack } from './stack';
 
