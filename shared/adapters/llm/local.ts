@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { normalizeTerm } from '../../domain/rag/ranker';
+import { normalizeTerm } from '../../domain/common/terms';
 import type { LlmMessage, LlmPassage, LlmPort, LlmRequest, LlmResponse, LlmTool, LlmToolCall } from './port';
 
 /**
