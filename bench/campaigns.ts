@@ -17,7 +17,8 @@ import { db } from '../shared/db/client';
 import { generateApiKey } from '../shared/domain/api-keys/secret';
 import { campaignContactId, contactStatusIndex, dueIndex, CONTACT_ENTITY } from '../shared/domain/campaigns/model';
 import { installCampaignDialer, type CampaignCallRequest } from '../shared/domain/campaigns/dialer';
-import { dispatchCampaign, recordCampaignCallOutcome } from '../shared/domain/campaigns/engine';
+import { dispatchCampaign } from '../shared/domain/campaigns/engine';
+import { recordCampaignCallOutcome } from '../shared/domain/campaigns/outcomes';
 import { startPlatform } from '../shared/local/platform';
 
 const PER_REQUEST = 10_000;

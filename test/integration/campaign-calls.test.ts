@@ -25,8 +25,8 @@ logger.setLogLevel('SILENT');
 
 /** Fault injection: `failOutcomes` makes the engine's outcome write fail that many times, as a throttled table would. */
 let failOutcomes = 0;
-jest.mock('../../shared/domain/campaigns/engine', () => {
-  const actual = jest.requireActual('../../shared/domain/campaigns/engine');
+jest.mock('../../shared/domain/campaigns/outcomes', () => {
+  const actual = jest.requireActual('../../shared/domain/campaigns/outcomes');
   return {
     ...actual,
     recordCampaignCallOutcome: (...args: unknown[]) => {

@@ -2,7 +2,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { v7 as uuidv7 } from 'uuid';
 import { installLocalQueue } from '../../shared/adapters/queue';
 import { installCampaignDialer, type CampaignCallOutcome, type CampaignCallRequest, type CampaignDialer } from '../../shared/domain/campaigns/dialer';
-import { recordCampaignCallOutcome } from '../../shared/domain/campaigns/engine';
+import { recordCampaignCallOutcome } from '../../shared/domain/campaigns/outcomes';
 import { lambdaContext } from './events';
 
 export interface PlacedCall extends CampaignCallRequest {

@@ -1,8 +1,8 @@
 import { queue } from '../../adapters/queue';
 import { keys } from '../../db/keys';
 import { ConditionFailed, getItem } from '../../db/store';
-import type { CampaignCallOutcome, CampaignCallRequest, CampaignDialer } from '../campaigns/dialer';
-import { recordCampaignCallOutcome } from '../campaigns/engine';
+import type { CampaignCallOutcome, CampaignCallRequest, CampaignDialer } from '../campaigns/dial-port';
+import { recordCampaignCallOutcome } from '../campaigns/outcomes';
 import { createCall, type CallItem } from './service';
 
 /**
