@@ -2,6 +2,7 @@ import { keys } from '../shared/db/keys';
 import { getItem } from '../shared/db/store';
 import type { Agent } from '../shared/domain/agents/schemas';
 import type { CallItem } from '../shared/domain/calls/service';
+import { callConversation } from '../shared/domain/calls/conversation-ref';
 import type { Contact } from '../shared/domain/contacts/schemas';
 import type { ConversationRef } from '../shared/domain/conversations/types';
 import { conversationVariables, fillTemplate } from '../shared/domain/conversations/variables';
@@ -43,14 +44,6 @@ export async function loadCallContext(orgId: string, callId: string): Promise<Ca
     instructions: fillTemplate((agent as Agent & { prompt?: string }).prompt ?? '', variables),
     beginMessage: begin.trim() ? fillTemplate(begin, variables).trim() : '',
     voicemailMessage: (agent.voicemail_message ?? '').trim() ? fillTemplate(agent.voicemail_message, variables).trim() : '',
-    conversation: {
-      type: 'call',
-      id: call.id,
-      organization_id: orgId,
-      agent_id: call.agent_id,
-      contact_id: call.contact_id ?? null,
-      dynamic_variables: call.dynamic_variables ?? {},
-      metadata: call.metadata ?? {},
-    },
+    conversation: callConversation(call),
   };
 }

@@ -216,3 +216,29 @@ export function deleteItem(key: { pk: string; sk: string }, condition?: { expres
     },
   };
 }
+
+/**
+ * The lowest and highest sort-key suffix of UUID v7 ids created in [from, to] (an id starts with
+ * its millisecond time in hex), so a time range of a collection keyed by id is one key range.
+ */
+export function idBounds(from?: string, to?: string): { low: string; high: string } {
+  const stamp = (iso: string) => {
+    const hex = Date.parse(iso).toString(16).padStart(12, '0');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-`;
+  };
+  // Ids start with a hex digit, so '0' is below every id ('' is not a valid key value); '~' sorts after every character of an id.
+  return { low: from ? stamp(from) : '0', high: to ? `${stamp(to)}~` : '~' };
+}
+
+/** A filter that every `[field, value]` pair holds (`field = value` AND …); none for no pairs. */
+export function equalityFilter(pairs: [string, unknown][]): RangeQuery['filter'] {
+  if (!pairs.length) return undefined;
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const parts = pairs.map(([field, value], i) => {
+    names[`#q${i}`] = field;
+    values[`:q${i}`] = value;
+    return `#q${i} = :q${i}`;
+  });
+  return { expression: parts.join(' AND '), names, values };
+}

@@ -11,6 +11,7 @@ import { toolsForAgent } from '../conversations/tools/catalog';
 import { conversationVariables, fillTemplate } from '../conversations/variables';
 import type { CallToolCalls, Transcript } from './schemas';
 import type { CallItem } from './service';
+import { callConversation } from './conversation-ref';
 
 /** The simulated caller's lines when the call's `metadata.simulated_caller` gives none: a greeting, a question, a goodbye. */
 export const DEFAULT_CALLER_SCRIPT = ['Hi, yes, this is a good time.', 'Can you tell me what you can help me with?', 'Great, thank you. Goodbye.'];
@@ -58,15 +59,7 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
   const result: SimulatedConversation = { transcript: [], toolCalls: [] };
   if (agent) {
     const tools = await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'call');
-    const conversation = {
-      type: 'call' as const,
-      id: call.id,
-      organization_id: orgId,
-      agent_id: call.agent_id,
-      contact_id: call.contact_id ?? null,
-      dynamic_variables: call.dynamic_variables ?? {},
-      metadata: call.metadata ?? {},
-    };
+    const conversation = callConversation(call);
     for (const line of callerScript(call.metadata)) {
       try {
         const passages = agent.knowledge_base ? await groundingPassages(orgId, agent.knowledge_base, line) : [];

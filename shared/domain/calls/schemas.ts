@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
-import { freeFormObject, pageQueryShape, uuid } from '../common/schemas';
+import { DynamicVariables, freeFormObject, pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone-field';
 import { instant } from '../scheduling/time';
 import { lazy } from '../common/lazy';
@@ -13,9 +13,7 @@ export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
 
 /** Bounds of the free-form members of a call (stored on the call item, which DynamoDB caps at 400 KB). */
 export const MAX_METADATA_BYTES = 16_384;
-export const MAX_DYNAMIC_VARIABLES = 50;
-const MAX_VARIABLE_NAME = 100;
-const MAX_VARIABLE_VALUE = 2000;
+export { MAX_DYNAMIC_VARIABLES } from '../common/schemas';
 
 export const CreateCallBody = named('CreateCallRequest', () => z.strictObject({
   agent_id: uuid(),
@@ -24,12 +22,7 @@ export const CreateCallBody = named('CreateCallRequest', () => z.strictObject({
   contact_id: z.optional(uuid()),
   metadata: z.optional(freeFormObject()),
   /** Filled into the agent's `{{name}}` placeholders (begin message, prompt). */
-  dynamic_variables: z.optional(
-    z.record(
-      z.string().check(z.minLength(1), z.maxLength(MAX_VARIABLE_NAME), z.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a variable name (letters, digits, _ . -)')),
-      z.string().check(z.maxLength(MAX_VARIABLE_VALUE)),
-    ).check(z.refine((m) => Object.keys(m).length <= MAX_DYNAMIC_VARIABLES, `must have at most ${MAX_DYNAMIC_VARIABLES} variables`)),
-  ),
+  dynamic_variables: z.optional(DynamicVariables),
 }), 'An outbound call to place');
 export type CreateCallInput = z.output<typeof CreateCallBody>;
 

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '../../db/keys';
-import { countRange, getMany, queryRangePage, type RangeQuery } from '../../db/filtered-query';
+import { countRange, equalityFilter, getMany, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
 import { listResult } from '../common/list-result';
@@ -271,16 +271,6 @@ export async function getCall(orgId: string, id: string): Promise<Call> {
   return view(await getOr404<CallItem>(keys.call(orgId, id), 'Call', id));
 }
 
-/** Lowest and highest sort-key suffix of UUID v7 ids created in [from, to] (the id starts with its millisecond time in hex). */
-function idBounds(from?: string, to?: string): { low: string; high: string } {
-  const stamp = (iso: string) => {
-    const hex = Date.parse(iso).toString(16).padStart(12, '0');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-`;
-  };
-  // Ids start with a hex digit, so '0' is below every id ('' is not a valid key value); '~' sorts after every character of an id.
-  return { low: from ? stamp(from) : '0', high: to ? `${stamp(to)}~` : '~' };
-}
-
 /**
  * Calls, newest first. Unfiltered: the organization's CALL# items, total from COUNT#calls. With
  * filters, one key range is read and the other filters apply to it (as every filtered list here):
@@ -305,23 +295,12 @@ export async function listCalls(orgId: string, q: CallListInput) {
   }
 
   // Equality filters on the members the key range does not already fix.
-  const filterOn = (pairs: [string, string][]): RangeQuery['filter'] => {
-    if (!pairs.length) return undefined;
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    const parts = pairs.map(([field, value], i) => {
-      names[`#q${i}`] = field;
-      values[`:q${i}`] = value;
-      return `#q${i} = :q${i}`;
-    });
-    return { expression: parts.join(' AND '), names, values };
-  };
   const memberFilters = (skip?: CallIndexDimension) => given.filter(([dim]) => dim !== skip).map(([dim, value]) => [`${dim}_id`, value] as [string, string]);
 
   if (q.status) {
     const range: RangeQuery = {
       index: 'gsi1', pkName: 'gsi1pk', pkValue: statusPartition(orgId, q.status), skName: 'gsi1sk',
-      skFrom: low, skTo: high, descending: true, filter: filterOn(memberFilters()),
+      skFrom: low, skTo: high, descending: true, filter: equalityFilter(memberFilters()),
     };
     const [page, total] = await Promise.all([queryRangePage<CallItem>(range, paging), countRange(range)]);
     return listResult({ items: await Promise.all(page.items.map(view)), nextCursor: page.nextCursor }, total, paging);
@@ -332,7 +311,7 @@ export async function listCalls(orgId: string, q: CallListInput) {
     const prefix = keys.callIndexPrefix(dim, value);
     const range: RangeQuery = {
       pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk',
-      skFrom: `${prefix}${low}`, skTo: `${prefix}${high}`, descending: true, filter: filterOn(memberFilters(dim)),
+      skFrom: `${prefix}${low}`, skTo: `${prefix}${high}`, descending: true, filter: equalityFilter(memberFilters(dim)),
     };
     const [page, total] = await Promise.all([queryRangePage<{ call_id: string }>(range, paging), countRange(range)]);
     const calls = await getMany<CallItem>(page.items.map((e) => keys.call(orgId, e.call_id)));

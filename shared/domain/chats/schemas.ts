@@ -1,6 +1,8 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
-import { freeFormObject, pageQueryShape, uuid } from '../common/schemas';
+import { DynamicVariables, freeFormObject, pageQueryShape, uuid } from '../common/schemas';
+
+export { DynamicVariables };
 import { lazy } from '../common/lazy';
 import { instant } from '../scheduling/time';
 import { CallAnalysis } from '../calls/schemas';
@@ -16,14 +18,6 @@ export type ChatEndReason = (typeof CHAT_END_REASONS)[number];
 export const MAX_MESSAGE_CHARS = 4000;
 /** User messages of one chat; the next one ends it (`max_turns`). */
 export const MAX_USER_MESSAGES = 100;
-export const MAX_DYNAMIC_VARIABLES = 50;
-
-const variableName = () => z.string().check(z.minLength(1), z.maxLength(100), z.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a variable name (letters, digits, _ . -)'));
-
-/** Filled into the agent's `{{name}}` placeholders; they win over the contact's fields. */
-export const DynamicVariables = lazy(() => z.record(variableName(), z.string().check(z.maxLength(2000))).check(
-  z.refine((m) => Object.keys(m).length <= MAX_DYNAMIC_VARIABLES, `must have at most ${MAX_DYNAMIC_VARIABLES} variables`),
-));
 
 export const StartChatBody = named('StartChatRequest', () => z.strictObject({
   agent_id: uuid(),

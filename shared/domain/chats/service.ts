@@ -5,7 +5,7 @@ import { queue } from '../../adapters/queue';
 import { clockMs, clockNow } from '../../clock';
 import { collections, gsi1, gsi2, keys, Prefix } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, readCounter, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
-import { countRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
+import { countRange, equalityFilter, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConflictError, NotFoundError, UnavailableError, UnprocessableError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
 import { listResult } from '../common/list-result';
@@ -463,15 +463,6 @@ export async function endChat(orgId: string, chatId: string): Promise<Chat> {
   throw new ConflictError('The chat kept changing while ending it; retry', { id: chatId });
 }
 
-/** Lowest and highest sort-key suffix of UUID v7 ids created in [from, to]. */
-function idBounds(from?: string, to?: string): { low: string; high: string } {
-  const stamp = (iso: string) => {
-    const hex = Date.parse(iso).toString(16).padStart(12, '0');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-`;
-  };
-  return { low: from ? stamp(from) : '0', high: to ? `${stamp(to)}~` : '~' };
-}
-
 /**
  * Chats, newest first, without their messages. Unfiltered: the CHAT# items, total from
  * COUNT#chats. `status` reads that status's gsi1 partition; `from`/`to` bound the id range
@@ -481,15 +472,7 @@ export async function listChats(orgId: string, q: ChatListInput) {
   if (q.from && q.to && q.to < q.from) throw ValidationError.field('to', 'must not be before from');
   const paging = { limit: q.limit, offset: q.offset, cursor: q.cursor };
   const { low, high } = idBounds(q.from, q.to);
-  const pairs = ([['agent_id', q.agent_id], ['contact_id', q.contact_id], ['channel', q.channel]] as const).filter(([, v]) => v !== undefined);
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const parts = pairs.map(([field, value], i) => {
-    names[`#q${i}`] = field;
-    values[`:q${i}`] = value;
-    return `#q${i} = :q${i}`;
-  });
-  const filter = parts.length ? { expression: parts.join(' AND '), names, values } : undefined;
+  const filter = equalityFilter(([['agent_id', q.agent_id], ['contact_id', q.contact_id], ['channel', q.channel]] as [string, unknown][]).filter(([, v]) => v !== undefined));
   const range: RangeQuery = q.status
     ? { index: 'gsi1', pkName: 'gsi1pk', pkValue: statusPartition(orgId, q.status), skName: 'gsi1sk', skFrom: low, skTo: high, descending: true, filter }
     : { pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skFrom: `${Prefix.chat}${low}`, skTo: `${Prefix.chat}${high}`, descending: true, filter };

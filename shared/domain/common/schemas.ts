@@ -125,3 +125,14 @@ export const refuseProtoKey = <S extends z.ZodMiniType>(schema: S) =>
     }),
     schema,
   );
+
+/** Most `dynamic_variables` of one call or chat, and the bounds of a name and a value. */
+export const MAX_DYNAMIC_VARIABLES = 50;
+const MAX_VARIABLE_NAME = 100;
+const MAX_VARIABLE_VALUE = 2000;
+
+/** `dynamic_variables`: strings filled into an agent's `{{name}}` placeholders (calls, chats, campaigns). */
+export const DynamicVariables = lazy(() => z.record(
+  z.string().check(z.minLength(1), z.maxLength(MAX_VARIABLE_NAME), z.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a variable name (letters, digits, _ . -)')),
+  z.string().check(z.maxLength(MAX_VARIABLE_VALUE)),
+).check(z.refine((m) => Object.keys(m).length <= MAX_DYNAMIC_VARIABLES, `must have at most ${MAX_DYNAMIC_VARIABLES} variables`)));
