@@ -352,6 +352,25 @@ describe('silence', () => {
   });
 });
 
+describe('maximum duration', () => {
+  it('at max_call_duration_ms asks the model for a short goodbye, plays it, then hangs up', async () => {
+    let goodbye: any;
+    scripts.set('script-long', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'resp_1', itemId: 'item_1', audio: tone(0.2, 41), transcript: 'Hi there.' });
+      goodbye = await m.next('response.create', () => true, 5000);
+      m.speak({ responseId: 'resp_2', itemId: 'item_2', audio: tone(0.2, 42), transcript: 'We are out of time, goodbye!' });
+    });
+    const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-long', begin_message: 'Hi there.', max_call_duration_ms: 900 });
+    await client.until(() => updates.some((u) => u.sid === sid), 'the hang-up', 10_000);
+    await client.closed;
+    expect(goodbye.response.instructions).toMatch(/time limit/);
+    const ended = await carrierEnds(org, call.id, sid, 1);
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hi there.', 'We are out of time, goodbye!']);
+  });
+});
+
 describe('voicemail', () => {
   it('leaves the voicemail message on a machine and ends the call as voicemail', async () => {
     let sessionConfig: any;
