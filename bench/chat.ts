@@ -13,7 +13,7 @@ import type { LlmPort } from '../shared/adapters/llm/port';
 type Call = (method: string, path: string, body?: unknown) => Promise<any>;
 export interface Meter {
   reset(): void;
-  read(): { read: number; write: number; rateLimit: number };
+  read(): { read: number; write: number; rateLimit: number; readRequests: number; itemsWritten: number };
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -55,13 +55,15 @@ export async function chatBenchmark(call: Call, meter: Meter, queueIdle: () => P
       await call('GET', `/api/v1/agents/${plain.data.id}`);
       baseline.push(performance.now() - t);
     };
-    const results: { label: string; times: number[]; read: number; write: number }[] = [];
+    const results: { label: string; times: number[]; read: number; write: number; reads: number; items: number }[] = [];
     for (const [label, agentId, content] of scenarios) {
       const times: number[] = [];
       let chatId = '';
       let used = 0;
       let read = 0;
       let write = 0;
+      let reads = 0;
+      let items = 0;
       for (let i = 0; i < turns + 5; i++) {
         if (!chatId || used >= 90) {
           chatId = (await call('POST', '/api/v1/chats', { agent_id: agentId })).data.id;
@@ -78,22 +80,28 @@ export async function chatBenchmark(call: Call, meter: Meter, queueIdle: () => P
         times.push(elapsed);
         read += c.read;
         write += c.write - c.rateLimit;
+        reads += c.readRequests;
+        items += c.itemsWritten;
       }
-      results.push({ label, times, read: read / turns, write: write / turns });
+      results.push({ label, times, read: read / turns, write: write / turns, reads: reads / turns, items: items / turns });
     }
     const base = pct(baseline, 50);
-    rows.push(`| GET /agents/{id} (baseline) | ${base.toFixed(2)} | ${pct(baseline, 99).toFixed(2)} | 1.00× | | |`);
+    rows.push(`| GET /agents/{id} (baseline) | ${base.toFixed(2)} | ${pct(baseline, 99).toFixed(2)} | 1.00× | | | | |`);
     for (const r of results) {
-      rows.push(`| ${r.label} | ${pct(r.times, 50).toFixed(2)} | ${pct(r.times, 99).toFixed(2)} | ${(pct(r.times, 50) / base).toFixed(2)}× | ${r.read.toFixed(1)} | ${r.write.toFixed(1)} |`);
+      rows.push(`| ${r.label} | ${pct(r.times, 50).toFixed(2)} | ${pct(r.times, 99).toFixed(2)} | ${(pct(r.times, 50) / base).toFixed(2)}× | ${r.reads.toFixed(1)} | ${r.read.toFixed(1)} | ${r.items.toFixed(1)} | ${r.write.toFixed(1)} |`);
     }
     return [
       '## (f) Conversations: one chat turn',
       '',
-      `${turns} turns per row through the local runtime (HTTP, the send-message handler, DynamoDB Local, the S3 emulator), with a stand-in model that answers at once, so the figures are the platform's own time; GET /agents/{id} measured between the turns is the baseline. Read and write units are DynamoDB's ReturnConsumedCapacity per turn (transactional writes count double; the rate-limit counter left out). Goals: p50 at most 3× the baseline without tools; at most 3 reads and writes no more than the messages the turn adds plus one (a plain turn adds 2 messages: 3 items in one transaction = 6 write units).`,
+      `${turns} turns per row through the local runtime (HTTP, the send-message handler, DynamoDB Local, the S3 emulator), with a stand-in model that answers at once, so the figures are the platform's own time; GET /agents/{id} measured between the turns is the baseline. Per turn: read requests and their units (DynamoDB's ReturnConsumedCapacity; the messages Query grows with the chat, up to 90 messages here), items written and their units (transactional writes count double); the rate-limit counter left out. Goals: p50 at most 3× the baseline without tools; at most 3 reads, and items written no more than the messages the turn adds plus one (a plain turn adds 2 messages and the chat: 3).`,
       '',
-      '| request | p50 ms | p99 ms | p50 ratio | read units | write units |',
-      '|---|---|---|---|---|---|',
+      '| request | p50 ms | p99 ms | p50 ratio | read requests | read units | items written | write units |',
+      '|---|---|---|---|---|---|---|---|',
       ...rows,
+      '',
+      'Where a turn\'s time goes (profiled on DynamoDB Local, a plain turn of a chat 80 turns long): the chat GetItem and the messages Query in parallel (the Query grows with the chat: about 7 ms at 160 messages), then the agent GetItem (its id is on the chat), then the one TransactWriteItems that stores the turn (about 7.5 ms); the baseline is one GetItem. Three dependent round trips, one of them a transaction, against one: the 3× goal is **not met** (about 5–6.5×). Tried and dropped: remembering each chat\'s agent id per container so the agent is read in parallel with the chat saved nothing measurable here, because DynamoDB Local serves concurrent requests one after another; on DynamoDB it would save one round trip. The reads (3) and items written (messages + 1) meet their goals; a grounded turn adds the knowledge base\'s pointer GetItem, a webhook round the tool\'s BatchGetItem and two more messages.',
+      '',
+      'What the engine adds to a simulated call: `npm run simulate -- --contacts 300 --days 7` (seed 1) before and after the engine, on the same quiet machine: the same figures (495 calls, 0 calls outside the window, 0 duplicate dials, 0 retries before the gap, 0 counter mismatches, completed; the same outcomes), wall time 92.7 s → 100.6 s (+8.5 %), peak RSS 272 → 286 MB: about 28 ms of wall time per answered call (282 of them), each a three-line conversation run by the local model.',
       '',
     ].join('\n');
   } finally {

@@ -45,8 +45,8 @@ const median = (xs: number[]) => {
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 
-type Capacity = { read: number; write: number; rateLimit: number };
-const consumed: Capacity = { read: 0, write: 0, rateLimit: 0 };
+type Capacity = { read: number; write: number; rateLimit: number; readRequests: number; itemsWritten: number };
+const consumed: Capacity = { read: 0, write: 0, rateLimit: 0, readRequests: 0, itemsWritten: 0 };
 
 /** Asks DynamoDB for the capacity of every call this process makes, and adds it up. */
 function meterCapacity() {
@@ -60,6 +60,11 @@ function meterCapacity() {
       const isWrite = /Put|Update|Delete|TransactWrite|BatchWrite/.test(String((args as { input: unknown; commandName?: string }).commandName ?? context.commandName));
       if (process.env.BENCH_DEBUG) console.error(context.commandName, JSON.stringify(cc));
       const isRateLimit = String((input.Key as { pk?: unknown } | undefined)?.pk ?? '').startsWith(RATE_PREFIX);
+      // Requests and items as well as units (the conversation goals count reads and written items).
+      if (!isRateLimit) {
+        if (!isWrite) consumed.readRequests++;
+        else consumed.itemsWritten += Array.isArray(input.TransactItems) ? input.TransactItems.length : Array.isArray((input.RequestItems as Record<string, unknown[]> | undefined)?.[tableName()]) ? (input.RequestItems as Record<string, unknown[]>)[tableName()]!.length : 1;
+      }
       for (const c of (Array.isArray(cc) ? cc : cc ? [cc] : []) as { CapacityUnits?: number }[]) {
         if (isRateLimit) consumed.rateLimit += c.CapacityUnits ?? 0;
         if (isWrite) consumed.write += c.CapacityUnits ?? 0;
@@ -562,7 +567,7 @@ async function runtimeSections(): Promise<string[]> {
     if (SECTIONS.has('webhooks')) sections.push(await webhooks(platform.url, key, () => platform.queue.waitForIdle(10_000)));
     if (SECTIONS.has('chat')) {
       const { chatBenchmark } = await import('./chat');
-      const meter = { reset: () => Object.assign(consumed, { read: 0, write: 0, rateLimit: 0 }), read: () => ({ ...consumed }) };
+      const meter = { reset: () => Object.assign(consumed, { read: 0, write: 0, rateLimit: 0, readRequests: 0, itemsWritten: 0 }), read: () => ({ ...consumed }) };
       sections.push(await chatBenchmark(apiCaller(platform.url, key), meter, () => platform.queue.waitForIdle(10_000)));
     }
   } finally {
