@@ -10,6 +10,7 @@ import { resetConfig } from '../../shared/config';
 import { keys } from '../../shared/db/keys';
 import { getItem } from '../../shared/db/store';
 import { createAgent } from '../../shared/domain/agents/service';
+import { listCharges } from '../../shared/domain/billing/service';
 import { handleCallEventMessage, placeQueuedCall } from '../../shared/domain/calls/lifecycle';
 import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall, type CallItem } from '../../shared/domain/calls/service';
@@ -516,6 +517,9 @@ describe('an inbound call', () => {
     expect(ended).toMatchObject({ direction: 'inbound', status: 'ended', disconnection_reason: 'transferred', duration_sec: 40 });
     expect(ended.transcript.map((t: any) => [t.role, t.text])).toEqual([['agent', 'Thanks for calling Acme.'], ['user', 'I need a person.'], ['agent', 'Transferring you now.']]);
     expect(ended.tool_calls).toEqual([expect.objectContaining({ name: 'transfer_call', arguments: { reason: 'asked for a person' }, result: { transferring_to: '+14155550199' } })]);
+    // The minutes are charged to the organization's number (the called one), named as an inbound call.
+    const charges = (await listCharges(org, { limit: 100, offset: 0 })).items.filter((c) => c.resource_id === callId);
+    expect(charges).toEqual([expect.objectContaining({ reason: 'call_minutes', phone_number: ended.to_phone_number, description: expect.stringMatching(/^Inbound call from \+/) })]);
   });
 });
 

@@ -136,10 +136,11 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
           id: callChargeId(item.id, item.created_at),
           amount: minutes * next.price_per_minute,
           reason: 'call_minutes',
-          description: `Outbound call to ${item.to_phone_number}: ${minutes} min at ${next.price_per_minute} USD/min`,
+          description: `${item.direction === 'inbound' ? `Inbound call from ${item.from_phone_number}` : `Outbound call to ${item.to_phone_number}`}: ${minutes} min at ${next.price_per_minute} USD/min`,
           resourceType: 'call',
           resourceId: item.id,
-          phoneNumber: item.from_phone_number,
+          // The organization's own number: the caller's side of an inbound call is someone else's.
+          phoneNumber: item.direction === 'inbound' ? item.to_phone_number : item.from_phone_number,
           at: next.ended_at!,
         });
         writes.push(charge.item);
