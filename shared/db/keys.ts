@@ -94,6 +94,11 @@ export const keys = {
    * the organization and number from the dialed number through it.
    */
   numberClaim: (e164: string): Key => ({ pk: `NUMBER#${e164}`, sk: 'NUMBER' }),
+  /**
+   * The one session of a carrier's incoming call (Twilio: its CallSid), put with attribute_not_exists
+   * in the session's transaction: a repeated incoming-call webhook finds the session it made.
+   */
+  inboundCall: (provider: string, providerCallId: string): Key => ({ pk: `INBOUND#${provider}#${providerCallId}`, sk: 'INBOUND' }),
   /** A charge in the organization's billing ledger (UUID v7 ids sort by time). */
   charge: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.charge}${id}` }),
   /** The simulated carrier's own record of a number it sold, one partition per country. */

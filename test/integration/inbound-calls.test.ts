@@ -241,6 +241,11 @@ describe('the incoming-call webhook', () => {
     expect(item).toMatchObject({ provider: 'twilio', provider_call_id: sid, price_per_minute: number.per_minute_price_inbound });
     expect(item.due_at).toBeDefined(); // the recovery sweep ends it if the runtime never does
     expect(sent.filter((m) => m.queue === 'event-fanout')).toHaveLength(1); // call.started
+    // A repeated webhook for the same carrier call (a retry) answers the same session and makes no second one.
+    const again = await answerIncoming({ CallSid: sid, AccountSid: SID, To: number.phone_number, From: '+14155550179', CallStatus: 'ringing', Direction: 'inbound' });
+    expect(streamParameters(again.body!).call_id).toBe(call.id);
+    expect((await listCalls(org, { limit: 20, offset: 0 } as never)).items.map((c) => c.id)).toEqual([call.id]);
+    expect(sent.filter((m) => m.queue === 'event-fanout')).toHaveLength(1);
   });
 });
 

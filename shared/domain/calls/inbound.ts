@@ -1,6 +1,6 @@
 import { clockNow } from '../../clock';
 import { collections, keys } from '../../db/keys';
-import { getItem, putNew, queryPage, transact } from '../../db/store';
+import { ConditionFailed, getItem, putNew, queryPage, transact } from '../../db/store';
 import { phoneRules } from '../common/phone-field';
 import type { PhoneNumberItem } from '../phone-numbers/model';
 import { moveCall } from './lifecycle';
@@ -32,6 +32,9 @@ export type InboundRefusal = 'unknown_number' | 'no_inbound_agent' | 'agent_inac
 
 export type InboundAnswer = { answer: 'stream'; call: CallItem } | { answer: 'reject'; reason: InboundRefusal; organization_id?: string };
 
+/** How long the one-session marker of an incoming call is kept (a carrier retries within seconds). */
+const INBOUND_MARKER_TTL_SECONDS = 86_400;
+
 /** Agents in these statuses answer calls (UNSPECIFIED is how an agent created without a status starts). */
 const ANSWERING = new Set([undefined, 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_UNSPECIFIED']);
 
@@ -60,7 +63,20 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
     status: 'ringing',
     provider: { name: incoming.provider, callId: incoming.providerCallId },
   });
-  await transact([putNew({ ...item }), ...writes], [{ orgId, collection: collections.calls, delta: 1 }]);
+  // One session per carrier call: a repeated webhook (a carrier retry) answers the session it made.
+  const marker = putNew({
+    ...keys.inboundCall(incoming.provider, incoming.providerCallId), entity: 'INBOUND_CALL', organization_id: orgId, call_id: item.id,
+    ttl: Math.floor(clockNow().getTime() / 1000) + INBOUND_MARKER_TTL_SECONDS,
+  });
+  try {
+    await transact([marker, putNew({ ...item }), ...writes], [{ orgId, collection: collections.calls, delta: 1 }]);
+  } catch (err) {
+    if (!(err instanceof ConditionFailed)) throw err;
+    const made = await getItem<{ organization_id: string; call_id: string }>(keys.inboundCall(incoming.provider, incoming.providerCallId));
+    const call = made ? await getItem<CallItem>(keys.call(made.organization_id, made.call_id)) : undefined;
+    if (!call) throw err;
+    return { answer: 'stream', call };
+  }
   const answered = await moveCall(item, { status: 'in_progress', rank: STATUS_RANK.in_progress, answered: true }, { at: clockNow().toISOString() });
   return { answer: 'stream', call: answered.item };
 }
