@@ -18,6 +18,12 @@ import { createContact } from '../../shared/domain/contacts/service';
 import { BuyBody } from '../../shared/domain/phone-numbers/schemas';
 import { buyPhoneNumber, listAvailablePhoneNumbers } from '../../shared/domain/phone-numbers/service';
 import { ConflictError, UnprocessableError } from '../../shared/errors';
+import { createKnowledgeBase, ingest } from '../../shared/domain/rag/service';
+import { IngestBody } from '../../shared/domain/rag/schemas';
+import { ingestBatchHandler } from '../../shared/domain/rag/ingest-worker';
+import { createTool } from '../../shared/domain/tools/service';
+import { CreateToolBody } from '../../shared/domain/tools/schemas';
+import { Webhook } from 'standardwebhooks';
 import { logger } from '../../shared/logger';
 import { handler as twilioTwiml } from '../../functions/telephony/twilio-twiml';
 import { startVoiceServer, type VoiceServer } from '../../voice/server';
@@ -164,8 +170,20 @@ const status = (org: string, callId: string, sid: string, s: string, extra: Reco
   handleCallEventMessage({ kind: 'status', organization_id: org, call_id: callId, provider: 'twilio', event: { providerCallId: sid, status: s as never, at: new Date().toISOString(), ...extra } });
 
 /** Places an outbound call, answers it, and connects its media stream with the TwiML's parameters. */
-async function answeredCall(agent: Record<string, unknown>, o: { answeredBy?: string; contact?: Record<string, unknown>; autoEcho?: boolean } = {}) {
+type CallOptions = { answeredBy?: string; contact?: Record<string, unknown>; autoEcho?: boolean };
+
+async function answeredCall(agent: Record<string, unknown>, o: CallOptions = {}) {
   const { org, agentId, from } = await organization(agent);
+  return connectCall(org, agentId, from, o);
+}
+
+/** As answeredCall, in an organization made before (its knowledge base and tools ready), with a new agent. */
+async function answeredCallIn(made: { org: string; from: string }, agent: Record<string, unknown>, o: CallOptions = {}) {
+  const created = await createAgent(made.org, { name: 'Voice', agent_name: 'Ava', reminder_trigger_ms: 0, ...agent } as never);
+  return connectCall(made.org, created.id, made.from, o);
+}
+
+async function connectCall(org: string, agentId: string, from: string, o: CallOptions) {
   const contact = o.contact ? await createContact(org, o.contact as never) : undefined;
   const call = await createCall(org, CreateCallBody.parse({ agent_id: agentId, from_phone_number: from, to_phone_number: '+14155550142', ...(contact ? { contact_id: contact.id } : {}) }));
   await placeQueuedCall(org, call.id);
@@ -350,6 +368,61 @@ describe('silence', () => {
     const ended = await carrierEnds(org, call.id, sid);
     expect(ended).toMatchObject({ disconnection_reason: 'completed' });
     expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hello?', 'Are you still there?']);
+  });
+});
+
+describe('knowledge base and webhook tools on a call', () => {
+  it('offers search_knowledge_base when the agent has a knowledge base, answers it from the ranking, and runs a signed webhook tool', async () => {
+    const hits: { headers: Record<string, unknown>; body: string }[] = [];
+    const hook = createServer(async (req, res) => {
+      hits.push({ headers: req.headers as Record<string, unknown>, body: await readBody(req) });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"booked":true}');
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    // The receiver is on loopback: the egress guard refuses it unless loopback is opened (as the local runtime can).
+    process.env.ALLOW_LOOPBACK_FETCH = 'true';
+    resetConfig();
+    try {
+      let tools: any[] = [];
+      const outputs: any[] = [];
+      scripts.set('script-kb', async (m) => {
+        tools = (await session(m)).session.tools;
+        await m.next('response.create');
+        m.speak({ responseId: 'resp_1', itemId: 'item_1', audio: tone(0.2, 51), transcript: 'Hello.' });
+        m.userSays('item_u1', 'Where can I park?');
+        m.speak({ responseId: 'resp_2', itemId: 'item_2', calls: [{ callId: 'call_kb', name: 'search_knowledge_base', args: { query: 'where to park' } }] });
+        outputs.push(await m.next('conversation.item.create', (e) => e.item?.type === 'function_call_output' && e.item.call_id === 'call_kb'));
+        await m.next('response.create');
+        m.speak({ responseId: 'resp_3', itemId: 'item_3', calls: [{ callId: 'call_hook', name: 'hold_table', args: { day: 'Friday' } }] });
+        outputs.push(await m.next('conversation.item.create', (e) => e.item?.type === 'function_call_output' && e.item.call_id === 'call_hook'));
+        await m.next('response.create');
+        m.speak({ responseId: 'resp_4', itemId: 'item_4', audio: tone(0.2, 52), transcript: 'Parking is behind the store, and Friday is held. Bye!', calls: [{ callId: 'call_end', name: 'end_call', args: {} }] });
+      });
+      const kbOrg = await organization({});
+      const kb = await createKnowledgeBase(kbOrg.org, { name: 'store', description: '' });
+      const before = queued.length;
+      await ingest(kbOrg.org, IngestBody.parse({ kb_id: kb.id, doc_id: 'parking', text: 'Parking is free in the lot behind the store. The store opens at nine.' }));
+      const messages = queued.slice(before).filter((q) => q.queue === 'rag-ingest').map((q) => q.body);
+      const worker = ingestBatchHandler(3);
+      await worker({ Records: messages.map((m, i) => ({ messageId: `kb-${i}`, receiptHandle: 'r', body: JSON.stringify(m), attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 't', ApproximateFirstReceiveTimestamp: '0' }, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:0:rag-ingest', awsRegion: 'local' })) } as never);
+      const tool = await createTool(kbOrg.org, CreateToolBody.parse({ name: 'Hold', type: 'webhook', url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hold`, definition: { name: 'hold_table', parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] } } }));
+      const { call, sid, client } = await answeredCallIn(kbOrg, {
+        s2s_model: 'script-kb', begin_message: 'Hello.', knowledge_base: kb.id, selected_tools: [{ tool_id: tool.id }, { type: 'end_call' }],
+      });
+      await client.until(() => updates.some((u) => u.sid === sid), 'the hang-up', 15_000);
+      await client.closed;
+      expect(tools.map((t) => t.name).sort()).toEqual(['end_call', 'hold_table', 'search_knowledge_base']);
+      expect(JSON.parse(outputs[0].item.output)).toMatchObject({ passages: [expect.objectContaining({ source: 'parking', text: expect.stringContaining('behind the store') })] });
+      expect(JSON.parse(outputs[1].item.output)).toEqual({ booked: true });
+      const verified = new Webhook((tool as { secret: string }).secret).verify(hits[0]!.body, hits[0]!.headers as Record<string, string>) as any;
+      expect(verified).toMatchObject({ tool_call_id: 'call_hook', name: 'hold_table', arguments: { day: 'Friday' }, conversation: { type: 'call', id: call.id } });
+      const ended = await carrierEnds(kbOrg.org, call.id, sid, 9);
+      expect(ended.tool_calls.map((t: any) => t.name)).toEqual(['search_knowledge_base', 'hold_table', 'end_call']);
+    } finally {
+      delete process.env.ALLOW_LOOPBACK_FETCH;
+      resetConfig();
+      await new Promise<void>((r) => hook.close(() => r()));
+    }
   });
 });
 
