@@ -43,6 +43,7 @@ async function main(): Promise<Platform> {
       `  API:      ${platform.url}/api/v1`,
       `  Health:   ${platform.url}/api/v1/health`,
       `  OpenAPI:  ${platform.url}/api/v1/openapi.json`,
+      `  Docs:     ${platform.url}/api/v1/docs   (the API reference, rendered from the OpenAPI document)`,
       ...(platform.demo ? [`  Demo:     ${platform.demo.url}   (the web widget; its agent ${platform.demo.created ? 'was just created' : 'as you left it'})`] : []),
       ...(platform.voice ? [`  Voice:    ${platform.voice.url}   (Twilio media streams; VOICE_RUNTIME_URL is ${process.env.VOICE_RUNTIME_URL})`] : []),
       `  Data:     ${platform.dataDir}`,
