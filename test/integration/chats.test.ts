@@ -10,7 +10,8 @@ import { createContact } from '../../shared/domain/contacts/service';
 import { listActivities } from '../../shared/domain/contacts/service';
 import { createTool } from '../../shared/domain/tools/service';
 import { CreateToolBody } from '../../shared/domain/tools/schemas';
-import { analyzeChat, endChat, getChat, IDLE_MS, listChats, sendMessage, startChat, submitToolResults, sweepIdleChats } from '../../shared/domain/chats/service';
+import { analyzeChat, endChat, getChat, IDLE_MS, listChats, startChat, sweepIdleChats } from '../../shared/domain/chats/service';
+import { sendMessage, submitToolResults } from '../../shared/domain/chats/turns';
 import { ConflictError, UnavailableError, ValidationError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
 

@@ -1,0 +1,196 @@
+import { v7 as uuidv7 } from 'uuid';
+import { queue } from '../../adapters/queue';
+import { clockNow } from '../../clock';
+import { gsi1, gsi2, keys } from '../../db/keys';
+import { ConditionFailed, getItem, queryAll, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
+import { NotFoundError } from '../../errors';
+import type { Agent } from '../agents/schemas';
+import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
+import type { ConversationMessage } from '../conversations/engine';
+import { conversationVariables } from '../conversations/variables';
+import type { ChatEndReason, ChatMessage, ChatStatus, ChatSummary } from './schemas';
+
+/**
+ * The chat's storage, shared by the chat service (start, read, list, end, sweep, analysis) and its
+ * turns (turns.ts): the items, their views and the writes every path makes. See service.ts for the model.
+ */
+export const ENTITY = 'CHAT';
+/** A chat with no message for this long ends with `inactivity`. */
+export const IDLE_MS = 30 * 60_000;
+export const CHAT_IDLE_SHARDS = 4;
+export type Usage = { llm_requests: number; prompt_tokens: number; completion_tokens: number };
+
+export interface ChatItem extends Omit<ChatSummary, 'usage'> {
+  pk: string;
+  sk: string;
+  entity: string;
+  version: number;
+  gsi1pk: string;
+  gsi1sk: string;
+  gsi2pk?: string;
+  gsi2sk?: string;
+  usage: Usage;
+  /** Messages stored so far: the next message's sequence number, and the turn guard. */
+  message_count: number;
+  /** Tool rounds the turn waiting for `function` results already used. */
+  rounds_used: number;
+  last_message_at: string;
+  /** The contact's placeholder values, taken when the chat started. */
+  contact_variables: Record<string, string>;
+  /** The agent's analysis settings, taken when the chat started (as a call takes them when placed). */
+  analysis_model: string | null;
+  analysis_prompt: string | null;
+}
+
+export interface MessageItem extends ChatMessage {
+  pk: string;
+  sk: string;
+  entity: string;
+  seq: number;
+}
+
+export const shardOf = (id: string) => parseInt(id.slice(-2), 16) % CHAT_IDLE_SHARDS;
+export const statusPartition = (orgId: string, status: ChatStatus) => gsi1.byStatus(orgId, ENTITY, status);
+export const idleEntry = (orgId: string, chatId: string, lastAt: string) => ({
+  gsi2pk: gsi2.chatsIdle(shardOf(chatId)),
+  gsi2sk: gsi2.chatIdleEntry(new Date(Date.parse(lastAt) + IDLE_MS).toISOString(), orgId, chatId),
+});
+
+export function summary(item: ChatItem): ChatSummary {
+  return {
+    id: item.id,
+    organization_id: item.organization_id,
+    agent_id: item.agent_id,
+    contact_id: item.contact_id ?? null,
+    channel: item.channel,
+    widget_id: item.widget_id ?? null,
+    status: item.status,
+    end_reason: item.end_reason ?? null,
+    pending_tool_calls: item.pending_tool_calls ?? [],
+    dynamic_variables: item.dynamic_variables ?? {},
+    metadata: item.metadata ?? {},
+    analysis: item.analysis ?? null,
+    analysis_error: item.analysis_error ?? null,
+    usage: item.usage,
+    user_messages: item.user_messages,
+    started_at: item.started_at,
+    ended_at: item.ended_at ?? null,
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+  };
+}
+
+export function messageView(m: MessageItem | (ChatMessage & Record<string, unknown>)): ChatMessage {
+  return {
+    id: m.id,
+    role: m.role,
+    content: m.content ?? '',
+    tool_call_id: m.tool_call_id ?? null,
+    name: m.name ?? null,
+    arguments: m.arguments ?? null,
+    ...(m.role === 'tool_result' ? { result: m.result ?? null } : {}),
+    sources: m.sources ?? [],
+    created_at: m.created_at,
+  };
+}
+
+/** Event data carry the chat's messages while they fit in this many bytes of JSON (an event is one item); longer chats say `messages_omitted`. */
+export const MAX_EVENT_MESSAGES_BYTES = 200_000;
+
+/** The data of a chat event: the chat, with its messages when they fit (GET /chats/{id} always has them). */
+export function eventData(item: ChatItem, messages?: ChatMessage[]): Record<string, unknown> {
+  const data: Record<string, unknown> = { ...summary(item) };
+  if (!messages) return data;
+  if (Buffer.byteLength(JSON.stringify(messages), 'utf8') <= MAX_EVENT_MESSAGES_BYTES) data.messages = messages;
+  else data.messages_omitted = true;
+  return data;
+}
+
+export async function readMessages(orgId: string, chatId: string): Promise<MessageItem[]> {
+  const out: MessageItem[] = [];
+  for await (const m of queryAll<MessageItem>({ pkName: 'pk', pkValue: keys.chatMessages(orgId, chatId), skName: 'sk', skPrefix: keys.chatMessagePrefix }, undefined, true)) out.push(m);
+  return out;
+}
+
+export const chatOf = (orgId: string, chatId: string) => getItem<ChatItem>(keys.chat(orgId, chatId));
+
+export async function liveChat(orgId: string, chatId: string): Promise<ChatItem> {
+  const item = await chatOf(orgId, chatId);
+  if (!item) throw new NotFoundError('Chat', chatId);
+  return item;
+}
+
+/** The messages a write adds, numbered from `from`. */
+export function messageWrites(orgId: string, chatId: string, from: number, messages: ConversationMessage[], at: string): { writes: TransactItem[]; views: ChatMessage[] } {
+  const writes: TransactItem[] = [];
+  const views: ChatMessage[] = [];
+  messages.forEach((m, i) => {
+    const seq = from + i;
+    const item = {
+      ...keys.chatMessage(orgId, chatId, seq),
+      entity: 'CHAT_MESSAGE',
+      seq,
+      id: uuidv7(),
+      role: m.role,
+      content: m.content,
+      ...(m.tool_call_id ? { tool_call_id: m.tool_call_id, name: m.name } : {}),
+      ...(m.role === 'tool_call' ? { arguments: m.arguments ?? {} } : {}),
+      ...(m.role === 'tool_result' ? { result: m.result ?? null } : {}),
+      ...(m.role === 'agent' ? { sources: m.sources ?? [] } : {}),
+      created_at: at,
+    };
+    writes.push(putNew(item));
+    views.push(messageView(item as unknown as MessageItem));
+  });
+  return { writes, views };
+}
+
+export async function findAgent(orgId: string, agentId: string): Promise<Agent | undefined> {
+  return getItem<Agent>(keys.agent(orgId, agentId));
+}
+
+export const isActive = (agent: Agent) => agent.status !== 'AGENT_STATUS_INACTIVE';
+
+export function variablesOf(item: ChatItem, agent: Agent, now: string): Record<string, string> {
+  const base = conversationVariables({ agentName: agent.agent_name || agent.name, dynamicVariables: {}, now: new Date(now) });
+  return { ...base, ...item.contact_variables, ...item.dynamic_variables };
+}
+
+export async function afterEnd(item: ChatItem, events: PlatformEvent[]): Promise<void> {
+  await dispatchEvents(events);
+  if (item.status === 'ended') await queue().send('chat-analysis', { organization_id: item.organization_id, chat_id: item.id });
+}
+
+/** Why a chat takes no message now (409), or nothing. */
+export function refusal(item: ChatItem): string | undefined {
+  if (item.status === 'ended') return `The chat has ended (${item.end_reason})`;
+  if (item.status === 'requires_action') return 'The chat is waiting for the results of its pending tool calls (POST /chats/{id}/tool-results)';
+  return undefined;
+}
+
+/** Ends an open chat (conditioned on it being as read); false when it changed meanwhile. */
+export async function endChatItem(item: ChatItem, reason: ChatEndReason, messages: ChatMessage[]): Promise<boolean> {
+  const orgId = item.organization_id;
+  const at = clockNow().toISOString();
+  const set = { status: 'ended', end_reason: reason, ended_at: at, updated_at: at, gsi1pk: statusPartition(orgId, 'ended'), pending_tool_calls: [] };
+  const next = { ...item, ...set } as ChatItem;
+  delete next.gsi2pk;
+  const ended = newEvent(orgId, 'chat.ended', eventData(next, messages));
+  try {
+    await transact([
+      updateExisting(keys.chat(orgId, item.id), set, {
+        remove: ['gsi2pk', 'gsi2sk'],
+        condition: '#mc = :mc AND #st = :st',
+        names: { '#mc': 'message_count', '#st': 'status' },
+        values: { ':mc': item.message_count, ':st': item.status },
+      }),
+      ended.write,
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed) return false;
+    throw err;
+  }
+  await afterEnd(next, [ended.event]);
+  return true;
+}
+
