@@ -3,8 +3,7 @@ import { signToken, verifyToken } from '../../adapters/signed-token';
 import { NotFoundError, UnauthorizedError, UnprocessableError, ValidationError } from '../../errors';
 import type { Chat, ChatMessage, ChatTurn } from '../chats/schemas';
 import { endChat, getChat, startChat } from '../chats/service';
-import { sendMessage, submitToolResults } from '../chats/turns';
-import { spendChatMessage, spendChatStart } from './abuse-limits';
+import { spendChatStart } from './abuse-limits';
 import type { StartWidgetChatInput, WidgetChat, WidgetChatStarted } from './chat-schemas';
 import { corsHeaders, readWidgetPartition } from './public-config';
 
@@ -42,7 +41,7 @@ async function admit(call: PublicCall, withAgents: boolean) {
 }
 
 /** The organization of an admitted chat call: 401 without a valid token, 404 for a token of another chat or widget. */
-async function admitChat(call: PublicCall, chatId: string): Promise<string> {
+export async function admitChat(call: PublicCall, chatId: string): Promise<string> {
   const { widget } = await admit(call, false);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(call.authorization ?? '');
   const claims = await verifyToken('widget-chat', match?.[1]);
@@ -68,7 +67,7 @@ function view(chat: Chat, widgetId: string): WidgetChat {
   };
 }
 
-const turnView = (turn: ChatTurn): ChatTurn => ({ chat: turn.chat, messages: visible(turn.messages) });
+export const turnView = (turn: ChatTurn): ChatTurn => ({ chat: turn.chat, messages: visible(turn.messages) });
 
 /**
  * Starts a chat (`channel` `widget`) with the widget's agent: `agent_id` may be left out when
@@ -98,19 +97,6 @@ export async function getWidgetChat(call: PublicCall, chatId: string): Promise<W
   const chat = await getChat(orgId, chatId);
   if (chat.widget_id !== call.widgetId) throw new NotFoundError('Chat', chatId);
   return view(chat, call.widgetId);
-}
-
-/** One visitor message: a turn, counted against the chat's allowance (429). */
-export async function sendWidgetMessage(call: PublicCall, chatId: string, content: string): Promise<ChatTurn> {
-  const orgId = await admitChat(call, chatId);
-  await spendChatMessage(chatId);
-  return turnView(await sendMessage(orgId, chatId, content));
-}
-
-/** The page's answers to the chat's pending `function` tool calls. */
-export async function submitWidgetToolResults(call: PublicCall, chatId: string, results: { tool_call_id: string; output: unknown }[]): Promise<ChatTurn> {
-  const orgId = await admitChat(call, chatId);
-  return turnView(await submitToolResults(orgId, chatId, results));
 }
 
 /** Ends the chat (`user_ended`); an ended chat is answered unchanged. */
