@@ -121,7 +121,11 @@ async function boughtNumber(org: string, extra: Record<string, unknown> = {}) {
 }
 
 /** A fresh E.164 number nobody holds, for imports. */
-const freshNumber = () => `+1206${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+/** A random valid Seattle number: the exchange never starts with 0 or 1 and is never an N11 code. */
+const freshNumber = () => {
+  const exchange = `${2 + Math.floor(Math.random() * 8)}${String(Math.floor(Math.random() * 100)).padStart(2, '0').replace(/^11$/, '12')}`;
+  return `+1206${exchange}${String(Math.floor(Math.random() * 1e4)).padStart(4, '0')}`;
+};
 
 async function organization(agent: Record<string, unknown> = {}) {
   const org = uuidv7();
