@@ -28,7 +28,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => tool.listen(0, '127.0.0.1', r));
   toolUrl = `http://127.0.0.1:${(tool.address() as AddressInfo).port}/weather`;
-  local = await startTestPlatform({ env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', LLM_TIMEOUT_MS: '1500' } });
+  local = await startTestPlatform({ env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', LLM_TIMEOUT_MS: '4000' } });
 }, 60_000);
 afterAll(async () => {
   await local?.stop();
@@ -77,7 +77,7 @@ it('answers 503 with Retry-After and keeps nothing when the model fails or is sl
   expect(limited.status).toBe(503);
   expect(limited.body.error.code).toBe('UNAVAILABLE');
   expect(limited.headers.get('retry-after')).toBe('12');
-  model.script({ text: 'too late', delayMs: 2500 });
+  model.script({ text: 'too late', delayMs: 6000 });
   const slow = await local.api('POST', `/api/v1/chats/${chat.id}/messages`, { body: { content: 'hello' } });
   expect(slow.status).toBe(503);
   expect(slow.headers.get('retry-after')).toBe('5');
