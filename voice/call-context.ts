@@ -2,7 +2,7 @@ import { keys } from '../shared/db/keys';
 import { getItem } from '../shared/db/store';
 import type { Agent } from '../shared/domain/agents/schemas';
 import type { CallItem } from '../shared/domain/calls/service';
-import { callConversation } from '../shared/domain/calls/conversation-ref';
+import { conversationRef } from '../shared/domain/conversations/types';
 import type { Contact } from '../shared/domain/contacts/schemas';
 import type { ConversationRef } from '../shared/domain/conversations/types';
 import { conversationVariables, fillTemplate } from '../shared/domain/conversations/variables';
@@ -41,9 +41,9 @@ export async function loadCallContext(orgId: string, callId: string): Promise<Ca
     agent,
     contact,
     knowledgeBaseId: kb && !kb.deleting_at ? agent.knowledge_base : null,
-    instructions: fillTemplate((agent as Agent & { prompt?: string }).prompt ?? '', variables),
+    instructions: fillTemplate(agent.prompt ?? '', variables),
     beginMessage: begin.trim() ? fillTemplate(begin, variables).trim() : '',
     voicemailMessage: (agent.voicemail_message ?? '').trim() ? fillTemplate(agent.voicemail_message, variables).trim() : '',
-    conversation: callConversation(call),
+    conversation: conversationRef('call', call),
   };
 }

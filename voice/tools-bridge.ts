@@ -1,6 +1,7 @@
 import { groundingPassages } from '../shared/domain/conversations/grounding';
 import { toolsForAgent, type RunnableTool } from '../shared/domain/conversations/tools/catalog';
-import { capResult, executeTool, type ToolEffect } from '../shared/domain/conversations/tools/executor';
+import { executeTool, type ToolEffect } from '../shared/domain/conversations/tools/executor';
+import { capResult } from '../shared/domain/conversations/tools/results';
 import { logger } from '../shared/logger';
 import type { CallContext } from './call-context';
 

@@ -225,25 +225,19 @@ interface RawResponse {
  * bounds the whole attempt, name resolution included. At most 4 KB of the answer is read.
  */
 export async function safePost(raw: string, body: string, headers: Record<string, string>, options: { timeoutMs: number }): Promise<{ status: number }> {
-  const deadline = Date.now() + options.timeoutMs;
-  const url = checkUrlShape(raw);
-  let timer: NodeJS.Timeout | undefined;
-  const dnsTimeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new FetchFailedError(raw, `timed out after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
-  });
-  const target = await Promise.race([resolveAllowed(raw, url.hostname), dnsTimeout]).finally(() => clearTimeout(timer));
-  const res = await requestPinned(url, target, { timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: 4096, method: 'POST', headers, body });
-  return { status: res.status };
+  const { status } = await safeRequest(raw, { method: 'POST', headers, body, timeoutMs: options.timeoutMs, maxBytes: 4096 });
+  return { status };
 }
 
 /**
- * One request of any method through the egress guard (webhook tools): checked, resolved and
- * pinned like safePost, redirects NOT followed (a 3xx is answered as it is), `timeoutMs` bounding
- * the whole request, at most `maxBytes` of the answer kept.
+ * One request of any method through the egress guard (webhook deliveries and tools): the URL
+ * checked, its host resolved, checked and pinned; redirects are NOT followed (a 3xx is answered
+ * as it is); `timeoutMs` bounds the whole request, name resolution included; at most `maxBytes`
+ * of the answer is kept.
  */
 export async function safeRequest(
   raw: string,
-  options: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number },
+  options: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number; accept?: string },
 ): Promise<{ status: number; contentType: string; body: Buffer; truncated: boolean }> {
   const deadline = Date.now() + options.timeoutMs;
   const url = checkUrlShape(raw);
@@ -252,7 +246,7 @@ export async function safeRequest(
     timer = setTimeout(() => reject(new FetchFailedError(raw, `timed out after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
   });
   const target = await Promise.race([resolveAllowed(raw, url.hostname), dnsTimeout]).finally(() => clearTimeout(timer));
-  const res = await requestPinned(url, target, { timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: options.maxBytes, method: options.method, headers: options.headers, body: options.body, accept: 'application/json, text/plain;q=0.9, */*;q=0.5' });
+  const res = await requestPinned(url, target, { timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: options.maxBytes, method: options.method, headers: options.headers, body: options.body, accept: options.accept });
   return { status: res.status, contentType: res.contentType, body: res.body, truncated: res.truncated };
 }
 

@@ -11,7 +11,7 @@ import { toolsForAgent } from '../conversations/tools/catalog';
 import { conversationVariables, fillTemplate } from '../conversations/variables';
 import type { CallToolCalls, Transcript } from './schemas';
 import type { CallItem } from './service';
-import { callConversation } from './conversation-ref';
+import { conversationRef } from '../conversations/types';
 
 /** The simulated caller's lines when the call's `metadata.simulated_caller` gives none: a greeting, a question, a goodbye. */
 export const DEFAULT_CALLER_SCRIPT = ['Hi, yes, this is a good time.', 'Can you tell me what you can help me with?', 'Great, thank you. Goodbye.'];
@@ -59,7 +59,7 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
   const result: SimulatedConversation = { transcript: [], toolCalls: [] };
   if (agent) {
     const tools = await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'call');
-    const conversation = callConversation(call);
+    const conversation = conversationRef('call', call);
     for (const line of callerScript(call.metadata)) {
       try {
         const passages = agent.knowledge_base ? await groundingPassages(orgId, agent.knowledge_base, line) : [];

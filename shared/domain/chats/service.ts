@@ -10,7 +10,7 @@ import type { Contact } from '../contacts/schemas';
 import { activityPut } from '../contacts/history';
 import { dispatchEvents, newEvent } from '../events/publish';
 import type { ConversationMessage } from '../conversations/engine';
-import { conversationVariables, fillTemplate } from '../conversations/variables';
+import { contactVariables, fillTemplate } from '../conversations/variables';
 import type { Chat, ChatChannel, ChatListInput, StartChatInput } from './schemas';
 import {
   CHAT_IDLE_SHARDS,
@@ -65,9 +65,6 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
   if (input.contact_id && !contact) throw ValidationError.field('contact_id', `contact ${input.contact_id} does not exist in this organization`);
   const now = clockNow().toISOString();
   const id = uuidv7();
-  const contactVariables = contact ? conversationVariables({ agentName: '', contact }) : {};
-  delete contactVariables.agent_name;
-  delete contactVariables.current_time;
   const item: ChatItem = {
     ...keys.chat(orgId, id),
     entity: ENTITY,
@@ -97,7 +94,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
     last_message_at: now,
     created_at: now,
     updated_at: now,
-    contact_variables: contactVariables,
+    contact_variables: contact ? contactVariables(contact) : {},
     analysis_model: agent.post_call_analysis_model || null,
     analysis_prompt: agent.analysis_summary_prompt || null,
   };

@@ -151,9 +151,9 @@ export async function findAgent(orgId: string, agentId: string): Promise<Agent |
 
 export const isActive = (agent: Agent) => agent.status !== 'AGENT_STATUS_INACTIVE';
 
+/** A chat's placeholder values at `now`: the contact's as taken when the chat started, the chat's dynamic variables winning. */
 export function variablesOf(item: ChatItem, agent: Agent, now: string): Record<string, string> {
-  const base = conversationVariables({ agentName: agent.agent_name || agent.name, dynamicVariables: {}, now: new Date(now) });
-  return { ...base, ...item.contact_variables, ...item.dynamic_variables };
+  return { ...conversationVariables({ agentName: agent.agent_name || agent.name, now: new Date(now) }), ...item.contact_variables, ...item.dynamic_variables };
 }
 
 export async function afterEnd(item: ChatItem, events: PlatformEvent[]): Promise<void> {

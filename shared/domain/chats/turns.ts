@@ -9,7 +9,7 @@ import type { Agent } from '../agents/schemas';
 import { newEvent, type PlatformEvent } from '../events/publish';
 import { runTurn, TurnDeadlineError, type ConversationMessage, type PendingToolCall, type TurnOutput } from '../conversations/engine';
 import { toolsForAgent } from '../conversations/tools/catalog';
-import type { ConversationRef } from '../conversations/types';
+import { conversationRef } from '../conversations/types';
 import { fillTemplate } from '../conversations/variables';
 import { MAX_USER_MESSAGES, type ChatStatus, type ChatTurn } from './schemas';
 import {
@@ -40,19 +40,6 @@ import {
 export const TURN_BUDGET_MS = 25_000;
 /** What a 503 tells the caller to wait when the provider did not say. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
-
-/** The conversation a tool runs for. */
-function conversationRef(item: ChatItem): ConversationRef {
-  return {
-    type: 'chat',
-    id: item.id,
-    organization_id: item.organization_id,
-    agent_id: item.agent_id,
-    contact_id: item.contact_id ?? null,
-    dynamic_variables: item.dynamic_variables ?? {},
-    metadata: item.metadata ?? {},
-  };
-}
 
 function asConversation(m: MessageItem): ConversationMessage {
   return {
@@ -85,7 +72,7 @@ async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[],
       temperature: agent.temperature,
       system: fillTemplate(agent.prompt ?? '', variablesOf(item, agent, now)),
       tools,
-      conversation: conversationRef(item),
+      conversation: conversationRef('chat', item),
       history: history.map(asConversation),
       ...(turn.userText !== undefined ? { userText: turn.userText } : {}),
       ...(turn.toolResults ? { toolResults: turn.toolResults } : {}),

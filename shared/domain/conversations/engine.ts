@@ -1,5 +1,6 @@
 import type { LlmMessage, LlmPassage, LlmPort, LlmToolCall, LlmUsage } from '../../adapters/llm/port';
-import { capResult, executeTool, type ExecutedTool, type ToolEffect } from './tools/executor';
+import { executeTool, type ExecutedTool, type ToolEffect } from './tools/executor';
+import { capResult } from './tools/results';
 import { parseArguments } from './tools/arguments';
 import type { RunnableTool } from './tools/catalog';
 import type { ConversationRef } from './types';
@@ -154,7 +155,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutput> {
         const outcome = await Promise.race([executeTool(tool, { id: call.id, name: call.name, arguments: args }, input.conversation), late]).finally(() => clearTimeout(timer));
         if (outcome.effect?.end) effect.end = outcome.effect.end;
         if (outcome.effect?.transferTo) effect.transferTo = outcome.effect.transferTo;
-        return outcome.result;
+        return capResult(outcome.result);
       }),
     );
     calls.forEach((call, i) => {

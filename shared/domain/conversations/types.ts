@@ -15,6 +15,29 @@ export interface ConversationRef {
   metadata: Record<string, unknown>;
 }
 
+/** The members a chat item and a call item share that make their conversation's reference. */
+export interface ConversationSource {
+  id: string;
+  organization_id: string;
+  agent_id: string;
+  contact_id?: string | null;
+  dynamic_variables?: Record<string, string>;
+  metadata?: Record<string, unknown>;
+}
+
+/** The conversation a chat's or a call's tools run for (webhook tools receive it as `conversation`). */
+export function conversationRef(type: ConversationRef['type'], item: ConversationSource): ConversationRef {
+  return {
+    type,
+    id: item.id,
+    organization_id: item.organization_id,
+    agent_id: item.agent_id,
+    contact_id: item.contact_id ?? null,
+    dynamic_variables: item.dynamic_variables ?? {},
+    metadata: item.metadata ?? {},
+  };
+}
+
 /** A tool call the engine is about to run: parsed arguments, the model's call id. */
 export interface ToolInvocation {
   /** The model's call id; webhook tools receive it as `tool_call_id` and as the `webhook-id` header. */

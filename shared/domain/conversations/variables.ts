@@ -33,12 +33,15 @@ export function conversationVariables(input: {
     agent_name: input.agentName,
     current_time: (input.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
   };
-  const c = input.contact;
-  if (c) {
-    for (const field of ['first_name', 'last_name', 'email', 'phone', 'company'] as const) vars[`contact.${field}`] = c[field] ?? '';
-    for (const [key, value] of Object.entries(c.metadata ?? {})) vars[`contact.metadata.${key}`] = asText(value);
-  }
-  return Object.assign(vars, input.dynamicVariables ?? {});
+  return Object.assign(vars, input.contact ? contactVariables(input.contact) : {}, input.dynamicVariables ?? {});
+}
+
+/** The `contact.*` and `contact.metadata.<key>` values of one contact. */
+export function contactVariables(c: ContactFields): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const field of ['first_name', 'last_name', 'email', 'phone', 'company'] as const) vars[`contact.${field}`] = c[field] ?? '';
+  for (const [key, value] of Object.entries(c.metadata ?? {})) vars[`contact.metadata.${key}`] = asText(value);
+  return vars;
 }
 
 /** Fills `{{name}}` placeholders; a placeholder with no value becomes an empty string. */

@@ -1,7 +1,6 @@
 import { logger } from '../../../logger';
 import { AppError } from '../../../errors';
 import type { ConversationRef, ToolInvocation, ToolOutcome } from '../types';
-import { MAX_TOOL_RESULT_BYTES } from '../types';
 import { argumentIssues } from './arguments';
 import type { RunnableTool } from './catalog';
 import { runLoadedWebhookTool, runWebhookTool, unsealWebhookTool } from './webhook';
@@ -90,14 +89,6 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
   }
 }
 
-/** Caps a result at MAX_TOOL_RESULT_BYTES of JSON: a longer one is kept as its truncated text. */
-export function capResult(result: unknown): unknown {
-  const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);
-  if (Buffer.byteLength(text, 'utf8') <= MAX_TOOL_RESULT_BYTES) return result;
-  const cut = Buffer.from(text, 'utf8').subarray(0, MAX_TOOL_RESULT_BYTES - 40).toString('utf8').replace(/\uFFFD$/, '');
-  return `${cut}… [truncated at ${MAX_TOOL_RESULT_BYTES} bytes]`;
-}
-
 /**
  * Runs one tool call of the platform's own (webhook tools and built-ins). Arguments are checked
  * against the tool's parameters first: invalid ones go back to the model as an error result,
@@ -112,7 +103,7 @@ export async function executeTool(tool: RunnableTool, call: ToolInvocation, conv
     const outcome = tool.item
       ? await runLoadedWebhookTool(await unsealWebhookTool(tool.item), call, conversation)
       : await runWebhookTool(conversation.organization_id, tool.toolId!, call, conversation);
-    return { ok: outcome.ok, result: capResult(outcome.result) };
+    return outcome;
   }
   return failure(`${call.name} is answered by the client, not the platform`);
 }

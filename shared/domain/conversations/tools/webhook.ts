@@ -1,14 +1,15 @@
 import { EgressRefusedError, safeRequest } from '../../../adapters/egress';
 import { webhookHeaders } from '../../webhooks/signature';
 import { ensureToolSecret, findToolItem, toolSigningSecrets, type ToolItem } from '../../tools/service';
+import { truncatedText } from './results';
 import { MAX_TOOL_RESULT_BYTES, type ConversationRef, type ToolInvocation, type ToolOutcome } from '../types';
+
+export { TRUNCATION_MARKER } from './results';
 
 /** The User-Agent of a webhook tool's request. */
 export const TOOL_USER_AGENT = 'VoiceAgentPlatform-Tools/1.0';
 /** A webhook tool's `timeout_ms` when it has none. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 10_000;
-/** The marker ending a result cut at MAX_TOOL_RESULT_BYTES. */
-export const TRUNCATION_MARKER = `… [truncated at ${MAX_TOOL_RESULT_BYTES} bytes]`;
 /** Most of a failed answer's body quoted in its error. */
 const ERROR_EXCERPT_CHARS = 500;
 
@@ -39,13 +40,6 @@ export async function unsealWebhookTool(found: ToolItem, now = Date.now()): Prom
 
 /** A query-string value: text as it is, anything else as its JSON text. */
 const queryValue = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
-
-/** Text cut to at most `max` UTF-8 bytes with the marker, never splitting a character. */
-function truncatedText(text: string, max = MAX_TOOL_RESULT_BYTES): string {
-  const room = max - Buffer.byteLength(TRUNCATION_MARKER, 'utf8');
-  const cut = Buffer.from(text, 'utf8').subarray(0, room).toString('utf8').replace(/\uFFFD+$/, '');
-  return `${cut}${TRUNCATION_MARKER}`;
-}
 
 /**
  * The request a webhook tool receives (docs/api.md, "Tools at run time"). POST, PUT and PATCH
@@ -126,7 +120,7 @@ export async function runLoadedWebhookTool({ item: tool, secrets }: LoadedWebhoo
   let answer;
   const started = Date.now();
   try {
-    answer = await safeRequest(request.url, { method: request.method, headers: request.headers, body: request.body, timeoutMs, maxBytes: MAX_TOOL_RESULT_BYTES });
+    answer = await safeRequest(request.url, { method: request.method, headers: request.headers, body: request.body, timeoutMs, maxBytes: MAX_TOOL_RESULT_BYTES, accept: 'application/json, text/plain;q=0.9, */*;q=0.5' });
   } catch (err) {
     if (err instanceof EgressRefusedError) return failed(`the tool's URL is refused: ${err.reason}`);
     const message = (err as Error).message ?? String(err);
