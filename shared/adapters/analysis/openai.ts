@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { config } from '../../config';
-import { readSecretJson } from '../secret-json';
-import { AnalysisError, SENTIMENTS, type AnalysisFailureReason, type AnalysisInput, type AnalysisPort, type CallAnalysis } from './port';
+import { apiKeySource, MAX_PROVIDER_MESSAGE, providerFailure } from '../openai-compatible';
+import { AnalysisError, SENTIMENTS, type AnalysisInput, type AnalysisPort, type CallAnalysis } from './port';
 
 /**
  * Post-call analysis through any OpenAI-compatible chat-completions API with structured output:
@@ -32,8 +32,6 @@ export const DEFAULT_INSTRUCTIONS =
 
 /** The longest transcript text sent; a longer one is cut and marked. */
 const MAX_TRANSCRIPT_CHARS = 100_000;
-/** The most of a provider's error message kept in ours. */
-const MAX_PROVIDER_MESSAGE = 300;
 
 /** The JSON schema the model must answer with (OpenAI strict mode: closed objects, every property required). */
 export const CALL_ANALYSIS_SCHEMA = {
@@ -85,41 +83,22 @@ export function transcriptMessage(input: AnalysisInput): string {
   return `The call ended "${input.disconnectionReason}" after ${Math.round(input.durationSec)} seconds.\n\nTranscript:\n${transcript}`;
 }
 
-let cachedKey: Promise<string> | undefined;
+const keySource = apiKeySource({
+  providerVariable: 'ANALYSIS_PROVIDER',
+  arnVariable: 'ANALYSIS_SECRET_ARN',
+  keyVariable: 'ANALYSIS_API_KEY',
+  what: 'The analysis API key',
+  notConfigured: (message, cause) => new AnalysisError('not_configured', message, { provider: 'openai' }, { cause }),
+});
 
 /** The API key from Secrets Manager (once per container) or the environment. */
-export function analysisKeyFromEnvironment(): Promise<string> {
-  return (cachedKey ??= (async () => {
-    const arn = process.env.ANALYSIS_SECRET_ARN;
-    if (arn) {
-      const value = (await readSecretJson(arn)) as { api_key?: string };
-      if (!value.api_key) throw new AnalysisError('not_configured', `Secret ${arn} must hold JSON {"api_key": "..."}`, { provider: 'openai' });
-      return value.api_key;
-    }
-    const key = process.env.ANALYSIS_API_KEY;
-    if (!key) throw new AnalysisError('not_configured', 'ANALYSIS_PROVIDER=openai needs ANALYSIS_SECRET_ARN (deployed) or ANALYSIS_API_KEY (local).', { provider: 'openai' });
-    return key;
-  })().catch((err) => {
-    cachedKey = undefined; // a failed read is retried by the next analysis
-    throw err instanceof AnalysisError ? err : new AnalysisError('not_configured', 'The analysis API key could not be read', { provider: 'openai' }, { cause: err });
-  }));
-}
+export const analysisKeyFromEnvironment = keySource.read;
 
 /** Forget the cached key (tests). */
-export function resetAnalysisKey(): void {
-  cachedKey = undefined;
-}
+export const resetAnalysisKey = keySource.reset;
 
 function httpFailure(status: number, body: string): AnalysisError {
-  let message = '';
-  try {
-    message = String((JSON.parse(body) as { error?: { message?: unknown } }).error?.message ?? '');
-  } catch {
-    // Not the documented error JSON: keep the status only.
-  }
-  const reason: AnalysisFailureReason =
-    status === 429 ? 'rate_limited' : status >= 500 ? 'provider_error' : status === 401 || status === 403 ? 'unauthorized' : 'rejected';
-  const said = message ? `: ${message.slice(0, MAX_PROVIDER_MESSAGE)}` : '';
+  const { reason, said } = providerFailure(status, body);
   return new AnalysisError(reason, `The analysis provider answered HTTP ${status}${said}`, { provider: 'openai', status });
 }
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
 import { config } from '../../config';
-import { readSecretJson } from '../secret-json';
-import { LlmError, type LlmFailureReason, type LlmMessage, type LlmPassage, type LlmPort, type LlmRequest, type LlmToolCall } from './port';
+import { apiKeySource, providerFailure } from '../openai-compatible';
+import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmRequest, type LlmToolCall } from './port';
 
 /**
  * The conversation model through any OpenAI-compatible Chat Completions API with tool calling
@@ -26,8 +26,6 @@ export interface OpenAiModelOptions {
   apiKey?: () => Promise<string>;
 }
 
-/** The most of a provider's error message kept in ours. */
-const MAX_PROVIDER_MESSAGE = 300;
 /** The longest wait a provider's Retry-After may ask of the caller. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
 
@@ -110,30 +108,19 @@ export function requestBody(request: LlmRequest, defaultModel: string): Record<s
   return body;
 }
 
-let cachedKey: Promise<string> | undefined;
+const keySource = apiKeySource({
+  providerVariable: 'LLM_PROVIDER',
+  arnVariable: 'LLM_SECRET_ARN',
+  keyVariable: 'LLM_API_KEY',
+  what: 'The model API key',
+  notConfigured: (message, cause) => new LlmError('not_configured', message, { provider: 'openai' }, { cause }),
+});
 
 /** The API key from Secrets Manager (once per container) or the environment. */
-export function llmKeyFromEnvironment(): Promise<string> {
-  return (cachedKey ??= (async () => {
-    const arn = process.env.LLM_SECRET_ARN;
-    if (arn) {
-      const value = (await readSecretJson(arn)) as { api_key?: string };
-      if (!value.api_key) throw new LlmError('not_configured', `Secret ${arn} must hold JSON {"api_key": "..."}`, { provider: 'openai' });
-      return value.api_key;
-    }
-    const key = process.env.LLM_API_KEY;
-    if (!key) throw new LlmError('not_configured', 'LLM_PROVIDER=openai needs LLM_SECRET_ARN (deployed) or LLM_API_KEY (local).', { provider: 'openai' });
-    return key;
-  })().catch((err) => {
-    cachedKey = undefined; // a failed read is retried by the next request
-    throw err instanceof LlmError ? err : new LlmError('not_configured', 'The model API key could not be read', { provider: 'openai' }, { cause: err });
-  }));
-}
+export const llmKeyFromEnvironment = keySource.read;
 
 /** Forget the cached key (tests). */
-export function resetLlmKey(): void {
-  cachedKey = undefined;
-}
+export const resetLlmKey = keySource.reset;
 
 /** Seconds a provider asked us to wait (`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date), rounded up; undefined when it said nothing usable. */
 export function retryAfterSeconds(headers: Headers, now = Date.now()): number | undefined {
@@ -148,16 +135,8 @@ export function retryAfterSeconds(headers: Headers, now = Date.now()): number | 
 }
 
 function httpFailure(status: number, body: string, headers: Headers): LlmError {
-  let message = '';
-  try {
-    message = String((JSON.parse(body) as { error?: { message?: unknown } }).error?.message ?? '');
-  } catch {
-    // Not the documented error JSON: keep the status only.
-  }
-  const reason: LlmFailureReason =
-    status === 429 ? 'rate_limited' : status >= 500 ? 'provider_error' : status === 401 || status === 403 ? 'unauthorized' : 'rejected';
+  const { reason, said } = providerFailure(status, body);
   const retryAfter = status === 429 || status >= 500 ? retryAfterSeconds(headers) : undefined;
-  const said = message ? `: ${message.slice(0, MAX_PROVIDER_MESSAGE)}` : '';
   return new LlmError(reason, `The model provider answered HTTP ${status}${said}`, {
     provider: 'openai',
     status,
