@@ -1,4 +1,5 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { ModelProviderTarget } from './model-provider';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -26,9 +27,9 @@ export interface AccessTargets {
   /** The carrier: TELEPHONY_PROVIDER and the provider's credentials secret. */
   telephony?: { provider: string; secret: secretsmanager.ISecret };
   /** Post-call analysis: its settings and, for the `openai` analyzer, the API key's secret. */
-  analysis?: { environment: Record<string, string>; secret?: secretsmanager.ISecret };
+  analysis?: ModelProviderTarget;
   /** The conversation model: its settings and, for the `openai` model, the API key's secret. */
-  llm?: { environment: Record<string, string>; secret?: secretsmanager.ISecret };
+  llm?: ModelProviderTarget;
   /** The token-signing secret (shared/adapters/signed-token.ts). */
   tokens?: secretsmanager.ISecret;
 }
@@ -191,25 +192,14 @@ export class ApiFunction extends lambda.Function {
   }
 
   /**
-   * Tells the function which analyzer to use (ANALYSIS_PROVIDER, ANALYSIS_BASE_URL, ANALYSIS_MODEL) and,
-   * when the analyzer has a key, grants reading its secret (ANALYSIS_SECRET_ARN).
+   * Tells the function which model provider to use (`<PREFIX>_PROVIDER`, `_BASE_URL`, `_MODEL`,
+   * `_TIMEOUT_MS`) and, when the provider has a key, grants reading its secret (`<PREFIX>_SECRET_ARN`).
    */
-  bindAnalysis({ environment, secret }: { environment: Record<string, string>; secret?: secretsmanager.ISecret }): void {
+  bindModelProvider({ environment, secret, secretVariable }: ModelProviderTarget): void {
     for (const [name, value] of Object.entries(environment)) this.addEnvironment(name, value);
     if (!secret) return;
     secret.grantRead(this);
-    this.addEnvironment('ANALYSIS_SECRET_ARN', secret.secretArn);
-  }
-
-  /**
-   * Tells the function which conversation model to use (LLM_PROVIDER, LLM_BASE_URL, LLM_MODEL,
-   * LLM_TIMEOUT_MS) and, when the model has a key, grants reading its secret (LLM_SECRET_ARN).
-   */
-  bindLlm({ environment, secret }: { environment: Record<string, string>; secret?: secretsmanager.ISecret }): void {
-    for (const [name, value] of Object.entries(environment)) this.addEnvironment(name, value);
-    if (!secret) return;
-    secret.grantRead(this);
-    this.addEnvironment('LLM_SECRET_ARN', secret.secretArn);
+    this.addEnvironment(secretVariable, secret.secretArn);
   }
 
   /** Grants reading the token-signing secret and tells the function where it is (TOKEN_SECRET_ARN). */
@@ -234,11 +224,11 @@ export class ApiFunction extends lambda.Function {
     }
     if (access.analysis) {
       if (!targets.analysis) throw new Error(`${owner} analyses calls, but no analysis settings were given.`);
-      this.bindAnalysis(targets.analysis);
+      this.bindModelProvider(targets.analysis);
     }
     if (access.llm) {
       if (!targets.llm) throw new Error(`${owner} runs the conversation model, but no model settings were given.`);
-      this.bindLlm(targets.llm);
+      this.bindModelProvider(targets.llm);
     }
     if (access.tokens) {
       if (!targets.tokens) throw new Error(`${owner} signs or verifies tokens, but no token secret was given.`);
