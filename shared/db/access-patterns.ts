@@ -200,7 +200,7 @@ export const accessPatterns: AccessPattern[] = [
   { name: 'A chat turn', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CHAT#<id> + pk = ORG#<org>#CHAT#<id>, sk = MSG#<seq>…', notes: 'the chat conditioned on message_count and status as read (of two racing turns one lands, the other is a 409); each new message put if absent; chat.ended when the agent ends it' },
   { name: 'List chats', operation: 'Query', index: 'table', key: 'pk = ORG, sk BETWEEN CHAT#<from id> AND CHAT#<to id>', notes: 'newest first; agent_id, contact_id, channel as filters; total from COUNT#chats without filters, else Select COUNT over the same range' },
   { name: 'List chats by status', operation: 'Query', index: 'gsi1', key: 'gsi1pk = ORG#CHAT#STATUS#<status>, gsi1sk BETWEEN <from id> AND <to id>', notes: 'gsi1pk moved by every status change; total by Select COUNT' },
-  { name: 'Idle chats (chat-sweep job)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = CHATIDLE#<shard 0..3>, gsi2sk < <now>$', notes: 'sparse: open chats only, gsi2sk = <idle at>#<org>#<id>; each chat read and ended conditioned on what was read' },
+  { name: 'Idle chats (chat-sweep job)', operation: 'Query', index: 'gsi2', key: 'gsi2pk = CHATIDLE#<shard 0..7>, gsi2sk < <now>$', notes: 'sparse: open chats only, gsi2sk = <idle at>#<org>#<id>; each chat read and ended conditioned on what was read' },
   { name: 'Store a chat analysis', operation: 'TransactWriteItems', index: 'table', key: 'pk = ORG, sk = CHAT#<id> + EVENT#<id>', notes: 'analysis set only while null, with the chat.analyzed event; a failure sets analysis_error' },
 ];
 

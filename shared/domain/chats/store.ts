@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { queue } from '../../adapters/queue';
 import { clockNow } from '../../clock';
-import { gsi1, gsi2, keys } from '../../db/keys';
+import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
 import { NotFoundError } from '../../errors';
 import type { Agent } from '../agents/schemas';
@@ -17,7 +17,8 @@ import type { ChatEndReason, ChatMessage, ChatStatus, ChatSummary } from './sche
 export const ENTITY = 'CHAT';
 /** A chat with no message for this long ends with `inactivity`. */
 export const IDLE_MS = 30 * 60_000;
-export const CHAT_IDLE_SHARDS = 4;
+/** Partitions of the idle-chats index: the sweeps' shard count, by the same rule (keys.shardOf). */
+export const CHAT_IDLE_SHARDS = SWEEP_SHARDS;
 export type Usage = { llm_requests: number; prompt_tokens: number; completion_tokens: number };
 
 export interface ChatItem extends Omit<ChatSummary, 'usage'> {
@@ -49,7 +50,6 @@ export interface MessageItem extends ChatMessage {
   seq: number;
 }
 
-export const shardOf = (id: string) => parseInt(id.slice(-2), 16) % CHAT_IDLE_SHARDS;
 export const statusPartition = (orgId: string, status: ChatStatus) => gsi1.byStatus(orgId, ENTITY, status);
 export const idleEntry = (orgId: string, chatId: string, lastAt: string) => ({
   gsi2pk: gsi2.chatsIdle(shardOf(chatId)),
