@@ -184,6 +184,14 @@ describe('imports between source files', () => {
     expect(upwardImports(edges)).toEqual([]);
   });
 
+  // The engine reads nothing from the table itself: it takes tools, passages, agents through the
+  // areas' services (issue 25.10), so its storage stays behind one interface per area.
+  it('keeps the conversation engine (shared/domain/conversations/) off the table (shared/db/)', () => {
+    const engineToDb = (list: Edge[]) => list.filter((e) => e.from.startsWith('shared/domain/conversations/') && e.to.startsWith('shared/db/')).map((e) => `${e.from} -> ${e.to} (${e.kind})`);
+    expect(engineToDb(edges)).toEqual([]);
+    expect(engineToDb([{ from: 'shared/domain/conversations/tools/catalog.ts', to: 'shared/db/keys.ts', kind: 'type' }])).toHaveLength(1);
+  });
+
   it('would notice a circle or an upward import (the checks can fail)', () => {
     const fake: Edge[] = [
       { from: 'shared/domain/a/x.ts', to: 'shared/domain/b/y.ts', kind: 'static' },

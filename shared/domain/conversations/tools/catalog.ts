@@ -1,7 +1,5 @@
 import type { LlmTool } from '../../../adapters/llm/port';
-import { keys } from '../../../db/keys';
-import { getMany } from '../../../db/filtered-query';
-import type { ToolItem } from '../../tools/service';
+import { getToolsByIds, type ToolItem } from '../../tools/service';
 import { BUILT_IN_TOOLS, type BuiltInTool, type Channel } from '../types';
 
 /** A tool as one conversation may run it: what the model sees, and what runs it. */
@@ -65,15 +63,14 @@ export const isBuiltIn = (type: unknown): type is BuiltInTool => (BUILT_IN_TOOLS
 
 /**
  * The tools an agent's conversation offers on a channel, in `selected_tools` order: built-ins by
- * type, the organization's active tools by id (one BatchGetItem). Calls have no caller to answer
+ * type, the organization's active tools by id (the tools area's batch read). Calls have no caller to answer
  * `function` tools, so they offer only webhook tools and built-ins; `transfer_call` is for calls.
  * A tool deleted or deactivated since it was selected is not offered; a name offered twice keeps
  * its first selection (models need unique names).
  */
 export async function toolsForAgent(orgId: string, selected: Record<string, unknown>[], channel: Channel): Promise<RunnableTool[]> {
   const ids = [...new Set(selected.map((s) => s.tool_id).filter((id): id is string => typeof id === 'string'))];
-  const stored = ids.length ? await getMany<ToolItem>(ids.map((id) => keys.tool(orgId, id))) : [];
-  const byId = new Map(stored.filter((t) => !t.deleting_at).map((t) => [t.id, t]));
+  const byId = new Map((await getToolsByIds(orgId, ids)).map((t) => [t.id, t]));
   const out: RunnableTool[] = [];
   const names = new Set<string>();
   for (const selection of selected) {
