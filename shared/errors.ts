@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'UNPROCESSABLE'
   | 'RATE_LIMITED'
   | 'INTERNAL'
+  | 'BAD_GATEWAY'
   | 'UNAVAILABLE';
 
 export interface FieldIssue {
@@ -105,5 +106,16 @@ export class UnavailableError extends AppError {
   constructor(message: string, details: Record<string, unknown> = {}, retryAfterSeconds?: number) {
     super(503, 'UNAVAILABLE', message, details);
     if (retryAfterSeconds !== undefined) this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * 502: a provider we depend on (the conversation model) refused the request in a way retrying
+ * cannot cure (a wrong key, an unknown model, a rejected request). No `Retry-After`: an operator
+ * must act; `details.reason` says what, `details.provider_message` what the provider said.
+ */
+export class BadGatewayError extends AppError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super(502, 'BAD_GATEWAY', message, details);
   }
 }

@@ -47,14 +47,38 @@ export function apiKeySource(settings: {
   return { read, reset: () => void (cached = undefined) };
 }
 
-/** The reason a provider's non-2xx answer stands for, and its error message (the documented error JSON's, cut), when it gave one. */
-export function providerFailure(status: number, body: string): { reason: 'rate_limited' | 'provider_error' | 'unauthorized' | 'rejected'; said: string } {
+/** The most of a provider's own message an API answer quotes (`error.details.provider_message`). */
+export const MAX_PROVIDER_DETAIL = 500;
+
+/**
+ * A provider's message with anything that looks like a credential blanked: OpenAI quotes a key it
+ * refused (`Incorrect API key provided: sk-abc***xyz`), and ours must never reach an API answer.
+ */
+export function redactSecrets(text: string, secrets: string[] = []): string {
+  let out = text;
+  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
+  return out
+    .replace(/\b(sk|pk|rk|ak|key|token|gsk|xai)[-_][A-Za-z0-9_*.\-]{4,}/gi, '[redacted]')
+    .replace(/\bBearer\s+\S+/gi, 'Bearer [redacted]')
+    .replace(/\b[A-Za-z0-9_\-]{32,}\b/g, '[redacted]');
+}
+
+/**
+ * The reason a provider's non-2xx answer stands for, its error message (the documented error
+ * JSON's, cut to MAX_PROVIDER_MESSAGE for our logs and messages as `said`, and to
+ * MAX_PROVIDER_DETAIL, credentials blanked, as `message`) and its error `code` when it gave them.
+ */
+export function providerFailure(status: number, body: string, secrets: string[] = []): { reason: 'rate_limited' | 'provider_error' | 'unauthorized' | 'rejected'; said: string; message: string; code?: string } {
   let message = '';
+  let code: string | undefined;
   try {
-    message = String((JSON.parse(body) as { error?: { message?: unknown } }).error?.message ?? '');
+    const error = (JSON.parse(body) as { error?: { message?: unknown; code?: unknown } }).error;
+    message = String(error?.message ?? '');
+    if (typeof error?.code === 'string' && error.code) code = error.code;
   } catch {
     // Not the documented error JSON: keep the status only.
   }
   const reason = status === 429 ? 'rate_limited' : status >= 500 ? 'provider_error' : status === 401 || status === 403 ? 'unauthorized' : 'rejected';
-  return { reason, said: message ? `: ${message.slice(0, MAX_PROVIDER_MESSAGE)}` : '' };
+  const clean = redactSecrets(message, secrets);
+  return { reason, said: clean ? `: ${clean.slice(0, MAX_PROVIDER_MESSAGE)}` : '', message: clean.slice(0, MAX_PROVIDER_DETAIL), ...(code ? { code } : {}) };
 }

@@ -102,7 +102,7 @@ function componentOf(json: Json): { name: string; array: boolean } | undefined {
 
 // ---- Shared envelope, headers and error responses
 
-const ERROR_CODES = ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNPROCESSABLE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'];
+const ERROR_CODES = ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNPROCESSABLE', 'RATE_LIMITED', 'INTERNAL', 'BAD_GATEWAY', 'UNAVAILABLE'];
 
 const envelopeSchemas: Record<string, Json> = {
   FieldIssue: {
@@ -192,6 +192,7 @@ const ERRORS: Record<number, ErrorDoc> = {
   422: { component: 'Unprocessable', description: 'Well formed, but cannot be carried out', code: 'UNPROCESSABLE', message: 'The slot is already taken for this agent', details: {} },
   429: { component: 'TooManyRequests', description: 'Over the API key\'s rate; retry after `Retry-After` seconds', code: 'RATE_LIMITED', message: 'Rate limit exceeded; retry after 3 s', details: { retry_after_seconds: 3 }, headers: ['RetryAfter', 'XRateLimitLimit', 'XRateLimitRemaining'] },
   500: { component: 'InternalError', description: 'A fault of ours; `error.details.request_id` names the request for support', code: 'INTERNAL', message: 'Internal server error', details: { request_id: '3f6c1d2e-8b7a-4c5d-9e0f-1a2b3c4d5e6f' } },
+  502: { component: 'BadGateway', description: 'A provider the request depends on (the conversation model) refused it in a way retrying cannot cure; `error.details` has `reason` and `provider_message`', code: 'BAD_GATEWAY', message: 'The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.', details: { reason: 'unknown_model', provider_status: 404, provider_message: 'The model `gpt-5-typo` does not exist or you do not have access to it.' } },
   503: { component: 'ServiceUnavailable', description: 'A dependency does not answer; retry later', code: 'UNAVAILABLE', message: 'Not ready: bucket unavailable', details: { checks: { table: 'ok', bucket: 'failed: TimeoutError' } } },
 };
 

@@ -44,7 +44,7 @@ export interface LlmRequest {
   temperature: number;
   /** The filled `prompt`: the system message. */
   system: string;
-  /** Passages retrieved for the latest user message (the openai adapter sends them as a second system message). */
+  /** Passages retrieved for the latest user message (untrusted text: the openai adapter sends them as delimited reference data in a user message, never as a system message). */
   passages: LlmPassage[];
   /** The conversation so far, oldest first, ending with the user's message or tool results. */
   messages: LlmMessage[];
@@ -73,18 +73,46 @@ export interface LlmPort {
   complete(request: LlmRequest): Promise<LlmResponse>;
 }
 
-/** Why a model request failed; every one of them makes a turn answer 503 with Retry-After and keep nothing. */
+/** Why a model request failed. Retrying can cure `timeout`, `unreachable`, `rate_limited` and `provider_error` (a turn answers 503 with Retry-After); not the others (502). */
 export type LlmFailureReason = 'timeout' | 'unreachable' | 'rate_limited' | 'provider_error' | 'unauthorized' | 'rejected' | 'malformed' | 'not_configured';
 
-/** A failed model request. `retryAfterSeconds` is what the 503 tells the caller (the provider's own when it said). */
+/** A failed model request. `retryAfterSeconds` is what a 503 tells the caller (the provider's own when it said). */
 export class LlmError extends Error {
   constructor(
     readonly reason: LlmFailureReason,
     message: string,
-    readonly details: { provider: LlmProviderName; status?: number; retryAfterSeconds?: number; [key: string]: unknown } ,
+    readonly details: {
+      provider: LlmProviderName;
+      status?: number;
+      retryAfterSeconds?: number;
+      /** The provider's own error message (at most 500 characters, credentials blanked). */
+      providerMessage?: string;
+      /** The provider's error `code` (`model_not_found`, `context_length_exceeded`, …). */
+      providerCode?: string;
+      [key: string]: unknown;
+    },
     options?: { cause?: unknown },
   ) {
     super(message, options);
     this.name = 'LlmError';
   }
+}
+
+const RETRYABLE: ReadonlySet<LlmFailureReason> = new Set(['timeout', 'unreachable', 'rate_limited', 'provider_error']);
+
+/** Whether sending the same request again later may succeed (a timeout, 429, 5xx, an unreachable provider). */
+export const isRetryable = (err: LlmError): boolean => RETRYABLE.has(err.reason);
+
+/**
+ * What an API answer says about a failure retrying cannot cure (docs/api.md, "The model"):
+ * `unauthorized` (401/403), `unknown_model` (404, or the provider's `model_not_found`),
+ * `provider_rejected` (another 4xx: a request the provider refuses), `malformed_answer` (not a
+ * chat completion), `no_api_key` (no key configured).
+ */
+export function permanentReason(err: LlmError): 'unauthorized' | 'unknown_model' | 'provider_rejected' | 'malformed_answer' | 'no_api_key' {
+  if (err.reason === 'unauthorized') return 'unauthorized';
+  if (err.reason === 'not_configured') return 'no_api_key';
+  if (err.reason === 'malformed') return 'malformed_answer';
+  if (err.details.status === 404 || err.details.providerCode === 'model_not_found') return 'unknown_model';
+  return 'provider_rejected';
 }
