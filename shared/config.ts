@@ -95,20 +95,64 @@ export function config(): Config {
     rateLimitMode: oneOf('RATE_LIMIT_MODE', ['lease', 'request'] as const, 'lease'),
     allowLoopbackFetch: process.env.ALLOW_LOOPBACK_FETCH === 'true',
     runtime: process.env.RUNTIME === 'local' ? 'local' : 'aws',
-    llm: {
-      provider: oneOf('LLM_PROVIDER', ['local', 'openai'] as const, 'local'),
-      baseUrl: (process.env.LLM_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),
-      defaultModel: process.env.LLM_MODEL || 'gpt-4o-mini',
-      timeoutMs: int('LLM_TIMEOUT_MS', 20_000),
-    },
-    analysis: {
-      provider: oneOf('ANALYSIS_PROVIDER', ['local', 'openai'] as const, 'local'),
-      baseUrl: (process.env.ANALYSIS_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),
-      defaultModel: process.env.ANALYSIS_MODEL || 'gpt-4o-mini',
-      timeoutMs: int('ANALYSIS_TIMEOUT_MS', 20_000),
-    },
+    llm: modelSettings('LLM'),
+    analysis: modelSettings('ANALYSIS'),
   };
   return cached;
+}
+
+/** A model provider's settings from its `<PREFIX>_*` variables (LLM_* for conversations, ANALYSIS_* for analysis). */
+function modelSettings(prefix: 'LLM' | 'ANALYSIS'): Config['llm'] {
+  return {
+    provider: oneOf(`${prefix}_PROVIDER`, ['local', 'openai'] as const, 'local'),
+    baseUrl: (process.env[`${prefix}_BASE_URL`] || 'https://api.openai.com/v1').replace(/\/+$/, ''),
+    defaultModel: process.env[`${prefix}_MODEL`] || 'gpt-4o-mini',
+    timeoutMs: int(`${prefix}_TIMEOUT_MS`, 20_000),
+  };
+}
+
+/**
+ * The speech-to-speech model a call uses when its agent's `s2s_model` is empty (REALTIME_MODEL).
+ * Read at each use, as the voice runtime reads its settings per session.
+ */
+export function defaultSpeechModel(): string {
+  return process.env.REALTIME_MODEL || 'gpt-realtime';
+}
+
+/** Which models answer in this process, each said in one line (the local runtime prints them at start). */
+export interface ModelsInUse {
+  /** Chats, the widget and simulated calls (LLM_*). */
+  conversation: string;
+  /** Calls through the voice runtime (REALTIME_*). */
+  speech: string;
+  /** Post-call and post-chat analysis (ANALYSIS_*). */
+  analyzer: string;
+  /** True when the conversation model is the local rules, not a language model. */
+  localRules: boolean;
+}
+
+/**
+ * What answers conversations, calls and analyses with the settings in the environment, saying
+ * plainly when the local rules answer (no language model) and when a key is missing. Reads the
+ * environment, not the cached config, so it needs no table settings.
+ */
+export function modelsInUse(): ModelsInUse {
+  const env = process.env;
+  const llm = modelSettings('LLM');
+  const analysis = modelSettings('ANALYSIS');
+  const noKey = (prefix: string) => (env[`${prefix}_API_KEY`] || env[`${prefix}_SECRET_ARN`] || env[`${prefix}_SECRET_NAME`] ? '' : `; ${prefix}_API_KEY is not set`);
+  const remote = (model: string, baseUrl: string, prefix: string) => `${model} at ${baseUrl}${noKey(prefix)}`;
+  const realtimeUrl = env.REALTIME_BASE_URL || 'wss://api.openai.com/v1/realtime';
+  return {
+    conversation: llm.provider === 'openai'
+      ? `${remote(llm.defaultModel, llm.baseUrl, 'LLM')} (agents whose model is empty)`
+      : 'local rules, not a language model (LLM_PROVIDER=local; set LLM_PROVIDER=openai, LLM_BASE_URL, LLM_MODEL for one)',
+    speech: `${defaultSpeechModel()} at ${realtimeUrl}${env.REALTIME_API_KEY ? '' : '; REALTIME_API_KEY is not set'} (agents whose s2s_model is empty)`,
+    analyzer: analysis.provider === 'openai'
+      ? `${remote(analysis.defaultModel, analysis.baseUrl, 'ANALYSIS')} (agents whose post_call_analysis_model is empty)`
+      : 'local rules, not a language model (ANALYSIS_PROVIDER=local)',
+    localRules: llm.provider !== 'openai',
+  };
 }
 
 /** Forget the cached configuration (tests and the local runtime change the environment). */

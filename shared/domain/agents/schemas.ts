@@ -31,6 +31,10 @@ export const SelectedTool = named('SelectedTool', () => z.looseObject({
   }),
 ), 'An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number, check_availability, book_appointment); other members are kept');
 
+/** The background sounds an agent may play under its voice on calls (`''` for none); docs/api.md, "Agents". */
+export const AMBIENT_SOUNDS = ['', 'office', 'cafe', 'call-center', 'static'] as const;
+export type AmbientSound = (typeof AMBIENT_SOUNDS)[number];
+
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = lazy(() => ({
   widget_settings_id: z.nullable(uuid()),
@@ -43,7 +47,7 @@ export const agentFields = lazy(() => ({
   temperature: z.number().check(z.minimum(0), z.maximum(2)),
   reminder_trigger_ms: durationMs(),
   reminder_max_count: z.int().check(z.minimum(0), z.maximum(100)),
-  ambient_sound: text(100),
+  ambient_sound: z.enum(AMBIENT_SOUNDS),
   ambient_sound_volume: z.number().check(z.minimum(0), z.maximum(1)),
   end_call_after_silence: z.boolean(),
   max_call_duration_ms: durationMs(),
@@ -91,7 +95,9 @@ export type Agent = z.output<typeof Agent>;
 export const agentDefaults = {
   widget_settings_id: null,
   status: 'AGENT_STATUS_ACTIVE' as AgentStatus,
-  model: 'gpt-4o-mini',
+  /** `""`: the platform's LLM_MODEL, resolved at each use (models.ts), so the setting is never silently ignored. */
+  model: '',
+  /** `""`: the platform's REALTIME_MODEL. */
   s2s_model: '',
   voice_id: '',
   temperature: 0.7,
@@ -106,7 +112,8 @@ export const agentDefaults = {
   voicemail_message: '',
   voicemail_detection_timeout_ms: 5_000,
   ivr_options: null,
-  post_call_analysis_model: 'gpt-4o-mini',
+  /** `""`: the platform's ANALYSIS_MODEL. */
+  post_call_analysis_model: '',
   analysis_summary_prompt: '',
   selected_tools: [],
   integrations: null,

@@ -13,6 +13,10 @@ export interface ConversationRef {
   contact_id: string | null;
   dynamic_variables: Record<string, string>;
   metadata: Record<string, unknown>;
+  /** A widget visitor's variables (the widget's `public_variables`), apart from the business's `dynamic_variables`. */
+  visitor_variables?: Record<string, string>;
+  /** The conversation's IANA time zone (contact's, else the agent's working hours', else UTC): the calendar built-ins' default (UTC when absent). */
+  timezone?: string;
 }
 
 /** The members a chat item and a call item share that make their conversation's reference. */
@@ -23,10 +27,13 @@ export interface ConversationSource {
   contact_id?: string | null;
   dynamic_variables?: Record<string, string>;
   metadata?: Record<string, unknown>;
+  visitor_variables?: Record<string, string>;
+  /** The zone the conversation was set up in (variables.ts `conversationSetup`), when the item keeps one. */
+  timezone?: string;
 }
 
 /** The conversation a chat's or a call's tools run for (webhook tools receive it as `conversation`). */
-export function conversationRef(type: ConversationRef['type'], item: ConversationSource): ConversationRef {
+export function conversationRef(type: ConversationRef['type'], item: ConversationSource, timezone?: string): ConversationRef {
   return {
     type,
     id: item.id,
@@ -35,6 +42,8 @@ export function conversationRef(type: ConversationRef['type'], item: Conversatio
     contact_id: item.contact_id ?? null,
     dynamic_variables: item.dynamic_variables ?? {},
     metadata: item.metadata ?? {},
+    visitor_variables: item.visitor_variables ?? {},
+    timezone: timezone || item.timezone || 'UTC',
   };
 }
 

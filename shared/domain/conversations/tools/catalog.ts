@@ -35,7 +35,7 @@ export const BUILT_IN_DEFINITIONS: Record<BuiltInTool, { description: string; pa
       {
         start_date: { type: 'string', description: 'First day, YYYY-MM-DD' },
         end_date: { type: 'string', description: 'Last day, YYYY-MM-DD (default: the start date)' },
-        timezone: { type: 'string', description: 'IANA time zone of the dates and of the answer, e.g. America/New_York (default UTC)' },
+        timezone: { type: 'string', description: 'IANA time zone of the dates and of the answer, e.g. America/New_York (default: the conversation\'s time zone)' },
         duration_minutes: { type: 'integer', description: 'Length of the appointment in minutes (default 30)' },
       },
       ['start_date'],
@@ -46,12 +46,12 @@ export const BUILT_IN_DEFINITIONS: Record<BuiltInTool, { description: string; pa
     description: 'Book an appointment at a free slot (check availability first). Name, email and phone default to the contact of the conversation.',
     parameters: object(
       {
-        start_time: { type: 'string', description: 'Start, ISO 8601 with offset, e.g. 2026-12-01T15:00:00Z' },
+        start_time: { type: 'string', description: 'Start, ISO 8601 with offset, e.g. 2026-12-01T15:00:00Z; without an offset it is read in the time zone below' },
         duration_minutes: { type: 'integer', description: 'Length in minutes (default 30)' },
         name: { type: 'string', description: 'Attendee name' },
         email: { type: 'string', description: 'Attendee email' },
         phone: { type: 'string', description: 'Attendee phone, E.164' },
-        timezone: { type: 'string', description: 'Attendee IANA time zone' },
+        timezone: { type: 'string', description: 'Attendee IANA time zone (default: the conversation\'s time zone)' },
       },
       ['start_time'],
     ),

@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { logger } from '../../../logger';
 import { AppError } from '../../../errors';
 import type { ConversationRef, ToolInvocation, ToolOutcome } from '../types';
@@ -33,6 +34,13 @@ function failureOf(err: unknown, tool: string): ExecutedTool {
   return failure(`${tool} failed; try again later`);
 }
 
+/** A local start time the model wrote without an offset (`2026-12-01T15:00`) read in `zone`; one with an offset or Z is kept as written. */
+function withZone(start: string, zone: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(start)) return start;
+  const local = DateTime.fromISO(start, { zone });
+  return local.isValid ? local.toISO({ suppressMilliseconds: true })! : start;
+}
+
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
 
@@ -56,7 +64,7 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
           start,
           end: str(args.end_date) ?? start,
           duration_minutes: int(args.duration_minutes) ?? DEFAULT_DURATION,
-          timezone: str(args.timezone) ?? 'UTC',
+          timezone: str(args.timezone) ?? conversation.timezone ?? 'UTC',
         } as never);
         return { ok: true, result: { timezone: answer.timezone, duration_minutes: answer.duration_minutes, slots: answer.slots.slice(0, MAX_SLOTS), more: answer.slots.length > MAX_SLOTS } };
       } catch (err) {
@@ -65,6 +73,7 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
     }
     case 'book_appointment': {
       const { bookAppointment } = await import('../../appointments/service');
+      const zone = str(args.timezone) ?? conversation.timezone;
       try {
         const appointment = await bookAppointment(orgId, {
           agent_id: conversation.agent_id,
@@ -72,8 +81,8 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
           ...(str(args.name) ? { attendee_name: str(args.name) } : {}),
           ...(str(args.email) ? { attendee_email: str(args.email) } : {}),
           ...(str(args.phone) ? { attendee_phone: str(args.phone) } : {}),
-          ...(str(args.timezone) ? { attendee_timezone: str(args.timezone) } : {}),
-          start_time: str(args.start_time)!,
+          ...(zone ? { attendee_timezone: zone } : {}),
+          start_time: withZone(str(args.start_time)!, zone ?? 'UTC'),
           duration_minutes: int(args.duration_minutes) ?? DEFAULT_DURATION,
         } as never);
         return {
