@@ -23,6 +23,7 @@ function positiveNumber(name: string, fallback: number, integer: boolean): numbe
 async function main(): Promise<Platform> {
   const startedAt = Date.now();
   const port = positiveNumber('PORT', 3000, true);
+  if (port > 65535) throw new Error(`PORT must be a port number (0 to 65535), got "${port}".`);
   const tickSeconds = positiveNumber('TICK_SECONDS', 5, false);
   const dataDir = setting('DATA_DIR', '.data');
   const apiKeys = setting('LOCAL_API_KEYS', '').split(',').map((k) => k.trim()).filter(Boolean);

@@ -3,8 +3,10 @@
  * organization on a page of its own. On first start the runtime creates, through its own API,
  * a knowledge base with one document, a widget ("Demo widget") and an agent tied to both; later
  * starts find the widget by name and leave whatever you changed alone (README, "Put the agent
- * on your website").
+ * on your website"), except its `allowed_origins` (see `demoOrigins`).
  */
+import { FAVICON_LINK } from '../domain/health/favicon';
+
 export const DEMO_WIDGET_NAME = 'Demo widget';
 
 const DEMO_DOCUMENT = [
@@ -20,6 +22,36 @@ export interface Demo {
   agentId?: string;
   knowledgeBaseId?: string;
   created: boolean;
+  /** True when this start changed the widget's `allowed_origins` (an earlier start's "every origin", another port). */
+  originsUpdated?: boolean;
+}
+
+/**
+ * The origins the demo page is served from: the runtime's own address and, for a loopback one,
+ * its other spelling (`localhost` and `127.0.0.1`, which browsers treat as two origins). The demo
+ * widget admits these only: a widget that admits every origin is a public endpoint any site
+ * could use with this organization's agent and budget.
+ */
+export function demoOrigins(baseUrl: string): string[] {
+  const url = new URL(baseUrl);
+  const port = url.port ? `:${url.port}` : '';
+  const loopback = url.hostname === 'localhost' || url.hostname === '127.0.0.1';
+  return loopback ? [`${url.protocol}//localhost${port}`, `${url.protocol}//127.0.0.1${port}`] : [url.origin];
+}
+
+/** An origin of a local runtime (any port): the only kind an earlier start wrote, so it may be replaced. */
+const RUNTIME_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/;
+
+/**
+ * What the demo widget's `allowed_origins` must become on this start, or undefined to leave them:
+ * "every origin" (`[]`, or `*`), as the demo was created before, and origins of a runtime on
+ * another port are replaced by this runtime's own; a list with any other origin is yours and kept.
+ */
+export function demoOriginsUpdate(current: string[] | undefined, own: string[]): string[] | undefined {
+  const list = current ?? [];
+  if (own.every((o) => list.includes(o))) return undefined;
+  const ours = list.length === 0 || list.every((o) => o === '*' || RUNTIME_ORIGIN.test(o));
+  return ours ? own : undefined;
 }
 
 async function call(baseUrl: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
@@ -33,16 +65,25 @@ async function call(baseUrl: string, key: string, method: string, path: string, 
   return json.data;
 }
 
-/** The demo widget of the key's organization, created with its agent and knowledge base when there is none. */
+/**
+ * The demo widget of the key's organization, created with its agent and knowledge base when there
+ * is none; it admits only the runtime's own origins (`demoOrigins`), and one made by an earlier
+ * start for every origin, or for another port, is brought to them.
+ */
 export async function ensureDemo(baseUrl: string, key: string): Promise<Demo> {
-  const widgets = (await call(baseUrl, key, 'GET', '/widget-settings?limit=100')) as { id: string; name: string; is_active: boolean }[];
+  const own = demoOrigins(baseUrl);
+  const widgets = (await call(baseUrl, key, 'GET', '/widget-settings?limit=100')) as { id: string; name: string; is_active: boolean; allowed_origins?: string[] }[];
   const found = widgets.find((w) => w.name === DEMO_WIDGET_NAME && w.is_active);
-  if (found) return { widgetId: found.id, created: false };
+  if (found) {
+    const origins = demoOriginsUpdate(found.allowed_origins, own);
+    if (origins) await call(baseUrl, key, 'PATCH', `/widget-settings/${found.id}`, { allowed_origins: origins });
+    return { widgetId: found.id, created: false, originsUpdated: !!origins };
+  }
   const kb = await call(baseUrl, key, 'POST', '/rag/knowledge-bases', { name: 'Demo knowledge base', description: 'What the demo agent knows (GET /demo)' });
   await call(baseUrl, key, 'POST', '/rag/ingest', { kb_id: kb.id, text: DEMO_DOCUMENT, metadata: { title: 'About Harbor Street Coffee' } });
   const widget = await call(baseUrl, key, 'POST', '/widget-settings', {
     name: DEMO_WIDGET_NAME, title: 'Harbor Street Coffee', greeting: 'Hi! Ask me about our opening hours, coffee or pastries.',
-    placeholder: 'Ask a question…', primary_color: '#0f766e',
+    placeholder: 'Ask a question…', primary_color: '#0f766e', allowed_origins: own,
   });
   const agent = await call(baseUrl, key, 'POST', '/agents', {
     name: 'Demo agent', agent_name: 'Robin', knowledge_base: kb.id, widget_settings_id: widget.id,
@@ -61,6 +102,7 @@ export function demoPage(widgetId: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Widget demo · Voice AI Agent Platform (local)</title>
+${FAVICON_LINK}
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:720px;margin:40px auto;padding:0 16px;color:#0f172a}code,pre{background:#f1f5f9;border-radius:6px}pre{padding:12px;overflow:auto}</style>
 </head><body><main>
 <h1>Your agent on a web page</h1>

@@ -51,8 +51,10 @@ export interface DynamoLocalOptions {
   port?: number;
   /** Directory for the database file; absent: the data lives in memory only. */
   path?: string;
-  /** How long to wait for DynamoDB Local to answer (default 30 s). */
+  /** How long to wait for DynamoDB Local to answer (default: DYNAMODB_START_TIMEOUT_SECONDS, 120 s). */
   readyTimeoutMs?: number;
+  /** Told, every STILL_STARTING_EVERY_MS, that Java is still starting (npm start prints it). */
+  onStillStarting?: (line: string) => void;
   /** Java command to check (tests). */
   javaCommand?: string;
 }
@@ -102,7 +104,7 @@ export async function startDynamoLocal(options: DynamoLocalOptions = {}): Promis
 
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await waitUntilReady(endpoint, child, output, options.readyTimeoutMs ?? 30_000);
+    await waitUntilReady({ endpoint, child, output, timeoutMs: options.readyTimeoutMs ?? dynamoStartTimeoutMs(), onStillStarting: options.onStillStarting });
   } catch (err) {
     await stop();
     throw err;
@@ -139,10 +141,57 @@ function captureTail(child: ChildProcess): () => string {
   return () => lines.join('\n');
 }
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+/** The setting that bounds the wait for DynamoDB Local, named in every message about it. */
+export const DYNAMODB_START_TIMEOUT_SETTING = 'DYNAMODB_START_TIMEOUT_SECONDS';
+/**
+ * Default bound. Java usually answers in 3 s, but on a loaded machine (2 cores shared by builds
+ * and test runs) it was seen to take over 30 s: the bound is for a Java that never comes up, not
+ * for a slow one, so it is generous.
+ */
+export const DEFAULT_DYNAMODB_START_TIMEOUT_SECONDS = 120;
+/** How often a wait that goes on says so. */
+export const STILL_STARTING_EVERY_MS = 10_000;
+/**
+ * One ListTables may take this long once Java listens: its first answers (class loading, JIT) are
+ * slow on a loaded machine, and a shorter abort could cut every attempt before its answer. A port
+ * not yet open fails at once (connection refused), so the polling stays fast until then.
+ */
+const ATTEMPT_TIMEOUT_MS = 10_000;
+
+/** DYNAMODB_START_TIMEOUT_SECONDS in milliseconds (default 120 s); a value that is not a positive number is an error naming it. */
+export function dynamoStartTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[DYNAMODB_START_TIMEOUT_SETTING]?.trim();
+  if (!raw) return DEFAULT_DYNAMODB_START_TIMEOUT_SECONDS * 1000;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new Error(`${DYNAMODB_START_TIMEOUT_SETTING} must be a positive number of seconds, got "${raw}".`);
+  }
+  return seconds * 1000;
+}
+
+export interface ReadyWait {
+  endpoint: string;
+  /** The Java process: while it lives, it is still starting; its exit ends the wait at once. */
+  child: ChildProcess;
+  /** Its last output lines, for the messages. */
+  output: () => string;
+  timeoutMs: number;
+  onStillStarting?: (line: string) => void;
+}
+
+/**
+ * Resolves once DynamoDB Local answers ListTables. It waits as long as the Java process is alive,
+ * up to `timeoutMs`; it fails at once when the process exits, and at the bound with a message that
+ * names DYNAMODB_START_TIMEOUT_SECONDS.
+ */
+export async function waitUntilReady({ endpoint, child, output, timeoutMs, onStillStarting }: ReadyWait): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: localCredentials, maxAttempts: 1 });
-  const deadline = Date.now() + timeoutMs;
+  const startedAt = Date.now();
+  const deadline = startedAt + timeoutMs;
+  let nextNotice = startedAt + STILL_STARTING_EVERY_MS;
   let spawnError: Error | undefined;
+  let lastFailure = '';
+  const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
   child.once('error', (err) => (spawnError = err));
   try {
     for (;;) {
@@ -150,16 +199,29 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new Error(`DynamoDB Local exited during start-up (${child.exitCode ?? child.signalCode}):\n${output()}`);
       }
+      const remaining = deadline - Date.now();
       try {
-        await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(1_000) });
+        await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, remaining))) });
         return;
-      } catch {
-        // Not listening yet.
+      } catch (err) {
+        lastFailure = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError' ? 'it accepted the connection but did not answer in time' : (err as Error).message;
       }
-      if (Date.now() > deadline) {
-        throw new Error(`DynamoDB Local did not answer on ${endpoint} within ${timeoutMs} ms. Its last output:\n${output()}`);
+      const now = Date.now();
+      if (now >= deadline) {
+        throw new Error(
+          [
+            `DynamoDB Local did not answer on ${endpoint} within ${seconds(timeoutMs)} (the limit set by ${DYNAMODB_START_TIMEOUT_SETTING}, default ${DEFAULT_DYNAMODB_START_TIMEOUT_SECONDS}).`,
+            `Java was still running (pid ${child.pid}); the last attempt: ${lastFailure || 'none'}.`,
+            `On a slow or busy machine, give it longer, e.g. ${DYNAMODB_START_TIMEOUT_SETTING}=300 npm start.`,
+            `Its last output:\n${output() || '(none)'}`,
+          ].join('\n'),
+        );
       }
-      await new Promise((r) => setTimeout(r, 100));
+      if (onStillStarting && now >= nextNotice) {
+        nextNotice = now + STILL_STARTING_EVERY_MS;
+        onStillStarting(`Waiting for DynamoDB Local (Java is still starting): ${seconds(now - startedAt)} of at most ${seconds(timeoutMs)} (${DYNAMODB_START_TIMEOUT_SETTING}).`);
+      }
+      await new Promise((r) => setTimeout(r, Math.min(100, Math.max(0, deadline - now))));
     }
   } finally {
     client.destroy();

@@ -36,8 +36,19 @@ export interface HttpServerOptions {
   /** Largest request body passed to a handler (default 6 MiB, Lambda's payload limit). */
   maxBodyBytes?: number;
   log?: (line: string) => void;
-  /** Pages of the local runtime only (the widget demo), by exact path, answered to GET outside the registry. */
-  pages?: Map<string, () => string>;
+  /**
+   * Pages of the local runtime only (the widget demo, the favicon), by exact path, answered to GET
+   * and HEAD outside the registry: a string is HTML; otherwise its own content type.
+   */
+  pages?: Map<string, () => string | LocalPage>;
+}
+
+/** A local page that is not HTML (the favicon). */
+export interface LocalPage {
+  contentType: string;
+  body: string;
+  /** Default `no-store`. */
+  cacheControl?: string;
 }
 
 export interface LocalHttpServer {
@@ -80,11 +91,12 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
       if (body === 'far-too-large') res.once('finish', () => req.destroy());
       return;
     }
-    const page = method === 'GET' ? options.pages?.get(rawPath.replace(/(.)\/$/, '$1')) : undefined;
+    const page = method === 'GET' || method === 'HEAD' ? options.pages?.get(rawPath.replace(/(.)\/$/, '$1')) : undefined;
     if (page) {
-      const html = page();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html), 'cache-control': 'no-store' });
-      res.end(html);
+      const made = page();
+      const { contentType, body: content, cacheControl } = typeof made === 'string' ? { contentType: 'text/html; charset=utf-8', body: made, cacheControl: undefined } : made;
+      res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(content), 'cache-control': cacheControl ?? 'no-store' });
+      res.end(method === 'HEAD' ? undefined : content);
       return;
     }
     const match = matchRoute(routes, method, rawPath);

@@ -8,9 +8,11 @@ import { resetBlobStore } from '../adapters/blob-store';
 import { resetConfig } from '../config';
 import { resetDb } from '../db/client';
 import type { QueueJob, ScheduledJob } from '../jobs/definition';
-import { assertJava, startDynamoLocal, type DynamoLocal } from './dynamo';
+import { assertJava, dynamoStartTimeoutMs, startDynamoLocal, type DynamoLocal } from './dynamo';
+import { assertPortsFree, listenError, type WantedPort } from './ports';
 import { createHandlerLoader, type HandlerLoader } from './handler-loader';
-import { createHttpServer, type HttpRoute } from './http-server';
+import { createHttpServer, type HttpRoute, type LocalPage } from './http-server';
+import { FAVICON_SVG } from '../domain/health/favicon';
 import { QueueRunner } from './queue-runner';
 import { startS3Local, type S3Local } from './s3';
 import { Scheduler } from './scheduler';
@@ -117,7 +119,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
 
   try {
-    assertJava(); // First, so a missing Java stops start-up before anything is created.
+    // First, before anything slow: a taken port is reported at once, naming its setting.
+    const host = options.host ?? '127.0.0.1';
+    const httpPort: WantedPort = { port: options.port ?? 0, host, setting: 'PORT' };
+    const voicePort: WantedPort = { port: options.voice === false ? 0 : voicePortSetting(), host, setting: 'VOICE_PORT' };
+    await assertPortsFree([httpPort, voicePort]);
+    dynamoStartTimeoutMs(); // A bad DYNAMODB_START_TIMEOUT_SECONDS is an error now, not after Java started.
+    assertJava(); // Then Java, so a missing one stops start-up before anything is created.
     assertUsableKeys(options.apiKeys ?? []);
     const temporary = options.inMemory && !options.dataDir;
     const dataDir = temporary ? mkdtempSync(join(tmpdir(), 'vap-local-')) : resolve(options.dataDir ?? '.data');
@@ -125,7 +133,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     if (temporary) stack.push(() => rmSync(dataDir, { recursive: true, force: true }));
     if (!options.inMemory) assertDataDirFree(dataDir);
 
-    const [dynamo, s3] = await startStorage(dataDir, !!options.inMemory, stack);
+    const [dynamo, s3] = await startStorage(dataDir, !!options.inMemory, stack, log);
     await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
 
     const fixedBaseUrl = options.port ? `http://${displayHost(options.host)}:${options.port}` : undefined;
@@ -169,9 +177,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
 
     const keys = await provisionKeys(dataDir, options);
 
-    const pages = new Map<string, () => string>();
+    // Browsers ask every server for /favicon.ico (the API's JSON answers, too): the platform's icon.
+    const pages = new Map<string, () => string | LocalPage>([['/favicon.ico', () => ({ contentType: 'image/svg+xml', body: FAVICON_SVG, cacheControl: 'public, max-age=86400' })]]);
     const server = createHttpServer({ routes: options.routes, fallbackEntry: options.fallbackEntry, loadHandler, log, pages });
-    const port = await server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+    const port = await server.listen(httpPort.port, host).catch((err: NodeJS.ErrnoException) => {
+      throw listenError(err, httpPort);
+    });
     stack.push(() => server.close());
     const url = `http://${displayHost(options.host)}:${port}`;
     if (!fixedBaseUrl && !options.env?.PUBLIC_BASE_URL) {
@@ -183,7 +194,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     let voice: Platform['voice'];
     if (options.voice !== false) {
       const { startVoiceServer } = await import('../../voice/server');
-      const runtime = await startVoiceServer({ port: Number(process.env.VOICE_PORT) || 0, host: options.host ?? '127.0.0.1' });
+      const runtime = await startVoiceServer({ port: voicePort.port, host }).catch((err: NodeJS.ErrnoException) => {
+        throw listenError(err, voicePort);
+      });
       stack.push(() => runtime.close());
       const streamUrl = `ws://${displayHost(options.host)}:${runtime.port}/stream`;
       voice = { url: streamUrl, port: runtime.port };
@@ -231,9 +244,18 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   }
 }
 
-async function startStorage(dataDir: string, inMemory: boolean, stack: (() => Promise<void> | void)[]): Promise<[DynamoLocal, S3Local]> {
+/** VOICE_PORT: the voice runtime's port (absent: any free port); anything but a port number is an error naming it. */
+function voicePortSetting(): number {
+  const raw = process.env.VOICE_PORT?.trim();
+  if (!raw) return 0;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`VOICE_PORT must be a port number (0 to 65535), got "${raw}".`);
+  return port;
+}
+
+async function startStorage(dataDir: string, inMemory: boolean, stack: (() => Promise<void> | void)[], log: (line: string) => void): Promise<[DynamoLocal, S3Local]> {
   const [dynamo, s3] = await Promise.allSettled([
-    startDynamoLocal(inMemory ? {} : { path: join(dataDir, 'dynamodb') }),
+    startDynamoLocal({ ...(inMemory ? {} : { path: join(dataDir, 'dynamodb') }), onStillStarting: log }),
     startS3Local({ directory: join(dataDir, 's3'), buckets: [LOCAL_BUCKET_NAME] }),
   ]);
   if (dynamo.status === 'fulfilled') stack.push(() => dynamo.value.stop());

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rawBody, type RawBody } from '../common/raw-body';
+import { FAVICON_LINK } from './favicon';
 
 /**
  * The API reference page: Redoc rendering this API's own OpenAPI document, with Redoc's script
@@ -28,6 +29,7 @@ const PAGE = `<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Voice AI Agent Platform API reference</title>
+${FAVICON_LINK}
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; worker-src blob:">
 <style>body { margin: 0; padding: 0; }</style>
 </head>
