@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
-import { freeFormObject, uuid } from '../common/schemas';
+import { uuid } from '../common/schemas';
 import { lazy } from '../common/lazy';
 import { CHAT_END_REASONS, CHAT_STATUSES, ChatMessage, DynamicVariables, PendingToolCall } from '../chats/schemas';
 
@@ -10,9 +10,14 @@ export const WidgetChatParams = lazy(() => z.strictObject({ id: uuid(), chat_id:
 export const StartWidgetChatBody = named('StartWidgetChatRequest', () => z.strictObject({
   /** Optional when exactly one active agent is tied to the widget; else one of those agents. */
   agent_id: z.optional(uuid()),
+  /**
+   * Values for the names the widget lists in `public_variables` only (another name is a 400
+   * naming `dynamic_variables.<name>`). Kept apart as the chat's visitor variables: they fill
+   * placeholders of those names and reach webhook tools as `conversation.visitor_variables`.
+   * A visitor never sets `metadata`.
+   */
   dynamic_variables: z.optional(DynamicVariables),
-  metadata: z.optional(freeFormObject()),
-}), 'A chat to start through a widget (every member optional)');
+}), 'A chat to start through a widget (every member optional; no `metadata`)');
 export type StartWidgetChatInput = z.output<typeof StartWidgetChatBody>;
 
 const widgetChatFields = lazy(() => ({

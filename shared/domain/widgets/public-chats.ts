@@ -5,15 +5,16 @@ import type { Chat, ChatMessage, ChatTurn } from '../chats/schemas';
 import { endChat, getChat, startChat } from '../chats/service';
 import { spendChatStart } from './abuse-limits';
 import type { StartWidgetChatInput, WidgetChat, WidgetChatStarted } from './chat-schemas';
-import { corsHeaders, readWidgetPartition } from './public-config';
+import { corsHeaders, readWidgetPartition, requireActive, type PartitionItem } from './public-config';
 
 /**
  * The widget's public chats (operations.md, "The web widget"): no API key. Every call reads the
- * widget (one Query), so a deactivated widget answers 404 at once, also to chats already open,
- * and checks the page's `Origin` against `allowed_origins` as the public config does (404 and
- * no CORS headers when refused). Only then are CORS headers set, so every later answer (401,
- * 404, 409, 429, 503) is readable by the page. A chat's calls need its token: signed for the
- * `widget-chat` purpose, it names the widget, the chat and the organization and expires in 24 h.
+ * widget (one Query) and checks the page's `Origin` against `allowed_origins` as the public
+ * config does (404 and no CORS headers when refused; a POST without `Origin` is refused the same
+ * way). Only then are CORS headers set, so every later answer (a deactivated widget's 404 with
+ * `reason` `widget_inactive`, also to chats already open; 401, 409, 429, 503) is readable by the
+ * page. A chat's calls need its token: signed for the `widget-chat` purpose, it names the widget,
+ * the chat and the organization and expires in 24 h.
  */
 export const TOKEN_TTL_SECONDS = 24 * 3600;
 const ACTIVE_AGENT = 'AGENT_STATUS_ACTIVE';
@@ -22,6 +23,8 @@ const ACTIVE_AGENT = 'AGENT_STATUS_ACTIVE';
 export interface PublicCall {
   widgetId: string;
   origin: string | undefined;
+  /** The request's HTTP method: a POST must come from a page (`Origin`). */
+  method?: string;
   /** The `Authorization` header (`Bearer <token>`). */
   authorization?: string;
   /** The client's address (API Gateway's `requestContext.http.sourceIp`). */
@@ -32,22 +35,47 @@ export interface PublicCall {
 async function admit(call: PublicCall, withAgents: boolean) {
   const partition = await readWidgetPartition(call.widgetId, !withAgents);
   const headers = {
-    ...corsHeaders(partition.widget, call.widgetId, call.origin),
+    ...corsHeaders(partition.widget, call.widgetId, call.origin, call.method?.toUpperCase() === 'POST'),
     'access-control-expose-headers': 'retry-after, x-request-id',
     'cache-control': 'no-store',
   };
   for (const [name, value] of Object.entries(headers)) call.setHeader(name, value);
+  requireActive(partition.widget, call.widgetId);
   return partition;
 }
 
-/** The organization of an admitted chat call: 401 without a valid token, 404 for a token of another chat or widget. */
-export async function admitChat(call: PublicCall, chatId: string): Promise<string> {
+/** An admitted chat call: 401 without a valid token, 404 for a token of another chat or widget. */
+export async function admitChatCall(call: PublicCall, chatId: string): Promise<{ orgId: string; widget: PartitionItem }> {
   const { widget } = await admit(call, false);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(call.authorization ?? '');
   const claims = await verifyToken('widget-chat', match?.[1]);
   if (!claims) throw new UnauthorizedError('Missing, invalid or expired widget chat token (Authorization: Bearer <token>)');
   if (claims.w !== call.widgetId || claims.c !== chatId || claims.o !== widget.organization_id) throw new NotFoundError('Chat', chatId);
-  return claims.o;
+  return { orgId: claims.o, widget };
+}
+
+/** The organization of an admitted chat call (see admitChatCall). */
+export async function admitChat(call: PublicCall, chatId: string): Promise<string> {
+  return (await admitChatCall(call, chatId)).orgId;
+}
+
+/**
+ * The visitor's `dynamic_variables`, checked against the widget's `public_variables`: a name
+ * the business did not list is a 400 naming `dynamic_variables.<name>`. They are kept apart
+ * from the business's own variables (the chat's `visitor_variables`).
+ */
+function visitorVariables(widget: PartitionItem, given: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!given || Object.keys(given).length === 0) return undefined;
+  const listed = new Set(widget.public_variables ?? []);
+  const refused = Object.keys(given).filter((name) => !listed.has(name));
+  if (refused.length) {
+    const allowed = listed.size ? `this widget's public_variables are ${[...listed].join(', ')}` : 'this widget lists no public_variables';
+    throw new ValidationError(
+      `A visitor may set only the widget's public_variables (${allowed})`,
+      refused.map((name) => ({ path: `dynamic_variables.${name}`, message: `is not one of the widget's public_variables (${allowed})` })),
+    );
+  }
+  return given;
 }
 
 /** What the visitor sees of a message list: what was said, never the tool traffic. */
@@ -83,9 +111,10 @@ export async function startWidgetChat(call: PublicCall, input: StartWidgetChatIn
   } else if (active.length === 1) agentId = active[0]!.id!;
   else if (active.length === 0) throw new UnprocessableError('No active agent is tied to this widget (set an agent\'s widget_settings_id)', { widget_id: call.widgetId });
   else throw ValidationError.field('agent_id', `required: ${active.length} active agents are tied to this widget`);
+  const visitor = visitorVariables(widget, input.dynamic_variables);
   await spendChatStart(call.widgetId, call.sourceIp ?? 'unknown');
   const orgId = widget.organization_id!;
-  const chat = await startChat(orgId, { agent_id: agentId, dynamic_variables: input.dynamic_variables, metadata: input.metadata }, { channel: 'widget', widget_id: call.widgetId });
+  const chat = await startChat(orgId, { agent_id: agentId }, { channel: 'widget', widget_id: call.widgetId, ...(visitor ? { visitor_variables: visitor } : {}) });
   const token = await signToken('widget-chat', { w: call.widgetId, c: chat.id, o: orgId }, TOKEN_TTL_SECONDS);
   const expires = new Date(Math.floor(clockMs() / 1000) * 1000 + TOKEN_TTL_SECONDS * 1000).toISOString();
   return { ...view(chat, call.widgetId), token, token_expires_at: expires };

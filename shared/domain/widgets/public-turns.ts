@@ -1,20 +1,23 @@
 import type { ChatTurn } from '../chats/schemas';
 import { sendMessage, submitToolResults } from '../chats/turns';
-import { spendChatMessage } from './abuse-limits';
-import { admitChat, turnView, type PublicCall } from './public-chats';
+import { spendChatTurn, spendDailyMessage } from './abuse-limits';
+import { admitChatCall, turnView, type PublicCall } from './public-chats';
+import { DEFAULT_DAILY_MESSAGE_LIMIT } from './schemas';
 
 // The widget's two turn endpoints, apart from public-chats.ts so that starting, reading and ending
 // a widget chat do not load the conversation engine.
 
-/** One visitor message: a turn, counted against the chat's allowance (429). */
+/** One visitor message: a turn, counted against the chat's allowance and the widget's daily budget (429). */
 export async function sendWidgetMessage(call: PublicCall, chatId: string, content: string): Promise<ChatTurn> {
-  const orgId = await admitChat(call, chatId);
-  await spendChatMessage(chatId);
+  const { orgId, widget } = await admitChatCall(call, chatId);
+  await spendChatTurn(chatId);
+  await spendDailyMessage(call.widgetId, widget.daily_message_limit ?? DEFAULT_DAILY_MESSAGE_LIMIT);
   return turnView(await sendMessage(orgId, chatId, content));
 }
 
-/** The page's answers to the chat's pending `function` tool calls. */
+/** The page's answers to the chat's pending `function` tool calls: a turn too, counted against the chat's allowance (429). */
 export async function submitWidgetToolResults(call: PublicCall, chatId: string, results: { tool_call_id: string; output: unknown }[]): Promise<ChatTurn> {
-  const orgId = await admitChat(call, chatId);
+  const { orgId } = await admitChatCall(call, chatId);
+  await spendChatTurn(chatId);
   return turnView(await submitToolResults(orgId, chatId, results));
 }

@@ -5,6 +5,35 @@ import { lazy } from '../common/lazy';
 
 export const WIDGET_POSITIONS = ['bottom-right', 'bottom-left'] as const;
 const MAX_ORIGINS = 50;
+/** At most this many names in `public_variables`. */
+export const MAX_PUBLIC_VARIABLES = 20;
+/** Visitor messages a widget takes per UTC day when `daily_message_limit` is not set. */
+export const DEFAULT_DAILY_MESSAGE_LIMIT = 2000;
+const MAX_DAILY_MESSAGE_LIMIT = 10_000_000;
+
+/**
+ * Placeholder names the platform fills itself (docs/api.md, "Variables"): a visitor may never set
+ * them, so they cannot be listed in `public_variables`.
+ */
+export const BUILT_IN_VARIABLES = ['agent_name', 'current_time', 'current_time_local', 'timezone'] as const;
+
+/** Why `name` cannot be a public variable, or undefined when it can. */
+export function builtInVariableProblem(name: string): string | undefined {
+  if ((BUILT_IN_VARIABLES as readonly string[]).includes(name)) return `${name} is a built-in variable the platform fills; a visitor cannot set it`;
+  if (name === 'contact' || name.startsWith('contact.')) return `${name}: contact.* variables come from the chat's contact; a visitor cannot set them`;
+  return undefined;
+}
+
+/** One name a public widget chat may set in `dynamic_variables`. */
+const PublicVariable = lazy(() => z.string().check(
+  z.minLength(1, 'must not be empty'),
+  z.maxLength(100),
+  z.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a variable name (letters, digits, _ . -)'),
+  z.superRefine((name, ctx) => {
+    const problem = builtInVariableProblem(name);
+    if (problem) ctx.issues.push({ code: 'custom', message: `must not be a built-in name (${problem})`, input: name });
+  }),
+));
 
 const text = (max: number) => z.string().check(z.maxLength(max));
 
@@ -40,6 +69,13 @@ export const widgetFields = lazy(() => ({
   avatar_url: z.union([z.literal(''), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL or ""' }).check(z.maxLength(2048))]),
   language: z.string().check(z.regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$/, 'must be a language tag such as en or en-US')),
   allowed_origins: z.array(Origin).check(z.maxLength(MAX_ORIGINS)),
+  /** The `dynamic_variables` a visitor's chat may set (never a built-in or `contact.*` name). */
+  public_variables: z.array(PublicVariable).check(
+    z.maxLength(MAX_PUBLIC_VARIABLES, `must have at most ${MAX_PUBLIC_VARIABLES} names`),
+    z.refine((names) => new Set(names).size === names.length, 'must not repeat a name'),
+  ),
+  /** Visitor messages the widget takes per UTC day (0: no daily limit). */
+  daily_message_limit: z.int().check(z.minimum(0), z.maximum(MAX_DAILY_MESSAGE_LIMIT)),
 }));
 
 type Fields = typeof widgetFields;
@@ -68,7 +104,9 @@ export type WidgetSettings = z.output<typeof WidgetSettings>;
  * What widget settings are when the create body leaves a field out. docs/api.md lists these:
  * is_active true, title "Chat with us", greeting "Hi! How can I help you today?",
  * placeholder "Type your message...", primary_color "#2563eb", position "bottom-right",
- * avatar_url "" (none), language "en", allowed_origins [] (any origin).
+ * avatar_url "" (none), language "en", allowed_origins [] (any origin), public_variables [] (a
+ * visitor sets no variable), daily_message_limit 2000. Settings stored before a field existed
+ * read as its default (service.ts).
  */
 export const widgetDefaults = {
   is_active: true,
@@ -80,6 +118,8 @@ export const widgetDefaults = {
   avatar_url: '',
   language: 'en',
   allowed_origins: [] as string[],
+  public_variables: [] as string[],
+  daily_message_limit: DEFAULT_DAILY_MESSAGE_LIMIT,
 };
 
 /** What the embeddable widget needs: its appearance and the agent it talks to. */

@@ -20,8 +20,10 @@ const ENTITY = 'WIDGET';
 const RESOURCE = 'Widget settings';
 
 
+/** Settings stored before `public_variables` and `daily_message_limit` existed read as their defaults. */
 function view(item: WidgetItem): WidgetSettings {
-  return stripKeys(item) as WidgetSettings;
+  const stored = stripKeys(item) as Partial<WidgetSettings>;
+  return { ...stored, public_variables: stored.public_variables ?? widgetDefaults.public_variables, daily_message_limit: stored.daily_message_limit ?? widgetDefaults.daily_message_limit } as WidgetSettings;
 }
 
 /**
