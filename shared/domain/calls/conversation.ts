@@ -8,7 +8,9 @@ import type { Contact } from '../contacts/schemas';
 import { runTurn, TurnDeadlineError, type ConversationMessage } from '../conversations/engine';
 import { groundingPassages } from '../conversations/grounding';
 import { toolsForAgent } from '../conversations/tools/catalog';
-import { conversationVariables, fillTemplate } from '../conversations/variables';
+import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
+import { effectiveModel } from '../agents/models';
+import { clockNow } from '../../clock';
 import type { CallToolCalls, Transcript } from './schemas';
 import type { CallItem } from './service';
 import { conversationRef } from '../conversations/types';
@@ -51,23 +53,31 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
     getItem<Agent>(keys.agent(orgId, call.agent_id)),
     call.contact_id ? getItem<Contact>(keys.contact(orgId, call.contact_id)) : Promise.resolve(undefined),
   ]);
-  const variables = conversationVariables({ agentName: agent ? agent.agent_name || agent.name : '', contact, dynamicVariables: call.dynamic_variables ?? {} });
-  const opening = call.begin_message.trim() ? fillTemplate(call.begin_message, variables).trim() : '';
+  // One place makes a conversation's variables and opening (variables.ts); the call keeps the begin message it was placed with.
+  const setup = conversationSetup({
+    agent: agent ?? { name: '' },
+    contact,
+    dynamicVariables: call.dynamic_variables ?? {},
+    beginMessage: call.begin_message,
+    timezone: await loadConversationTimezone(orgId, call.agent_id, contact),
+    now: clockNow(),
+  });
+  const opening = setup.beginMessage;
   const history: ConversationMessage[] = [];
   const speaksFirst = (agent?.start_speaker ?? 'agent') !== 'user';
   if (speaksFirst && opening) history.push({ role: 'agent', content: opening });
   const result: SimulatedConversation = { transcript: [], toolCalls: [] };
   if (agent) {
     const tools = await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'call');
-    const conversation = conversationRef('call', call);
+    const conversation = conversationRef('call', call, setup.timezone);
     for (const line of callerScript(call.metadata)) {
       try {
         const passages = agent.knowledge_base ? await groundingPassages(orgId, agent.knowledge_base, line) : [];
         const out = await runTurn({
           llm: llm(),
-          model: agent.model,
+          model: effectiveModel(agent),
           temperature: agent.temperature,
-          system: fillTemplate(agent.prompt ?? '', variables),
+          system: setup.system,
           tools,
           conversation,
           history,
