@@ -2,7 +2,8 @@
  * `npm start`: the whole platform on this machine, no AWS account (see DESIGN.md, "The local
  * runtime"). Settings, each with a default that works:
  *   PORT (3000) · DATA_DIR (.data) · LOCAL_API_KEYS (comma-separated; none: one is generated
- *   and kept in DATA_DIR) · ALLOW_LOOPBACK_FETCH (false) · TICK_SECONDS (5) · LOG_LEVEL
+ *   and kept in DATA_DIR) · ALLOW_LOOPBACK_FETCH (false) · TICK_SECONDS (5) · LOG_LEVEL ·
+ *   VOICE_PORT (any free port) · DYNAMODB_START_TIMEOUT_SECONDS (120); README, "Configuration", has them all.
  */
 import type { Platform } from '../shared/local/platform';
 
@@ -35,6 +36,9 @@ async function main(): Promise<Platform> {
   const { startPlatform } = await import('../shared/local/platform');
   const platform = await startPlatform({ port, dataDir, apiKeys, allowLoopbackFetch, tickSeconds, demo: true });
   const key = platform.apiKeys[0]!;
+  // After the platform set its environment: the same settings the adapters read.
+  const { modelsInUse } = await import('../shared/config');
+  const models = modelsInUse();
   const keyLines = platform.keys.map((k) => `  ${k.key}${k.generated ? `   (generated, kept in ${dataDir}/local-api-key)` : ''}`);
   console.log(
     [
@@ -48,6 +52,14 @@ async function main(): Promise<Platform> {
       ...(platform.demo ? [`  Demo:     ${platform.demo.url}   (the web widget; its agent ${platform.demo.created ? 'was just created' : 'as you left it'})`] : []),
       ...(platform.voice ? [`  Voice:    ${platform.voice.url}   (Twilio media streams; VOICE_RUNTIME_URL is ${process.env.VOICE_RUNTIME_URL})`] : []),
       `  Data:     ${platform.dataDir}`,
+      '',
+      'Models:',
+      `  Conversation: ${models.conversation}`,
+      `  Speech:       ${models.speech}`,
+      `  Analyzer:     ${models.analyzer}`,
+      ...(models.localRules
+        ? ['  Chats, the widget and simulated calls are answered by the local rules: they quote the knowledge base and', '  call the tools you name, and are not a language model (README, "Talk to your agent").']
+        : []),
       '',
       `API key${platform.keys.length > 1 ? 's' : ''} (header X-Api-Key):`,
       ...keyLines,

@@ -4,7 +4,7 @@
  * without leaving a Java process behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ function start(env: Record<string, string>, viaNpm = false): Promise<{ child: Ch
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not become ready:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`npm start did not become ready:\n${output}`)), 150_000);
     const check = setInterval(() => {
       if (/ready in/.test(output)) {
         clearInterval(check);
@@ -43,6 +43,26 @@ function start(env: Record<string, string>, viaNpm = false): Promise<{ child: Ch
       reject(new Error(`npm start exited with ${code}:\n${output}`));
     });
   });
+}
+
+/** Runs `npm start`'s script to its end (a start-up that fails): its exit code and output. */
+function runToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, output })));
+}
+
+/** A port some other program holds for the duration of `use`. */
+async function withTakenPort<T>(use: (port: number) => Promise<T>): Promise<T> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    return await use((server.address() as { port: number }).port);
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
 }
 
 function stop(child: ChildProcess): Promise<number | null> {
@@ -77,9 +97,15 @@ describe('npm start', () => {
     const env = { PORT: String(port), DATA_DIR: dataDir, LOCAL_API_KEYS: key, LOG_LEVEL: 'WARN' };
     const base = `http://127.0.0.1:${port}/api/v1`;
 
-    const first = await start(env);
+    // The first start with a language model configured (never called here), the second with none.
+    const first = await start({ ...env, LLM_PROVIDER: 'openai', LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_MODEL: 'llama3.2', LLM_API_KEY: '' });
     expect(first.output()).toContain(`http://127.0.0.1:${port}/api/v1`);
     expect(first.output()).toContain(key);
+    // The start-up lines say which models answer.
+    expect(first.output()).toMatch(/Conversation: llama3\.2 at http:\/\/127\.0\.0\.1:11434\/v1/);
+    expect(first.output()).toMatch(/Speech: +gpt-realtime at wss:\/\/api\.openai\.com\/v1\/realtime; REALTIME_API_KEY is not set/);
+    expect(first.output()).toMatch(/Analyzer: +local rules, not a language model/);
+    expect(first.output()).not.toMatch(/answered by the local rules/);
     const created = await fetch(`${base}/agents/`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'survives restarts' }) });
     expect(created.status).toBe(200);
     const { id } = ((await created.json()) as { data: { id: string } }).data;
@@ -89,11 +115,13 @@ describe('npm start', () => {
     expect(alive(javaPid!)).toBe(false);
 
     const second = await start(env);
+    expect(second.output()).toMatch(/Conversation: local rules, not a language model/);
+    expect(second.output()).toMatch(/answered by the local rules/);
     const again = await fetch(`${base}/agents/${id}`, { headers: { 'x-api-key': key } });
     expect(again.status).toBe(200);
     expect(((await again.json()) as { data: { name: string } }).data.name).toBe('survives restarts');
     expect(await stop(second.child)).toBe(0);
-  }, 120_000);
+  }, 360_000);
 
   it('stops the runtime and its DynamoDB Local when npm itself gets SIGTERM (npm start, as a process manager stops it)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vap-npm-start-'));
@@ -109,5 +137,19 @@ describe('npm start', () => {
     // Never leave them behind, even when the test fails.
     for (const pid of [runtime.pid, runtime.dynamoPid]) if (alive(pid)) process.kill(pid, 'SIGKILL');
     expect({ runtimeGone, javaGone }).toEqual({ runtimeGone: true, javaGone: true });
-  }, 120_000);
+  }, 360_000);
+
+  it.each(['PORT', 'VOICE_PORT'])('reports a taken %s at once, naming it, before DynamoDB Local starts', async (setting) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'vap-npm-start-'));
+    const { code, output } = await withTakenPort(async (taken) => {
+      const other = setting === 'PORT' ? { VOICE_PORT: '' } : { PORT: String(await freePort()) };
+      return runToExit({ [setting]: String(taken), ...other, DATA_DIR: dataDir, LOCAL_API_KEYS: generateApiKey(), LOG_LEVEL: 'WARN' });
+    });
+    expect(code).toBe(1);
+    expect(output).toMatch(new RegExp(`Port \\d+ \\(${setting}\\) is already in use`));
+    expect(output).toMatch(new RegExp(`choose another port, e\\.g\\. ${setting}=\\d+ npm start`));
+    expect(output).not.toMatch(/local runtime \(ready in/);
+    // Nothing slow was started: DynamoDB Local never created its folder.
+    expect(existsSync(join(dataDir, 'dynamodb'))).toBe(false);
+  }, 60_000);
 });
