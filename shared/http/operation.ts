@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import type { Access } from '../access/declaration';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 /**
  * Error statuses an operation may declare beyond those the OpenAPI generator derives from its

@@ -1,16 +1,21 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { rawBody, type RawBody } from '../common/raw-body';
 
 /**
- * The embeddable widget's script (widget/, bundled by esbuild). Deployed, the stack's bundler
- * writes it as `embed.js` beside the serving function's code (lib/bundle.ts), and the function
- * reads it once per process. Locally (the local runtime, jest) it is built from widget/ on first
- * request and kept for the process, so an edit shows after a restart with no build step.
+ * The embeddable widget's script: the committed build, `widget/dist/embed.js` (`npm run
+ * widget:build` writes it from widget/src; a unit test keeps it current). The API never builds
+ * the script: deployed, the stack copies that file as `embed.js` beside the serving function's
+ * code (the operation's `bundleFiles`, lib/bundle.ts) and the function reads it from
+ * LAMBDA_TASK_ROOT; locally (the local runtime, jest) it is read from the repository. Once per
+ * process either way.
  */
 export const EMBED_SCRIPT_FILE = 'embed.js';
+/** The committed build, relative to the repository root. */
+export const EMBED_SCRIPT_DIST = 'widget/dist/embed.js';
 
 export interface EmbedScript {
   code: string;
@@ -21,16 +26,19 @@ export interface EmbedScript {
 
 let loaded: Promise<EmbedScript> | undefined;
 
-async function source(): Promise<string> {
+/** Where the script is: beside the function when deployed, else the repository's committed build. */
+export function embedScriptPath(): string {
   const root = process.env.LAMBDA_TASK_ROOT;
-  if (root && existsSync(join(root, EMBED_SCRIPT_FILE))) return readFileSync(join(root, EMBED_SCRIPT_FILE), 'utf8');
-  // A computed specifier: the function's bundle must not take in the builder (and esbuild with it).
-  const builder = ['..', '..', '..', 'widget', 'build'].join('/');
-  const { buildWidgetScript } = (await import(builder)) as typeof import('../../../widget/build');
-  return buildWidgetScript().code;
+  if (root && existsSync(join(root, EMBED_SCRIPT_FILE))) return join(root, EMBED_SCRIPT_FILE);
+  // The repository's copy (shared/domain/widgets → the root); an ES module bundle has no __dirname.
+  return typeof __dirname === 'string' ? join(__dirname, '..', '..', '..', EMBED_SCRIPT_DIST) : join(process.cwd(), EMBED_SCRIPT_DIST);
 }
 
-/** The script, built or read once per process. */
+async function source(): Promise<string> {
+  return readFile(embedScriptPath(), 'utf8');
+}
+
+/** The script, read once per process. */
 export function embedScript(): Promise<EmbedScript> {
   loaded ??= source().then((code) => ({
     code,
@@ -47,6 +55,8 @@ export function embedScript(): Promise<EmbedScript> {
  * The script's HTTP answer: 304 when `If-None-Match` names the current ETag, gzip-encoded when
  * the client accepts it. Cached by browsers and CDNs for five minutes, then revalidated by ETag,
  * so a new version reaches every site within minutes without a versioned URL in their pages.
+ * `HEAD` gets the same answer: the HTTP layer (API Gateway; Node's server locally) sends its
+ * headers, `Content-Length` included, and never a body to a HEAD request.
  */
 export async function serveEmbedScript(ifNoneMatch: string | undefined, acceptEncoding: string | undefined): Promise<{ body: RawBody; headers: Record<string, string> }> {
   const script = await embedScript();

@@ -74,7 +74,15 @@ export const getWidgetEmbedScript = defineOperation({
   method: 'GET', path: '/api/v1/widget/embed.js', operationId: 'getWidgetEmbedScript', tag: chatTag, auth: false,
   summary: 'Public (no key): the embeddable widget\'s script (a `script` element with this `src`, `data-widget-id` and `async`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted',
   entry: 'functions/widget/embed.ts', rawResponse: true, rawContentType: 'text/javascript', access: {},
-  // Built by `npm run widget:build` (a unit test keeps it current); read from LAMBDA_TASK_ROOT.
+  // The committed build of `npm run widget:build` (a unit test keeps it current), read from LAMBDA_TASK_ROOT; never built by the API.
+  bundleFiles: [{ from: 'widget/dist/embed.js', to: 'embed.js' }],
+  headers: [{ name: 'If-None-Match', description: 'The `ETag` of a copy the client holds: 304 when it is current', required: false }],
+});
+
+export const headWidgetEmbedScript = defineOperation({
+  method: 'HEAD', path: '/api/v1/widget/embed.js', operationId: 'headWidgetEmbedScript', tag: chatTag, auth: false,
+  summary: 'Public (no key): the headers `GET /widget/embed.js` answers (`ETag`, `Content-Length`, caching; 304 on `If-None-Match`) and no body',
+  entry: 'functions/widget/embed-head.ts', rawResponse: true, rawContentType: 'text/javascript', access: {},
   bundleFiles: [{ from: 'widget/dist/embed.js', to: 'embed.js' }],
   headers: [{ name: 'If-None-Match', description: 'The `ETag` of a copy the client holds: 304 when it is current', required: false }],
 });
