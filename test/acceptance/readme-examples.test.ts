@@ -1,7 +1,8 @@
 /**
  * Every ```bash example of README.md that talks to the API runs as written, in order, in one
- * bash shell (as a reader pastes them), against the local platform: the only changes are the
- * platform's address for `localhost:3000` and its key for the line that reads the key `npm start`
+ * bash shell (as a reader pastes them), against the local platform on a port that is not the
+ * default 3000: the only changes are the platform's address in the one line that sets `BASE_URL`
+ * (every example takes the address from it) and its key for the line that reads the key `npm start`
  * printed. Every command must succeed (`set -euo pipefail`), and every curl fails on an error
  * answer (`--fail-with-body`), so an example that answers 4xx or 5xx fails the test. The blocks
  * that do not talk to the API (`npm install && npm start`, `npm test`, the admin command, `cdk
@@ -22,6 +23,7 @@ function bashBlocks(markdown: string): string[] {
 }
 
 const KEY_LINE = /^KEY=\$\(cat \.data\/local-api-key\).*$/m;
+const BASE_URL_LINE = /^export BASE_URL=http:\/\/localhost:3000 .*$/m;
 
 function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -52,7 +54,7 @@ function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code
 
 describe('README.md', () => {
   const blocks = bashBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
-  const api = blocks.filter((b) => b.includes('localhost:3000'));
+  const api = blocks.filter((b) => b.includes('$BASE_URL'));
 
   it('has API examples, and its other bash blocks are only npm/npx tooling', () => {
     expect(api.length).toBeGreaterThanOrEqual(5);
@@ -64,14 +66,22 @@ describe('README.md', () => {
     expect(api.join('\n').match(new RegExp(KEY_LINE.source, 'gm'))).toHaveLength(1);
   });
 
+  it('takes the address from BASE_URL, set once in the first example', () => {
+    const all = api.join('\n');
+    expect(all.match(new RegExp(BASE_URL_LINE.source, 'gm'))).toHaveLength(1);
+    expect(api[0]).toMatch(BASE_URL_LINE);
+    // No other address of the API: the examples run on any port.
+    expect(all.replace(BASE_URL_LINE, '').match(/localhost:\d+|127\.0\.0\.1:3000/g)).toBeNull();
+  });
+
   it('runs every API example as written, in order, in one shell', async () => {
-    const { url, key } = local();
-    const address = url.replace(/^https?:\/\//, '');
+    const { url, key, platform } = local();
+    expect(platform.port).not.toBe(3000);
     const script = [
       'set -euo pipefail',
       // Every curl of the examples fails on a 4xx or 5xx answer (and still prints it).
       'curl() { command curl --fail-with-body "$@"; }',
-      ...api.map((block, i) => `echo "--- README example ${i + 1}" >&2\n${block.replace(KEY_LINE, `KEY='${key}'`).replaceAll('localhost:3000', address)}`),
+      ...api.map((block, i) => `echo "--- README example ${i + 1}" >&2\n${block.replace(KEY_LINE, `KEY='${key}'`).replace(BASE_URL_LINE, `export BASE_URL=${url}`)}`),
       'echo "--- all examples ran" >&2',
     ].join('\n');
     const cwd = mkdtempSync(join(tmpdir(), 'readme-examples-'));
