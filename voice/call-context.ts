@@ -5,7 +5,8 @@ import type { CallItem } from '../shared/domain/calls/service';
 import { conversationRef } from '../shared/domain/conversations/types';
 import type { Contact } from '../shared/domain/contacts/schemas';
 import type { ConversationRef } from '../shared/domain/conversations/types';
-import { conversationVariables, fillTemplate } from '../shared/domain/conversations/variables';
+import { conversationSetup, loadConversationTimezone } from '../shared/domain/conversations/variables';
+import { clockNow } from '../shared/clock';
 
 /** Everything one call's session needs, read once when its stream is admitted. */
 export interface CallContext {
@@ -33,17 +34,24 @@ export async function loadCallContext(orgId: string, callId: string): Promise<Ca
   ]);
   if (!agent) return undefined;
   const kb = agent.knowledge_base ? await getItem<{ id: string; deleting_at?: string }>(keys.knowledgeBase(orgId, agent.knowledge_base)) : undefined;
-  const variables = conversationVariables({ agentName: agent.agent_name || agent.name, contact, dynamicVariables: call.dynamic_variables ?? {} });
-  // The call keeps the begin message it was placed with (service.ts copies it); the agent's is the fallback.
-  const begin = call.begin_message ?? agent.begin_message ?? '';
+  // One place makes a conversation's variables and texts (variables.ts). The call keeps the begin
+  // message it was placed with (service.ts copies it); the agent's is the fallback.
+  const setup = conversationSetup({
+    agent,
+    contact,
+    dynamicVariables: call.dynamic_variables ?? {},
+    beginMessage: call.begin_message ?? agent.begin_message ?? '',
+    timezone: await loadConversationTimezone(orgId, agent.id, contact),
+    now: clockNow(),
+  });
   return {
     call,
     agent,
     contact,
     knowledgeBaseId: kb && !kb.deleting_at ? agent.knowledge_base : null,
-    instructions: fillTemplate(agent.prompt ?? '', variables),
-    beginMessage: begin.trim() ? fillTemplate(begin, variables).trim() : '',
-    voicemailMessage: (agent.voicemail_message ?? '').trim() ? fillTemplate(agent.voicemail_message, variables).trim() : '',
-    conversation: conversationRef('call', call),
+    instructions: setup.system,
+    beginMessage: setup.beginMessage,
+    voicemailMessage: setup.voicemailMessage,
+    conversation: conversationRef('call', call, setup.timezone),
   };
 }
