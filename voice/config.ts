@@ -16,6 +16,8 @@ export interface VoiceSettings {
   connectTimeoutMs: number;
   /** How long a connection may take to send its `start` (with the token). */
   startTimeoutMs: number;
+  /** The silence that hangs up an agent with `end_call_after_silence` whose reminders are off (`reminder_trigger_ms` 0). */
+  silenceEndMs: number;
 }
 
 export function voiceSettings(): VoiceSettings {
@@ -28,6 +30,7 @@ export function voiceSettings(): VoiceSettings {
     transcriptionModel: env.REALTIME_TRANSCRIPTION_MODEL || 'gpt-4o-mini-transcribe',
     connectTimeoutMs: Number(env.REALTIME_CONNECT_TIMEOUT_MS) || 10_000,
     startTimeoutMs: Number(env.VOICE_START_TIMEOUT_MS) || 10_000,
+    silenceEndMs: Number(env.VOICE_SILENCE_END_MS) || 10_000,
   };
 }
 

@@ -115,6 +115,10 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
       const sid = context.call.provider_call_id;
       if (sid && frame.start.callSid && sid !== frame.start.callSid) return refuse('the stream belongs to another carrier call');
       if (ws.readyState !== ws.OPEN) return;
+      // One stream per token, ever, whichever runtime task it reaches (a conditional write, not this process's memory).
+      const admission = await openVoiceSession(claims.organization_id, claims.call_id, params[STREAM_PARAMETERS.token]!);
+      if (admission !== 'admitted') return refuse(admission === 'token_used' ? 'the stream token was already used' : 'the call has ended');
+      if (ws.readyState !== ws.OPEN) return;
       carrier.streamSid = frame.streamSid;
       const s = new CallSession({
         carrier,
@@ -130,7 +134,6 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
       clearTimeout(startTimer);
       sessions.set(s.callId, s);
       void s.done.then(() => sessions.delete(s.callId));
-      await openVoiceSession(s.orgId, s.callId);
       await s.start();
       logger.info('A call is live on the voice runtime', { call_id: s.callId, stream_sid: frame.streamSid });
     }

@@ -1,3 +1,4 @@
+import { checkToolArguments } from '../shared/domain/conversations/tools/arguments';
 import { groundingPassages } from '../shared/domain/conversations/grounding';
 import { toolsForAgent, type RunnableTool } from '../shared/domain/conversations/tools/catalog';
 import { executeTool, type ToolEffect } from '../shared/domain/conversations/tools/executor';
@@ -27,17 +28,13 @@ export interface ToolsBridge {
   definitions: RealtimeTool[];
   /** Built-ins whose effect ends the call (`end_call`, `transfer_call`): run only once the agent's words before them have played. */
   endsCall(name: string): boolean;
+  /**
+   * The model's arguments text checked against the tool's parameters (the engine's one check,
+   * conversations/tools/arguments.ts): an unknown tool or invalid arguments is an error the model
+   * hears, never a run with `{}`.
+   */
+  check(name: string, argumentsText: string | undefined): { args: Record<string, unknown>; error?: undefined } | { args?: undefined; error: string };
   run(name: string, callId: string, args: Record<string, unknown>): Promise<ToolRun>;
-}
-
-/** Arguments as the model sent them (a JSON object in a string); anything else is an empty object. */
-export function parseArguments(text: string | undefined): Record<string, unknown> {
-  try {
-    const v = JSON.parse(text || '{}');
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
 }
 
 export async function toolsBridge(ctx: CallContext): Promise<ToolsBridge> {
@@ -54,11 +51,16 @@ export async function toolsBridge(ctx: CallContext): Promise<ToolsBridge> {
       parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to look up, in a few words' } }, required: ['query'] },
     });
   }
+  const parametersOf = new Map(definitions.map((d) => [d.name, d.parameters]));
   return {
     definitions,
     endsCall: (name) => {
       const builtin = byName.get(name)?.builtin;
       return builtin === 'end_call' || builtin === 'transfer_call';
+    },
+    check(name, argumentsText) {
+      if (!parametersOf.has(name)) return { error: `there is no tool named ${name || '(no name)'}` };
+      return checkToolArguments(parametersOf.get(name), argumentsText);
     },
     async run(name, callId, args) {
       try {

@@ -541,8 +541,9 @@ describe('two calls at once', () => {
       answeredCall({ s2s_model: 'script-two-1', begin_message: 'x' }),
       answeredCall({ s2s_model: 'script-two-2', begin_message: 'x' }),
     ]);
-    await Promise.all([one.client.play(mulawRecording(0.2, 101), 1), two.client.play(mulawRecording(0.2, 102), 1)]);
+    // Each caller speaks once the greeting has played (its marks echoed first, on the same socket): not an interruption.
     await Promise.all([one, two].map((c) => c.client.until(() => c.client.media.length >= 4, 'agent audio')));
+    await Promise.all([one.client.play(mulawRecording(0.2, 101), 1), two.client.play(mulawRecording(0.2, 102), 1)]);
     await new Promise((r) => setTimeout(r, 200));
     for (const c of [one, two]) {
       c.client.stop();

@@ -7,6 +7,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * reads the client's events (`next`) and plays the model's part with the API's server events:
  * audio deltas and transcripts (`speak`), function calls, the caller's speech detected and
  * transcribed (`userSays`), errors. `beta` sends the beta names (`response.audio.delta`, …).
+ *
+ * Events carry the fields the Realtime reference gives them, no more: a function call's `name`
+ * is on its item (`response.output_item.added` / `.done`, and `response.done`'s `output`), while
+ * `response.function_call_arguments.done` has `response_id`, `item_id`, `output_index`, `call_id`
+ * and `arguments` only.
  */
 export interface SpeakOptions {
   responseId: string;
@@ -15,8 +20,8 @@ export interface SpeakOptions {
   transcript?: string;
   /** Bytes of μ-law per delta (800 = 100 ms). */
   chunkBytes?: number;
-  /** Function calls the response ends with. */
-  calls?: { callId: string; name: string; args: Record<string, unknown> }[];
+  /** Function calls the response ends with (`argsText`: the arguments text as sent, e.g. cut short; else `args` as JSON). */
+  calls?: { callId: string; name: string; args?: Record<string, unknown>; argsText?: string }[];
   /** Send only the start and the audio; the test sends the end itself (`finish`). */
   open?: boolean;
   status?: 'completed' | 'cancelled';
@@ -88,6 +93,9 @@ export class ModelConnection {
   /** One response of the model: audio in deltas, its transcript, its function calls, then `response.done`. */
   speak(o: SpeakOptions): void {
     this.send({ type: 'response.created', response: { id: o.responseId, object: 'realtime.response', status: 'in_progress', output: [] } });
+    if (o.audio?.length || o.transcript) {
+      this.send({ type: 'response.output_item.added', response_id: o.responseId, output_index: 0, item: { id: o.itemId, object: 'realtime.item', type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
+    }
     const audio = o.audio ?? Buffer.alloc(0);
     const size = o.chunkBytes ?? 800;
     for (let at = 0; at < audio.length; at += size) {
@@ -99,11 +107,19 @@ export class ModelConnection {
   /** The rest of a response begun with `speak({ open: true })`. */
   finish(o: SpeakOptions): void {
     if (o.transcript !== undefined) this.send({ type: 'response.output_audio_transcript.done', response_id: o.responseId, item_id: o.itemId, output_index: 0, content_index: 0, transcript: o.transcript });
-    const output: any[] = o.audio?.length || o.transcript ? [{ id: o.itemId, type: 'message', role: 'assistant', status: 'completed' }] : [];
+    const message = { id: o.itemId, object: 'realtime.item', type: 'message', role: 'assistant', status: 'completed' };
+    const output: any[] = o.audio?.length || o.transcript ? [message] : [];
+    if (output.length) this.send({ type: 'response.output_item.done', response_id: o.responseId, output_index: 0, item: message });
     for (const [n, c] of (o.calls ?? []).entries()) {
-      const args = JSON.stringify(c.args);
-      this.send({ type: 'response.function_call_arguments.done', response_id: o.responseId, item_id: `fc_${c.callId}`, output_index: n + 1, call_id: c.callId, name: c.name, arguments: args });
-      output.push({ id: `fc_${c.callId}`, type: 'function_call', status: 'completed', call_id: c.callId, name: c.name, arguments: args });
+      const args = c.argsText ?? JSON.stringify(c.args ?? {});
+      const item = { id: `fc_${c.callId}`, object: 'realtime.item', type: 'function_call', call_id: c.callId, name: c.name };
+      const at = { response_id: o.responseId, output_index: n + 1 };
+      this.send({ type: 'response.output_item.added', ...at, item: { ...item, status: 'in_progress', arguments: '' } });
+      this.send({ type: 'response.function_call_arguments.delta', ...at, item_id: item.id, call_id: c.callId, delta: args });
+      // As the reference shows it: no `name` here (it is on the item).
+      this.send({ type: 'response.function_call_arguments.done', ...at, item_id: item.id, call_id: c.callId, arguments: args });
+      this.send({ type: 'response.output_item.done', ...at, item: { ...item, status: 'completed', arguments: args } });
+      output.push({ ...item, status: 'completed', arguments: args });
     }
     this.send({ type: 'response.done', response: { id: o.responseId, object: 'realtime.response', status: o.status ?? 'completed', output } });
   }

@@ -57,3 +57,16 @@ export function parseArguments(text: string): { args?: Record<string, unknown>; 
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { error: 'the arguments must be a JSON object' };
   return { args: parsed as Record<string, unknown> };
 }
+
+/**
+ * The one check of a tool call's arguments, for chats and calls alike: the model's text parsed as
+ * a JSON object and validated against the tool's `parameters`. An error is what the model hears
+ * (`invalid arguments: …`); the tool never runs with `{}` in place of arguments it could not read.
+ */
+export function checkToolArguments(parameters: Record<string, unknown> | undefined, text: string | undefined): { args: Record<string, unknown>; error?: undefined } | { args?: undefined; error: string } {
+  const parsed = parseArguments(text ?? '');
+  if (parsed.error !== undefined) return { error: `invalid arguments: ${parsed.error}` };
+  const issues = argumentIssues(parameters, parsed.args);
+  if (issues.length) return { error: `invalid arguments: ${issues.join('; ')}` };
+  return { args: parsed.args! };
+}
