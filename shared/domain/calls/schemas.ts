@@ -39,7 +39,8 @@ export const CallListQuery = lazy(() => z.strictObject({
 }));
 export type CallListInput = z.output<typeof CallListQuery>;
 
-export const TranscriptTurn = lazy(() => z.object({ role: z.enum(['agent', 'user']), text: z.string(), time_sec: z.number() }));
+/** One turn; `interrupted` (voice runtime): the caller cut the agent off, and `text` holds only the words they heard. */
+export const TranscriptTurn = lazy(() => z.object({ role: z.enum(['agent', 'user']), text: z.string(), time_sec: z.number(), interrupted: z.optional(z.boolean()) }));
 
 /** A tool the agent called during the call: what it asked, what it got, when (seconds from the answer). */
 export const CallToolCall = lazy(() => z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()), result: z.unknown(), time_sec: z.number() }));
