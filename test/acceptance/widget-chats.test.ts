@@ -1,15 +1,22 @@
 /**
  * Black-box: the widget's public endpoints on the local runtime, as a page's script calls them:
- * the script itself (ETag, 304, gzip), the origin rule and CORS on every call, chat tokens (401,
- * 404 for another chat's), bad input, the abuse limits counted per client address, per widget and
- * per chat (429 with Retry-After), and a deactivated widget closing its open chats at once.
+ * the script itself (ETag, 304, gzip, HEAD), the origin rule and CORS on every call (a POST
+ * without `Origin` refused), chat tokens (401, 404 for another chat's), bad input, visitor
+ * variables (only the widget's `public_variables`, never `metadata`, apart from the business's
+ * variables at a signed webhook receiver), the abuse limits counted per client address, per
+ * widget and per chat, tool results included (429 with Retry-After), the daily message budget
+ * under a manual clock, and a deactivated widget closing its open chats at once with a refusal
+ * the page can read.
  */
 import { gunzipSync } from 'node:zlib';
 import { request } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+import { installTimeSource } from '../../shared/clock';
+import { WIDGET_LIMIT_DEFAULTS } from '../../shared/domain/widgets/abuse-limits';
 import { usePlatform } from '../support/platform';
 import { FAQ_HTML, send, setUpWidget, startSite, type WidgetSetup } from '../support/widget';
 
-// Small limits so the tests reach them; the code's defaults are 60, 10 and 20.
+// Small limits so the tests reach them; the code's defaults are WIDGET_LIMIT_DEFAULTS (600, 10 and 20).
 const local = usePlatform({ env: { WIDGET_CHATS_PER_MINUTE: '6', WIDGET_ADDRESS_CHATS_PER_MINUTE: '4', WIDGET_CHAT_MESSAGES_PER_MINUTE: '3' } });
 const PAGE = 'https://shop.example.com';
 const OTHER = 'https://evil.example.net';
@@ -17,16 +24,29 @@ const OTHER = 'https://evil.example.net';
 let site: Awaited<ReturnType<typeof startSite>>;
 let main: WidgetSetup;
 let limited: WidgetSetup;
+let toolSecret = '';
+const hooks: { headers: Record<string, string>; body: string }[] = [];
 
 beforeAll(async () => {
-  site = await startSite((_req, res) => {
+  site = await startSite((req, res) => {
+    if (req.url === '/orders') {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        hooks.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(parts).toString('utf8') });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: 'shipped' }));
+      });
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end(FAQ_HTML);
   });
-  main = await setUpWidget(local(), { faqUrl: `${site.url}/faq`, allowedOrigins: [PAGE] });
+  main = await setUpWidget(local(), { faqUrl: `${site.url}/faq`, allowedOrigins: [PAGE], functionTool: 'cart_total' });
   limited = await setUpWidget(local(), { faqUrl: `${site.url}/faq2`, allowedOrigins: [] });
 }, 60_000);
 afterAll(() => site.close());
+afterEach(() => installTimeSource(undefined));
 
 const url = (path: string) => `${local().url}/api/v1${path}`;
 const start = (widgetId: string, origin = PAGE, from?: string) => send(url(`/widget/${widgetId}/chats`), { method: 'POST', headers: { origin }, body: {}, from });
@@ -56,6 +76,18 @@ describe('the script', () => {
     });
     expect(gunzipSync(zipped).toString('utf8')).toBe(plain.body);
     expect(zipped.length).toBeLessThanOrEqual(15 * 1024);
+  });
+
+  it('answers HEAD with the headers of GET and no body', async () => {
+    const got = await send(url('/widget/embed.js'));
+    const head = await send(url('/widget/embed.js'), { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect(head.headers['content-type']).toMatch(/^text\/javascript/);
+    expect(head.headers.etag).toBe(got.headers.etag);
+    expect(head.headers['content-length']).toBe(String(Buffer.byteLength(got.body)));
+    expect(head.headers['cache-control']).toBe(got.headers['cache-control']);
+    expect((await send(url('/widget/embed.js'), { method: 'HEAD', headers: { 'if-none-match': String(got.headers.etag) } })).status).toBe(304);
   });
 });
 
@@ -118,6 +150,25 @@ describe('public chats', () => {
     expect(after.body.meta.total).toBe(before.body.meta.total);
   });
 
+  it('refuses a POST without Origin like an origin that is not allowed, on a widget open to every origin too', async () => {
+    const before = await local().api('GET', '/api/v1/chats?channel=widget');
+    for (const widgetId of [main.widgetId, limited.widgetId]) {
+      const refused = await send(url(`/widget/${widgetId}/chats`), { method: 'POST', body: {}, from: '127.0.0.9' });
+      expect(refused.status).toBe(404);
+      expect(refused.body.error.message).toMatch(/Origin/);
+      expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+    }
+    expect((await local().api('GET', '/api/v1/chats?channel=widget')).body.meta.total).toBe(before.body.meta.total);
+    // A chat's own POSTs too, with a valid token: a script off any page cannot drive the chat.
+    const chat = (await start(main.widgetId, PAGE, '127.0.0.9')).body.data;
+    for (const [path, body] of [['messages', { content: 'hello' }], ['tool-results', { results: [{ tool_call_id: 'call_1', output: 1 }] }], ['end', undefined]] as const) {
+      const res = await send(url(`/widget/${main.widgetId}/chats/${chat.id}/${path}`), { method: 'POST', headers: { authorization: `Bearer ${chat.token}` }, body });
+      expect([path, res.status]).toEqual([path, 404]);
+    }
+    const read = await local().api('GET', `/api/v1/chats/${chat.id}`);
+    expect(read.body.data).toMatchObject({ status: 'active', user_messages: 0 });
+  });
+
   it('needs the chat\'s own token: 401 missing or forged, 404 for another chat\'s, readable by the page', async () => {
     const a = (await start(main.widgetId)).body.data;
     const b = (await start(main.widgetId)).body.data;
@@ -152,14 +203,80 @@ describe('public chats', () => {
   });
 });
 
-describe('abuse limits', () => {
+describe('visitor variables', () => {
+  let visitor: WidgetSetup;
   beforeAll(async () => {
-    // Fixed one-minute windows: start the counting well inside one.
-    const into = Date.now() % 60_000;
-    if (into > 45_000) await new Promise((r) => setTimeout(r, 60_500 - into));
-  }, 20_000);
+    const tool = await local().api('POST', '/api/v1/tools', {
+      body: { name: 'Order status', type: 'webhook', url: `${site.url}/orders`, definition: { name: 'order_status', description: 'Status of an order', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } } },
+    });
+    expect(tool.status).toBe(200);
+    toolSecret = tool.body.data.secret;
+    visitor = await setUpWidget(local(), {
+      faqUrl: `${site.url}/faq4`, allowedOrigins: [PAGE], widget: { public_variables: ['plan', 'page'] }, toolIds: [tool.body.data.id],
+      agent: { begin_message: 'Hi {{plan}} member, I am {{agent_name}}.' },
+    });
+  }, 60_000);
+
+  it('refuses built-in names in public_variables on the settings write, naming the field', async () => {
+    const defaults = await local().api('POST', '/api/v1/widget-settings', { body: { name: 'Defaults' } });
+    expect(defaults.body.data).toMatchObject({ public_variables: [], daily_message_limit: 2000 });
+    for (const names of [['agent_name'], ['current_time'], ['current_time_local'], ['timezone'], ['plan', 'contact.first_name']]) {
+      const res = await local().api('POST', '/api/v1/widget-settings', { body: { name: 'W', public_variables: names } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details.fields.map((f: { path: string }) => f.path)).toEqual([`public_variables.${names.length - 1}`]);
+    }
+    const patched = await local().api('PATCH', `/api/v1/widget-settings/${defaults.body.data.id}`, { body: { public_variables: ['contact.metadata.vip'] } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.details.fields[0].path).toBe('public_variables.0');
+    const tooMany = await local().api('PATCH', `/api/v1/widget-settings/${defaults.body.data.id}`, { body: { public_variables: Array.from({ length: 21 }, (_, i) => `v${i}`) } });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error.details.fields[0].path).toBe('public_variables');
+    for (const limit of [-1, 1.5, 'many']) {
+      const bad = await local().api('PATCH', `/api/v1/widget-settings/${defaults.body.data.id}`, { body: { daily_message_limit: limit } });
+      expect([limit, bad.status, bad.body.error.details.fields[0].path]).toEqual([limit, 400, 'daily_message_limit']);
+    }
+  });
+
+  it('takes only the listed names from a visitor, never metadata', async () => {
+    const startWith = (body: unknown) => send(url(`/widget/${visitor.widgetId}/chats`), { method: 'POST', headers: { origin: PAGE }, body, from: '127.0.0.7' });
+    const builtIn = await startWith({ dynamic_variables: { plan: 'gold', agent_name: 'Mallory', 'contact.first_name': 'Eve' } });
+    expect(builtIn.status).toBe(400);
+    expect(builtIn.body.error.details.fields.map((f: { path: string }) => f.path)).toEqual(['dynamic_variables.agent_name', 'dynamic_variables.contact.first_name']);
+    expect(builtIn.headers['access-control-allow-origin']).toBe(PAGE);
+    const metadata = await startWith({ metadata: { admin: true } });
+    expect(metadata.status).toBe(400);
+    expect(metadata.body.error.details.fields[0].path).toBe('metadata');
+    // A widget that lists nothing takes no variable at all.
+    const none = await send(url(`/widget/${main.widgetId}/chats`), { method: 'POST', headers: { origin: PAGE }, body: { dynamic_variables: { plan: 'gold' } }, from: '127.0.0.7' });
+    expect(none.status).toBe(400);
+    expect(none.body.error.details.fields[0].path).toBe('dynamic_variables.plan');
+  });
+
+  it('fills placeholders with the visitor\'s values and hands them to webhook tools apart, as conversation.visitor_variables', async () => {
+    const started = await send(url(`/widget/${visitor.widgetId}/chats`), { method: 'POST', headers: { origin: PAGE }, body: { dynamic_variables: { plan: 'gold' } }, from: '127.0.0.8' });
+    expect(started.status).toBe(200);
+    const chat = started.body.data;
+    expect(chat.messages[0].content).toBe('Hi gold member, I am Ava.');
+    const turn = await send(url(`/widget/${visitor.widgetId}/chats/${chat.id}/messages`), { method: 'POST', headers: bearer(chat.token), body: { content: 'Please run order_status order_id=A7' } });
+    expect(turn.status).toBe(200);
+    const hook = hooks.at(-1)!;
+    const verified = new Webhook(toolSecret).verify(hook.body, hook.headers) as Record<string, any>;
+    expect(verified.conversation).toMatchObject({ type: 'chat', id: chat.id, dynamic_variables: {}, visitor_variables: { plan: 'gold' }, metadata: {} });
+    // The organization's own view: the business's dynamic_variables stay empty.
+    const own = await local().api('GET', `/api/v1/chats/${chat.id}`);
+    expect(own.body.data).toMatchObject({ dynamic_variables: {}, metadata: {} });
+  });
+});
+
+describe('abuse limits', () => {
+  it('keeps the per-widget chat allowance far above one address\'s, so a few addresses cannot empty it', () => {
+    expect(WIDGET_LIMIT_DEFAULTS.chatsPerWidget).toBeGreaterThanOrEqual(50 * WIDGET_LIMIT_DEFAULTS.chatsPerAddress);
+  });
 
   it('limits new chats per client address, then per widget, and messages per chat (429 with Retry-After)', async () => {
+    // Fixed one-minute windows, counted under a manual clock: 10 s into a minute of the future.
+    const now = Date.UTC(2031, 4, 6, 10, 0, 10);
+    installTimeSource({ now: () => now });
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await start(limited.widgetId, PAGE, '127.0.0.1')).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
@@ -180,16 +297,84 @@ describe('abuse limits', () => {
     }
     expect(sent).toEqual([200, 200, 200, 429]);
   });
+
+  it('counts tool results toward the chat\'s limit: each is a turn of the model', async () => {
+    const now = Date.UTC(2031, 4, 6, 11, 0, 10);
+    installTimeSource({ now: () => now });
+    const chat = (await start(main.widgetId, PAGE, '127.0.0.5')).body.data;
+    const path = (p: string) => url(`/widget/${main.widgetId}/chats/${chat.id}/${p}`);
+    const asked = await send(path('messages'), { method: 'POST', headers: bearer(chat.token), body: { content: 'What is my cart_total currency=EUR' } });
+    expect(asked.body.data.chat.status).toBe('requires_action');
+    const answer = (turn: typeof asked) => ({ results: turn.body.data.chat.pending_tool_calls.map((c: { id: string }) => ({ tool_call_id: c.id, output: { total: 12 } })) });
+    const first = await send(path('tool-results'), { method: 'POST', headers: bearer(chat.token), body: answer(asked) });
+    expect(first.status).toBe(200);
+    const again = await send(path('messages'), { method: 'POST', headers: bearer(chat.token), body: { content: 'And the cart_total currency=USD' } });
+    expect(again.body.data.chat.status).toBe('requires_action');
+    // The chat's fourth turn in the minute (limit 3): refused, the tool call still pending.
+    const refused = await send(path('tool-results'), { method: 'POST', headers: bearer(chat.token), body: answer(again) });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBe(50);
+    expect(refused.headers['access-control-allow-origin']).toBe(PAGE);
+    expect((await send(url(`/widget/${main.widgetId}/chats/${chat.id}`), { headers: bearer(chat.token) })).body.data.status).toBe('requires_action');
+  });
+
+  it('stops a widget at its daily_message_limit until the next UTC day (429 with Retry-After), then takes messages again', async () => {
+    const daily = await setUpWidget(local(), { faqUrl: `${site.url}/faq3`, allowedOrigins: [PAGE], widget: { daily_message_limit: 2 } });
+    expect((await local().api('GET', `/api/v1/widget-settings/${daily.widgetId}`)).body.data.daily_message_limit).toBe(2);
+    let now = Date.UTC(2031, 4, 7, 23, 58, 0);
+    installTimeSource({ now: () => now });
+    const a = (await start(daily.widgetId, PAGE, '127.0.0.6')).body.data;
+    const b = (await start(daily.widgetId, PAGE, '127.0.0.6')).body.data;
+    const ask = (chat: { id: string; token: string }, content: string) =>
+      send(url(`/widget/${daily.widgetId}/chats/${chat.id}/messages`), { method: 'POST', headers: bearer(chat.token), body: { content } });
+    expect((await ask(a, 'When does the store open?')).status).toBe(200);
+    expect((await ask(b, 'Is parking free?')).status).toBe(200);
+    // The widget's budget, not the chat's: the next message of either chat is refused until 00:00 UTC (120 s away).
+    const refused = await ask(a, 'And on Saturdays?');
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('120');
+    expect(refused.body.error.details).toMatchObject({ limit: 'daily_message_limit', retry_after_seconds: 120 });
+    expect(refused.headers['access-control-allow-origin']).toBe(PAGE);
+    now = Date.UTC(2031, 4, 7, 23, 59, 59);
+    const last = await ask(b, 'And on Saturdays?');
+    expect([last.status, last.headers['retry-after']]).toEqual([429, '1']);
+    now = Date.UTC(2031, 4, 8, 0, 0, 0);
+    expect((await ask(a, 'And on Saturdays?')).status).toBe(200);
+    // 0 is no daily limit.
+    const off = await local().api('PATCH', `/api/v1/widget-settings/${daily.widgetId}`, { body: { daily_message_limit: 0 } });
+    expect(off.body.data.daily_message_limit).toBe(0);
+    for (let i = 0; i < 3; i++) {
+      now += 61_000;
+      expect((await ask(b, `Question ${i}`)).status).toBe(200);
+    }
+  });
 });
 
 describe('deactivation', () => {
-  it('closes the widget at once: config, new chats and chats already open answer 404', async () => {
+  it('closes the widget at once: config, new chats and chats already open answer 404, readable by an allowed page', async () => {
     const chat = (await start(main.widgetId, PAGE, '127.0.0.4')).body.data;
     const off = await local().api('DELETE', `/api/v1/widget-settings/${main.widgetId}`);
     expect(off.status).toBe(200);
-    expect((await send(url(`/widget/${main.widgetId}/chats/${chat.id}`), { headers: bearer(chat.token) })).status).toBe(404);
-    expect((await send(url(`/widget/${main.widgetId}/chats/${chat.id}/messages`), { method: 'POST', headers: bearer(chat.token), body: { content: 'hello' } })).status).toBe(404);
-    expect((await start(main.widgetId, PAGE, '127.0.0.4')).status).toBe(404);
-    expect((await send(url(`/widget/${main.widgetId}/config`), { headers: { origin: PAGE } })).status).toBe(404);
+    const refusals = [
+      await send(url(`/widget/${main.widgetId}/chats/${chat.id}`), { headers: bearer(chat.token) }),
+      await send(url(`/widget/${main.widgetId}/chats/${chat.id}/messages`), { method: 'POST', headers: bearer(chat.token), body: { content: 'hello' } }),
+      await start(main.widgetId, PAGE, '127.0.0.4'),
+      await send(url(`/widget/${main.widgetId}/config`), { headers: { origin: PAGE } }),
+    ];
+    for (const refused of refusals) {
+      expect(refused.status).toBe(404);
+      // The page can read why (the widget says the assistant is not available, not "connection problem").
+      expect(refused.headers['access-control-allow-origin']).toBe(PAGE);
+      expect(refused.body.error.details.reason).toBe('widget_inactive');
+    }
+    // The preflight still answers the allowed page, so its POST goes and gets that readable 404.
+    const preflight = await send(url(`/widget/${main.widgetId}/chats/${chat.id}/messages`), { method: 'OPTIONS', headers: { origin: PAGE, 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(200);
+    expect(preflight.headers['access-control-allow-origin']).toBe(PAGE);
+    // Another origin learns nothing.
+    const other = await send(url(`/widget/${main.widgetId}/chats`), { method: 'POST', headers: { origin: OTHER }, body: {} });
+    expect(other.status).toBe(404);
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    expect(other.body.error.details.reason).toBeUndefined();
   });
 });

@@ -31,11 +31,12 @@ export interface WidgetSetup {
 
 /**
  * A widget tied to one active agent whose knowledge base holds `faqUrl` (indexed before this
- * returns), and optionally a `function` tool the page answers.
+ * returns), and optionally a `function` tool the page answers, other tools (`toolIds`) and
+ * agent fields (`agent`) over the defaults.
  */
 export async function setUpWidget(
   local: TestPlatform,
-  input: { faqUrl: string; allowedOrigins: string[]; functionTool?: string; widget?: Record<string, unknown> },
+  input: { faqUrl: string; allowedOrigins: string[]; functionTool?: string; widget?: Record<string, unknown>; agent?: Record<string, unknown>; toolIds?: string[] },
 ): Promise<WidgetSetup> {
   const api = local.api;
   const kb = await api('POST', '/api/v1/rag/knowledge-bases', { body: { name: 'Harbor Street FAQ' } });
@@ -49,7 +50,7 @@ export async function setUpWidget(
     body: { name: 'Site widget', title: 'Harbor Street', greeting: 'Welcome to Harbor Street!', allowed_origins: input.allowedOrigins, ...input.widget },
   });
   if (widget.status !== 200) throw new Error(`widget: ${JSON.stringify(widget.body)}`);
-  const tools: unknown[] = [];
+  const tools: unknown[] = (input.toolIds ?? []).map((id) => ({ tool_id: id }));
   if (input.functionTool) {
     const tool = await api('POST', '/api/v1/tools', {
       body: { name: 'Cart', type: 'function', definition: { name: input.functionTool, description: 'The visitor\'s cart total', parameters: { type: 'object', properties: { currency: { type: 'string' } }, required: [] } } },
@@ -61,7 +62,7 @@ export async function setUpWidget(
     body: {
       name: 'Front desk', agent_name: 'Ava', prompt: 'You are {{agent_name}}, the front desk of Harbor Street.',
       begin_message: 'Hi, I am {{agent_name}}. Ask me anything about the store.', knowledge_base: kbId,
-      widget_settings_id: widget.body.data.id, selected_tools: tools,
+      widget_settings_id: widget.body.data.id, selected_tools: tools, ...input.agent,
     },
   });
   if (agent.status !== 200) throw new Error(`agent: ${JSON.stringify(agent.body)}`);
