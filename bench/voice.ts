@@ -8,7 +8,10 @@
  *    instead of two, no session), measured interleaved in the same run;
  *  - CPU time per call-second: CALLS concurrent calls streaming both ways in real time (50 frames
  *    a second each way), the whole process's CPU (runtime and both stand-ins) over the wall time:
- *    the calls one vCPU carries is a lower bound for the relay alone.
+ *    the calls one vCPU carries is a lower bound for the relay alone; measured with the agents'
+ *    ambient sound off, then on (`office` at 0.5);
+ *  - ambient sound per frame (voice/ambient.ts): 10,000 agent frames relayed as today (parse the
+ *    delta, write the carrier's message) against the same with the bed mixed in, and a bed frame.
  *
  *   npx tsx bench/voice.ts      prints the markdown section
  *   import { voiceBenchmark }   returns it (npm run bench writes docs/benchmarks.md)
@@ -16,6 +19,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
+import { AmbientMixer, AmbientPacer, FRAME_BYTES, preloadAmbientBeds } from '../voice/ambient';
 
 const FRAME = 160; // 20 ms of μ-law at 8 kHz
 const LATENCY_FRAMES = Number(process.env.BENCH_VOICE_FRAMES ?? 1500);
@@ -80,7 +84,8 @@ async function relay(modelUrl: string) {
       if (f.event === 'start') {
         carrier.streamSid = f.streamSid;
         const callId = f.start.customParameters.call_id!;
-        const agent = { s2s_model: callId, voice_id: '', temperature: 0.8, start_speaker: 'user', reminder_trigger_ms: 0, reminder_max_count: 0, max_call_duration_ms: 0, selected_tools: [], name: 'bench', agent_name: '' };
+        const ambient = callId.startsWith('amb') ? { ambient_sound: 'office', ambient_sound_volume: 0.5 } : { ambient_sound: '', ambient_sound_volume: 0.5 };
+        const agent = { ...ambient, s2s_model: callId, voice_id: '', temperature: 0.8, start_speaker: 'user', reminder_trigger_ms: 0, reminder_max_count: 0, max_call_duration_ms: 0, selected_tools: [], name: 'bench', agent_name: '' };
         const call = { id: callId, organization_id: 'bench', agent_id: 'a', max_call_duration_ms: 0, ring_duration_ms: 30_000 };
         const context = { call, agent, contact: undefined, knowledgeBaseId: null, instructions: '', beginMessage: '', voicemailMessage: '', conversation: { type: 'call', id: callId, organization_id: 'bench', agent_id: 'a', contact_id: null, dynamic_variables: {}, metadata: {} } };
         session = new CallSession({ carrier, context: context as never, settings: { ...voiceSettings(), realtimeBaseUrl: modelUrl }, startMs: Date.now() });
@@ -101,12 +106,12 @@ async function relay(modelUrl: string) {
 }
 
 /** A stand-in Twilio stream connected to `url` for `callId`. */
-async function carrierStream(url: string, callId: string, onMedia: (n: number) => void): Promise<WebSocket> {
+async function carrierStream(url: string, callId: string, onMedia: (n: number) => void, onPayload?: (payload: string) => void): Promise<WebSocket> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
   ws.on('message', (data) => {
     const m = JSON.parse(data.toString());
-    if (m.event === 'media') onMedia(numberOf(m.media.payload));
+    if (m.event === 'media') onPayload ? onPayload(m.media.payload) : onMedia(numberOf(m.media.payload));
     else if (m.event === 'mark') ws.send(JSON.stringify({ event: 'mark', streamSid: m.streamSid, mark: m.mark }));
   });
   ws.send(JSON.stringify({ event: 'start', streamSid: `MZ${callId}`, start: { streamSid: `MZ${callId}`, callSid: `CA${callId}`, customParameters: { call_id: callId } } }));
@@ -115,6 +120,76 @@ async function carrierStream(url: string, callId: string, onMedia: (n: number) =
 
 const media = (n: number) => `{"event":"media","streamSid":"MZ","media":{"track":"inbound","payload":"${frame(n)}"}}`;
 const delta = (n: number) => JSON.stringify({ type: 'response.output_audio.delta', response_id: 'r', item_id: 'i', delta: frame(n) });
+
+/** CALLS calls streaming both ways in real time for LOAD_SECONDS; call ids start with `tag` (`amb…`: the agent has ambient sound). */
+async function cpuLoad(runtimeUrl: string, model: ModelSide, tag: string) {
+  const streams: WebSocket[] = [];
+  let relayed = 0;
+  let mixed = false;
+  model.onAudio = () => relayed++;
+  // A frame the stand-in model sends is a stamp and silence: any other byte after the stamp is the bed mixed in.
+  const onMedia = (payload: string) => {
+    relayed++;
+    if (!mixed && Buffer.from(payload, 'base64').subarray(4).some((b) => b !== 0xff)) mixed = true;
+  };
+  for (let c = 0; c < CALLS; c++) streams.push(await carrierStream(runtimeUrl, `${tag}${c}`, () => {}, onMedia));
+  while (Array.from({ length: CALLS }, (_, c) => model.sockets.has(`${tag}${c}`)).includes(false)) await sleep(5);
+  for (let c = 0; c < CALLS; c++) model.sockets.get(`${tag}${c}`)!.send(JSON.stringify({ type: 'response.created', response: { id: 'r' } }));
+  await sleep(200);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const expected = CALLS * 2 * 50 * LOAD_SECONDS;
+  for (let tick = 0; tick < 50 * LOAD_SECONDS; tick++) {
+    const due = t0 + tick * 20;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    for (let c = 0; c < CALLS; c++) {
+      streams[c]!.send(media(tick));
+      model.sockets.get(`${tag}${c}`)!.send(delta(tick));
+    }
+  }
+  await sleep(200);
+  const wallSec = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuSec = (cpu.user + cpu.system) / 1e6;
+  const callSeconds = CALLS * wallSec;
+  const cpuMsPerCallSecond = (cpuSec * 1000) / callSeconds;
+  for (const s of streams) s.close();
+  return { cpuMsPerCallSecond, callsPerVcpu: Math.floor(1000 / cpuMsPerCallSecond), wallSec, cpuSec, callSeconds, relayed, expected, mixed };
+}
+
+/** Per-frame cost of ambient sound: an agent frame relayed as today, the same with the bed mixed in, and a bed frame alone. */
+function ambientFrameCost() {
+  const t = performance.now();
+  preloadAmbientBeds();
+  const preloadMs = performance.now() - t;
+  const frames = 10_000;
+  // Real-looking agent audio: a different 20 ms of a tone in every frame.
+  const deltas = Array.from({ length: 50 }, (_, k) => {
+    const b = Buffer.alloc(FRAME_BYTES);
+    for (let i = 0; i < FRAME_BYTES; i++) b[i] = (Math.round(127 + 100 * Math.sin((k * FRAME_BYTES + i) / 5)) & 0xff) | 0;
+    return JSON.stringify({ type: 'response.output_audio.delta', response_id: 'r', item_id: 'i', delta: b.toString('base64') });
+  });
+  const message = (payload: string) => `{"event":"media","streamSid":"MZ1","media":{"payload":${JSON.stringify(payload)}}}`;
+  let sink = 0;
+  const pacer = new AmbientPacer({ mixer: new AmbientMixer('office', 0.5), send: () => {}, now: () => 0 });
+  const bedMixer = new AmbientMixer('cafe', 0.5);
+  const time = (fn: (i: number) => string) => {
+    for (let i = 0; i < 2000; i++) sink += fn(i).length; // warm up
+    let best = Infinity;
+    for (let round = 0; round < 5; round++) {
+      const t0 = performance.now();
+      for (let i = 0; i < frames; i++) sink += fn(i).length;
+      best = Math.min(best, ((performance.now() - t0) * 1000) / frames);
+    }
+    return best;
+  };
+  const passUs = time((i) => message(JSON.parse(deltas[i % 50]!).delta));
+  const mixUs = time((i) => message(pacer.agent(JSON.parse(deltas[i % 50]!).delta)));
+  const bedUs = time(() => message(bedMixer.bedPayload(FRAME_BYTES)));
+  if (sink < 0) console.log(sink);
+  return { frames, passUs, mixUs, bedUs, preloadMs };
+}
 
 export async function voiceBenchmark(): Promise<string> {
   process.env.LOG_LEVEL = 'SILENT';
@@ -155,36 +230,13 @@ export async function voiceBenchmark(): Promise<string> {
   directWs.close();
   echo.close();
 
-  // ---- CPU per call-second: CALLS calls streaming in real time both ways ----
-  const streams: WebSocket[] = [];
-  let relayed = 0;
-  model.onAudio = () => relayed++;
-  for (let c = 0; c < CALLS; c++) streams.push(await carrierStream(runtime.url, `load${c}`, () => relayed++));
-  while (model.sockets.size < CALLS + 1) await sleep(5);
-  for (let c = 0; c < CALLS; c++) model.sockets.get(`load${c}`)!.send(JSON.stringify({ type: 'response.created', response: { id: 'r' } }));
-  await sleep(200);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const expected = CALLS * 2 * 50 * LOAD_SECONDS;
-  for (let tick = 0; tick < 50 * LOAD_SECONDS; tick++) {
-    const due = t0 + tick * 20;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    for (let c = 0; c < CALLS; c++) {
-      streams[c]!.send(media(tick));
-      model.sockets.get(`load${c}`)!.send(delta(tick));
-    }
-  }
-  await sleep(200);
-  const wallSec = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const cpuSec = (cpu.user + cpu.system) / 1e6;
-  const callSeconds = CALLS * wallSec;
-  const cpuMsPerCallSecond = (cpuSec * 1000) / callSeconds;
-  const callsPerVcpu = Math.floor(1000 / cpuMsPerCallSecond);
-  for (const s of streams) s.close();
+  // ---- CPU per call-second: CALLS calls streaming in real time both ways, ambient sound off then on ----
+  const quiet = await cpuLoad(runtime.url, model, 'load');
+  const withAmbient = await cpuLoad(runtime.url, model, 'amb');
+  const { cpuMsPerCallSecond, callsPerVcpu, wallSec, cpuSec, callSeconds, relayed, expected } = quiet;
   await runtime.close();
   await model.close();
+  const frames = ambientFrameCost();
 
   const added = (xs: number[]) => `${Math.max(0, median(xs) - median(direct)).toFixed(2)} ms / ${Math.max(0, pct(xs, 99) - pct(direct, 99)).toFixed(2)} ms`;
   const f = (n: number) => `${n.toFixed(2)} ms`;
@@ -200,6 +252,18 @@ export async function voiceBenchmark(): Promise<string> {
     `| direct hop (baseline) | ${f(median(direct))} | ${f(pct(direct, 99))} | |`,
     '',
     `CPU: ${CALLS} calls streaming both ways in real time for ${wallSec.toFixed(1)} s (${relayed} of ${expected} frames relayed): ${cpuSec.toFixed(2)} s of CPU for ${callSeconds.toFixed(0)} call-seconds = **${cpuMsPerCallSecond.toFixed(2)} ms of CPU per call-second**, so one vCPU carries about **${callsPerVcpu} concurrent calls** (goal ≥ 100). The CPU counted is the whole process, stand-ins included (each frame is also serialized by one stand-in and parsed by the other), so the relay alone costs less: the figure is a lower bound on calls per vCPU. Not counted: TLS (the load balancer or CloudFront terminates it), the model's own latency.`,
+    '',
+    `With ambient sound on (the agents' \`ambient_sound\` \`office\` at 0.5), the same load: **${withAmbient.cpuMsPerCallSecond.toFixed(2)} ms of CPU per call-second**, about **${withAmbient.callsPerVcpu} concurrent calls** per vCPU${withAmbient.mixed ? '' : ' — but the session sent the agent audio unmixed (the carrier heard no bed): the mixer is not wired into voice/session.ts, so this run measured nothing more than the first'}.`,
+    '',
+    `Ambient sound per frame (voice/ambient.ts, ${frames.frames.toLocaleString('en')} frames of 20 ms, 160 bytes): the bed is mixed into the μ-law by table (decode, add the bed × volume, clip, encode), with the base64 decoded and encoded again, where without it the payload passes through untouched.`,
+    '',
+    '| per frame | µs | vs relaying it without ambient |',
+    '|---|---|---|',
+    `| agent frame relayed as today (parse the delta, write the carrier's message) | ${frames.passUs.toFixed(2)} | 1.00x |`,
+    `| agent frame relayed with the bed mixed in | ${frames.mixUs.toFixed(2)} | ${(frames.mixUs / frames.passUs).toFixed(2)}x (+${(frames.mixUs - frames.passUs).toFixed(2)} µs) |`,
+    `| bed frame while the agent is silent (made and written) | ${frames.bedUs.toFixed(2)} | ${(frames.bedUs / frames.passUs).toFixed(2)}x |`,
+    '',
+    `A call carries 50 frames a second to the caller, agent audio or bed, so ambient sound costs about **${((50 * Math.max(frames.mixUs - frames.passUs, frames.bedUs)) / 1000).toFixed(3)} ms of CPU per call-second** more (the dearer of the two kinds of frame, 50 a second), against ${cpuMsPerCallSecond.toFixed(2)} ms for the whole relay above. The beds are made once per process (\`preloadAmbientBeds()\`: ${frames.preloadMs.toFixed(0)} ms here for the four).`,
     '',
   ].join('\n');
 }

@@ -42,14 +42,17 @@ export class AmbientMixer {
       out.set(mulaw);
       return out;
     }
+    // Locals, not the imported bindings: a bundle's CommonJS exports are getters, one call per read.
+    const decode = MULAW_DECODE;
+    const encode = MULAW_MAGNITUDE;
     const bed = this.samples;
     const gain = this.gain;
     let p = this.position;
     for (let i = 0; i < mulaw.length; i++) {
-      let s = MULAW_DECODE[mulaw[i]!]! + ((bed[p]! * gain) >> 12);
+      let s = decode[mulaw[i]!]! + ((bed[p]! * gain) >> 12);
       if (s > 32767) s = 32767;
       else if (s < -32768) s = -32768;
-      out[i] = s < 0 ? MULAW_MAGNITUDE[-s >> 2]! & 0x7f : MULAW_MAGNITUDE[s >> 2]!;
+      out[i] = s < 0 ? encode[-s >> 2]! & 0x7f : encode[s >> 2]!;
       if (++p === bed.length) p = 0;
     }
     this.position = p;
@@ -59,12 +62,13 @@ export class AmbientMixer {
   /** The bed alone, `bytes` long (μ-law), for while the agent is silent; the loop moves on by its length. */
   bed(bytes: number): Buffer {
     const out = Buffer.allocUnsafe(bytes);
+    const encode = MULAW_MAGNITUDE;
     const bed = this.samples;
     const gain = this.gain;
     let p = this.position;
     for (let i = 0; i < bytes; i++) {
       const s = (bed[p]! * gain) >> 12;
-      out[i] = s < 0 ? MULAW_MAGNITUDE[-s >> 2]! & 0x7f : MULAW_MAGNITUDE[s >> 2]!;
+      out[i] = s < 0 ? encode[-s >> 2]! & 0x7f : encode[s >> 2]!;
       if (++p === bed.length) p = 0;
     }
     this.position = p;
