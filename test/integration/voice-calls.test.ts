@@ -342,6 +342,9 @@ describe('interruptions', () => {
     const ended = await carrierEnds(org, call.id, sid);
     expect(ended.tool_calls).toEqual([]);
     expect(ended.transcript.map((t: any) => t.role)).toEqual(['agent', 'user', 'agent']);
+    // The cut turn keeps the words heard: 300 ms of 2,000 ms played, so 15 % of its text, marked interrupted.
+    expect(ended.transcript[0]).toMatchObject({ role: 'agent', text: 'Let me', interrupted: true });
+    expect(ended.transcript[2]).not.toHaveProperty('interrupted');
   });
 });
 
@@ -696,5 +699,144 @@ describe('failures and order', () => {
     await transact([updateExisting(keys.call(org, call.id), { voice_stream_at: new Date().toISOString() })]);
     const ended = await carrierEnds(org, call.id, sid, 30);
     expect(ended).toMatchObject({ status: 'ended', error_message: VOICE_LOST_MESSAGE });
+  });
+});
+
+describe('tool calls as the Realtime reference sends them', () => {
+  it('answers arguments that are not a valid JSON object with an error the model hears: a truncated transfer_call never transfers', async () => {
+    const outputs: any[] = [];
+    let asked: any;
+    scripts.set('script-bad-args', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.2, 111), transcript: 'Hello.' });
+      m.userSays('u1', 'Put me through to a person, and check Friday.');
+      // The arguments cut short (a response that ran out of tokens), and a date of the wrong type.
+      m.speak({ responseId: 'r2', itemId: 'i2', calls: [
+        { callId: 'c_transfer', name: 'transfer_call', argsText: '{"reason":"asked for a per' },
+        { callId: 'c_check', name: 'check_availability', args: { start_date: 20301202 } },
+      ] });
+      outputs.push(await m.next('conversation.item.create', (e) => e.item?.type === 'function_call_output' && e.item.call_id === 'c_transfer'));
+      outputs.push(await m.next('conversation.item.create', (e) => e.item?.type === 'function_call_output' && e.item.call_id === 'c_check'));
+      asked = await m.next('response.create');
+      m.speak({ responseId: 'r3', itemId: 'i3', audio: tone(0.2, 112), transcript: 'Sorry, let me try that again.' });
+    });
+    const { org, call, sid, client } = await answeredCall({
+      s2s_model: 'script-bad-args', begin_message: 'Hello.',
+      selected_tools: [{ type: 'transfer_call', phone_number: '+14155550199' }, { type: 'check_availability' }],
+    });
+    await client.until(() => client.media.length >= Math.ceil(tone(0.2, 111).length / 800) + Math.ceil(tone(0.2, 112).length / 800), 'the answer after the errors');
+    expect(JSON.parse(outputs[0].item.output)).toEqual({ error: expect.stringMatching(/^invalid arguments: the arguments are not valid JSON/) });
+    expect(JSON.parse(outputs[1].item.output)).toEqual({ error: expect.stringMatching(/^invalid arguments: "start_date" must be a string/) });
+    expect(asked).toBeDefined();
+    // Nothing reached the carrier: no transfer, the call goes on.
+    expect(updates.some((u) => u.sid === sid)).toBe(false);
+    expect(client.open).toBe(true);
+    client.stop();
+    await client.closed;
+    const ended = await carrierEnds(org, call.id, sid);
+    expect(ended.disconnection_reason).toBe('completed');
+    expect(ended.tool_calls).toEqual([
+      expect.objectContaining({ name: 'transfer_call', arguments: {}, result: { error: expect.stringMatching(/not valid JSON/), arguments_text: '{"reason":"asked for a per' } }),
+      expect.objectContaining({ name: 'check_availability', arguments: {}, result: expect.objectContaining({ error: expect.stringMatching(/start_date/) }) }),
+    ]);
+  });
+});
+
+describe('end_call_after_silence with reminders off', () => {
+  it('hangs up after reminder_trigger_ms of silence when reminder_max_count is 0 (no reminder)', async () => {
+    let creates = 0;
+    scripts.set('script-silence-no-reminder', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      creates++;
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.2, 121), transcript: 'Hello?' });
+      await m.closed;
+      creates += m.received.filter((e) => e.type === 'response.create').length - 1;
+    });
+    const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-silence-no-reminder', begin_message: 'Hello?', reminder_trigger_ms: 300, reminder_max_count: 0, end_call_after_silence: true });
+    await client.until(() => updates.some((u) => u.sid === sid), 'the hang-up', 10_000);
+    await client.closed;
+    expect(updates.find((u) => u.sid === sid)!.form.get('Status')).toBe('completed');
+    const ended = await carrierEnds(org, call.id, sid);
+    expect(creates).toBe(1);
+    expect(ended).toMatchObject({ disconnection_reason: 'completed' });
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hello?']);
+  });
+
+  it('hangs up after VOICE_SILENCE_END_MS of silence when reminder_trigger_ms is 0, counted from when the agent audio has played', async () => {
+    process.env.VOICE_SILENCE_END_MS = '300';
+    try {
+      scripts.set('script-silence-off', async (m) => {
+        await session(m);
+        await m.next('response.create');
+        m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.2, 122), transcript: 'Hello?' });
+      });
+      const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-silence-off', begin_message: 'Hello?', reminder_trigger_ms: 0, reminder_max_count: 2, end_call_after_silence: true }, { autoEcho: false });
+      await client.until(() => client.pendingMarks === 2, 'the greeting');
+      // The greeting has not played yet (marks held): no silence is counted.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(updates.some((u) => u.sid === sid)).toBe(false);
+      const played = Date.now();
+      client.echoMarks();
+      await client.until(() => updates.some((u) => u.sid === sid), 'the hang-up', 10_000);
+      expect(Date.now() - played).toBeGreaterThanOrEqual(250);
+      await client.closed;
+      const ended = await carrierEnds(org, call.id, sid);
+      expect(ended).toMatchObject({ disconnection_reason: 'completed' });
+    } finally {
+      delete process.env.VOICE_SILENCE_END_MS;
+    }
+  });
+});
+
+describe('the stream\'s end', () => {
+  it('ends an inbound call without any carrier status callback, when the caller hangs up and when the agent does', async () => {
+    const { updatePhoneNumber, listPhoneNumbers } = await import('../../shared/domain/phone-numbers/service');
+    const { handler: twilioInbound } = await import('../../functions/telephony/twilio-inbound');
+    scripts.set('script-inbound-end', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.2, 131), transcript: 'Thanks for calling. Goodbye.', calls: [{ callId: 'c_end', name: 'end_call', args: {} }] });
+    });
+    scripts.set('script-inbound-hangs', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: tone(0.2, 132), transcript: 'Thanks for calling.' });
+    });
+    const made = await organization({ s2s_model: 'script-inbound-end', begin_message: 'Thanks for calling.', selected_tools: [{ type: 'end_call' }] });
+    const number = (await listPhoneNumbers(made.org, { limit: 10 } as never)).items.find((n: any) => n.phone_number === made.from)!;
+    const inbound = async (agentId: string) => {
+      await updatePhoneNumber(made.org, number.id, { inbound_agent_id: agentId } as never);
+      const sid = `CA${'8'.repeat(28)}${String(++sidSeq).padStart(4, '0')}`;
+      const params = { CallSid: sid, From: '+14155550177', To: made.from, Direction: 'inbound' };
+      const path = '/api/v1/telephony/twilio/inbound';
+      const res = await twilioInbound(apiEvent({
+        method: 'POST', path,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TOKEN, `${PUBLIC}${path}`, params) },
+        body: new URLSearchParams(params).toString(),
+      }), lambdaContext);
+      const stream = streamOf(res.body as string);
+      const client = await TwilioMediaClient.connect(stream.url, { callSid: sid, customParameters: stream.parameters });
+      streams.set(sid, client);
+      return { sid, client, callId: stream.parameters.call_id! };
+    };
+    // The agent hangs up (end_call): no status callback ever comes.
+    const a = await inbound(made.agentId);
+    await a.client.until(() => updates.some((u) => u.sid === a.sid), 'the hang-up', 10_000);
+    await a.client.closed;
+    await sessionOver(a.callId);
+    const endedA = (await getItem<CallItem & Record<string, any>>(keys.call(made.org, a.callId)))!;
+    expect(endedA).toMatchObject({ status: 'ended', disconnection_reason: 'completed' });
+    expect(endedA.transcript.map((t: any) => t.text)).toEqual(['Thanks for calling. Goodbye.']);
+    // The caller hangs up (the stream stops).
+    const other = await createAgent(made.org, { name: 'Voice', agent_name: 'Ava', reminder_trigger_ms: 0, s2s_model: 'script-inbound-hangs', begin_message: 'Thanks for calling.' } as never);
+    const b = await inbound(other.id);
+    await b.client.until(() => b.client.media.length > 0, 'the greeting');
+    b.client.stop();
+    await b.client.closed;
+    await sessionOver(b.callId);
+    const endedB = (await getItem<CallItem & Record<string, any>>(keys.call(made.org, b.callId)))!;
+    expect(endedB).toMatchObject({ status: 'ended', disconnection_reason: 'completed' });
   });
 });
