@@ -14,6 +14,8 @@ import { NotFoundError, ValidationError } from '../../shared/errors';
 import { handler as configHandler } from '../../functions/widget/config';
 import { handler as preflightHandler } from '../../functions/widget/preflight';
 import { logger } from '../../shared/logger';
+import { keys } from '../../shared/db/keys';
+import { transact, updateExisting } from '../../shared/db/store';
 import { apiEvent, lambdaContext, parsed } from '../support/events';
 import { rejection } from '../support/rejection';
 import { asFunction } from '../support/access';
@@ -48,6 +50,22 @@ describe('widget settings', () => {
       allowed_origins: ['https://example.com'],
     });
     expect(await getWidgetSettings(org, widget.id)).toEqual(widget);
+  });
+
+  it('reads settings stored before public_variables and daily_message_limit existed with their defaults', async () => {
+    const org = uuidv7();
+    const widget = await create(org);
+    await transact([updateExisting(keys.widget(org, widget.id), {}, { remove: ['public_variables', 'daily_message_limit'] })]);
+    expect(await getWidgetSettings(org, widget.id)).toMatchObject({ public_variables: [], daily_message_limit: 2000 });
+  });
+
+  it('validates public_variables: names only, no built-in or contact.* name, at most 20, no repeat', () => {
+    expect(invalidPaths(CreateWidgetBody, { name: 'W', public_variables: ['plan', 'page.url', 'utm_source'], daily_message_limit: 0 })).toEqual([]);
+    expect(invalidPaths(CreateWidgetBody, { name: 'W', public_variables: ['plan', 'agent_name', 'has space', 'contact.email', 'timezone', 'current_time_local', 'current_time'] })).toEqual([
+      'public_variables.1', 'public_variables.2', 'public_variables.3', 'public_variables.4', 'public_variables.5', 'public_variables.6',
+    ]);
+    expect(invalidPaths(UpdateWidgetBody, { public_variables: ['plan', 'plan'] })).toEqual(['public_variables']);
+    expect(invalidPaths(UpdateWidgetBody, { daily_message_limit: -1 })).toEqual(['daily_message_limit']);
   });
 
   it('lists with an exact total, by offset and by cursor', async () => {
@@ -162,8 +180,12 @@ describe('public widget config', () => {
     const widget = await create(org);
     expect(await rejection(getPublicWidgetConfig(uuidv7(), undefined))).toBeInstanceOf(NotFoundError);
     await deactivateWidgetSettings(org, widget.id);
-    expect(await rejection(getPublicWidgetConfig(widget.id, undefined))).toBeInstanceOf(NotFoundError);
-    expect(await rejection(preflightWidgetConfig(widget.id, undefined))).toBeInstanceOf(NotFoundError);
+    const closed = await rejection(getPublicWidgetConfig(widget.id, undefined));
+    expect(closed).toBeInstanceOf(NotFoundError);
+    expect(closed.details).toMatchObject({ reason: 'widget_inactive' });
+    // The preflight still answers, so the page's request goes and reads that 404 (CORS headers set).
+    expect(await preflightWidgetConfig(widget.id, undefined)).toMatchObject({ 'access-control-allow-origin': '*' });
+    expect(await rejection(preflightWidgetConfig(uuidv7(), undefined))).toBeInstanceOf(NotFoundError);
     await updateWidgetSettings(org, widget.id, { is_active: true });
     expect((await getPublicWidgetConfig(widget.id, undefined)).config.id).toBe(widget.id);
   });
