@@ -233,11 +233,11 @@ export async function safePost(raw: string, body: string, headers: Record<string
  * One request of any method through the egress guard (webhook deliveries and tools): the URL
  * checked, its host resolved, checked and pinned; redirects are NOT followed (a 3xx is answered
  * as it is); `timeoutMs` bounds the whole request, name resolution included; at most `maxBytes`
- * of the answer is kept.
+ * of the answer is kept; an aborted `signal` closes the connection (a tool cancelled at a turn's deadline).
  */
 export async function safeRequest(
   raw: string,
-  options: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number; accept?: string },
+  options: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number; accept?: string; signal?: AbortSignal },
 ): Promise<{ status: number; contentType: string; body: Buffer; truncated: boolean }> {
   const deadline = Date.now() + options.timeoutMs;
   const url = checkUrlShape(raw);
@@ -246,7 +246,7 @@ export async function safeRequest(
     timer = setTimeout(() => reject(new FetchFailedError(raw, `timed out after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
   });
   const target = await Promise.race([resolveAllowed(raw, url.hostname), dnsTimeout]).finally(() => clearTimeout(timer));
-  const res = await requestPinned(url, target, { timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: options.maxBytes, method: options.method, headers: options.headers, body: options.body, accept: options.accept });
+  const res = await requestPinned(url, target, { timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: options.maxBytes, method: options.method, headers: options.headers, body: options.body, accept: options.accept, signal: options.signal });
   return { status: res.status, contentType: res.contentType, body: res.body, truncated: res.truncated };
 }
 

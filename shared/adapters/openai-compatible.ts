@@ -58,7 +58,7 @@ export function redactSecrets(text: string, secrets: string[] = []): string {
   let out = text;
   for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
   return out
-    .replace(/\b(sk|pk|rk|ak|key|token|gsk|xai)[-_][A-Za-z0-9_*.\-]{4,}/gi, '[redacted]')
+    .replace(/\b(sk|pk|rk|ak|key|token|gsk|xai)[-_][A-Za-z0-9_*\-]{4,}/gi, '[redacted]')
     .replace(/\bBearer\s+\S+/gi, 'Bearer [redacted]')
     .replace(/\b[A-Za-z0-9_\-]{32,}\b/g, '[redacted]');
 }

@@ -7,7 +7,9 @@ import { readBody } from './stand-in';
  * request and answers `POST /v1/chat/completions` from a script, a queue of answers used in
  * order (text, tool calls, an HTTP error with its headers, a raw body, a delay, or no answer at
  * all). With the queue empty it answers `fallback` (default: the text "ok"). It checks the key
- * (`Authorization: Bearer <apiKey>`, else 401) only when started with an `apiKey`. Shapes are the
+ * (`Authorization: Bearer <apiKey>`, else 401 quoting the given key masked, as OpenAI does) only
+ * when started with an `apiKey`, and refuses a request over `contextTokens` (400
+ * `context_length_exceeded`) only when started with one. Shapes are the
  * documented ones: the completion object (`choices[0].message.content` / `tool_calls`,
  * `finish_reason`, `usage`) and the error JSON (`{ error: { message, type, param, code } }`).
  *
@@ -67,7 +69,22 @@ export interface OpenAiStandIn {
   close(): Promise<void>;
 }
 
-export async function startOpenAiStandIn(options: { apiKey?: string; fallback?: StandInStep } = {}): Promise<OpenAiStandIn> {
+/**
+ * The stand-in's token count of a request: the JSON text of its messages and tools, a token per
+ * four characters (a tokenizer's rough rate for English). It is not ours to agree with: the
+ * platform estimates on its own, as it must with a real provider.
+ */
+export const standInTokens = (body: any): number => Math.ceil(JSON.stringify([body?.messages ?? [], body?.tools ?? []]).length / 4);
+
+/** A key as OpenAI quotes a refused one: its first 8 and last 4 characters around stars. */
+const masked = (key: string) => (key.length > 12 ? `${key.slice(0, 8)}${'*'.repeat(key.length - 12)}${key.slice(-4)}` : key);
+
+export async function startOpenAiStandIn(options: {
+  apiKey?: string;
+  fallback?: StandInStep;
+  /** The model's context window: a request over it (standInTokens) is refused as OpenAI refuses it (400 `context_length_exceeded`). */
+  contextTokens?: number;
+} = {}): Promise<OpenAiStandIn> {
   const apiKey = options.apiKey;
   const fallback: StandInStep = options.fallback ?? { text: 'ok' };
   const requests: StandInRequest[] = [];
@@ -92,7 +109,14 @@ export async function startOpenAiStandIn(options: { apiKey?: string; fallback?: 
     }
     requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, authorization: req.headers.authorization, body });
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(res, 404, apiError(404, 'Unknown path', 'invalid_request_error'));
-    if (apiKey !== undefined && req.headers.authorization !== `Bearer ${apiKey}`) return send(res, 401, apiError(401, 'Incorrect API key provided', 'invalid_request_error', 'invalid_api_key'));
+    if (apiKey !== undefined && req.headers.authorization !== `Bearer ${apiKey}`) {
+      const given = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+      return send(res, 401, apiError(401, `Incorrect API key provided: ${masked(given)}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key'));
+    }
+    if (options.contextTokens !== undefined && standInTokens(body) > options.contextTokens) {
+      const tokens = standInTokens(body);
+      return send(res, 400, JSON.stringify({ error: { message: `This model's maximum context length is ${options.contextTokens} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } }));
+    }
     const step = queue.shift() ?? fallback;
     const answer = typeof step === 'function' ? step(body) : step;
     if ('hang' in answer) return;

@@ -1,4 +1,5 @@
-import type { LlmMessage, LlmPassage, LlmPort, LlmToolCall, LlmUsage } from '../../adapters/llm/port';
+import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmToolCall, type LlmUsage } from '../../adapters/llm/port';
+import { contextTokenLimit, fitHistory } from './context-budget';
 import { executeTool, type ExecutedTool, type ToolEffect } from './tools/executor';
 import { capResult } from './tools/results';
 import { parseArguments } from './tools/arguments';
@@ -10,7 +11,10 @@ import type { ConversationRef } from './types';
  * line), storage-agnostic. It grounds the user's words in the knowledge base (the caller passes
  * the passages), runs the model with the agent's tools for at most MAX_TOOL_ROUNDS rounds, runs
  * webhook tools and built-ins itself and stops at `function` tools, which the API caller answers.
- * It returns the messages the turn adds; the channel stores them all at once, or none.
+ * It returns the messages the turn adds; the channel stores them at once. When the model fails
+ * after platform tools ran, the error carries what the turn did (keptTurnOf), so the channel can
+ * keep it and a retry continue from it instead of running the tools again. Each model request
+ * holds as much recent history as fits the context budget (context-budget.ts).
  */
 
 /** Rounds of tool calls one turn may make before the model must answer in text. */
@@ -59,8 +63,10 @@ export interface TurnInput {
   passages: LlmPassage[];
   /** Rounds this turn already used before it stopped for function tools. */
   roundsUsed?: number;
-  /** Epoch ms by which the turn must be done: every model request gets what remains. */
+  /** Epoch ms by which the turn must be done: every model request gets what remains; a tool still running then is cancelled. */
   deadlineMs: number;
+  /** Estimated tokens one model request may hold (default LLM_CONTEXT_TOKENS). */
+  contextTokens?: number;
 }
 
 export interface TurnOutput {
@@ -73,13 +79,33 @@ export interface TurnOutput {
   usage: LlmUsage & { requests: number };
 }
 
-/** The turn ran out of its time budget: the channel answers 503 and keeps nothing. */
+/** The turn ran out of its time budget: the channel answers 503 (and keeps what keptTurnOf gives). */
 export class TurnDeadlineError extends Error {
   constructor() {
     super('The conversation turn ran out of time');
     this.name = 'TurnDeadlineError';
   }
 }
+
+/** What a turn did before its model failed: set on the LlmError or TurnDeadlineError it throws. */
+export interface KeptTurn {
+  /** The messages added so far (the user's first, then whole tool rounds: every call with its result). */
+  messages: ConversationMessage[];
+  roundsUsed: number;
+  usage: LlmUsage & { requests: number };
+  /** Tool calls the platform ran (webhook tools and built-ins); 0 means nothing is worth keeping. */
+  toolsRan: number;
+}
+
+const KEPT = Symbol('keptTurn');
+
+/** What the failed turn had done (see KeptTurn), when `err` is a model failure or deadline thrown by runTurn. */
+export function keptTurnOf(err: unknown): KeptTurn | undefined {
+  return err && typeof err === 'object' ? (err as { [KEPT]?: KeptTurn })[KEPT] : undefined;
+}
+
+/** The error result of a tool cancelled at the turn's deadline. */
+export const timedOutResult = (ms: number) => ({ error: `timed out: the tool did not answer within the turn's remaining ${Math.max(0, Math.round(ms))} ms and was cancelled` });
 
 const toolText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result ?? null));
 
@@ -99,28 +125,49 @@ export function toLlmMessages(messages: ConversationMessage[]): LlmMessage[] {
   return out;
 }
 
-/** Runs one turn (see the module comment). Model failures (LlmError) and TurnDeadlineError propagate: the turn keeps nothing. */
+/** Runs one turn (see the module comment). Model failures (LlmError) and TurnDeadlineError propagate, carrying what the turn did (keptTurnOf). */
 export async function runTurn(input: TurnInput): Promise<TurnOutput> {
+  const progress = { rounds: input.roundsUsed ?? 0, toolsRan: 0 };
   const added: ConversationMessage[] = [];
   const usage = { requests: 0, promptTokens: 0, completionTokens: 0 };
+  try {
+    return await turnLoop(input, added, usage, progress);
+  } catch (err) {
+    if (err instanceof LlmError || err instanceof TurnDeadlineError) {
+      const kept: KeptTurn = { messages: added, roundsUsed: progress.rounds, usage, toolsRan: progress.toolsRan };
+      Object.defineProperty(err, KEPT, { value: kept, enumerable: false });
+    }
+    throw err;
+  }
+}
+
+async function turnLoop(
+  input: TurnInput,
+  added: ConversationMessage[],
+  usage: { requests: number; promptTokens: number; completionTokens: number },
+  progress: { rounds: number; toolsRan: number },
+): Promise<TurnOutput> {
   const effect: ToolEffect = {};
+  const contextTokens = input.contextTokens ?? contextTokenLimit();
   const sources = input.passages.map((p) => ({ doc_id: p.doc_id, url: p.url, score: p.score }));
   if (input.userText !== undefined) added.push({ role: 'user', content: input.userText });
   for (const r of input.toolResults ?? []) added.push({ role: 'tool_result', content: '', tool_call_id: r.tool_call_id, name: r.name, result: capResult(r.output) });
-  let rounds = input.roundsUsed ?? 0;
+  let rounds = progress.rounds;
   const byName = new Map(input.tools.map((t) => [t.name, t]));
 
   for (;;) {
     const remaining = input.deadlineMs - Date.now();
     if (remaining <= 0) throw new TurnDeadlineError();
     const offerTools = rounds < MAX_TOOL_ROUNDS && !effect.end && !effect.transferTo;
+    const tools = offerTools ? input.tools.map(({ name, description, parameters }) => ({ name, description, parameters })) : [];
+    const fitted = fitHistory({ system: input.system, passages: input.passages, tools, messages: toLlmMessages([...input.history, ...added]) }, contextTokens);
     const reply = await input.llm.complete({
       model: input.model,
       temperature: input.temperature,
       system: input.system,
       passages: input.passages,
-      messages: toLlmMessages([...input.history, ...added]),
-      tools: offerTools ? input.tools.map(({ name, description, parameters }) => ({ name, description, parameters })) : [],
+      messages: fitted.messages,
+      tools,
       timeoutMs: remaining,
     });
     usage.requests++;
@@ -131,6 +178,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutput> {
     if (!calls.length) return { messages: added, pending: [], roundsUsed: rounds, effect, usage };
 
     rounds++;
+    progress.rounds = rounds;
     // The step's calls first, then their results in the same order: one assistant message with
     // every call, then one tool message each (what Chat Completions expects).
     const pending: PendingToolCall[] = [];
@@ -146,13 +194,16 @@ export async function runTurn(input: TurnInput): Promise<TurnOutput> {
           pending.push({ id: call.id, name: call.name, arguments: args });
           return undefined;
         }
-        // A tool gets what remains of the turn's budget at most: a late answer is an error result.
+        // A tool gets what remains of the turn's budget at most: then it is cancelled (its request
+        // aborted) and its call recorded as timed out.
         const left = input.deadlineMs - Date.now();
-        let timer: NodeJS.Timeout | undefined;
+        const abort = new AbortController();
+        const timer = setTimeout(() => abort.abort(), Math.max(0, left));
         const late = new Promise<ExecutedTool>((resolve) => {
-          timer = setTimeout(() => resolve({ ok: false, result: { error: `the tool did not answer within the turn's remaining ${Math.max(0, left)} ms` } }), Math.max(0, left));
+          abort.signal.addEventListener('abort', () => resolve({ ok: false, result: timedOutResult(left) }), { once: true });
         });
-        const outcome = await Promise.race([executeTool(tool, { id: call.id, name: call.name, arguments: args }, input.conversation), late]).finally(() => clearTimeout(timer));
+        const outcome = await Promise.race([executeTool(tool, { id: call.id, name: call.name, arguments: args }, input.conversation, { signal: abort.signal }), late]).finally(() => clearTimeout(timer));
+        progress.toolsRan++;
         if (outcome.effect?.end) effect.end = outcome.effect.end;
         if (outcome.effect?.transferTo) effect.transferTo = outcome.effect.transferTo;
         return capResult(outcome.result);

@@ -103,15 +103,16 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
  * against the tool's parameters first: invalid ones go back to the model as an error result,
  * never to the tool. A tool's failure is a result the model sees; this never throws for it.
  * `function` tools are not run here: the caller answers them (chats) or they are not offered (calls).
+ * `signal` cancels a webhook tool's request (the engine aborts it at the turn's deadline).
  */
-export async function executeTool(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef): Promise<ExecutedTool> {
+export async function executeTool(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef, options: { signal?: AbortSignal } = {}): Promise<ExecutedTool> {
   const issues = argumentIssues(tool.parameters, call.arguments);
   if (issues.length) return failure(`invalid arguments: ${issues.join('; ')}`);
   if (tool.kind === 'builtin') return runBuiltIn(tool, call, conversation);
   if (tool.kind === 'webhook') {
     const outcome = tool.item
-      ? await runLoadedWebhookTool(await unsealWebhookTool(tool.item), call, conversation)
-      : await runWebhookTool(conversation.organization_id, tool.toolId!, call, conversation);
+      ? await runLoadedWebhookTool(await unsealWebhookTool(tool.item), call, conversation, options)
+      : await runWebhookTool(conversation.organization_id, tool.toolId!, call, conversation, options);
     return outcome;
   }
   return failure(`${call.name} is answered by the client, not the platform`);

@@ -100,14 +100,14 @@ function resultOf(text: string, truncated: boolean): unknown {
  * `{ ok: false, result: { error } }` with a readable message: this never throws for the tool's
  * failures (a failing table or key still throws, as everywhere).
  */
-export async function runWebhookTool(orgId: string, toolId: string, call: ToolInvocation, conversation: ConversationRef): Promise<ToolOutcome> {
+export async function runWebhookTool(orgId: string, toolId: string, call: ToolInvocation, conversation: ConversationRef, options: { signal?: AbortSignal } = {}): Promise<ToolOutcome> {
   const loaded = await loadWebhookTool(orgId, toolId);
   if (!loaded) return failed(`the tool ${call.name} no longer exists`);
-  return runLoadedWebhookTool(loaded, call, conversation);
+  return runLoadedWebhookTool(loaded, call, conversation, options);
 }
 
-/** runWebhookTool for a tool already loaded (loadWebhookTool). */
-export async function runLoadedWebhookTool({ item: tool, secrets }: LoadedWebhookTool, call: ToolInvocation, conversation: ConversationRef): Promise<ToolOutcome> {
+/** runWebhookTool for a tool already loaded (loadWebhookTool). An aborted `signal` cancels the request (the connection is closed) and the call is timed out. */
+export async function runLoadedWebhookTool({ item: tool, secrets }: LoadedWebhookTool, call: ToolInvocation, conversation: ConversationRef, options: { signal?: AbortSignal } = {}): Promise<ToolOutcome> {
   if (tool.type !== 'webhook' || !tool.url) return failed(`the tool ${call.name} is not a webhook tool`);
   if (tool.isActive === false) return failed(`the tool ${call.name} is inactive`);
   const timeoutMs = tool.timeout_ms ?? DEFAULT_TOOL_TIMEOUT_MS;
@@ -120,11 +120,12 @@ export async function runLoadedWebhookTool({ item: tool, secrets }: LoadedWebhoo
   let answer;
   const started = Date.now();
   try {
-    answer = await safeRequest(request.url, { method: request.method, headers: request.headers, body: request.body, timeoutMs, maxBytes: MAX_TOOL_RESULT_BYTES, accept: 'application/json, text/plain;q=0.9, */*;q=0.5' });
+    answer = await safeRequest(request.url, { method: request.method, headers: request.headers, body: request.body, timeoutMs, maxBytes: MAX_TOOL_RESULT_BYTES, accept: 'application/json, text/plain;q=0.9, */*;q=0.5', signal: options.signal });
   } catch (err) {
     if (err instanceof EgressRefusedError) return failed(`the tool's URL is refused: ${err.reason}`);
     const message = (err as Error).message ?? String(err);
     if (/timed out/i.test(message) || Date.now() - started >= timeoutMs) return failed(`the tool timed out after ${timeoutMs} ms`);
+    if (options.signal?.aborted) return failed(`timed out: the tool was cancelled at the turn's deadline after ${Date.now() - started} ms`);
     return failed(`the tool could not be reached: ${message.replace(/^request failed: /, '')}`);
   }
   const { status } = answer;
