@@ -3,7 +3,7 @@ import { resetConfig } from '../../shared/config';
 import { createAgent, getAgent, updateAgent } from '../../shared/domain/agents/service';
 import { removeToolFromAgents } from '../../shared/domain/agents/tool-references';
 import { CreateToolBody, UpdateToolBody, type CreateToolInput } from '../../shared/domain/tools/schemas';
-import { createTool, deleteTool, getTool, listTools, updateTool } from '../../shared/domain/tools/service';
+import { createTool, deleteTool, getTool, getToolsByIds, listTools, updateTool } from '../../shared/domain/tools/service';
 import { fieldIssues } from '../../shared/http/middleware/validate';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { transact, updateExisting } from '../../shared/db/store';
@@ -202,6 +202,22 @@ describe('tools', () => {
     }
     expect((await listTools(other, { limit: 10 })).items).toEqual([]);
     expect(await getTool(owner, tool.id)).toEqual(tool);
+  });
+
+  it('reads many tools by id for the engine: live ones of the organization only, sealed secret kept', async () => {
+    // Prepare
+    const [org, other] = [uuidv7(), uuidv7()];
+    const hook = await createTool(org, body({ name: 'Hook', type: 'webhook', url: 'https://example.com/hook' }));
+    const fn = await createTool(org, body({ name: 'Fn', definition: definition('other_fn') }));
+    const retiring = await createTool(org, body({ name: 'Retiring' }));
+    const foreign = await createTool(other, body({ name: 'Foreign' }));
+    await transact([updateExisting(keys.tool(org, retiring.id), { deleting_at: new Date().toISOString() })]);
+    // Act
+    const read = await getToolsByIds(org, [fn.id, hook.id, hook.id, retiring.id, foreign.id, uuidv7()]);
+    // Assess
+    expect(read.map((t) => t.id).sort()).toEqual([hook.id, fn.id].sort());
+    expect(read.find((t) => t.id === hook.id)!.secret_sealed).toEqual(expect.any(String));
+    expect(await getToolsByIds(org, [])).toEqual([]);
   });
 
   it('deletes a tool permanently and removes it from the agents that selected it', async () => {
