@@ -13,9 +13,11 @@
  *
  * Every bed has the same loudness (BED_RMS), so `ambient_sound_volume` means the same for each.
  */
+import { AMBIENT_SOUNDS as AGENT_AMBIENT_SOUNDS } from '../shared/domain/agents/schemas';
 
-export const AMBIENT_SOUNDS = ['office', 'cafe', 'call-center', 'static'] as const;
-export type AmbientSound = (typeof AMBIENT_SOUNDS)[number];
+/** A bed's name: the agents' `ambient_sound` values but `""` (one list, the schema's; a name without a bed below does not compile). */
+export type AmbientSound = Exclude<(typeof AGENT_AMBIENT_SOUNDS)[number], ''>;
+export const AMBIENT_SOUNDS: readonly AmbientSound[] = AGENT_AMBIENT_SOUNDS.filter((s): s is AmbientSound => s !== '');
 
 /** Whether `value` names a bed. */
 export const isAmbientSound = (value: unknown): value is AmbientSound => (AMBIENT_SOUNDS as readonly unknown[]).includes(value);
