@@ -99,6 +99,11 @@ export const keys = {
    * in the session's transaction: a repeated incoming-call webhook finds the session it made.
    */
   inboundCall: (provider: string, providerCallId: string): Key => ({ pk: `INBOUND#${provider}#${providerCallId}`, sk: 'INBOUND' }),
+  /**
+   * The one stream a voice-stream token admits (`<sha256 of the token>`), put with attribute_not_exists
+   * at admission: a second stream with the same token is refused, whichever runtime task it reaches.
+   */
+  voiceStreamToken: (tokenHash: string): Key => ({ pk: `VOICESTREAM#${tokenHash}`, sk: 'VOICESTREAM' }),
   /** A charge in the organization's billing ledger (UUID v7 ids sort by time). */
   charge: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.charge}${id}` }),
   /** The simulated carrier's own record of a number it sold, one partition per country. */

@@ -98,8 +98,12 @@ export interface TelephonyPort {
   /** The carrier's current listing of one number, or undefined when it is not offered. */
   quote(phoneNumber: string): Promise<AvailableNumber | undefined>;
   /** Buys the number; UnprocessableError when the carrier no longer offers it. */
-  /** Buys a number; `voiceUrl` is where the carrier asks what to do with calls to it (Twilio: VoiceUrl). */
-  purchase(phoneNumber: string, options?: { voiceUrl?: string }): Promise<PurchasedNumber>;
+  /**
+   * Buys a number; `voiceUrl` is where the carrier asks what to do with calls to it (Twilio:
+   * VoiceUrl), `statusCallbackUrl` where it reports their end (Twilio: StatusCallback; without it
+   * Twilio reports nothing about an incoming call).
+   */
+  purchase(phoneNumber: string, options?: { voiceUrl?: string; statusCallbackUrl?: string }): Promise<PurchasedNumber>;
   /** Gives a bought number back; releasing one the carrier no longer holds is not an error. */
   release(number: PurchasedNumber): Promise<void>;
   /** Places an outbound call. */

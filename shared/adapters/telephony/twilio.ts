@@ -14,8 +14,9 @@ import { phoneRules } from '../../domain/common/phone-field';
  *   PhoneNumbers/Countries/{Country} (the `local` monthly price) and Pricing v2
  *   Voice/Countries/{Country} (the `local` inbound price; outbound: the longest matching prefix),
  *   cached per container for an hour.
- * - buy: POST Accounts/{sid}/IncomingPhoneNumbers.json (PhoneNumber, and VoiceUrl/VoiceMethod
- *   POST: incoming calls to our inbound webhook); the PN… sid is kept.
+ * - buy: POST Accounts/{sid}/IncomingPhoneNumbers.json (PhoneNumber, VoiceUrl/VoiceMethod POST:
+ *   incoming calls to our inbound webhook, and StatusCallback/StatusCallbackMethod POST: their
+ *   end, with CallDuration, to our status webhook); the PN… sid is kept.
  * - release: DELETE Accounts/{sid}/IncomingPhoneNumbers/{Sid}.json; a 404 means already released.
  * - placeCall: POST Accounts/{sid}/Calls.json with status callbacks, recording (Record,
  *   RecordingStatusCallback) and, when asked, answering-machine detection
@@ -233,6 +234,12 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
       if (options.voiceUrl) {
         form.set('VoiceUrl', options.voiceUrl);
         form.set('VoiceMethod', 'POST');
+      }
+      // Twilio reports an incoming call's end only to the number's StatusCallback (the `completed`
+      // event, with CallDuration): without it the platform would hear nothing from the carrier.
+      if (options.statusCallbackUrl) {
+        form.set('StatusCallback', options.statusCallbackUrl);
+        form.set('StatusCallbackMethod', 'POST');
       }
       try {
         const { body } = await call<{ sid: string; phone_number: string }>('POST', `${await account()}/IncomingPhoneNumbers.json`, form);

@@ -5,9 +5,9 @@ import { telephony } from '../../adapters/telephony';
 import type { CallStatusEvent } from '../../adapters/telephony/port';
 import { clockMs, clockNow } from '../../clock';
 import { config } from '../../config';
-import { keys } from '../../db/keys';
+import { collections, keys } from '../../db/keys';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
-import { ConditionFailed, getItem, ignoreConditionFailed, transact, updateExisting, type CounterDelta } from '../../db/store';
+import { ConditionFailed, deleteExisting, getItem, ignoreConditionFailed, transact, updateExisting, type CounterDelta } from '../../db/store';
 import { NotFoundError } from '../../errors';
 import { logger } from '../../logger';
 import { callChargeId, chargeWrite } from '../billing/service';
@@ -19,8 +19,8 @@ import { simulatedConversation } from './conversation';
 import { storeRecording } from './recordings';
 import type { CallToolCalls, Transcript } from './schemas';
 import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
-import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
-import { advances, billableMinutes, moveFor, STATUS_RANK, type Move } from './state';
+import type { VoiceFields } from './voice-session';
+import { advances, billableMinutes, isMachine, moveFor, STATUS_RANK, VOICE_LOST_MESSAGE, type Move } from './state';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -132,17 +132,7 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
       await publish('call.ended');
       const minutes = billableMinutes(next.duration_sec);
       if (minutes > 0 && next.price_per_minute > 0) {
-        const charge = chargeWrite(item.organization_id, {
-          id: callChargeId(item.id, item.created_at),
-          amount: minutes * next.price_per_minute,
-          reason: 'call_minutes',
-          description: `${item.direction === 'inbound' ? `Inbound call from ${item.from_phone_number}` : `Outbound call to ${item.to_phone_number}`}: ${minutes} min at ${next.price_per_minute} USD/min`,
-          resourceType: 'call',
-          resourceId: item.id,
-          // The organization's own number: the caller's side of an inbound call is someone else's.
-          phoneNumber: item.direction === 'inbound' ? item.to_phone_number : item.from_phone_number,
-          at: next.ended_at!,
-        });
+        const charge = minutesCharge(next, minutes);
         writes.push(charge.item);
         counters.push(charge.counter);
       }
@@ -163,6 +153,78 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
     return { moved: true, item: next };
   }
   throw new Error(`Call ${start.id} kept changing while moving it to ${move.status}`);
+}
+
+/** The minutes charge of an ended call (id derived from the call: one charge per call, ever). */
+function minutesCharge(item: CallItem, minutes: number) {
+  return chargeWrite(item.organization_id, {
+    id: callChargeId(item.id, item.created_at),
+    amount: minutes * item.price_per_minute,
+    reason: 'call_minutes',
+    description: `${item.direction === 'inbound' ? `Inbound call from ${item.from_phone_number}` : `Outbound call to ${item.to_phone_number}`}: ${minutes} min at ${item.price_per_minute} USD/min`,
+    resourceType: 'call',
+    resourceId: item.id,
+    // The organization's own number: the caller's side of an inbound call is someone else's.
+    phoneNumber: item.direction === 'inbound' ? item.to_phone_number : item.from_phone_number,
+    at: item.ended_at!,
+  });
+}
+
+/**
+ * The voice runtime's end of an inbound call's stream (the caller or the agent hung up, or the
+ * agent transferred the caller), for a call the carrier has not ended yet: the call ends
+ * `completed` (or the runtime's reason, `transferred`…), its duration from `answered_at` to the
+ * stream's end, charged for that, `call.ended` once, analysis queued (moveCall). Outbound calls
+ * are left to the carrier's status callback, which always comes for a call we place.
+ */
+export async function endAtStreamStop(item: CallItem, streamEndedAt: string): Promise<MoveResult> {
+  if (item.direction !== 'inbound' || item.status === 'ended') return { moved: false, item };
+  return moveCall(item, { status: 'ended', rank: STATUS_RANK.ended, reason: 'completed', answered: true }, { at: streamEndedAt });
+}
+
+/**
+ * The carrier's final duration for a call already ended by the platform (an inbound call ended at
+ * its stream's stop; a call the recovery sweep ended): `duration_sec` becomes the carrier's, and
+ * its minutes charge is rewritten to match (created, changed or removed) in the same transaction,
+ * conditioned on the duration it replaces, so a redelivered callback changes nothing and nothing
+ * is charged twice. No second `call.ended`. A call that was not answered, or ended as a voicemail,
+ * keeps its 0.
+ */
+export async function correctDuration(item: CallItem, carrierSec: number): Promise<boolean> {
+  const duration = Math.max(0, Math.round(carrierSec));
+  if (item.status !== 'ended' || !item.answered_at || item.disconnection_reason === 'voicemail' || duration === item.duration_sec) return false;
+  const before = item.price_per_minute > 0 ? billableMinutes(item.duration_sec) : 0;
+  const after = item.price_per_minute > 0 ? billableMinutes(duration) : 0;
+  const now = clockNow().toISOString();
+  const writes: TransactItem[] = [
+    updateExisting(keys.call(item.organization_id, item.id), { duration_sec: duration, carrier_duration_sec: duration, updated_at: now }, {
+      condition: '#st = :ended AND #dur = :old',
+      names: { '#st': 'status', '#dur': 'duration_sec' },
+      values: { ':ended': 'ended', ':old': item.duration_sec },
+    }),
+  ];
+  const counters: CounterDelta[] = [];
+  const corrected = { ...item, duration_sec: duration };
+  const chargeKey = keys.charge(item.organization_id, callChargeId(item.id, item.created_at));
+  if (before === 0 && after > 0) {
+    const charge = minutesCharge(corrected, after);
+    writes.push(charge.item);
+    counters.push(charge.counter);
+  } else if (before > 0 && after === 0) {
+    writes.push(deleteExisting(chargeKey));
+    counters.push({ orgId: item.organization_id, collection: collections.charges, delta: -1 });
+  } else if (before !== after) {
+    const { charge } = minutesCharge(corrected, after);
+    writes.push(updateExisting(chargeKey, { amount: charge.amount, amount_units: charge.amount_units, amount_scale: charge.amount_scale, description: charge.description }));
+  }
+  try {
+    await transact(writes, counters);
+  } catch (err) {
+    if (err instanceof ConditionFailed) return false; // corrected meanwhile (a redelivery), or changed since read
+    throw err;
+  }
+  logger.info('A call\'s duration was corrected to the carrier\'s', { call_id: item.id, from_sec: item.duration_sec, to_sec: duration });
+  return true;
 }
 
 /**
@@ -277,9 +339,14 @@ export async function placeQueuedCall(orgId: string, callId: string): Promise<vo
   }
 }
 
-/** A message of the call-events queue: a carrier status event, or (Twilio) a finished recording. */
+/**
+ * A message of the call-events queue: a carrier status event for a call (its URL names it), a
+ * status event for an incoming call known only by the carrier's call id (a number's
+ * StatusCallback), or (Twilio) a finished recording.
+ */
 export type CallEventMessage =
   | { kind: 'status'; organization_id: string; call_id: string; provider: string; event: CallStatusEvent }
+  | { kind: 'inbound-status'; provider: string; event: CallStatusEvent }
   | { kind: 'recording'; organization_id: string; call_id: string; provider_call_id: string; recording_url: string };
 
 /**
@@ -298,6 +365,10 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
   if (item.provider_call_id && event.providerCallId !== item.provider_call_id) {
     logger.warn('Carrier event for another carrier call; dropped', { call_id: callId, provider_call_id: event.providerCallId });
     return { moved: false, item };
+  }
+  // A final duration for a call the platform ended first (the stream's stop, the sweep) corrects it.
+  if (item.status === 'ended' && event.status === 'completed' && event.durationSec !== undefined && !isMachine(event.answeredBy)) {
+    await correctDuration(item, event.durationSec);
   }
   let move = moveFor(event);
   if (!move) return { moved: false, item };
@@ -330,5 +401,12 @@ export async function attachCarrierRecording(orgId: string, callId: string, prov
 /** The call-events job's work for one message. */
 export async function handleCallEventMessage(m: CallEventMessage): Promise<void> {
   if (m.kind === 'recording') return attachCarrierRecording(m.organization_id, m.call_id, m.provider_call_id, m.recording_url);
+  if (m.kind === 'inbound-status') {
+    const made = await getItem<{ organization_id: string; call_id: string }>(keys.inboundCall(m.provider, m.event.providerCallId));
+    // A call refused before any session (<Reject/>) has none: nothing to end.
+    if (!made) return void logger.info('A status callback for an incoming call without a session; dropped', { provider_call_id: m.event.providerCallId });
+    await applyCarrierEvent(made.organization_id, made.call_id, m.event, m.provider);
+    return;
+  }
   await applyCarrierEvent(m.organization_id, m.call_id, m.event, m.provider);
 }

@@ -34,14 +34,19 @@ export const getCall = defineOperation({
 
 /** The call a Twilio callback is about, in the callback URL's query (signed with the URL). */
 const TwilioCallQuery = lazy(() => z.strictObject({ organization_id: uuid(), call_id: uuid() }));
+/**
+ * The status URL names the call for calls we place; a number's StatusCallback (incoming calls)
+ * names none, and the call is found from its CallSid. One without the other is a 400.
+ */
+const TwilioStatusQuery = lazy(() => z.strictObject({ organization_id: z.optional(uuid()), call_id: z.optional(uuid()) }));
 /** Twilio posts many form parameters; the signature covers them all, so none is refused here. */
 const TwilioForm = named('TwilioCallbackForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
 const Received = named('TwilioCallbackReceipt', () => z.object({ received: z.boolean() }), 'Whether the callback changed anything');
 
 export const receiveTwilioStatus = defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,
-  summary: 'Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine',
-  entry: 'functions/telephony/twilio-status.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
+  summary: 'Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine. Calls we place carry `organization_id` and `call_id` in the URL; a number\'s StatusCallback (incoming calls) carries none, the call is found from its CallSid',
+  entry: 'functions/telephony/twilio-status.ts', query: TwilioStatusQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
   access: { queues: ['call-events'], telephony: true },
 });
 

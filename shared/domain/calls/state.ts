@@ -22,8 +22,11 @@ export interface Move {
   answered: boolean;
 }
 
+/** A call's error when its stream was admitted and never recorded (the voice runtime died mid-call). */
+export const VOICE_LOST_MESSAGE = 'The voice runtime stopped during the call; the conversation was not recorded';
+
 /** Twilio's `AnsweredBy` values that mean a machine (answering machine detection). */
-const isMachine = (answeredBy: string | undefined) => !!answeredBy && answeredBy.startsWith('machine');
+export const isMachine = (answeredBy: string | undefined) => !!answeredBy && answeredBy.startsWith('machine');
 
 /**
  * Where a carrier status event takes a call; undefined for `queued` (a call starts queued, so

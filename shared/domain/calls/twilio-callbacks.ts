@@ -6,7 +6,7 @@ import { verifyTwilioSignature } from '../../adapters/telephony/twilio-signature
 import { config } from '../../config';
 import { keys } from '../../db/keys';
 import { getItem } from '../../db/store';
-import { UnauthorizedError, UnprocessableError } from '../../errors';
+import { UnauthorizedError, UnprocessableError, ValidationError } from '../../errors';
 import { header } from '../common/header';
 import type { RawBody } from '../common/raw-body';
 import { logger } from '../../logger';
@@ -16,7 +16,7 @@ import { createInboundCall } from './inbound';
 import { apologyTwiml, rejectTwiml, streamTwiml } from './voice-stream';
 
 /**
- * Twilio's callbacks for a call we placed. Each URL carries the call (`organization_id`,
+ * Twilio's callbacks. For a call we placed, each URL carries the call (`organization_id`,
  * `call_id` in the query, signed with the rest of the URL); each request must carry a valid
  * `X-Twilio-Signature` over PUBLIC_BASE_URL + path + query and the form parameters (Twilio's
  * scheme), or it is a 401 and nothing happens. Status and recording callbacks are queued for the
@@ -39,11 +39,20 @@ async function verify(event: APIGatewayProxyEventV2, params: Record<string, stri
   }
 }
 
-/** POST /telephony/twilio/status: a call status callback, queued for the state machine. */
-export async function acceptTwilioStatus(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<{ received: true }> {
+/**
+ * POST /telephony/twilio/status: a call status callback, queued for the state machine. A call we
+ * placed is named in the URL's query; a number's StatusCallback (an incoming call: the URL names
+ * no call) is queued by its CallSid, which the call-events job maps to the call through the
+ * incoming call's marker (inbound.ts).
+ */
+export async function acceptTwilioStatus(event: APIGatewayProxyEventV2, ref: Partial<CallRef>, params: Record<string, string>): Promise<{ received: true }> {
+  const missing = ref.organization_id && !ref.call_id ? 'call_id' : !ref.organization_id && ref.call_id ? 'organization_id' : undefined;
+  if (missing) throw ValidationError.field(missing, 'is required with ' + (missing === 'call_id' ? 'organization_id' : 'call_id'));
   await verify(event, params);
   const status = telephony().parseStatusEvent(params);
-  const message: CallEventMessage = { kind: 'status', organization_id: ref.organization_id, call_id: ref.call_id, provider: 'twilio', event: status };
+  const message: CallEventMessage = ref.organization_id && ref.call_id
+    ? { kind: 'status', organization_id: ref.organization_id, call_id: ref.call_id, provider: 'twilio', event: status }
+    : { kind: 'inbound-status', provider: 'twilio', event: status };
   await queue().send('call-events', message);
   return { received: true };
 }

@@ -139,7 +139,7 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
 
   // Checked before buying (nothing is bought for a wrong agent) and again in the write's transaction.
   const agentGuards = await inboundAgentGuards(orgId, input.inbound_agent_id);
-  const purchased = await carrier.purchase(input.phone_number, { voiceUrl: inboundVoiceUrl(carrier.name) });
+  const purchased = await carrier.purchase(input.phone_number, inboundUrls(carrier.name));
   const now = new Date().toISOString();
   const id = uuidv7();
   const item: PhoneNumberItem = {
@@ -208,12 +208,15 @@ function newNumberItem(orgId: string, id: string, source: 'purchased' | 'importe
 }
 
 /**
- * The webhook a bought number's incoming calls go to (the carrier's voice URL), for carriers that
- * call back over HTTP (Twilio) when PUBLIC_BASE_URL is set; none otherwise.
+ * The webhooks a bought number's incoming calls go to, for carriers that call back over HTTP
+ * (Twilio) when PUBLIC_BASE_URL is set; none otherwise: the voice URL (the call's instructions)
+ * and the status callback (the call's end, with the carrier's duration; Twilio sends none for an
+ * incoming call without it).
  */
-function inboundVoiceUrl(carrier: string): string | undefined {
-  const base = config().publicBaseUrl;
-  return carrier === 'twilio' && base ? `${base.replace(/\/$/, '')}/api/v1/telephony/twilio/inbound` : undefined;
+function inboundUrls(carrier: string): { voiceUrl?: string; statusCallbackUrl?: string } {
+  const base = config().publicBaseUrl?.replace(/\/$/, '');
+  if (carrier !== 'twilio' || !base) return {};
+  return { voiceUrl: `${base}/api/v1/telephony/twilio/inbound`, statusCallbackUrl: `${base}/api/v1/telephony/twilio/status` };
 }
 
 /** The guard that `inbound_agent_id` names an agent of the organization (400 naming the field), checked now and in the write. */

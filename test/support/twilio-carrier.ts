@@ -1,0 +1,227 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { twilioSignature } from '../../shared/adapters/telephony/twilio-signature';
+import { readBody } from './stand-in';
+import { TwilioMediaClient } from './twilio-media-client';
+
+/**
+ * A Twilio stand-in for numbers and incoming calls that behaves as Twilio's references say, not
+ * kinder:
+ *
+ * - REST (Basic auth `AccountSid:AuthToken`, Twilio's error JSON otherwise): AvailablePhoneNumbers
+ *   `US/Local.json`, Pricing v1 `PhoneNumbers/Countries/US` and v2 `Voice/Countries/US`,
+ *   IncomingPhoneNumbers (create with VoiceUrl/VoiceMethod/StatusCallback/StatusCallbackMethod,
+ *   fetch, update, delete), and `Calls/{Sid}.json` on a live call (`Status=completed` hangs up;
+ *   `Twiml` replaces the instructions: `<Dial>` leaves the stream for the dialled party,
+ *   `<Hangup/>` ends the call).
+ * - An incoming call (`incomingCall`) requests the number's VoiceUrl, signed with
+ *   X-Twilio-Signature, and runs what it answers: `<Reject/>` ends it unanswered;
+ *   `<Connect><Stream>` opens a Media Stream (TwilioMediaClient) with the `<Parameter>`s.
+ * - When a call ends, its `stop` reaches the stream at once, and the `completed` status
+ *   callback, with `CallDuration` (whole seconds from the answer), goes to the number's
+ *   StatusCallback **only when the number has one**: Twilio sends no status callback for an
+ *   incoming call to a number without it.
+ *
+ * Durations read `now()` (default Date.now), so a test on a shifted clock sees its own time.
+ */
+export interface TwilioNumber {
+  sid: string;
+  phone_number: string;
+  voice_url: string | null;
+  voice_method: string;
+  status_callback: string | null;
+  status_callback_method: string;
+}
+
+export interface StandInCall {
+  sid: string;
+  from: string;
+  to: string;
+  /** The TwiML the VoiceUrl answered. */
+  twiml: string;
+  /** The media stream, when the instructions connected one. */
+  stream?: TwilioMediaClient;
+  /** `in-progress` while connected (also while dialling a transfer), then `completed` or `busy`. */
+  status: string;
+  answeredAtMs?: number;
+  /** The number dialled by a `<Dial>` the call was given (a transfer). */
+  dialled?: string;
+}
+
+export interface StatusCallbackSent {
+  url: string;
+  params: Record<string, string>;
+  status: number;
+}
+
+export interface TwilioCarrierStandIn {
+  url: string;
+  accountSid: string;
+  authToken: string;
+  numbers: Map<string, TwilioNumber>;
+  calls: Map<string, StandInCall>;
+  /** Every status callback the stand-in sent. */
+  callbacks: StatusCallbackSent[];
+  /** Numbers the stand-in lists as available (US, area 415). */
+  available: string[];
+  /** A call from `from` to one of the account's numbers. */
+  incomingCall(from: string, to: string): Promise<StandInCall>;
+  /** The caller (or the party a transfer dialled) hangs up. */
+  hangUp(sid: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const twilioError = (code: number, message: string, status: number) => ({ code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+
+export async function startTwilioCarrier(options: { accountSid?: string; authToken?: string; now?: () => number } = {}): Promise<TwilioCarrierStandIn> {
+  const accountSid = options.accountSid ?? 'AC0000000000000000000000000000cafe';
+  const authToken = options.authToken ?? 'stand-in-auth-token';
+  const now = options.now ?? Date.now;
+  const numbers = new Map<string, TwilioNumber>();
+  const calls = new Map<string, StandInCall>();
+  const callbacks: StatusCallbackSent[] = [];
+  const available = Array.from({ length: 20 }, (_, i) => `+1415555${String(1000 + i * 37).padStart(4, '0')}`);
+  let seq = 0;
+  const sid = (prefix: string) => `${prefix}${(++seq).toString(16).padStart(32, '0')}`;
+  const account = `/2010-04-01/Accounts/${accountSid}`;
+
+  const server: Server = createServer(async (req, res) => {
+    const url = new URL(req.url!, 'http://stand-in');
+    const form = new URLSearchParams(await readBody(req));
+    const send = (status: number, body?: unknown) => {
+      res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });
+      res.end(body === undefined ? undefined : JSON.stringify(body));
+    };
+    if (req.headers.authorization !== `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`) return send(401, twilioError(20003, 'Authenticate', 401));
+    const path = url.pathname;
+    if (req.method === 'GET' && path === `${account}/AvailablePhoneNumbers/US/Local.json`) {
+      const contains = url.searchParams.get('Contains');
+      const areaCode = url.searchParams.get('AreaCode');
+      const held = new Set([...numbers.values()].map((n) => n.phone_number));
+      const list = available
+        .filter((n) => !held.has(n) && (!contains || n.includes(contains)) && (!areaCode || n.startsWith(`+1${areaCode}`)))
+        .slice(0, Number(url.searchParams.get('PageSize') ?? 50))
+        .map((n) => ({ friendly_name: n, phone_number: n, locality: 'San Francisco', region: 'CA', iso_country: 'US', capabilities: { voice: true, SMS: true, MMS: false, fax: false } }));
+      return send(200, { available_phone_numbers: list, uri: path });
+    }
+    if (req.method === 'GET' && path === '/v1/PhoneNumbers/Countries/US') {
+      return send(200, { iso_country: 'US', price_unit: 'USD', phone_number_prices: [{ number_type: 'local', base_price: '1.15', current_price: '1.15' }] });
+    }
+    if (req.method === 'GET' && path === '/v2/Voice/Countries/US') {
+      return send(200, {
+        iso_country: 'US', price_unit: 'USD',
+        inbound_call_prices: [{ number_type: 'local', base_price: '0.0085', current_price: '0.0085' }],
+        outbound_prefix_prices: [{ prefixes: ['1'], friendly_name: 'United States', base_price: '0.0140', current_price: '0.0140' }],
+      });
+    }
+    if (req.method === 'POST' && path === `${account}/IncomingPhoneNumbers.json`) {
+      const phone = form.get('PhoneNumber');
+      if (!phone) return send(400, twilioError(21421, 'PhoneNumber is required.', 400));
+      if ([...numbers.values()].some((n) => n.phone_number === phone) || !available.includes(phone)) return send(400, twilioError(21422, 'Phone number is not available.', 400));
+      const number: TwilioNumber = {
+        sid: sid('PN'), phone_number: phone,
+        voice_url: form.get('VoiceUrl'), voice_method: form.get('VoiceMethod') ?? 'POST',
+        status_callback: form.get('StatusCallback'), status_callback_method: form.get('StatusCallbackMethod') ?? 'POST',
+      };
+      numbers.set(number.sid, number);
+      return send(201, { account_sid: accountSid, ...number });
+    }
+    const one = path.match(new RegExp(`^${account}/IncomingPhoneNumbers/(PN\\w+)\\.json$`));
+    if (one) {
+      const number = numbers.get(one[1]!);
+      if (!number) return send(404, twilioError(20404, 'The requested resource was not found', 404));
+      if (req.method === 'DELETE') {
+        numbers.delete(number.sid);
+        return send(204);
+      }
+      if (req.method === 'POST') {
+        // An empty value clears a URL, as in Twilio's console.
+        if (form.has('VoiceUrl')) number.voice_url = form.get('VoiceUrl') || null;
+        if (form.has('StatusCallback')) number.status_callback = form.get('StatusCallback') || null;
+        if (form.has('StatusCallbackMethod')) number.status_callback_method = form.get('StatusCallbackMethod')!;
+      }
+      return send(200, { account_sid: accountSid, ...number });
+    }
+    const live = path.match(new RegExp(`^${account}/Calls/(CA\\w+)\\.json$`));
+    if (req.method === 'POST' && live) {
+      const call = calls.get(live[1]!);
+      if (!call) return send(404, twilioError(20404, 'The requested resource was not found', 404));
+      if (call.status !== 'in-progress') return send(400, twilioError(21220, 'Call is not in-progress. Cannot redirect.', 400));
+      send(200, { sid: call.sid, status: call.status });
+      const twiml = form.get('Twiml');
+      const dial = twiml?.match(/<Dial[^>]*>([^<]+)<\/Dial>/);
+      if (form.get('Status') === 'completed' || (twiml && !dial)) await end(call);
+      else if (dial) {
+        // New instructions leave <Connect><Stream>: the stream stops; the call goes on with the dialled party.
+        call.dialled = dial[1];
+        call.stream?.stop();
+      }
+      return;
+    }
+    send(404, twilioError(20404, 'The requested resource was not found', 404));
+  });
+
+  async function post(url: string, params: Record<string, string>): Promise<{ status: number; text: string }> {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(authToken, url, params) },
+      body: new URLSearchParams(params).toString(),
+    });
+    return { status: response.status, text: await response.text() };
+  }
+
+  /** The call is over: the stream stops at once; the status callback goes only to a number that has one. */
+  async function end(call: StandInCall): Promise<void> {
+    if (call.status !== 'in-progress') return;
+    call.status = 'completed';
+    if (call.stream?.open) call.stream.stop();
+    const number = [...numbers.values()].find((n) => n.phone_number === call.to);
+    if (!number?.status_callback) return;
+    const params: Record<string, string> = {
+      AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, Direction: 'inbound', ApiVersion: '2010-04-01',
+      CallStatus: 'completed', CallDuration: String(Math.round((now() - call.answeredAtMs!) / 1000)), Timestamp: new Date(now()).toUTCString(),
+    };
+    const answer = await post(number.status_callback, params);
+    callbacks.push({ url: number.status_callback, params, status: answer.status });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url: base,
+    accountSid,
+    authToken,
+    numbers,
+    calls,
+    callbacks,
+    available,
+    async incomingCall(from, to) {
+      const number = [...numbers.values()].find((n) => n.phone_number === to);
+      if (!number?.voice_url) throw new Error(`Twilio stand-in: ${to} is not a number of the account with a VoiceUrl`);
+      const call: StandInCall = { sid: sid('CA'), from, to, twiml: '', status: 'ringing' };
+      calls.set(call.sid, call);
+      const answer = await post(number.voice_url, { AccountSid: accountSid, CallSid: call.sid, From: from, To: to, CallStatus: 'ringing', Direction: 'inbound', ApiVersion: '2010-04-01' });
+      if (answer.status !== 200) throw new Error(`Twilio stand-in: the VoiceUrl answered ${answer.status}: ${answer.text}`);
+      call.twiml = answer.text;
+      if (/<Reject\b/.test(answer.text)) {
+        call.status = 'busy';
+        return call;
+      }
+      const stream = answer.text.match(/<Stream url="([^"]*)"/);
+      if (!stream) throw new Error(`Twilio stand-in: instructions it does not play: ${answer.text}`);
+      const unxml = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+      const customParameters = Object.fromEntries([...answer.text.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxml(m[1]!), unxml(m[2]!)]));
+      call.status = 'in-progress';
+      call.answeredAtMs = now();
+      call.stream = await TwilioMediaClient.connect(unxml(stream[1]!), { callSid: call.sid, customParameters });
+      return call;
+    },
+    async hangUp(callSid) {
+      const call = calls.get(callSid);
+      if (!call) throw new Error(`Twilio stand-in: no call ${callSid}`);
+      await end(call);
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
