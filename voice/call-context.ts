@@ -1,11 +1,11 @@
-import { keys } from '../shared/db/keys';
-import { getItem } from '../shared/db/store';
+import { findAgent } from '../shared/domain/agents/service';
 import type { Agent } from '../shared/domain/agents/schemas';
-import type { CallItem } from '../shared/domain/calls/service';
-import { conversationRef } from '../shared/domain/conversations/types';
+import { findCallItem, type CallItem } from '../shared/domain/calls/service';
+import { findContact } from '../shared/domain/contacts/service';
 import type { Contact } from '../shared/domain/contacts/schemas';
-import type { ConversationRef } from '../shared/domain/conversations/types';
+import { conversationRef, type ConversationRef } from '../shared/domain/conversations/types';
 import { conversationSetup, loadConversationTimezone } from '../shared/domain/conversations/variables';
+import { knowledgeBaseExists } from '../shared/domain/rag/service';
 import { clockNow } from '../shared/clock';
 
 /** Everything one call's session needs, read once when its stream is admitted. */
@@ -24,16 +24,17 @@ export interface CallContext {
   conversation: ConversationRef;
 }
 
-/** Reads the call, its agent, contact and knowledge base; undefined when the call or its agent is gone. */
+/** Reads the call, its agent, contact and knowledge base (through their services); undefined when the call or its agent is gone. */
 export async function loadCallContext(orgId: string, callId: string): Promise<CallContext | undefined> {
-  const call = await getItem<CallItem>(keys.call(orgId, callId));
+  // Each read goes through its area's service: the runtime knows no keys.
+  const call = await findCallItem(orgId, callId);
   if (!call) return undefined;
   const [agent, contact] = await Promise.all([
-    getItem<Agent>(keys.agent(orgId, call.agent_id)),
-    call.contact_id ? getItem<Contact>(keys.contact(orgId, call.contact_id)) : Promise.resolve(undefined),
+    findAgent(orgId, call.agent_id),
+    call.contact_id ? findContact(orgId, call.contact_id) : Promise.resolve(undefined),
   ]);
   if (!agent) return undefined;
-  const kb = agent.knowledge_base ? await getItem<{ id: string; deleting_at?: string }>(keys.knowledgeBase(orgId, agent.knowledge_base)) : undefined;
+  const kbExists = agent.knowledge_base ? await knowledgeBaseExists(orgId, agent.knowledge_base) : false;
   // One place makes a conversation's variables and texts (variables.ts). The call keeps the begin
   // message it was placed with (service.ts copies it); the agent's is the fallback.
   const setup = conversationSetup({
@@ -48,7 +49,7 @@ export async function loadCallContext(orgId: string, callId: string): Promise<Ca
     call,
     agent,
     contact,
-    knowledgeBaseId: kb && !kb.deleting_at ? agent.knowledge_base : null,
+    knowledgeBaseId: kbExists ? agent.knowledge_base : null,
     instructions: setup.system,
     beginMessage: setup.beginMessage,
     voicemailMessage: setup.voicemailMessage,

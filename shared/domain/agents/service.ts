@@ -77,6 +77,12 @@ export async function createAgent(orgId: string, input: CreateAgentInput): Promi
   return agent;
 }
 
+/** An agent, or undefined when there is none (the voice runtime, admitting a call's stream). */
+export async function findAgent(orgId: string, id: string): Promise<Agent | undefined> {
+  const item = await getItem<AgentItem>(keys.agent(orgId, id));
+  return item ? view(item) : undefined;
+}
+
 export async function getAgent(orgId: string, id: string): Promise<Agent> {
   return view(await getOr404<AgentItem>(keys.agent(orgId, id), 'Agent', id));
 }

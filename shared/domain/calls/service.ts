@@ -267,6 +267,11 @@ export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writ
   return { item, writes };
 }
 
+/** The call's item as stored (carrier id, voice fields), or undefined: the voice runtime's read of a call. */
+export function findCallItem(orgId: string, id: string): Promise<CallItem | undefined> {
+  return getItem<CallItem>(keys.call(orgId, id));
+}
+
 export async function getCall(orgId: string, id: string): Promise<Call> {
   return view(await getOr404<CallItem>(keys.call(orgId, id), 'Call', id));
 }

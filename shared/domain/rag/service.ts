@@ -85,6 +85,11 @@ export async function createKnowledgeBase(orgId: string, input: CreateKnowledgeB
   return { ...kb, document_count: 0 };
 }
 
+/** The knowledge base exists (not deleted): a conversation may search it. One GetItem, no count. */
+export async function knowledgeBaseExists(orgId: string, kbId: string): Promise<boolean> {
+  return !!(await getItem(keys.knowledgeBase(orgId, kbId)));
+}
+
 export async function getKnowledgeBase(orgId: string, kbId: string): Promise<KnowledgeBase> {
   return withCount(orgId, await getOr404<KbItem>(keys.knowledgeBase(orgId, kbId), 'Knowledge base', kbId));
 }
