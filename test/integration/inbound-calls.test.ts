@@ -10,7 +10,7 @@ import { resetConfig } from '../../shared/config';
 import { keys } from '../../shared/db/keys';
 import { getItem } from '../../shared/db/store';
 import { createAgent, updateAgent } from '../../shared/domain/agents/service';
-import { placeQueuedCall } from '../../shared/domain/calls/lifecycle';
+import { handleCallEventMessage, placeQueuedCall } from '../../shared/domain/calls/lifecycle';
 import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall, getCall, listCalls, type CallItem } from '../../shared/domain/calls/service';
 import { createContact } from '../../shared/domain/contacts/service';
@@ -26,6 +26,7 @@ import {
 import { ConflictError, UnprocessableError, ValidationError } from '../../shared/errors';
 import { handler as twilioInbound } from '../../functions/telephony/twilio-inbound';
 import { handler as twilioTwiml } from '../../functions/telephony/twilio-twiml';
+import { handler as twilioStatus } from '../../functions/telephony/twilio-status';
 import { logger } from '../../shared/logger';
 import { asFunction } from '../support/access';
 import { apiEvent, lambdaContext } from '../support/events';
@@ -181,13 +182,15 @@ describe('inbound_agent_id on phone numbers', () => {
     expect((await getPhoneNumber(org, imported.id)).inbound_agent_id).toBe(agentId);
   });
 
-  it('points a number bought from Twilio at the incoming-call webhook', async () => {
+  it('points a number bought from Twilio at the incoming-call webhook and at the status webhook (Twilio reports an incoming call\'s end only there)', async () => {
     const carrier = twilioCarrier();
-    await carrier.purchase('+14155550100', { voiceUrl: `${PUBLIC}/api/v1/telephony/twilio/inbound` });
+    await carrier.purchase('+14155550100', { voiceUrl: `${PUBLIC}/api/v1/telephony/twilio/inbound`, statusCallbackUrl: `${PUBLIC}/api/v1/telephony/twilio/status` });
     const form = posted.filter((p) => p.path.endsWith('IncomingPhoneNumbers.json')).at(-1)!.form;
     expect(form.get('PhoneNumber')).toBe('+14155550100');
     expect(form.get('VoiceUrl')).toBe(`${PUBLIC}/api/v1/telephony/twilio/inbound`);
     expect(form.get('VoiceMethod')).toBe('POST');
+    expect(form.get('StatusCallback')).toBe(`${PUBLIC}/api/v1/telephony/twilio/status`);
+    expect(form.get('StatusCallbackMethod')).toBe('POST');
   });
 });
 
@@ -250,6 +253,42 @@ describe('the incoming-call webhook', () => {
     expect(streamParameters(again.body!).call_id).toBe(call.id);
     expect((await listCalls(org, { limit: 20, offset: 0 } as never)).items.map((c) => c.id)).toEqual([call.id]);
     expect(sent.filter((m) => m.queue === 'event-fanout')).toHaveLength(1);
+  });
+});
+
+describe('the status webhook', () => {
+  const statusEvent = (query: Record<string, string>, params: Record<string, string>) => {
+    const path = '/api/v1/telephony/twilio/status';
+    const qs = new URLSearchParams(query).toString();
+    return apiEvent({
+      method: 'POST', path, query,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TOKEN, `${PUBLIC}${path}${qs ? `?${qs}` : ''}`, params) },
+      body: new URLSearchParams(params).toString(),
+    });
+  };
+  const status = (query: Record<string, string>, params: Record<string, string>) => asFunction('receiveTwilioStatus', () => twilioStatus(statusEvent(query, params), lambdaContext));
+
+  it('queues a number\'s status callback (no call in the URL) by its CallSid, and the call-events job ends that inbound call with the carrier\'s duration', async () => {
+    const { org, agentId } = await organization();
+    const number = await boughtNumber(org, { inbound_agent_id: agentId });
+    const sid = `CA${uuidv7().replace(/-/g, '')}`;
+    const answered = await answerIncoming({ CallSid: sid, To: number.phone_number, From: '+14155550183', Direction: 'inbound' });
+    const callId = streamParameters(answered.body!).call_id!;
+    sent.length = 0;
+    const res = await status({}, { CallSid: sid, CallStatus: 'completed', CallDuration: '95', Direction: 'inbound', To: number.phone_number, From: '+14155550183' });
+    expect(res.statusCode).toBe(200);
+    const message = sent.find((m) => m.queue === 'call-events')!.body;
+    expect(message).toMatchObject({ kind: 'inbound-status', provider: 'twilio', event: { providerCallId: sid, status: 'completed', durationSec: 95 } });
+    await handleCallEventMessage(message);
+    expect(await getCall(org, callId)).toMatchObject({ status: 'ended', disconnection_reason: 'completed', duration_sec: 95 });
+    // A callback for a call refused before any session (<Reject/>) changes nothing.
+    await expect(handleCallEventMessage({ kind: 'inbound-status', provider: 'twilio', event: { providerCallId: 'CA-unknown', status: 'busy', at: new Date().toISOString() } })).resolves.toBeUndefined();
+  });
+
+  it('is a 400 naming the missing field when the URL names half a call', async () => {
+    const res = await status({ organization_id: uuidv7() }, { CallSid: 'CA1', CallStatus: 'completed' });
+    expect(res.statusCode).toBe(400);
+    expect(JSON.parse(res.body!).error.details).toMatchObject({ fields: [{ path: 'call_id' }] });
   });
 });
 
