@@ -3,7 +3,10 @@
  * against the local runtime: pages are served by a tiny site on 127.0.0.1 whose origin the widget
  * admits, and by a second one whose origin it does not. Covers what a visitor does (open, ask,
  * see the answer and its source link, reload), what a hostile page cannot do (restyle it), the
- * keyboard, an axe-core scan, a `function` tool answered by the page, and readable 429 and 503.
+ * keyboard, an axe-core scan, a `function` tool answered by the page, readable 429 and 503, one
+ * opening bubble, the launcher as a close button while open, full screen on a 375-pixel phone
+ * with the field inside the visual viewport, and a chat that has ended or a widget deactivated
+ * told as such (not "connection problem").
  * UPDATE_SCREENSHOTS=1 writes docs/widget-desktop.png and docs/widget-phone.png.
  */
 // The functions given to page.evaluate run in the browser; the project compiles without the DOM
@@ -20,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { installLlm, LlmError } from '../../shared/adapters/llm';
+import { installTimeSource } from '../../shared/clock';
 import { launchBrowser } from '../support/browser';
 import { usePlatform } from '../support/platform';
 import { FAQ_HTML, setUpWidget, startSite, type WidgetSetup } from '../support/widget';
@@ -116,7 +120,8 @@ it('answers a question from the knowledge base with its source link, and keeps t
   const { context, tab, warnings } = await visit();
   try {
     await openAndWait(tab);
-    expect(await allTexts(tab)).toEqual(['Welcome to Harbor Street!', 'Hi, I am Ava. Ask me anything about the store.']);
+    // One opening bubble: the agent's begin message (the widget's greeting only when there is none).
+    expect(await allTexts(tab)).toEqual(['Hi, I am Ava. Ask me anything about the store.']);
     await ask(tab, QUESTION);
     await waitForAgent(tab, /10 am/);
     const links = await tab.$$eval(`${W} .msg.agent .src a`, (as) => as.map((a) => (a as HTMLAnchorElement).href));
@@ -126,10 +131,12 @@ it('answers a question from the knowledge base with its source link, and keeps t
 
     await tab.reload();
     await launcher(tab);
-    await tab.waitForFunction((sel) => (document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg').length ?? 0) >= 4, { timeout: 10_000 }, HOST);
+    await tab.waitForFunction((sel) => (document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg').length ?? 0) >= 3, { timeout: 10_000 }, HOST);
     const after = await allTexts(tab);
-    expect(after[2]).toBe(QUESTION);
-    expect(after[3]).toMatch(/10 am/);
+    expect(after).toHaveLength(3);
+    expect(after[0]).toMatch(/Ask me anything/);
+    expect(after[1]).toBe(QUESTION);
+    expect(after[2]).toMatch(/10 am/);
     expect(warnings).toEqual([]);
   } finally {
     await context.close();
@@ -250,15 +257,14 @@ it('lets the page answer a function tool through window.VoiceAgentWidget.onToolC
 });
 
 it('shows a 429 as a readable message with a way to try again', async () => {
-  // The per-chat allowance is a fixed one-minute window: count well inside one.
-  const into = Date.now() % 60_000;
-  if (into > 40_000) await new Promise((r) => setTimeout(r, 60_500 - into));
+  // The per-chat allowance is a fixed one-minute window: counted under a manual clock, inside one.
+  installTimeSource({ now: () => Date.UTC(2031, 0, 1, 0, 0, 5) });
   const { context, tab, warnings } = await visit();
   try {
     await openAndWait(tab);
     for (let i = 1; i <= 3; i++) {
       await ask(tab, `${QUESTION} (${i})`);
-      await tab.waitForFunction((sel, n) => (document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg.agent').length ?? 0) >= 3 + n, { timeout: 15_000 }, HOST, i - 1);
+      await tab.waitForFunction((sel, n) => (document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg.agent').length ?? 0) >= 2 + n, { timeout: 15_000 }, HOST, i - 1);
     }
     await ask(tab, 'One more question');
     await tab.waitForFunction((sel) => !(document.querySelector(sel)?.shadowRoot?.querySelector('.notice') as HTMLElement).hidden, { timeout: 10_000 }, HOST);
@@ -268,6 +274,7 @@ it('shows a 429 as a readable message with a way to try again', async () => {
     expect((await allTexts(tab)).includes('One more question')).toBe(false);
     expect(warnings.filter((w) => w.startsWith('pageerror'))).toEqual([]);
   } finally {
+    installTimeSource(undefined);
     await context.close();
   }
 }, 60_000);
@@ -295,22 +302,91 @@ it('shows a 503 as a readable message, and Try again sends the message once the 
   }
 });
 
-it('fits a 360-pixel-wide phone screen', async () => {
-  const { context, tab } = await visit({ width: 360, height: 740 });
+it('goes full screen on a 375-pixel phone, keeps the field above the on-screen keyboard, and closes from its head', async () => {
+  const { context, tab } = await visit({ width: 375, height: 740 });
   try {
     await openAndWait(tab);
     await ask(tab, QUESTION);
     await waitForAgent(tab, /10 am/);
-    const box = await tab.$eval(`${W} .panel`, (p) => {
-      const r = p.getBoundingClientRect();
-      return { left: r.left, right: r.right, top: r.top, width: r.width };
-    });
-    expect(box.left).toBeGreaterThanOrEqual(0);
-    expect(box.right).toBeLessThanOrEqual(360);
-    expect(box.top).toBeGreaterThanOrEqual(0);
-    expect(box.width).toBeGreaterThan(300);
+    const boxes = () =>
+      tab.evaluate((sel) => {
+        const shadow = document.querySelector(sel)!.shadowRoot!;
+        const r = (q: string) => {
+          const b = shadow.querySelector(q).getBoundingClientRect();
+          return { left: b.left, top: b.top, right: b.right, bottom: b.bottom };
+        };
+        return { panel: r('.panel'), input: r('.input'), radius: getComputedStyle(shadow.querySelector('.panel')).getPropertyValue('border-top-left-radius') };
+      }, HOST);
+    const full = await boxes();
+    expect(full.panel).toEqual({ left: 0, top: 0, right: 375, bottom: 740 });
+    expect(full.radius).toBe('0px');
     await tab.screenshot({ path: join(shotDir, 'widget-phone.png') });
+    // The on-screen keyboard shrinks the visual viewport: the panel follows it, the field stays in sight.
+    await tab.setViewport({ width: 375, height: 420 });
+    await tab.waitForFunction((sel) => document.querySelector(sel)!.shadowRoot!.querySelector('.panel').getBoundingClientRect().bottom <= 420, { timeout: 5_000 }, HOST);
+    const typing = await boxes();
+    expect(typing.panel.top).toBe(0);
+    expect(typing.input.bottom).toBeLessThanOrEqual(420);
+    expect(typing.input.top).toBeGreaterThan(0);
+    await tab.click(`${W} .head .icon`);
+    expect(await tab.$eval(`${W} .panel`, (p) => (p as HTMLElement).hidden)).toBe(true);
   } finally {
+    await context.close();
+  }
+});
+
+it('turns the launcher into a close button while the chat is open', async () => {
+  const { context, tab } = await visit();
+  try {
+    const button = (await launcher(tab))!;
+    const state = () => tab.$eval(`${W} .launcher`, (b) => ({ label: b.getAttribute('aria-label'), expanded: b.getAttribute('aria-expanded'), icon: b.querySelector('path').getAttribute('d') }));
+    const closed = await state();
+    expect(closed).toMatchObject({ label: 'Open chat: Harbor Street', expanded: 'false' });
+    await button.click();
+    await waitForAgent(tab, /Ask me anything/);
+    const opened = await state();
+    expect(opened).toMatchObject({ label: 'Close chat: Harbor Street', expanded: 'true' });
+    expect(opened.icon).not.toBe(closed.icon);
+    // The same close icon as the panel's own close button.
+    expect(opened.icon).toBe(await tab.$eval(`${W} .head .icon path`, (p) => p.getAttribute('d')));
+    await button.click();
+    expect(await tab.$eval(`${W} .panel`, (p) => (p as HTMLElement).hidden)).toBe(true);
+    expect(await state()).toEqual(closed);
+  } finally {
+    await context.close();
+  }
+});
+
+const notice = (tab: Page) => tab.waitForFunction((sel) => !(document.querySelector(sel)?.shadowRoot?.querySelector('.notice') as HTMLElement).hidden, { timeout: 10_000 }, HOST);
+
+it('says that a chat has ended, and offers a new one', async () => {
+  const { context, tab } = await visit();
+  try {
+    await openAndWait(tab);
+    const saved = await tab.evaluate((id) => JSON.parse(window.sessionStorage.getItem(`voice-agent-widget:${id}`)), widget.widgetId);
+    expect((await local().api('POST', `/api/v1/chats/${saved.id}/end`)).status).toBe(200);
+    await ask(tab, QUESTION);
+    await notice(tab);
+    expect(await noticeText(tab)).toBe('This chat has ended.Start a new chat');
+    await tab.click(`${W} .notice .btn`);
+    await tab.waitForFunction((sel) => (document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg.agent').length ?? 0) === 1, { timeout: 10_000 }, HOST);
+    expect(await allTexts(tab)).toEqual(['Hi, I am Ava. Ask me anything about the store.']);
+  } finally {
+    await context.close();
+  }
+});
+
+it('says that the assistant is not available once its widget is deactivated, not "connection problem"', async () => {
+  const { context, tab } = await visit();
+  try {
+    await openAndWait(tab);
+    expect((await local().api('DELETE', `/api/v1/widget-settings/${widget.widgetId}`)).status).toBe(200);
+    await ask(tab, QUESTION);
+    await notice(tab);
+    expect(await noticeText(tab)).toBe('This assistant is not available right now.');
+    expect(await tab.$eval(`${W} .input`, (i) => (i as HTMLInputElement).disabled)).toBe(true);
+  } finally {
+    await local().api('PATCH', `/api/v1/widget-settings/${widget.widgetId}`, { body: { is_active: true } });
     await context.close();
   }
 });

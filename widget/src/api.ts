@@ -7,6 +7,8 @@ export class ApiError extends Error {
     message: string,
     /** Seconds to wait (Retry-After) on 429 and 503. */
     readonly retryAfter?: number,
+    /** The error envelope's `details` (`reason`, `limit`, `status`…), when the page could read it. */
+    readonly details: { reason?: string; limit?: string; status?: string } = {},
   ) {
     super(message);
   }
@@ -67,7 +69,7 @@ export function client(base: string, widgetId: string) {
     } catch (err) {
       throw new ApiError(0, String((err as Error)?.message ?? err));
     }
-    let json: { data?: T; error?: { message?: string; details?: { retry_after_seconds?: number } } } | undefined;
+    let json: { data?: T; error?: { message?: string; details?: { retry_after_seconds?: number; reason?: string; limit?: string; status?: string } } } | undefined;
     try {
       json = await res.json();
     } catch {
@@ -76,7 +78,7 @@ export function client(base: string, widgetId: string) {
     if (!res.ok) {
       const header = Number(res.headers.get('retry-after'));
       const retry = header > 0 ? header : json?.error?.details?.retry_after_seconds;
-      throw new ApiError(res.status, json?.error?.message ?? `HTTP ${res.status}`, retry);
+      throw new ApiError(res.status, json?.error?.message ?? `HTTP ${res.status}`, retry, json?.error?.details ?? {});
     }
     return json?.data as T;
   }

@@ -5,6 +5,9 @@
  * config. It talks to nothing but the API the script came from, keeps the chat across reloads in
  * the tab (sessionStorage), and never throws into the page: every failure ends in the panel as a
  * readable message or, before the launcher exists, in one console warning and no launcher at all.
+ * One opening bubble: the chat's begin message when the agent has one, else the widget's greeting.
+ * Below 480 px wide the panel fills the screen, sized to the visual viewport so the field stays
+ * above the on-screen keyboard; while open, the launcher is a close button.
  * `window.VoiceAgentWidget.onToolCall = async (call) => output` answers the agent's `function` tools.
  */
 import { ApiError, client, type Chat, type ChatState, type Client, type Message, type PendingToolCall, type WidgetConfig } from './api';
@@ -87,6 +90,9 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
   const color = /^#[0-9a-f]{6}$/i.test(config.primary_color) ? config.primary_color : '#2563eb';
   const key = `voice-agent-widget:${widgetId}`;
   const agentName = config.agent?.agent_name || config.title;
+  /** The agent opens the chat itself: its begin message is the opening bubble, not the greeting. */
+  const agentBegins = !!config.agent && config.agent.start_speaker !== 'user' && !!config.agent.begin_message.trim();
+  const narrow = typeof matchMedia === 'function' ? matchMedia('(max-width: 479.98px)') : undefined;
 
   const host = el('div', undefined, { 'data-voice-agent-widget': widgetId });
   const shadow = host.attachShadow({ mode: 'open' });
@@ -129,6 +135,8 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
   let saved: Saved | undefined;
   let busy = false;
   let messages: Message[] = [];
+  /** The chat's messages are known (started or read back), so they decide the opening bubble. */
+  let known = false;
 
   const save = () => {
     try {
@@ -166,12 +174,27 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
     return b;
   }
 
+  /** The greeting is the opening bubble only when the chat does not open with the agent's own message. */
+  function greets(): boolean {
+    if (!config.greeting) return false;
+    if (!known) return !agentBegins;
+    const first = messages.find((m) => m.role === 'user' || m.role === 'agent');
+    return first?.role !== 'agent';
+  }
+
   function render(): void {
     log.textContent = '';
-    if (config.greeting) log.appendChild(el('div', 'msg agent', {}, config.greeting));
+    if (greets()) log.appendChild(el('div', 'msg agent', {}, config.greeting));
     for (const m of messages) if (m.role === 'user' || m.role === 'agent') log.appendChild(bubble(m));
     log.appendChild(typing);
     scroll();
+  }
+
+  /** Draws a chat as read or started: its messages decide the opening bubble. */
+  function show(list: Message[]): void {
+    known = true;
+    messages = list.filter((m) => m.role === 'user' || m.role === 'agent');
+    render();
   }
 
   function add(list: Message[]): void {
@@ -215,7 +238,11 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
     const e = err instanceof ApiError ? err : new ApiError(-1, String(err));
     if (!(err instanceof ApiError)) warn(err);
     const s = String(Math.max(1, Math.round(e.retryAfter ?? 5)));
-    if (e.status === 429) showNotice(t.rate.replace('{s}', s), { label: t.retry, run: retry });
+    if ((e.status === 404 && e.details.reason === 'widget_inactive') || e.status === 422) unavailable();
+    else if (e.status === 409 && e.details.status === 'ended') ended();
+    else if (e.status === 409) void resume();
+    else if (e.status === 429 && e.details.limit === 'daily_message_limit') showNotice(t.daily);
+    else if (e.status === 429) showNotice(t.rate.replace('{s}', s), { label: t.retry, run: retry });
     else if (e.status === 503 || e.status === 504) showNotice(t.down.replace('{s}', s), { label: t.retry, run: retry });
     else if (e.status === 0) showNotice(t.offline, { label: t.retry, run: retry });
     else if (e.status === 401 || e.status === 404) lost();
@@ -235,10 +262,20 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
     showNotice(t.ended, { label: t.again, run: restart });
   }
 
+  /** The widget was deactivated (or has no agent now): nothing to retry. */
+  function unavailable(): void {
+    saved = undefined;
+    save();
+    input.disabled = true;
+    send.disabled = true;
+    showNotice(t.unavailable);
+  }
+
   function restart(): void {
     saved = undefined;
     save();
     messages = [];
+    known = false;
     input.disabled = false;
     send.disabled = false;
     render();
@@ -253,10 +290,8 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
       const chat = await api.start();
       saved = { id: chat.id, token: chat.token, open: !panel.hidden };
       save();
-      messages = [];
-      render();
-      add(chat.messages);
       setBusy(false);
+      show(chat.messages);
       await after(chat);
       return true;
     } catch (err) {
@@ -312,10 +347,6 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
       mine.remove();
       setBusy(false);
       if (!input.value) input.value = text;
-      if (err instanceof ApiError && err.status === 409) {
-        await resume();
-        return;
-      }
       explain(err, () => void submit(input.value || text));
     }
   }
@@ -325,9 +356,7 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
     if (!saved) return;
     try {
       const chat: Chat = await api.get(saved.id, saved.token);
-      messages = [];
-      render();
-      add(chat.messages);
+      show(chat.messages);
       if (chat.status === 'ended') ended();
       else if (chat.status === 'requires_action') await after(chat);
     } catch (err) {
@@ -335,10 +364,31 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
     }
   }
 
+  /** The launcher shows what it does: open the chat, or, while it is open, close it. */
+  function launcherFor(isOpen: boolean): void {
+    launcher.replaceChildren(icon(isOpen ? ICON_CLOSE : ICON_CHAT));
+    launcher.setAttribute('aria-label', `${isOpen ? t.close : t.open}: ${config.title}`);
+    launcher.setAttribute('aria-expanded', String(isOpen));
+  }
+
+  /** Full screen on a phone: the panel takes the visual viewport, so the on-screen keyboard never covers the field. */
+  function fit(): void {
+    const vv = window.visualViewport;
+    if (panel.hidden || !narrow?.matches || !vv) {
+      panel.style.removeProperty('height');
+      panel.style.removeProperty('top');
+      return;
+    }
+    panel.style.height = `${Math.round(vv.height)}px`;
+    panel.style.top = `${Math.round(vv.offsetTop)}px`;
+    scroll();
+  }
+
   function open(): void {
     if (!panel.hidden) return;
     panel.hidden = false;
-    launcher.setAttribute('aria-expanded', 'true');
+    launcherFor(true);
+    fit();
     if (saved) {
       saved.open = true;
       save();
@@ -351,7 +401,8 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
   function close(): void {
     if (panel.hidden) return;
     panel.hidden = true;
-    launcher.setAttribute('aria-expanded', 'false');
+    launcherFor(false);
+    fit();
     if (saved) {
       saved.open = false;
       save();
@@ -373,6 +424,9 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
   });
   g.open = open;
   g.close = close;
+  window.visualViewport?.addEventListener('resize', fit);
+  window.visualViewport?.addEventListener('scroll', fit);
+  narrow?.addEventListener?.('change', fit);
 
   render();
   try {
@@ -392,7 +446,8 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
   if (saved) {
     if (saved.open) {
       panel.hidden = false;
-      launcher.setAttribute('aria-expanded', 'true');
+      launcherFor(true);
+      fit();
     }
     void resume();
   }
