@@ -142,7 +142,7 @@ describe('npm start', () => {
   it.each(['PORT', 'VOICE_PORT'])('reports a taken %s at once, naming it, before DynamoDB Local starts', async (setting) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vap-npm-start-'));
     const { code, output } = await withTakenPort(async (taken) => {
-      const other = setting === 'PORT' ? { VOICE_PORT: '' } : { PORT: String(await freePort()) };
+      const other: Record<string, string> = setting === 'PORT' ? { VOICE_PORT: '' } : { PORT: String(await freePort()) };
       return runToExit({ [setting]: String(taken), ...other, DATA_DIR: dataDir, LOCAL_API_KEYS: generateApiKey(), LOG_LEVEL: 'WARN' });
     });
     expect(code).toBe(1);
