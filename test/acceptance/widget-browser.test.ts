@@ -320,6 +320,8 @@ it('goes full screen on a 375-pixel phone, keeps the field above the on-screen k
     const full = await boxes();
     expect(full.panel).toEqual({ left: 0, top: 0, right: 375, bottom: 740 });
     expect(full.radius).toBe('0px');
+    // Nothing of the widget covers the panel (the launcher's close role is the head's button here).
+    expect(await tab.$eval(`${W} .launcher`, (b) => getComputedStyle(b).getPropertyValue('display'))).toBe('none');
     await tab.screenshot({ path: join(shotDir, 'widget-phone.png') });
     // The on-screen keyboard shrinks the visual viewport: the panel follows it, the field stays in sight.
     await tab.setViewport({ width: 375, height: 420 });

@@ -369,6 +369,8 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
     launcher.replaceChildren(icon(isOpen ? ICON_CLOSE : ICON_CHAT));
     launcher.setAttribute('aria-label', `${isOpen ? t.close : t.open}: ${config.title}`);
     launcher.setAttribute('aria-expanded', String(isOpen));
+    // On a phone the open panel fills the screen and its head's button closes it (styles.ts).
+    root.classList.toggle('open', isOpen);
   }
 
   /** Full screen on a phone: the panel takes the visual viewport, so the on-screen keyboard never covers the field. */

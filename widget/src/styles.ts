@@ -18,7 +18,7 @@ export function styles(color: string, onColor: string, left: boolean): string {
 .launcher:focus-visible{outline-color:#0f172a}
 .panel{display:flex;flex-direction:column;position:fixed;${side}:16px;bottom:84px;width:380px;max-width:calc(100vw - 32px);height:560px;max-height:calc(100vh - 100px);background:#fff;border-radius:14px;box-shadow:0 10px 40px rgba(15,23,42,.28);overflow:hidden}
 .panel[hidden]{display:none}
-@media (max-width:479.98px){.panel{left:0;right:0;top:0;bottom:auto;width:100%;max-width:none;height:100vh;height:100dvh;max-height:none;border-radius:0}.input{font-size:16px}}
+@media (max-width:479.98px){.panel{left:0;right:0;top:0;bottom:auto;width:100%;max-width:none;height:100vh;height:100dvh;max-height:none;border-radius:0}.input{font-size:16px}.open .launcher{display:none}}
 .head{display:flex;align-items:center;gap:10px;padding:12px 12px 12px 16px;background:${color};color:${onColor}}
 .avatar{display:flex;align-items:center;justify-content:center;flex:none;width:32px;height:32px;border-radius:16px;background:#fff;color:#0f172a;font-weight:600;overflow:hidden}
 .avatar img{width:32px;height:32px;display:block;object-fit:cover}
