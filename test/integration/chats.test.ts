@@ -12,7 +12,7 @@ import { createTool } from '../../shared/domain/tools/service';
 import { CreateToolBody } from '../../shared/domain/tools/schemas';
 import { analyzeChat, endChat, getChat, IDLE_MS, listChats, startChat, sweepIdleChats } from '../../shared/domain/chats/service';
 import { sendMessage, submitToolResults } from '../../shared/domain/chats/turns';
-import { ConflictError, UnavailableError, ValidationError } from '../../shared/errors';
+import { BadGatewayError, ConflictError, UnavailableError, ValidationError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
 
 logger.setLogLevel('SILENT');
@@ -95,29 +95,86 @@ describe('chats', () => {
     expect(await fieldOf(startChat(orgId, { agent_id: agent.id, contact_id: foreign.id }))).toMatchObject({ fields: [{ path: 'contact_id' }] });
   });
 
-  it('of two racing turns exactly one lands; the other is a 409 and leaves nothing', async () => {
+  it('of two racing turns the first claims the chat; the other is a 409 before it reaches the model, and leaves nothing', async () => {
     const orgId = newOrg();
     const agent = await agentIn(orgId, { begin_message: '' });
     const chat = await startChat(orgId, { agent_id: agent.id });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    let arrived = 0;
-    const slow = async () => {
-      arrived++;
-      if (arrived === 2) release();
+    let reached!: () => void;
+    const atModel = new Promise<void>((r) => (reached = r));
+    const llm = scripted(async () => {
+      reached();
       await gate;
       return { text: 'answer' };
-    };
-    installLlm(scripted(slow, slow));
-    const results = await Promise.allSettled([sendMessage(orgId, chat.id, 'one'), sendMessage(orgId, chat.id, 'two')]);
-    const won = results.filter((r) => r.status === 'fulfilled');
-    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-    expect(won).toHaveLength(1);
-    expect(lost).toHaveLength(1);
-    expect(lost[0]!.reason).toBeInstanceOf(ConflictError);
+    });
+    installLlm(llm);
+    const first = sendMessage(orgId, chat.id, 'one');
+    await atModel;
+    const second = (await sendMessage(orgId, chat.id, 'two').catch((e) => e)) as ConflictError;
+    expect(second).toBeInstanceOf(ConflictError);
+    expect(second.message).toMatch(/Another turn of this chat is running/);
+    release();
+    expect((await first).messages.map((m) => m.content)).toEqual(['one', 'answer']);
+    expect(llm.requests).toHaveLength(1);
     const read = await getChat(orgId, chat.id);
     expect(read.messages.map((m) => m.role)).toEqual(['user', 'agent']);
     expect(read.user_messages).toBe(1);
+    // The claim was released with the turn: the next message lands.
+    installLlm(scripted({ text: 'again' }));
+    expect((await sendMessage(orgId, chat.id, 'three')).messages.map((m) => m.content)).toEqual(['three', 'again']);
+  });
+
+  it('frees a chat whose turn crashed once its claim lapses', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    await transact([updateExisting(keys.chat(orgId, chat.id), { turn_claim: 'crashed', turn_claim_until: Date.now() + 60_000 })]);
+    installLlm(scripted({ text: 'hi' }));
+    await expect(sendMessage(orgId, chat.id, 'hello')).rejects.toBeInstanceOf(ConflictError);
+    await transact([updateExisting(keys.chat(orgId, chat.id), { turn_claim_until: Date.now() - 1 })]);
+    expect((await sendMessage(orgId, chat.id, 'hello')).messages.map((m) => m.content)).toEqual(['hello', 'hi']);
+    const item = await getItem<Record<string, unknown>>(keys.chat(orgId, chat.id));
+    expect(item!.turn_claim).toBeUndefined();
+  });
+
+  it('keeps a turn whose model fails after its tools ran; the same message continues it, another starts a new turn', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '', selected_tools: [{ type: 'check_availability' }] });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    const day = new Date(Date.now() + 9 * 86_400_000).toISOString().slice(0, 10);
+    installLlm(scripted({ toolCalls: [{ id: 'call_av', name: 'check_availability', arguments: JSON.stringify({ start_date: day }) }] }, new LlmError('provider_error', 'HTTP 500', { provider: 'openai', status: 500 })));
+    const failed = (await sendMessage(orgId, chat.id, 'When are you free?').catch((e) => e)) as UnavailableError;
+    expect(failed).toBeInstanceOf(UnavailableError);
+    expect(failed.details).toMatchObject({ kept: true });
+    expect(failed.message).toMatch(/send the same message again to continue/);
+    let read = await getChat(orgId, chat.id);
+    expect(read.messages.map((m) => m.role)).toEqual(['user', 'tool_call', 'tool_result']);
+    expect(read.user_messages).toBe(1);
+    // Another message leaves the kept turn as it is and is a turn of its own.
+    const llm = scripted({ text: 'Hello!' });
+    installLlm(llm);
+    await sendMessage(orgId, chat.id, 'Actually, hi');
+    expect(llm.requests[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
+    read = await getChat(orgId, chat.id);
+    expect(read.messages.map((m) => m.role)).toEqual(['user', 'tool_call', 'tool_result', 'user', 'agent']);
+    // The kept turn can no longer be continued: the same text now is a new message.
+    installLlm(scripted({ text: 'Free on Monday.' }));
+    const again = await sendMessage(orgId, chat.id, 'When are you free?');
+    expect(again.messages.map((m) => m.role)).toEqual(['user', 'agent']);
+  });
+
+  it('answers 502 with the reason, and no Retry-After, for what retrying cannot cure', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    installLlm(scripted(new LlmError('not_configured', 'LLM_PROVIDER=openai needs LLM_SECRET_ARN (deployed) or LLM_API_KEY (local).', { provider: 'openai' })));
+    const err = (await sendMessage(orgId, chat.id, 'hello').catch((e) => e)) as BadGatewayError;
+    expect(err).toBeInstanceOf(BadGatewayError);
+    expect(err.statusCode).toBe(502);
+    expect(err.details).toMatchObject({ reason: 'no_api_key', provider_message: expect.stringContaining('LLM_API_KEY'), kept: false });
+    expect((err as unknown as { retryAfterSeconds?: number }).retryAfterSeconds).toBeUndefined();
+    expect((await getChat(orgId, chat.id)).messages).toEqual([]);
   });
 
   it('keeps no trace of a turn whose model fails (503 with Retry-After)', async () => {

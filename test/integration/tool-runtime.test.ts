@@ -13,12 +13,23 @@ import { resetConfig } from '../../shared/config';
 import { keys } from '../../shared/db/keys';
 import { getItem, transact, updateExisting } from '../../shared/db/store';
 import { executeTool } from '../../shared/domain/conversations/tools/executor';
+import { keptTurnOf, runTurn, TurnDeadlineError } from '../../shared/domain/conversations/engine';
+import type { LlmPort } from '../../shared/adapters/llm/port';
 import { runWebhookTool, TRUNCATION_MARKER } from '../../shared/domain/conversations/tools/webhook';
 import { MAX_TOOL_RESULT_BYTES, type ConversationRef, type ToolInvocation } from '../../shared/domain/conversations/types';
 import { CreateToolBody } from '../../shared/domain/tools/schemas';
 import { createTool, deleteTool, getTool, listTools, rotateToolSecret, updateTool } from '../../shared/domain/tools/service';
 import { ValidationError } from '../../shared/errors';
 import { rejection } from '../support/rejection';
+
+/** Waits until `check` holds (an event the test cannot await directly), polling briefly. */
+async function until(check: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 interface Got {
   method: string;
@@ -36,10 +47,13 @@ const routes: Record<string, (res: ServerResponse) => void> = {
   '/fail': (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('database is down'),
   '/redirect': (res) => res.writeHead(302, { location: '/json' }).end(),
   '/hang': () => undefined, // never answers
+  // Never answers, and records when the platform closes the connection (a cancelled request).
+  '/hang-watched': (res) => void res.on('close', () => closedWatched.push(Date.now())),
   '/big-json': (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ rows: Array.from({ length: 2000 }, (_, i) => ({ i, name: `row ${i} é` })) })),
   '/just-fits': (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(MAX_TOOL_RESULT_BYTES)),
 };
 
+const closedWatched: number[] = [];
 let server: Server;
 let base: string;
 const got: Got[] = [];
@@ -102,6 +116,48 @@ const call = (args: Record<string, unknown> = { order_id: 'A7' }): ToolInvocatio
 const requestsTo = (path: string) => got.filter((g) => g.path === path);
 
 describe('webhook tools at run time', () => {
+  it('cancels a tool still running at the turn\'s deadline: the connection is closed and the call recorded as timed out', async () => {
+    // Prepare: a tool that would wait 10 s, in a turn with 400 ms left; the model calls it once.
+    const org = uuidv7();
+    const tool = await webhookTool(org, '/hang-watched', { timeout_ms: 10_000 });
+    let asked = 0;
+    const llm: LlmPort = {
+      name: 'local',
+      complete: async () => (asked++ ? { text: 'too late', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0 } } : { text: '', toolCalls: [{ id: 'call_slow', name: 'order_status', arguments: '{"order_id":"A7"}' }], usage: { promptTokens: 0, completionTokens: 0 } }),
+    };
+    const closedBefore = closedWatched.length;
+    const started = Date.now();
+    // Act
+    const err = await runTurn({
+      llm, model: 'm', temperature: 0, system: 's', passages: [], history: [], userText: 'Where is A7?',
+      tools: [{ kind: 'webhook', toolId: tool.id, name: 'order_status', description: definition.description, parameters: definition.parameters, selection: { tool_id: tool.id } }],
+      conversation: conversationOf(org),
+      deadlineMs: Date.now() + 400,
+    }).catch((e) => e);
+    // Assess: the turn is out of time, having cancelled the tool at the deadline, long before its own 10 s.
+    expect(err).toBeInstanceOf(TurnDeadlineError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const kept = keptTurnOf(err)!;
+    expect(kept.messages.map((m) => m.role)).toEqual(['user', 'tool_call', 'tool_result']);
+    expect(kept.messages[2]!.result).toEqual({ error: expect.stringMatching(/^timed out/) });
+    // The receiver sees its connection closed (not left open until the tool's own timeout).
+    await until(() => closedWatched.length > closedBefore);
+    expect(closedWatched.at(-1)! - started).toBeLessThan(3_000);
+  });
+
+  it('runs a webhook request to its end without a signal, and cancels it when its signal aborts', async () => {
+    const org = uuidv7();
+    const tool = await webhookTool(org, '/hang-watched', { timeout_ms: 10_000 });
+    const abort = new AbortController();
+    const closedBefore = closedWatched.length;
+    setTimeout(() => abort.abort(), 200);
+    const outcome = await runWebhookTool(org, tool.id, call(), conversationOf(org), { signal: abort.signal });
+    expect(outcome).toEqual({ ok: false, result: { error: expect.stringMatching(/^timed out: the tool was cancelled/) } });
+    await until(() => closedWatched.length > closedBefore);
+    const viaExecutor = await executeTool({ kind: 'webhook', toolId: (await webhookTool(org, '/json')).id, name: 'order_status', description: '', parameters: definition.parameters, selection: {} }, call(), conversationOf(org), { signal: new AbortController().signal });
+    expect(viaExecutor).toEqual({ ok: true, result: { status: 'shipped', eta: 'tomorrow' } });
+  });
+
   it('sends a signed JSON request that the standardwebhooks package verifies with the secret answered by create', async () => {
     // Prepare
     const org = uuidv7();
@@ -120,7 +176,7 @@ describe('webhook tools at run time', () => {
       tool_call_id: invocation.id,
       name: 'order_status',
       arguments: { order_id: 'A7', rush: true },
-      conversation: { type: 'chat', id: conversation.id, agent_id: conversation.agent_id, contact_id: conversation.contact_id, dynamic_variables: { customer_tier: 'gold' }, metadata: { source: 'test' } },
+      conversation: { type: 'chat', id: conversation.id, agent_id: conversation.agent_id, contact_id: conversation.contact_id, dynamic_variables: { customer_tier: 'gold' }, visitor_variables: {}, metadata: { source: 'test' } },
     });
     expect(request.headers['webhook-id']).toBe(invocation.id);
     expect(request.headers['x-api-key']).toBe('k-123');

@@ -7,7 +7,7 @@ import { NotFoundError } from '../../errors';
 import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import type { ConversationMessage } from '../conversations/engine';
-import { conversationVariables } from '../conversations/variables';
+import { conversationSetup, type ConversationSetup } from '../conversations/variables';
 import type { ChatEndReason, ChatMessage, ChatStatus, ChatSummary } from './schemas';
 
 /**
@@ -38,9 +38,28 @@ export interface ChatItem extends Omit<ChatSummary, 'usage'> {
   last_message_at: string;
   /** The contact's placeholder values, taken when the chat started. */
   contact_variables: Record<string, string>;
+  /** A widget visitor's variables (the widget's `public_variables`): fill placeholders, never override another value. */
+  visitor_variables?: Record<string, string>;
+  /** The conversation's time zone, taken when the chat started (the contact's, else the agent's working hours', else UTC). */
+  timezone?: string;
   /** The agent's analysis settings, taken when the chat started (as a call takes them when placed). */
   analysis_model: string | null;
   analysis_prompt: string | null;
+  /** The running turn's claim (turns.ts): its id and when it lapses (epoch ms). */
+  turn_claim?: string;
+  turn_claim_until?: number;
+  /** A turn kept after its model failed, which the same message sent again continues (turns.ts). */
+  incomplete_turn?: IncompleteTurn | null;
+}
+
+/** A turn kept after its model failed: what continues it (turns.ts). */
+export interface IncompleteTurn {
+  /** The user's message of the turn: sending it again continues the turn. */
+  user_text: string;
+  /** The sequence number of the turn's first kept message. */
+  from_seq: number;
+  /** Tool rounds it used. */
+  rounds_used: number;
 }
 
 export interface MessageItem extends ChatMessage {
@@ -151,9 +170,25 @@ export async function findAgent(orgId: string, agentId: string): Promise<Agent |
 
 export const isActive = (agent: Agent) => agent.status !== 'AGENT_STATUS_INACTIVE';
 
-/** A chat's placeholder values at `now`: the contact's as taken when the chat started, the chat's dynamic variables winning. */
+/**
+ * A chat's variables, filled prompt and opening at `now` (variables.ts, `conversationSetup`): the
+ * contact's values and the zone as taken when the chat started, the visitor's variables, the
+ * chat's dynamic variables winning.
+ */
+export function setupOf(item: ChatItem, agent: Agent, now: string): ConversationSetup {
+  return conversationSetup({
+    agent,
+    contactVariables: item.contact_variables ?? {},
+    visitorVariables: item.visitor_variables,
+    dynamicVariables: item.dynamic_variables,
+    timezone: item.timezone,
+    now: new Date(now),
+  });
+}
+
+/** A chat's placeholder values at `now` (see setupOf). */
 export function variablesOf(item: ChatItem, agent: Agent, now: string): Record<string, string> {
-  return { ...conversationVariables({ agentName: agent.agent_name || agent.name, now: new Date(now) }), ...item.contact_variables, ...item.dynamic_variables };
+  return setupOf(item, agent, now).variables;
 }
 
 export async function afterEnd(item: ChatItem, events: PlatformEvent[]): Promise<void> {

@@ -1,16 +1,17 @@
 import { llm } from '../../adapters/llm';
-import { LlmError } from '../../adapters/llm/port';
+import { v7 as uuidv7 } from 'uuid';
+import { isRetryable, LlmError, permanentReason } from '../../adapters/llm/port';
 import { clockNow } from '../../clock';
 import { keys } from '../../db/keys';
 import { ConditionFailed, transact, updateExisting, type TransactItem } from '../../db/store';
-import { ConflictError, UnavailableError, UnprocessableError, ValidationError } from '../../errors';
+import { BadGatewayError, ConflictError, UnavailableError, UnprocessableError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
 import type { Agent } from '../agents/schemas';
 import { newEvent, type PlatformEvent } from '../events/publish';
-import { runTurn, TurnDeadlineError, type ConversationMessage, type PendingToolCall, type TurnOutput } from '../conversations/engine';
+import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type KeptTurn, type PendingToolCall, type TurnOutput } from '../conversations/engine';
 import { toolsForAgent } from '../conversations/tools/catalog';
 import { conversationRef } from '../conversations/types';
-import { fillTemplate } from '../conversations/variables';
+import { effectiveModel } from '../agents/models';
 import { MAX_USER_MESSAGES, type ChatStatus, type ChatTurn } from './schemas';
 import {
   afterEnd,
@@ -25,21 +26,91 @@ import {
   readMessages,
   refusal,
   statusPartition,
-  variablesOf,
+  setupOf,
   type ChatItem,
+  type IncompleteTurn,
   type MessageItem,
   type Usage,
 } from './store';
 
 /**
  * A chat's turns: one user message, or the caller's answers to pending `function` tool calls, run
- * by the conversation engine and stored all or nothing (service.ts has the model). Only the turn
- * functions load the engine; the knowledge-base ranking loads on first use, for agents that have one.
+ * by the conversation engine (service.ts has the model). Only the turn functions load the engine;
+ * the knowledge-base ranking loads on first use, for agents that have one.
+ *
+ * A tool call runs once (docs/api.md, "Chats"):
+ * - A turn first CLAIMS the chat (`turn_claim`, `turn_claim_until` on the chat item, a conditional
+ *   write on `message_count`, `status` and no live claim) before it grounds, calls the model or
+ *   runs a tool: the loser of two racing turns answers 409 having run nothing. The claim lasts
+ *   TURN_CLAIM_MS (a crashed turn frees the chat by itself) and is released when the turn stores.
+ * - A turn whose model fails (or whose time runs out) after platform tools ran KEEPS what it did:
+ *   the user's message and every tool call with its result are stored and the chat item records
+ *   `incomplete_turn` (the user's text, the rounds used). The same text sent again CONTINUES that
+ *   turn from the kept results (no second user message, no tool run again); any other message
+ *   leaves it as it is and starts a new turn. A model failure before any platform tool ran keeps
+ *   nothing, as before.
  */
 /** A turn's whole budget: API Gateway answers 504 at 30 s, so model and tool requests share 25 s. */
 export const TURN_BUDGET_MS = 25_000;
+/** How long a turn's claim on its chat lasts: its budget and a margin, so a crashed turn frees the chat. */
+export const TURN_CLAIM_MS = TURN_BUDGET_MS + 5_000;
 /** What a 503 tells the caller to wait when the provider did not say. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+
+/** The condition every write of a claimed turn carries: the chat as read, and the claim still ours. */
+const claimed = (item: ChatItem, claim: string) => ({
+  condition: '#mc = :mc AND #st = :st AND #tc = :tc',
+  names: { '#mc': 'message_count', '#st': 'status', '#tc': 'turn_claim' },
+  values: { ':mc': item.message_count, ':st': item.status, ':tc': claim },
+});
+
+/** Claims the chat's next turn (see the module comment); 409 while another turn runs or when the chat changed. */
+async function claimTurn(item: ChatItem): Promise<string> {
+  const claim = uuidv7();
+  const now = Date.now();
+  try {
+    await transact([
+      updateExisting(keys.chat(item.organization_id, item.id), { turn_claim: claim, turn_claim_until: now + TURN_CLAIM_MS }, {
+        condition: '#mc = :mc AND #st = :st AND (attribute_not_exists(#tu) OR #tu < :now)',
+        names: { '#mc': 'message_count', '#st': 'status', '#tu': 'turn_claim_until' },
+        values: { ':mc': item.message_count, ':st': item.status, ':now': now },
+      }),
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed) throw new ConflictError('Another turn of this chat is running (or just changed it); wait for its answer, read the chat, then send again', { id: item.id });
+    throw err;
+  }
+  return claim;
+}
+
+/** Gives the claim back when the turn stored nothing (a failure before any tool ran). */
+async function releaseClaim(item: ChatItem, claim: string): Promise<void> {
+  await transact([
+    updateExisting(keys.chat(item.organization_id, item.id), {}, { remove: ['turn_claim', 'turn_claim_until'], condition: '#tc = :tc', names: { '#tc': 'turn_claim' }, values: { ':tc': claim } }),
+  ]).catch((err: unknown) => {
+    if (!(err instanceof ConditionFailed)) logger.warn('A chat turn\'s claim could not be released; it expires by itself', { chat_id: item.id, error: err as Error });
+  });
+}
+
+/** The API answer for a model failure: 503 with Retry-After when retrying can cure it, else 502 with the provider's reason and message. */
+function modelFailure(err: LlmError | TurnDeadlineError, kept: boolean): Error {
+  const next = kept
+    ? 'what the turn\'s tools did is kept: send the same message again to continue the turn (its tools do not run again)'
+    : 'nothing was kept';
+  if (err instanceof LlmError && !isRetryable(err)) {
+    const reason = permanentReason(err);
+    return new BadGatewayError(`The agent's model refused the request (${reason}); retrying will not help until it is fixed; ${next}`, {
+      reason,
+      ...(err.details.status !== undefined ? { provider_status: err.details.status } : {}),
+      ...(err.details.providerCode ? { provider_code: err.details.providerCode } : {}),
+      provider_message: err.details.providerMessage ?? err.message,
+      kept,
+    });
+  }
+  const retryAfter = (err instanceof LlmError ? err.details.retryAfterSeconds : undefined) ?? DEFAULT_RETRY_AFTER_SECONDS;
+  return new UnavailableError(`The agent's model did not answer; ${next}`, { reason: err instanceof LlmError ? err.reason : 'timeout', retry_after_seconds: retryAfter, kept }, retryAfter);
+}
 
 function asConversation(m: MessageItem): ConversationMessage {
   return {
@@ -54,12 +125,41 @@ function asConversation(m: MessageItem): ConversationMessage {
 /** The last user message of a history (what grounds a turn resumed after tool results). */
 const lastUserText = (messages: MessageItem[]) => [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
-/** Runs the engine for one turn and stores what it added; see the module comment. */
-async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[], turn: { userText?: string; toolResults?: { tool_call_id: string; name: string; output: unknown }[] }): Promise<ChatTurn> {
+/** What one turn brings: a user message, the caller's tool results, or the continuation of a kept turn. */
+interface TurnRequest {
+  userText?: string;
+  toolResults?: { tool_call_id: string; name: string; output: unknown }[];
+  /** Continuing the chat's incomplete turn (its messages are already stored). */
+  resume?: IncompleteTurn;
+}
+
+/**
+ * Runs the engine for one claimed turn and stores what it added, releasing the claim; see the
+ * module comment. A model failure after platform tools ran stores the turn as incomplete.
+ */
+async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[], turn: TurnRequest, claim: string): Promise<ChatTurn> {
+  try {
+    return await runClaimed(item, agent, history, turn, claim);
+  } catch (err) {
+    // A turn that stored nothing gives its claim back; one that stored released it in the same write.
+    if (!(err instanceof StoredFailure)) await releaseClaim(item, claim);
+    throw err instanceof StoredFailure ? err.answer : err;
+  }
+}
+
+/** A failure answered after the kept turn was stored (its claim released with it). */
+class StoredFailure extends Error {
+  constructor(readonly answer: Error) {
+    super(answer.message);
+  }
+}
+
+async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], turn: TurnRequest, claim: string): Promise<ChatTurn> {
   const orgId = item.organization_id;
   const deadlineMs = Date.now() + TURN_BUDGET_MS;
   const now = clockNow().toISOString();
-  const groundOn = turn.userText ?? lastUserText(history);
+  const setup = setupOf(item, agent, now);
+  const groundOn = turn.userText ?? turn.resume?.user_text ?? lastUserText(history);
   const [tools, passages] = await Promise.all([
     toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'chat'),
     agent.knowledge_base ? import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base, groundOn)) : Promise.resolve([]),
@@ -68,28 +168,35 @@ async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[],
   try {
     out = await runTurn({
       llm: llm(),
-      model: agent.model,
+      model: effectiveModel(agent),
       temperature: agent.temperature,
-      system: fillTemplate(agent.prompt ?? '', variablesOf(item, agent, now)),
+      system: setup.system,
       tools,
-      conversation: conversationRef('chat', item),
+      conversation: conversationRef('chat', item, setup.timezone),
       history: history.map(asConversation),
       ...(turn.userText !== undefined ? { userText: turn.userText } : {}),
       ...(turn.toolResults ? { toolResults: turn.toolResults } : {}),
       passages,
-      roundsUsed: turn.toolResults ? item.rounds_used : 0,
+      roundsUsed: turn.toolResults ? item.rounds_used : (turn.resume?.rounds_used ?? 0),
       deadlineMs,
     });
   } catch (err) {
     if (err instanceof LlmError || err instanceof TurnDeadlineError) {
-      const retryAfter = (err instanceof LlmError ? err.details.retryAfterSeconds : undefined) ?? DEFAULT_RETRY_AFTER_SECONDS;
-      logger.warn('A chat turn failed at the model; nothing kept', { chat_id: item.id, error: err as Error });
-      throw new UnavailableError('The agent\'s model did not answer; nothing was kept, so sending the same request again is safe', { reason: err instanceof LlmError ? err.reason : 'timeout', retry_after_seconds: retryAfter }, retryAfter);
+      const kept = keptTurnOf(err);
+      if (kept && kept.toolsRan > 0) {
+        logger.warn('A chat turn failed at the model after its tools ran; the turn is kept', { chat_id: item.id, error: err as Error });
+        await storeIncomplete(item, turn, kept, claim, groundOn);
+        throw new StoredFailure(modelFailure(err, true));
+      }
+      logger.warn('A chat turn failed at the model; nothing more kept', { chat_id: item.id, error: err as Error });
+      throw modelFailure(err, !!turn.resume);
     }
     throw err;
   }
   const at = clockNow().toISOString();
   const { writes, views } = messageWrites(orgId, item.id, item.message_count, out.messages, at);
+  // A continued turn answers the messages kept from its failed attempt too: the whole turn.
+  const keptViews = turn.resume ? history.filter((m) => m.seq >= turn.resume!.from_seq).map(messageView) : [];
   const userAdded = turn.userText !== undefined ? 1 : 0;
   const ends = !!out.effect.end && !out.pending.length;
   const status: ChatStatus = ends ? 'ended' : out.pending.length ? 'requires_action' : 'active';
@@ -108,8 +215,9 @@ async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[],
     usage,
     last_message_at: at,
     updated_at: at,
+    incomplete_turn: null,
   };
-  const remove: string[] = [];
+  const remove: string[] = ['turn_claim', 'turn_claim_until'];
   if (ends) Object.assign(set, { end_reason: 'agent_ended', ended_at: at }), remove.push('gsi2pk', 'gsi2sk');
   else Object.assign(set, idleEntry(orgId, item.id, at));
   const next = { ...item, ...set } as ChatItem;
@@ -123,21 +231,51 @@ async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[],
   }
   try {
     await transact([
-      updateExisting(keys.chat(orgId, item.id), set, {
-        remove,
-        condition: '#mc = :mc AND #st = :st',
-        names: { '#mc': 'message_count', '#st': 'status' },
-        values: { ':mc': item.message_count, ':st': item.status },
-      }),
+      updateExisting(keys.chat(orgId, item.id), set, { remove, ...claimed(item, claim) }),
       ...writes,
       ...eventWrites,
     ]);
   } catch (err) {
-    if (err instanceof ConditionFailed) throw new ConflictError('Another turn of this chat ran at the same time, or the chat changed; read it and try again', { id: item.id });
+    if (err instanceof ConditionFailed) throw new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); read it and try again', { id: item.id });
     throw err;
   }
   await afterEnd(next, events);
-  return { chat: { id: item.id, status, end_reason: next.end_reason ?? null, pending_tool_calls: out.pending }, messages: views };
+  return { chat: { id: item.id, status, end_reason: next.end_reason ?? null, pending_tool_calls: out.pending }, messages: [...keptViews, ...views] };
+}
+
+/**
+ * Stores a turn whose model failed after its tools ran (see the module comment): its messages
+ * (the user's, every tool call with its result), `incomplete_turn`, the usage; the chat stays
+ * `active` and the claim is released in the same write.
+ */
+async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn, claim: string, userText: string): Promise<void> {
+  const orgId = item.organization_id;
+  const at = clockNow().toISOString();
+  const { writes } = messageWrites(orgId, item.id, item.message_count, kept.messages, at);
+  const incomplete: IncompleteTurn = { user_text: userText, from_seq: turn.resume?.from_seq ?? item.message_count, rounds_used: kept.roundsUsed };
+  const set: Record<string, unknown> = {
+    status: 'active',
+    gsi1pk: statusPartition(orgId, 'active'),
+    pending_tool_calls: [],
+    message_count: item.message_count + kept.messages.length,
+    user_messages: item.user_messages + (turn.userText !== undefined ? 1 : 0),
+    rounds_used: 0,
+    incomplete_turn: incomplete,
+    usage: {
+      llm_requests: item.usage.llm_requests + kept.usage.requests,
+      prompt_tokens: item.usage.prompt_tokens + kept.usage.promptTokens,
+      completion_tokens: item.usage.completion_tokens + kept.usage.completionTokens,
+    },
+    last_message_at: at,
+    updated_at: at,
+    ...idleEntry(orgId, item.id, at),
+  };
+  try {
+    await transact([updateExisting(keys.chat(orgId, item.id), set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }), ...writes]);
+  } catch (err) {
+    if (err instanceof ConditionFailed) throw new StoredFailure(new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); its tools ran but their results could not be kept', { id: item.id }));
+    throw err;
+  }
 }
 
 async function agentFor(item: ChatItem): Promise<Agent> {
@@ -152,12 +290,15 @@ export async function sendMessage(orgId: string, chatId: string, content: string
   const [item, history] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
   const refused = refusal(item);
   if (refused) throw new ConflictError(refused, { id: chatId, status: item.status });
-  if (item.user_messages >= MAX_USER_MESSAGES) {
+  const incomplete = item.incomplete_turn ?? undefined;
+  const resume = incomplete && incomplete.user_text.trim() === content.trim() ? incomplete : undefined;
+  if (!resume && item.user_messages >= MAX_USER_MESSAGES) {
     await endChatItem(item, 'max_turns', history.map(messageView));
     throw new ConflictError(`The chat reached ${MAX_USER_MESSAGES} user messages and has ended (max_turns)`, { id: chatId, status: 'ended' });
   }
   const agent = await agentFor(item);
-  return runAndStore(item, agent, history, { userText: content });
+  const claim = await claimTurn(item);
+  return runAndStore(item, agent, history, resume ? { resume } : { userText: content }, claim);
 }
 
 /** The caller's answers to every pending `function` tool call; the turn goes on. */
@@ -175,6 +316,7 @@ export async function submitToolResults(orgId: string, chatId: string, results: 
   for (const id of pending.keys()) if (!given.has(id)) fields.push({ path: 'results', message: `the pending tool call "${id}" has no result` });
   if (fields.length) throw new ValidationError(`Validation failed: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
   const agent = await agentFor(item);
-  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })) });
+  const claim = await claimTurn(item);
+  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })) }, claim);
 }
 

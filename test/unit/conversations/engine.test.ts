@@ -1,6 +1,6 @@
 import type { LlmPort, LlmRequest, LlmResponse } from '../../../shared/adapters/llm/port';
 import { LlmError } from '../../../shared/adapters/llm/port';
-import { MAX_TOOL_ROUNDS, runTurn, toLlmMessages, type TurnInput } from '../../../shared/domain/conversations/engine';
+import { keptTurnOf, MAX_TOOL_ROUNDS, runTurn, toLlmMessages, TurnDeadlineError, type ConversationMessage, type TurnInput } from '../../../shared/domain/conversations/engine';
 import type { RunnableTool } from '../../../shared/domain/conversations/tools/catalog';
 import { conversationVariables, fillKnown, fillTemplate } from '../../../shared/domain/conversations/variables';
 
@@ -140,5 +140,46 @@ describe('variables', () => {
     expect(fillTemplate('{{agent_name}} to {{contact.first_name}} ({{contact.metadata.plan}}, {{contact.metadata.seats}}) at {{current_time}}{{missing}}.', vars))
       .toBe('Ava to Countess (gold, 3) at 2026-11-24T10:00:00Z.');
     expect(fillKnown('Hi {{agent_name}} {{contact.first_name}}', { agent_name: 'Ava' })).toBe('Hi Ava {{contact.first_name}}');
+  });
+
+  it('carries what the turn did when the model fails after a platform tool ran (keptTurnOf)', async () => {
+    // Prepare: end_call runs on the platform, then the model fails.
+    const llm = scriptedModel({ toolCalls: [{ id: 'call_e', name: 'end_call', arguments: '{}' }] }, new LlmError('provider_error', 'down', { provider: 'openai', status: 500 }));
+    // Act
+    const err = await runTurn(input(llm, { userText: 'bye' })).catch((e) => e);
+    // Assess
+    expect(err).toBeInstanceOf(LlmError);
+    const kept = keptTurnOf(err)!;
+    expect(kept.toolsRan).toBe(1);
+    expect(kept.roundsUsed).toBe(1);
+    expect(kept.messages.map((m) => m.role)).toEqual(['user', 'tool_call', 'tool_result']);
+    expect(kept.usage.requests).toBe(1);
+  });
+
+  it('says no platform tool ran when the model fails at once', async () => {
+    const llm = scriptedModel(new LlmError('timeout', 'slow', { provider: 'openai' }));
+    const err = await runTurn(input(llm)).catch((e) => e);
+    expect(keptTurnOf(err)).toMatchObject({ toolsRan: 0, messages: [{ role: 'user', content: 'Hello' }] });
+  });
+
+  it('is out of time at the deadline, carrying the turn so far', async () => {
+    const err = await runTurn(input(scriptedModel(), { deadlineMs: Date.now() - 1 })).catch((e) => e);
+    expect(err).toBeInstanceOf(TurnDeadlineError);
+    expect(keptTurnOf(err)?.toolsRan).toBe(0);
+  });
+
+  it('sends only the recent whole turns that fit the context budget, the new message always', async () => {
+    // Prepare: 40 turns of ~1,000 estimated tokens each.
+    const history: ConversationMessage[] = [];
+    for (let i = 0; i < 40; i++) history.push({ role: 'user', content: `q${i} ${'w'.repeat(3_000)}` }, { role: 'agent', content: `a${i}` });
+    const llm = scriptedModel({ text: 'ok' });
+    // Act
+    await runTurn(input(llm, { history, userText: 'latest', contextTokens: 8_000 }));
+    // Assess
+    const sent = llm.requests[0]!.messages;
+    expect(sent.length).toBeLessThan(history.length);
+    expect(sent[0]!.role).toBe('user');
+    expect(sent.at(-1)).toEqual({ role: 'user', content: 'latest' });
+    expect(sent.at(-2)).toEqual({ role: 'assistant', content: 'a39' });
   });
 });
