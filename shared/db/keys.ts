@@ -70,6 +70,8 @@ export const keys = {
   widgetChatStarts: (widgetId: string, window: number): Key => ({ pk: `${RATE_PREFIX}WIDGET#${widgetId}#${window}`, sk: 'CHATS' }),
   widgetClientChatStarts: (widgetId: string, address: string, window: number): Key => ({ pk: `${RATE_PREFIX}WIDGET#${widgetId}#IP#${address}#${window}`, sk: 'CHATS' }),
   widgetChatMessages: (chatId: string, window: number): Key => ({ pk: `${RATE_PREFIX}CHAT#${chatId}#${window}`, sk: 'MESSAGES' }),
+  /** Visitor messages through one widget in one UTC day (`YYYY-MM-DD`): its `daily_message_limit`. */
+  widgetDailyMessages: (widgetId: string, day: string): Key => ({ pk: `${RATE_PREFIX}WIDGET#${widgetId}#DAY#${day}`, sk: 'MESSAGES' }),
   agent: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.agent}${id}` }),
   tool: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.tool}${id}` }),
   widget: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.widget}${id}` }),
