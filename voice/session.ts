@@ -339,8 +339,19 @@ export class CallSession {
     this.resolveDone();
   }
 
-  /** Writes the conversation to the call (only when it changed since the last write). */
-  private async record(): Promise<void> {
+  private writing: Promise<void> = Promise.resolve();
+
+  /**
+   * Writes the conversation to the call (only when it changed since the last write), one write at
+   * a time: a record made while another is in flight (the stream's end during a hang-up's record)
+   * waits for it, so `done` resolves only once the call is written (and, inbound, ended).
+   */
+  private record(): Promise<void> {
+    this.writing = this.writing.then(() => this.write());
+    return this.writing;
+  }
+
+  private async write(): Promise<void> {
     const version = [this.transcript.version, this.endReason, this.errorMessage, this.streamEndedAt].join('|');
     if (version === this.recordedVersion) return;
     this.recordedVersion = version;
