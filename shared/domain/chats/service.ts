@@ -48,6 +48,8 @@ export { IDLE_MS, CHAT_IDLE_SHARDS, ENTITY, type ChatItem };
 export interface ChatOrigin {
   channel: ChatChannel;
   widget_id?: string;
+  /** A widget visitor's values of the widget's `public_variables`, kept apart from `dynamic_variables`. */
+  visitor_variables?: Record<string, string>;
 }
 
 /**
@@ -93,6 +95,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
     ended_at: null,
     last_message_at: now,
     created_at: now,
+    ...(origin.visitor_variables ? { visitor_variables: origin.visitor_variables } : {}),
     updated_at: now,
     contact_variables: contact ? contactVariables(contact) : {},
     analysis_model: agent.post_call_analysis_model || null,

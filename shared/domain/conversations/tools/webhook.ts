@@ -62,7 +62,9 @@ export function webhookToolRequest(
   let body: string | undefined;
   if (withBody) {
     const { type, id, agent_id, contact_id, dynamic_variables, metadata } = conversation;
-    body = JSON.stringify({ tool_call_id: call.id, name: call.name, arguments: call.arguments, conversation: { type, id, agent_id, contact_id, dynamic_variables, metadata } });
+    // A widget visitor's values travel apart from the business's own `dynamic_variables`.
+    const visitor_variables = conversation.visitor_variables ?? {};
+    body = JSON.stringify({ tool_call_id: call.id, name: call.name, arguments: call.arguments, conversation: { type, id, agent_id, contact_id, dynamic_variables, visitor_variables, metadata } });
     signed = body;
   } else {
     const target = new URL(url);
