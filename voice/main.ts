@@ -1,4 +1,5 @@
 import { logger } from '../shared/logger';
+import { preloadAmbientBeds } from './ambient';
 import { startVoiceServer } from './server';
 
 /**
@@ -9,6 +10,8 @@ import { startVoiceServer } from './server';
  * keeps why (voice-session.ts).
  */
 async function main(): Promise<void> {
+  // The ambient beds are made once per process: made now, the first call using one does not stall the others.
+  preloadAmbientBeds();
   const server = await startVoiceServer({ port: Number(process.env.PORT) || 8080 });
   logger.info('Voice runtime listening', { port: server.port, path: '/stream' });
   let stopping = false;

@@ -2,6 +2,7 @@ import { clockNow } from '../shared/clock';
 import { recordConversation, type VoiceEndReason } from '../shared/domain/calls/voice-session';
 import { logger } from '../shared/logger';
 import type { CallContext } from './call-context';
+import { AmbientPacer, ambientMixerFor } from './ambient';
 import { CallEnding, carryOutEnd, END_DEADLINE_MS, SilenceWatch } from './call-ending';
 import { CarrierCall } from './carrier';
 import { MAX_BUFFERED_FRAMES, type VoiceSettings } from './config';
@@ -69,6 +70,8 @@ export class CallSession {
   private streamEndedAt: string | undefined;
   private recordedVersion = '';
   private voicemail = false;
+  /** The agent's ambient sound, mixed under its audio and filling the silences (null for none). */
+  private readonly ambient: AmbientPacer | null;
 
   constructor(private readonly input: SessionInput) {
     const { context, settings } = input;
@@ -77,7 +80,20 @@ export class CallSession {
     this.transcript = new TranscriptRecorder(input.startMs);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.carrierCall = new CarrierCall(this.callId, context.call.provider_call_id ?? input.providerCallId);
-    this.turns = new TurnTaking({ send: (e) => this.model.send(e), carrier: input.carrier, transcript: this.transcript, live: () => this.state === 'live' });
+    const mixer = ambientMixerFor(context.agent);
+    this.ambient = mixer && new AmbientPacer({ mixer, send: (payload) => input.carrier.sendMedia(payload) });
+    // The agent's audio goes out through the ambient pacer when there is one: mixed over the bed, and the bed paused while it plays.
+    const carrier = this.ambient
+      ? {
+          sendMedia: (payload: string) => input.carrier.sendMedia(this.ambient!.agent(payload)),
+          sendMark: (name: string) => input.carrier.sendMark(name),
+          clear: () => {
+            input.carrier.clear();
+            this.ambient!.cleared();
+          },
+        }
+      : input.carrier;
+    this.turns = new TurnTaking({ send: (e) => this.model.send(e), carrier, transcript: this.transcript, live: () => this.state === 'live' });
     this.ending = new CallEnding(() => void this.executeEnd());
     this.silence = new SilenceWatch(
       {
@@ -131,6 +147,7 @@ export class CallSession {
     }
     if (this.state !== 'connecting') return this.model.close(); // the caller hung up meanwhile
     this.state = 'live';
+    this.ambient?.start();
     this.model.send(
       sessionUpdate(settings.realtimeProtocol, {
         instructions: context.instructions,
@@ -370,6 +387,7 @@ export class CallSession {
   }
 
   private clearTimers(): void {
+    this.ambient?.stop();
     this.silence.stop();
     this.ending.clear();
   }

@@ -840,3 +840,42 @@ describe('the stream\'s end', () => {
     expect(endedB).toMatchObject({ status: 'ended', disconnection_reason: 'completed' });
   });
 });
+
+describe('ambient sound', () => {
+  it('mixes the agent\'s ambient sound under its audio and fills the silences with it, for the whole call', async () => {
+    const greeting = tone(0.4, 131);
+    scripts.set('script-ambient', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: greeting, transcript: 'Hello from the office.' });
+      await m.closed;
+    });
+    const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-ambient', begin_message: 'Hello from the office.', ambient_sound: 'office', ambient_sound_volume: 0.8 }, { autoEcho: true });
+    // The silence after the greeting is filled with the bed too: well past the greeting's own length.
+    await client.until(() => Buffer.concat(client.media).length >= greeting.length + 160 * 15, 'the bed after the greeting');
+    client.stop();
+    await client.closed;
+    const heard = Buffer.concat(client.media);
+    // Never pure silence (μ-law 0xFF / 0x7F), and the greeting never went out untouched: it was mixed.
+    expect(heard.some((b) => b !== 0xff && b !== 0x7f)).toBe(true);
+    expect(heard.includes(greeting.subarray(0, 800))).toBe(false);
+    const ended = await carrierEnds(org, call.id, sid);
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hello from the office.']);
+  });
+
+  it('sends nothing of its own without ambient_sound: the agent\'s audio byte for byte', async () => {
+    const greeting = tone(0.4, 132);
+    scripts.set('script-no-ambient', async (m) => {
+      await session(m);
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: greeting, transcript: 'Hello.' });
+      await m.closed;
+    });
+    const { org, call, sid, client } = await answeredCall({ s2s_model: 'script-no-ambient', begin_message: 'Hello.' }, { autoEcho: true });
+    await client.until(() => Buffer.concat(client.media).length >= greeting.length, 'the greeting');
+    client.stop();
+    await client.closed;
+    expect(Buffer.concat(client.media).equals(greeting)).toBe(true);
+    await carrierEnds(org, call.id, sid);
+  });
+});
