@@ -12,9 +12,10 @@ const tag = 'Chats';
  */
 const turnAccess: Access = { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true, queues: ['event-fanout', 'chat-analysis'] };
 const turnErrors = {
-  409: 'The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running',
+  409: 'The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running (refused before it runs anything)',
   422: 'The chat\'s agent was deleted or is inactive',
-  503: 'The model failed or timed out; nothing was kept (`Retry-After` says when to try again)',
+  502: 'The model refused the request in a way retrying cannot cure (a wrong key, an unknown model, a rejected request): `error.details` has `reason` and `provider_message`; no `Retry-After`',
+  503: 'The model failed or timed out and retrying may cure it (`Retry-After` says when); when its tools had run, the turn is kept (`details.kept`) and the same message continues it',
 } as const;
 
 export const startChat = defineOperation({
