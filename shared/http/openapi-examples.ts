@@ -109,6 +109,8 @@ const WidgetSettings = {
   is_active: true,
   ...widgetLook,
   allowed_origins: ['https://www.example.com'],
+  public_variables: ['page'],
+  daily_message_limit: 2000,
   created_at: created,
   updated_at: updated,
 };
@@ -283,7 +285,7 @@ export const schemaExamples: Record<string, unknown> = {
   Tool,
   ToolWithSecret: { ...Tool, secret: 'whsec_q3Jt7YbW0nVxK2cR9mLp4sF8hD1gA6uE5iO0zT7yXwM=' },
 
-  CreateWidgetSettingsRequest: { name: 'Website widget', ...widgetLook, allowed_origins: ['https://www.example.com'] },
+  CreateWidgetSettingsRequest: { name: 'Website widget', ...widgetLook, allowed_origins: ['https://www.example.com'], public_variables: ['page'] },
   UpdateWidgetSettingsRequest: { greeting: 'Welcome back! What can we do for you?' },
   WidgetSettings,
   WidgetConfig: {
