@@ -63,7 +63,7 @@ async function answeringNumber(agent: Record<string, unknown>) {
   const bought = await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: created.body.data.id } });
   expect(bought.status).toBe(200);
   const number = [...twilio.numbers.values()].find((n) => n.phone_number === choice.phone_number)!;
-  return { agentId: created.body.data.id as string, phone: choice.phone_number as string, number, pricePerMinute: choice.per_minute_price_inbound as number };
+  return { agentId: created.body.data.id as string, id: bought.body.data.id as string, phone: choice.phone_number as string, number, pricePerMinute: choice.per_minute_price_inbound as number };
 }
 
 /** How a stream the runtime should refuse was closed (it is refused at once, or never). */
@@ -74,13 +74,20 @@ const callOf = async (id: string) => (await api('GET', `/api/v1/calls/${id}`)).b
 const chargesOf = async (id: string) => (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === id);
 const endedEventsOf = async (id: string) => (await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === id);
 
-it('a number bought through Twilio gets the status callback as well as the voice URL', async () => {
-  const { number } = await answeringNumber({ s2s_model: 'unused', begin_message: 'Hello.' });
+it('a number bought through Twilio gets the status callback as well as the voice URL; a rejected call\'s callback changes nothing', async () => {
+  const { number, id, phone } = await answeringNumber({ s2s_model: 'unused', begin_message: 'Hello.' });
   const base = local().url;
   expect(number).toMatchObject({
     voice_url: `${base}/api/v1/telephony/twilio/inbound`, voice_method: 'POST',
     status_callback: `${base}/api/v1/telephony/twilio/status`, status_callback_method: 'POST',
   });
+  // No agent: the call is rejected, and Twilio's `busy` callback for it finds no session.
+  expect((await api('PATCH', `/api/v1/phone-numbers/${id}`, { body: { inbound_agent_id: null } })).status).toBe(200);
+  const rejected = await twilio.incomingCall('+14155550176', phone);
+  expect(rejected).toMatchObject({ status: 'busy', twiml: expect.stringContaining('<Reject/>') });
+  expect(twilio.callbacks.filter((c) => c.params.CallSid === rejected.sid)).toEqual([expect.objectContaining({ status: 200, params: expect.objectContaining({ CallStatus: 'busy' }) })]);
+  await local().platform.queue.waitForIdle();
+  expect((await api('GET', '/api/v1/calls?limit=100')).body.data.filter((c: any) => c.to_phone_number === phone)).toEqual([]);
 });
 
 it('ends an inbound call `completed` when the caller hangs up and the carrier sends nothing, charged for its real length; its token admits no second stream', async () => {

@@ -175,11 +175,16 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     if (call.status !== 'in-progress') return;
     call.status = 'completed';
     if (call.stream?.open) call.stream.stop();
+    await statusCallback(call, { CallStatus: 'completed', CallDuration: String(Math.round((now() - call.answeredAtMs!) / 1000)) });
+  }
+
+  /** Twilio's final status callback of an incoming call: to the number's StatusCallback, or nowhere. */
+  async function statusCallback(call: StandInCall, fields: Record<string, string>): Promise<void> {
     const number = [...numbers.values()].find((n) => n.phone_number === call.to);
     if (!number?.status_callback) return;
     const params: Record<string, string> = {
       AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, Direction: 'inbound', ApiVersion: '2010-04-01',
-      CallStatus: 'completed', CallDuration: String(Math.round((now() - call.answeredAtMs!) / 1000)), Timestamp: new Date(now()).toUTCString(),
+      Timestamp: new Date(now()).toUTCString(), ...fields,
     };
     const answer = await post(number.status_callback, params);
     callbacks.push({ url: number.status_callback, params, status: answer.status });
@@ -205,7 +210,9 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       if (answer.status !== 200) throw new Error(`Twilio stand-in: the VoiceUrl answered ${answer.status}: ${answer.text}`);
       call.twiml = answer.text;
       if (/<Reject\b/.test(answer.text)) {
+        // Rejected before an answer: the caller hears busy; the number's status callback hears `busy`.
         call.status = 'busy';
+        await statusCallback(call, { CallStatus: 'busy', CallDuration: '0' });
         return call;
       }
       const stream = answer.text.match(/<Stream url="([^"]*)"/);
