@@ -68,15 +68,17 @@ function settingsRead(source: string): string[] {
   return [...found];
 }
 
-function readmeTable(): Set<string> {
+function readmeNames(): string[] {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const section = readme.split(/^## /m).find((s) => s.startsWith('Configuration\n'))!;
   const names = section
     .split('\n')
     .filter((line) => line.startsWith('| `'))
     .flatMap((line) => [...line.split('|')[1]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!));
-  return new Set(names);
+  return names;
 }
+
+const readmeTable = () => new Set(readmeNames());
 
 describe("README's configuration table", () => {
   const files = [...sourceFiles(join(root, 'shared')), ...sourceFiles(join(root, 'voice')), join(root, 'bin/local.ts')];
@@ -97,6 +99,11 @@ describe("README's configuration table", () => {
     const table = readmeTable();
     const missing = [...read].filter(([name]) => !table.has(name) && !(name in SET_FOR_ITSELF)).map(([name, where]) => `${name} (read in ${where.join(', ')})`);
     expect(missing).toEqual([]);
+  });
+
+  it('lists each setting once', () => {
+    const names = readmeNames();
+    expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
   });
 
   it('lists nothing the runtime does not read', () => {
