@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { startPlatform } from '../shared/local/platform';
 import { generateApiKey } from '../shared/domain/api-keys/secret';
-import { buildWidgetScript } from '../widget/build';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WIDGET_DIST } from '../widget/build';
 import { launchBrowser } from '../test/support/browser';
 
 const median = (xs: number[]) => {
@@ -19,7 +21,8 @@ const median = (xs: number[]) => {
  * each in a fresh browser context with the cache off.
  */
 export async function widgetBenchmark(runs = Number(process.env.BENCH_WIDGET_RUNS ?? 15)): Promise<string> {
-  const code = buildWidgetScript().code;
+  // What the API serves: the committed build (a unit test keeps it equal to a fresh one).
+  const code = readFileSync(join(__dirname, '..', WIDGET_DIST), 'utf8');
   const gz = gzipSync(code, { level: 9 }).length;
   const key = generateApiKey();
   const platform = await startPlatform({ port: 0, inMemory: true, apiKeys: [key], tickSeconds: 24 * 3600, env: { LOG_LEVEL: 'SILENT' }, log: () => undefined });
