@@ -2,7 +2,7 @@ import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmToolC
 import { contextTokenLimit, fitHistory } from './context-budget';
 import { executeTool, type ExecutedTool, type ToolEffect } from './tools/executor';
 import { capResult } from './tools/results';
-import { parseArguments } from './tools/arguments';
+import { checkToolArguments, parseArguments } from './tools/arguments';
 import type { RunnableTool } from './tools/catalog';
 import type { ConversationRef } from './types';
 
@@ -67,6 +67,8 @@ export interface TurnInput {
   deadlineMs: number;
   /** Estimated tokens one model request may hold (default LLM_CONTEXT_TOKENS). */
   contextTokens?: number;
+  /** Runs the platform's tool calls instead of `executeTool` (agent tests: mocks, nothing acts on the world). */
+  executeTool?: typeof executeTool;
 }
 
 export interface TurnOutput {
@@ -184,12 +186,14 @@ async function turnLoop(
     const pending: PendingToolCall[] = [];
     const results: (unknown | undefined)[] = await Promise.all(
       calls.map(async (call) => {
-        const parsed = parseArguments(call.arguments);
-        const args = parsed.args ?? {};
-        added.push({ role: 'tool_call', content: '', tool_call_id: call.id, name: call.name, arguments: args });
         const tool = byName.get(call.name);
+        // The one argument check of chats and calls: text that is not a JSON object valid for the
+        // tool is an error the model hears; the tool never runs (function tools are not handed out).
+        const checked = checkToolArguments(tool?.parameters, call.arguments);
+        const args = checked.args ?? parseArguments(call.arguments).args ?? {};
+        added.push({ role: 'tool_call', content: '', tool_call_id: call.id, name: call.name, arguments: args });
         if (!tool) return { error: `there is no tool named ${call.name}` };
-        if (parsed.error) return { error: `invalid arguments: ${parsed.error}` };
+        if (checked.error !== undefined) return { error: checked.error };
         if (tool.kind === 'function') {
           pending.push({ id: call.id, name: call.name, arguments: args });
           return undefined;
@@ -202,7 +206,7 @@ async function turnLoop(
         const late = new Promise<ExecutedTool>((resolve) => {
           abort.signal.addEventListener('abort', () => resolve({ ok: false, result: timedOutResult(left) }), { once: true });
         });
-        const outcome = await Promise.race([executeTool(tool, { id: call.id, name: call.name, arguments: args }, input.conversation, { signal: abort.signal }), late]).finally(() => clearTimeout(timer));
+        const outcome = await Promise.race([(input.executeTool ?? executeTool)(tool, { id: call.id, name: call.name, arguments: args }, input.conversation, { signal: abort.signal }), late]).finally(() => clearTimeout(timer));
         progress.toolsRan++;
         if (outcome.effect?.end) effect.end = outcome.effect.end;
         if (outcome.effect?.transferTo) effect.transferTo = outcome.effect.transferTo;

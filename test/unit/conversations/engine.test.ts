@@ -85,6 +85,19 @@ describe('runTurn', () => {
     expect(out.messages.at(-1)).toMatchObject({ role: 'agent', content: 'Sorry.' });
   });
 
+  it('checks arguments against the tool\'s parameters (the one check of chats and calls): a function tool with invalid arguments is never handed to the caller', async () => {
+    const llm = scriptedModel(
+      { toolCalls: [{ id: 'c', name: 'lookup_order', arguments: '{"order_id": 42}' }, { id: 'd', name: 'lookup_order', arguments: '{}' }] },
+      { text: 'Which order?' },
+    );
+    const out = await runTurn(input(llm));
+    expect(out.pending).toEqual([]);
+    const results = out.messages.filter((m) => m.role === 'tool_result');
+    expect((results[0]!.result as { error: string }).error).toMatch(/invalid arguments: "order_id" must be a string/);
+    expect((results[1]!.result as { error: string }).error).toMatch(/invalid arguments: "order_id" is required/);
+    expect(out.messages.at(-1)).toMatchObject({ role: 'agent', content: 'Which order?' });
+  });
+
   it('runs built-ins: end_call ends the conversation after the reply', async () => {
     const llm = scriptedModel({ toolCalls: [{ id: 'e', name: 'end_call', arguments: '{}' }] }, { text: 'Goodbye!' });
     const out = await runTurn(input(llm, { userText: 'bye' }));
