@@ -366,10 +366,6 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
     logger.warn('Carrier event for another carrier call; dropped', { call_id: callId, provider_call_id: event.providerCallId });
     return { moved: false, item };
   }
-  // A final duration for a call the platform ended first (the stream's stop, the sweep) corrects it.
-  if (item.status === 'ended' && event.status === 'completed' && event.durationSec !== undefined && !isMachine(event.answeredBy)) {
-    await correctDuration(item, event.durationSec);
-  }
   let move = moveFor(event);
   if (!move) return { moved: false, item };
   const details: MoveDetails = { at: event.at, durationSec: event.durationSec, providerCallId: event.providerCallId };
@@ -383,7 +379,13 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
     // SIMULATED_RECORDINGS=off (the week simulation) keeps the transcript but stores no audio.
     if (process.env.SIMULATED_RECORDINGS !== 'off') details.recordingKey = await storeRecording(orgId, callId, synthesizeRecording(seconds, { seed: callId }));
   }
-  return moveCall(item, move, details);
+  const result = await moveCall(item, move, details);
+  // A final duration for a call the platform ended first (the stream's stop, the sweep), also when
+  // that end won a race with this event, corrects it.
+  if (!result.moved && result.item.status === 'ended' && event.status === 'completed' && event.durationSec !== undefined && !isMachine(event.answeredBy)) {
+    await correctDuration(result.item, event.durationSec);
+  }
+  return result;
 }
 
 /** Copies a finished carrier recording into the bucket and links it to the call (Twilio's recording callback). */
