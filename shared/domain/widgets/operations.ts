@@ -61,7 +61,7 @@ const tokenHeader = [{ name: 'Authorization', description: '`Bearer <token>`: th
 const turnAccess: Access = { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true, tokens: true, queues: ['event-fanout', 'chat-analysis'] };
 const chatErrors = {
   401: 'The token is missing, forged or expired',
-  404: 'The widget does not exist, is deactivated, or does not admit the page\'s origin; or the token is another chat\'s',
+  404: 'The widget does not exist, is deactivated (`details.reason` `widget_inactive`, readable by an allowed page), or does not admit the page\'s origin (a POST without `Origin` is refused the same way); or the token is another chat\'s',
 } as const;
 const turnErrors = {
   ...chatErrors,
@@ -90,7 +90,7 @@ export const headWidgetEmbedScript = defineOperation({
 
 export const startWidgetChat = defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats', operationId: 'startWidgetChat', tag: chatTag, auth: false,
-  summary: 'Public (no key): start a chat (`channel` `widget`) with the widget\'s agent; answers the chat and a `token` for it alone, valid 24 h. Limits: 60 new chats a minute per widget, 10 per client address (429 with `Retry-After`)',
+  summary: 'Public (no key): start a chat (`channel` `widget`) with the widget\'s agent; answers the chat and a `token` for it alone, valid 24 h. `dynamic_variables` only of the widget\'s `public_variables`, no `metadata` (400). Limits: 10 new chats a minute per client address, 600 per widget (429 with `Retry-After`)',
   entry: 'functions/widget/start-chat.ts', params: IdParams, body: StartWidgetChatBody, bodyOptional: true, response: WidgetChatStarted,
   successMessage: 'Chat started', access: { table: 'RW', tokens: true, queues: ['event-fanout'] },
   errors: { 404: chatErrors[404], 422: 'No active agent is tied to the widget' },
@@ -98,14 +98,14 @@ export const startWidgetChat = defineOperation({
 
 export const sendWidgetChatMessage = defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/messages', operationId: 'sendWidgetChatMessage', tag: chatTag, auth: false,
-  summary: 'Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 a minute per chat (429 with `Retry-After`)',
+  summary: 'Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 turns a minute per chat and the widget\'s `daily_message_limit` a UTC day (429 with `Retry-After`)',
   entry: 'functions/widget/send-message.ts', params: WidgetChatParams, body: ChatMessageBody, response: ChatTurn, headers: tokenHeader,
   successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
 });
 
 export const submitWidgetChatToolResults = defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/tool-results', operationId: 'submitWidgetChatToolResults', tag: chatTag, auth: false,
-  summary: 'Public (token): the page answers the chat\'s pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on',
+  summary: 'Public (token): the page answers the chat\'s pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on, counted toward the chat\'s 20 turns a minute (429 with `Retry-After`)',
   entry: 'functions/widget/tool-results.ts', params: WidgetChatParams, body: ToolResultsBody, response: ChatTurn, headers: tokenHeader,
   successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
 });
