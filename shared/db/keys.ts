@@ -102,6 +102,11 @@ export const keys = {
    */
   inboundCall: (provider: string, providerCallId: string): Key => ({ pk: `INBOUND#${provider}#${providerCallId}`, sk: 'INBOUND' }),
   /**
+   * A minute sweep's "next due" marker (shared/jobs/sweep-marker.ts): no entry of its index is due
+   * before `next_due_at`, so an idle minute costs this one GetItem.
+   */
+  sweepMarker: (sweep: string): Key => ({ pk: `SWEEP#${sweep}`, sk: 'NEXT' }),
+  /**
    * The one stream a voice-stream token admits (`<sha256 of the token>`), put with attribute_not_exists
    * at admission: a second stream with the same token is refused, whichever runtime task it reaches.
    */

@@ -1,4 +1,5 @@
 import { clockNow } from '../../clock';
+import { noteDue } from '../../jobs/sweep-marker';
 import { collections, keys } from '../../db/keys';
 import { ConditionFailed, getItem, putNew, queryPage, transact } from '../../db/store';
 import { phoneRules } from '../common/phone-field';
@@ -77,6 +78,7 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
     if (!call) throw err;
     return { answer: 'stream', call };
   }
+  await noteDue('call-recovery', item.due_at!); // the recovery sweep's marker (shared/jobs/sweep-marker.ts)
   const answered = await moveCall(item, { status: 'in_progress', rank: STATUS_RANK.in_progress, answered: true }, { at: clockNow().toISOString() });
   return { answer: 'stream', call: answered.item };
 }

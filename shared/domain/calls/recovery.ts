@@ -1,8 +1,9 @@
 import { clockNow } from '../../clock';
 import { gsi2, type Key } from '../../db/keys';
-import { getItem, queryAll } from '../../db/store';
+import { getItem, queryPage } from '../../db/store';
 import { logger } from '../../logger';
-import { endMove, finalize, moveCall } from './lifecycle';
+import { armSweep, earlier, settleSweep, sweepDue } from '../../jobs/sweep-marker';
+import { endMove, finalize, FINALIZE_GRACE_MS, moveCall } from './lifecycle';
 import { CALL_DUE_SHARDS, type CallItem } from './service';
 import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
 
@@ -12,19 +13,32 @@ const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !i
  * The recovery sweep (call-recovery, every minute): ends `failed` every call that never got a
  * final carrier event by its due time: created + ring + maximum duration + RECOVERY_MARGIN_MS
  * while not answered, answered + maximum duration + margin once answered. It reads the sparse
- * calls-due index on gsi2 (hour partitions × CALL_DUE_SHARDS, from `lookbackHours` ago to now),
- * never a Scan; each entry's call is read consistently and ended through the state machine, so
- * an event that ends it at the same moment wins or loses cleanly. An ended call keeps its entry
- * (due FINALIZE_GRACE_MS after the end) until its after-end steps are done; the sweep finishes
- * those steps when the path that ended the call could not (a failure where no queue retries). A call that was answered is
+ * calls-due index on gsi2 (hour partitions × CALL_DUE_SHARDS), never a Scan; each entry's call is
+ * read consistently and ended through the state machine, so an event that ends it at the same
+ * moment wins or loses cleanly. An ended call keeps its entry (due FINALIZE_GRACE_MS after the
+ * end) until its after-end steps are done; the sweep finishes those steps when the path that
+ * ended the call could not (a failure where no queue retries). A call that was answered is
  * charged for the time from its answer to the sweep, capped at its maximum duration.
+ *
+ * An idle minute is one GetItem: the sweep's marker (shared/jobs/sweep-marker.ts) says when the
+ * earliest entry falls due; a new call lowers it (createCall, inbound calls). A call's entry that
+ * moves EARLIER later on (its answer, its end) does not: it is found no later than the due time it
+ * had, which the marker already covers. When the marker has come, the sweep reads the hours from
+ * `lookbackHours` back to the horizon (RECOVERY_HORIZON_MS ahead), and leaves the marker at the
+ * earliest entry it did not end.
  */
 export const DEFAULT_LOOKBACK_HOURS = 6;
 const MAX_LOOKBACK_HOURS = 24 * 14;
+/** How far ahead a sweep looks for the next entry (the marker's horizon when the index is empty). */
+export const RECOVERY_HORIZON_MS = 3600_000;
 const CONCURRENCY = 10;
+/** Entries read per page of one hour partition. */
+const PAGE = 50;
 
 export interface RecoverySummary {
   now: string;
+  /** False when the marker said nothing was due (one read). */
+  ran: boolean;
   found: number;
   ended: number;
   /** Ended calls whose after-end steps the sweep finished. */
@@ -32,13 +46,29 @@ export interface RecoverySummary {
   failed: number;
 }
 
+const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
+
+/** A manual invoke's `lookbackHours` always reads the whole range, whatever the marker says. */
 export async function runCallRecovery(options: { now?: Date; lookbackHours?: number } = {}): Promise<RecoverySummary> {
   const now = (options.now ?? clockNow()).toISOString();
+  const nowMs = Date.parse(now);
+  const forced = options.lookbackHours !== undefined;
   const lookback = Math.min(MAX_LOOKBACK_HOURS, Math.max(0, Math.floor(options.lookbackHours ?? DEFAULT_LOOKBACK_HOURS)));
-  const summary: RecoverySummary = { now, found: 0, ended: 0, finalized: 0, failed: 0 };
+  const summary: RecoverySummary = { now, ran: false, found: 0, ended: 0, finalized: 0, failed: 0 };
+  const gate = await sweepDue('call-recovery', now, RECOVERY_HORIZON_MS);
+  if (!gate.due && !forced) return summary;
+  summary.ran = true;
+  const horizon = new Date(nowMs + RECOVERY_HORIZON_MS).toISOString();
+  await armSweep('call-recovery', horizon);
+  let earliestLeft: string | undefined;
+
   const endOne = async (key: Key) => {
     const item = await getItem<CallItem>(key);
-    if (!item || !item.due_at || item.due_at > now) return false;
+    if (!item || !item.due_at) return false;
+    if (item.due_at > now) {
+      earliestLeft = earlier(earliestLeft, item.due_at); // moved since the index was read
+      return false;
+    }
     if (item.status === 'ended') {
       // Ended, but its after-end steps (contact history, campaign outcome, analysis) never finished.
       if (item.finalized_at) return false;
@@ -47,7 +77,7 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
       return false;
     }
     const answeredMs = item.answered_at ? Date.parse(item.answered_at) : undefined;
-    const durationSec = answeredMs !== undefined ? Math.min(item.max_call_duration_ms, Date.parse(now) - answeredMs) / 1000 : 0;
+    const durationSec = answeredMs !== undefined ? Math.min(item.max_call_duration_ms, nowMs - answeredMs) / 1000 : 0;
     const result = await moveCall(item, endMove('failed'), {
       at: now,
       durationSec,
@@ -68,22 +98,41 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
     });
     batch = [];
   };
-  const nowMs = Date.parse(now);
-  for (let h = lookback; h >= 0; h--) {
-    const hour = new Date(nowMs - h * 3600_000).toISOString().slice(0, 13);
+
+  // `lookback` hours back (an answer or an end moves an entry earlier than the marker knew), to the horizon's hour.
+  const fromMs = nowMs - lookback * 3600_000;
+  const hours: string[] = [];
+  for (let ms = Date.parse(`${hourOf(fromMs)}:00:00.000Z`); ms <= nowMs + RECOVERY_HORIZON_MS; ms += 3600_000) hours.push(hourOf(ms));
+  for (const hour of hours) {
     for (let shard = 0; shard < CALL_DUE_SHARDS; shard++) {
-      // Everything due by now sorts below `<now>$` ('$' follows '#').
-      const entries = queryAll<Key>({ index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.callsDue(hour, shard), skName: 'gsi2sk', skBelow: `${now}$` }, ['pk', 'sk']);
-      for await (const entry of entries) {
-        summary.found++;
-        batch.push({ pk: entry.pk, sk: entry.sk });
-        if (batch.length >= CONCURRENCY) await flush();
-      }
+      const range = { index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.callsDue(hour, shard), skName: 'gsi2sk', skBelow: `${horizon}$` };
+      // Entries sort by due time: everything due by now, then the first one not due yet (the next marker).
+      let cursor: string | undefined;
+      let pastNow = false;
+      do {
+        const page = await queryPage<Key & { gsi2sk: string }>(range, { limit: hour > hourOf(nowMs) ? 1 : PAGE, ...(cursor ? { cursor } : {}) });
+        for (const entry of page.items) {
+          const dueAt = entry.gsi2sk.slice(0, entry.gsi2sk.indexOf('#'));
+          if (dueAt > now) {
+            earliestLeft = earlier(earliestLeft, dueAt);
+            pastNow = true;
+            break;
+          }
+          summary.found++;
+          batch.push({ pk: entry.pk, sk: entry.sk });
+          if (batch.length >= CONCURRENCY) await flush();
+        }
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor && !pastNow && hour <= hourOf(nowMs));
     }
   }
   await flush();
+  // A call the sweep could not end stays due: the next minute tries again. One it ended keeps its
+  // entry until its after-end steps are done, due FINALIZE_GRACE_MS from now.
+  if (summary.failed) earliestLeft = now;
+  else if (summary.ended) earliestLeft = earlier(earliestLeft, new Date(nowMs + FINALIZE_GRACE_MS).toISOString());
+  await settleSweep('call-recovery', earliestLeft);
   if (summary.found) logger.info('Call recovery sweep', { ...summary });
   if (summary.failed) throw new Error(`Call recovery: ${summary.failed} call(s) could not be ended; the next run retries them`);
   return summary;
 }
-

@@ -1,7 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
+import { armSweep, earlier as earlierIso, sweepDue } from '../../jobs/sweep-marker';
 import { clockMs, clockNow } from '../../clock';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
-import { ConditionFailed, getItem, queryAll, readCounter, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
+import { ConditionFailed, getItem, queryPage, readCounter, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
 import { countRange, equalityFilter, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConflictError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
@@ -149,26 +150,53 @@ export async function listChats(orgId: string, q: ChatListInput) {
   return listResult({ items: page.items.map(summary), nextCursor: page.nextCursor }, total, paging);
 }
 
+/** How much earlier than IDLE_MS after a write an idle entry may fall due: a turn's budget (25 s) and clock skew, rounded up. */
+export const CHAT_SWEEP_SLACK_MS = 2 * 60_000;
+
 /**
  * The inactivity sweep (chat-sweep, every minute): ends `inactivity` every open chat whose last
  * message is IDLE_MS old, from the sparse idle index on gsi2 (never a Scan). Each chat is read
  * and ended conditioned on what was read, so a turn landing at the same moment wins cleanly.
+ * An idle minute is one GetItem, the sweep's marker (shared/jobs/sweep-marker.ts): every idle
+ * entry is written due IDLE_MS after its write, so no writer lowers the marker; the sweep leaves
+ * it at the earliest entry it did not end, at most IDLE_MS - CHAT_SWEEP_SLACK_MS ahead.
  */
-export async function sweepIdleChats(now: Date = clockNow()): Promise<{ found: number; ended: number }> {
+export async function sweepIdleChats(now: Date = clockNow()): Promise<{ found: number; ended: number; ran: boolean }> {
   const cutoff = now.toISOString();
+  const gate = await sweepDue('chat-sweep', cutoff, IDLE_MS);
+  if (!gate.due) return { found: 0, ended: 0, ran: false };
+  // An entry written from here on is due IDLE_MS after its write (a turn's own time, at most its budget earlier).
+  let earliestLeft: string | undefined = new Date(now.getTime() + IDLE_MS - CHAT_SWEEP_SLACK_MS).toISOString();
   let found = 0;
   let ended = 0;
   for (let shard = 0; shard < CHAT_IDLE_SHARDS; shard++) {
-    const entries = queryAll<{ pk: string; sk: string }>({ index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.chatsIdle(shard), skName: 'gsi2sk', skBelow: `${cutoff}$` }, ['pk', 'sk']);
-    for await (const entry of entries) {
-      found++;
-      const item = await getItem<ChatItem>({ pk: entry.pk, sk: entry.sk });
-      if (!item || item.status === 'ended' || Date.parse(item.last_message_at) + IDLE_MS > clockMs()) continue;
-      if (await endChatItem(item, 'inactivity', (await readMessages(item.organization_id, item.id)).map(messageView))) ended++;
-    }
+    const range = { index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.chatsIdle(shard), skName: 'gsi2sk', skBelow: `${earliestLeft}$` };
+    let cursor: string | undefined;
+    let pastNow = false;
+    do {
+      const page = await queryPage<{ pk: string; sk: string; gsi2sk: string }>(range, { limit: 50, ...(cursor ? { cursor } : {}) });
+      for (const entry of page.items) {
+        const idleAt = entry.gsi2sk.slice(0, entry.gsi2sk.indexOf('#'));
+        if (idleAt > cutoff) {
+          earliestLeft = earlierIso(earliestLeft, idleAt);
+          pastNow = true;
+          break;
+        }
+        found++;
+        const item = await getItem<ChatItem>({ pk: entry.pk, sk: entry.sk });
+        if (!item || item.status === 'ended') continue;
+        if (Date.parse(item.last_message_at) + IDLE_MS > clockMs()) {
+          earliestLeft = earlierIso(earliestLeft, new Date(Date.parse(item.last_message_at) + IDLE_MS).toISOString());
+          continue;
+        }
+        if (await endChatItem(item, 'inactivity', (await readMessages(item.organization_id, item.id)).map(messageView))) ended++;
+      }
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && !pastNow);
   }
+  await armSweep('chat-sweep', earliestLeft!);
   if (found) logger.info('Chat inactivity sweep', { found, ended });
-  return { found, ended };
+  return { found, ended, ran: true };
 }
 
 /** The chat-analysis job: analyses an ended chat once (as calls are analysed), then `chat.analyzed`. */

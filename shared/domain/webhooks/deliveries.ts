@@ -3,7 +3,8 @@ import { safePost } from '../../adapters/egress';
 import { queue } from '../../adapters/queue';
 import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS } from '../../db/keys';
 import { countRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
-import { ConditionFailed, getItem, ignoreConditionFailed, putNew, queryAll, transact, updateExisting } from '../../db/store';
+import { ConditionFailed, getItem, ignoreConditionFailed, putNew, queryPage, transact, updateExisting } from '../../db/store';
+import { armSweep, earlier, noteDue, settleSweep, sweepDue } from '../../jobs/sweep-marker';
 import { NotFoundError, UnprocessableError } from '../../errors';
 import { listResult } from '../common/list-result';
 import { logger } from '../../logger';
@@ -145,6 +146,7 @@ export async function fanOutEvent(orgId: string, eventId: string, now: number = 
       }
     }),
   );
+  if (fresh.length) await noteDue('webhook-sweep', iso(now + RECOVERY_GRACE_MS));
   await queueDeliveries(fresh);
   await transact([updateExisting(keys.event(orgId, eventId), { dispatched_at: iso(now) }, { remove: ['gsi2pk', 'gsi2sk'] })]).catch(ignoreConditionFailed);
   return { jobs: fresh.length };
@@ -271,6 +273,7 @@ export async function runAutomaticAttempt(message: DeliveryMessage, now: () => n
   let outcome: AttemptOutcome;
   let change: { set: Record<string, unknown>; remove: string[] };
   let delay = 0;
+  let sweepAt: number | undefined;
   if (result.succeeded || attempt >= MAX_AUTOMATIC_ATTEMPTS) {
     outcome = result.succeeded ? 'succeeded' : 'given-up';
     change = { set: { auto_attempt: attempt, status: result.succeeded ? 'succeeded' : 'failed' }, remove: ['claim_token', 'claim_until', 'next_attempt_at', 'gsi2pk', 'gsi2sk'] };
@@ -278,11 +281,12 @@ export async function runAutomaticAttempt(message: DeliveryMessage, now: () => n
     outcome = 'retry';
     delay = RETRY_DELAYS_SECONDS[attempt - 1]!;
     const due = now() + delay * 1000;
-    const sweepAt = delay <= MAX_QUEUE_DELAY_SECONDS ? due + RECOVERY_GRACE_MS : due;
+    sweepAt = delay <= MAX_QUEUE_DELAY_SECONDS ? due + RECOVERY_GRACE_MS : due;
     change = { set: { auto_attempt: attempt, next_attempt_at: iso(due), ...dueEntry(orgId, job.webhook_id, job.event_id, sweepAt) }, remove: ['claim_token', 'claim_until'] };
   }
   const recorded = await recordAttempt(orgId, claimed, event, result, 'automatic', { ...change, claimToken: token });
   if (!recorded) return 'claimed';
+  if (sweepAt !== undefined) await noteDue('webhook-sweep', iso(sweepAt));
   if (outcome === 'retry' && delay <= MAX_QUEUE_DELAY_SECONDS) await queueDeliveries([{ ...message, attempt: attempt + 1 }], delay);
   if (outcome === 'given-up') logger.info('webhook delivery given up', { event_id: job.event_id, webhook_id: job.webhook_id, attempts: attempt });
   return outcome;
@@ -298,26 +302,58 @@ export interface SweepSummary {
   jobs: number;
 }
 
+/** How far ahead the sweep's marker may be left when nothing is pending (see sweepWebhooks). */
+export const WEBHOOK_SWEEP_HORIZON_MS = 15 * 60_000;
+
+/** The ISO time an index entry's sort key starts with. */
+const entryTime = (sk: string) => sk.slice(0, sk.indexOf('#'));
+
 /**
  * The minute sweep: queues fan-out for events left undispatched (older than 30 s) and the next
  * attempt of every pending job whose due-index entry has come (a long wait ending, or a queued
  * attempt that never ran). Each shard of the two sparse indexes is one Query; no Scan.
+ *
+ * An idle minute is one GetItem, the sweep's marker (shared/jobs/sweep-marker.ts): a job entry's
+ * writer (fan-out, a retry) lowers it; an event's does only when its fan-out message could not be
+ * queued (dispatchEvents). An event whose writer died between its write and its dispatch is
+ * fanned out when the marker comes, within WEBHOOK_SWEEP_HORIZON_MS.
  */
 export async function sweepWebhooks(now: number = Date.now()): Promise<SweepSummary> {
   const summary: SweepSummary = { events: 0, jobs: 0 };
-  const eventsBefore = `${iso(now - EVENT_SWEEP_AGE_MS)}$`;
-  const jobsBefore = `${iso(now)}$`;
+  if (!(await sweepDue('webhook-sweep', iso(now), WEBHOOK_SWEEP_HORIZON_MS)).due) return summary;
+  const horizon = iso(now + WEBHOOK_SWEEP_HORIZON_MS);
+  await armSweep('webhook-sweep', horizon);
+  let earliestLeft: string | undefined;
+  const eventsBefore = iso(now - EVENT_SWEEP_AGE_MS);
+  const nowIso = iso(now);
+  /** Entries of one shard below `upTo`, oldest first, up to the first one later than `dueBy` (which only sets the marker). */
+  async function* dueEntries<T extends { gsi2sk: string }>(pkValue: string, dueBy: string, upTo: string, leadMs: number): AsyncGenerator<T> {
+    let cursor: string | undefined;
+    do {
+      const page = await queryPage<T>({ index: gsi2.name, pkName: 'gsi2pk', pkValue, skName: 'gsi2sk', skBelow: `${upTo}$` }, { limit: 50, ...(cursor ? { cursor } : {}) });
+      for (const entry of page.items) {
+        if (entryTime(entry.gsi2sk) > dueBy) {
+          earliestLeft = earlier(earliestLeft, iso(Date.parse(entryTime(entry.gsi2sk)) + leadMs));
+          return;
+        }
+        yield entry;
+      }
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
   await Promise.all(
     Array.from({ length: SWEEP_SHARDS }, async (_, shard) => {
       const fanouts: FanoutMessage[] = [];
-      for await (const e of queryAll<{ gsi2sk: string }>({ index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.eventsUndispatched(shard), skName: 'gsi2sk', skBelow: eventsBefore }, ['gsi2sk'])) {
+      for await (const e of dueEntries<{ gsi2sk: string }>(gsi2.eventsUndispatched(shard), eventsBefore, horizon, EVENT_SWEEP_AGE_MS)) {
         const [, orgId, eventId] = e.gsi2sk.split('#');
         fanouts.push({ organization_id: orgId!, event_id: eventId! });
       }
       await Promise.all(fanouts.map((m) => queue().send(FANOUT_QUEUE, m)));
       summary.events += fanouts.length;
+      // A fan-out queued again is looked at again if it is lost too.
+      if (fanouts.length) earliestLeft = earlier(earliestLeft, iso(now + 60_000));
 
-      for await (const j of queryAll<{ gsi2sk: string; auto_attempt: number }>({ index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.webhookJobsDue(shard), skName: 'gsi2sk', skBelow: jobsBefore }, ['gsi2sk', 'auto_attempt'])) {
+      for await (const j of dueEntries<{ gsi2sk: string; auto_attempt: number }>(gsi2.webhookJobsDue(shard), nowIso, horizon, 0)) {
         const [, orgId, webhookId, eventId] = j.gsi2sk.split('#');
         await queue().send(DELIVERY_QUEUE, { organization_id: orgId!, webhook_id: webhookId!, event_id: eventId!, attempt: j.auto_attempt + 1 } satisfies DeliveryMessage);
         // Looked at again only after a grace period, should this message be lost too.
@@ -328,10 +364,12 @@ export async function sweepWebhooks(now: number = Date.now()): Promise<SweepSumm
             values: { ':pending': 'pending', ':aa': j.auto_attempt },
           }),
         ]).catch(ignoreConditionFailed);
+        earliestLeft = earlier(earliestLeft, iso(now + RECOVERY_GRACE_MS));
         summary.jobs++;
       }
     }),
   );
+  await settleSweep('webhook-sweep', earliestLeft);
   if (summary.events || summary.jobs) logger.info('webhook sweep', { ...summary });
   return summary;
 }
