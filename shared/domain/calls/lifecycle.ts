@@ -36,6 +36,8 @@ export interface MoveDetails {
   recordingKey?: string;
   errorMessage?: string;
   providerCallId?: string;
+  /** The end was measured by the voice runtime's stream (no carrier figure yet): a later carrier duration corrects it. */
+  durationFromStream?: boolean;
 }
 
 export interface MoveResult {
@@ -79,6 +81,7 @@ function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; 
       tool_calls: answered ? (d.toolCalls ?? item.tool_calls ?? []) : [],
       ...(answered && d.recordingKey ? { recording_key: d.recordingKey } : {}),
       ...(d.errorMessage ? { error_message: d.errorMessage } : voiceError(voice)),
+      ...(d.durationFromStream ? { duration_source: 'stream' } : {}),
     });
     // The due entry stays, due a grace period after the end, until the after-end steps are done
     // (finalize removes it): if they fail where no queue retries them (the sweep, the place job's
@@ -179,28 +182,28 @@ function minutesCharge(item: CallItem, minutes: number) {
  */
 export async function endAtStreamStop(item: CallItem, streamEndedAt: string): Promise<MoveResult> {
   if (item.direction !== 'inbound' || item.status === 'ended') return { moved: false, item };
-  return moveCall(item, { status: 'ended', rank: STATUS_RANK.ended, reason: 'completed', answered: true }, { at: streamEndedAt });
+  return moveCall(item, { status: 'ended', rank: STATUS_RANK.ended, reason: 'completed', answered: true }, { at: streamEndedAt, durationFromStream: true });
 }
 
 /**
- * The carrier's final duration for a call already ended by the platform (an inbound call ended at
- * its stream's stop; a call the recovery sweep ended): `duration_sec` becomes the carrier's, and
- * its minutes charge is rewritten to match (created, changed or removed) in the same transaction,
- * conditioned on the duration it replaces, so a redelivered callback changes nothing and nothing
- * is charged twice. No second `call.ended`. A call that was not answered, or ended as a voicemail,
- * keeps its 0.
+ * The carrier's final duration for a call ended at its stream's stop (`duration_source` `stream`,
+ * endAtStreamStop): `duration_sec` becomes the carrier's and `duration_source` `carrier`, and the
+ * minutes charge is rewritten to match (created, changed or removed) in the same transaction,
+ * conditioned on the stream's figure still standing, so a redelivered callback changes nothing
+ * and nothing is charged twice. No second `call.ended`. Ends of other kinds (the carrier's own,
+ * the recovery sweep's) are final.
  */
 export async function correctDuration(item: CallItem, carrierSec: number): Promise<boolean> {
   const duration = Math.max(0, Math.round(carrierSec));
-  if (item.status !== 'ended' || !item.answered_at || item.disconnection_reason === 'voicemail' || duration === item.duration_sec) return false;
+  if (item.status !== 'ended' || (item as CallItem & { duration_source?: string }).duration_source !== 'stream' || !item.answered_at || item.disconnection_reason === 'voicemail') return false;
   const before = item.price_per_minute > 0 ? billableMinutes(item.duration_sec) : 0;
   const after = item.price_per_minute > 0 ? billableMinutes(duration) : 0;
   const now = clockNow().toISOString();
   const writes: TransactItem[] = [
-    updateExisting(keys.call(item.organization_id, item.id), { duration_sec: duration, carrier_duration_sec: duration, updated_at: now }, {
-      condition: '#st = :ended AND #dur = :old',
-      names: { '#st': 'status', '#dur': 'duration_sec' },
-      values: { ':ended': 'ended', ':old': item.duration_sec },
+    updateExisting(keys.call(item.organization_id, item.id), { duration_sec: duration, duration_source: 'carrier', updated_at: now }, {
+      condition: '#st = :ended AND #src = :stream AND #dur = :old',
+      names: { '#st': 'status', '#src': 'duration_source', '#dur': 'duration_sec' },
+      values: { ':ended': 'ended', ':stream': 'stream', ':old': item.duration_sec },
     }),
   ];
   const counters: CounterDelta[] = [];
@@ -380,8 +383,8 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
     if (process.env.SIMULATED_RECORDINGS !== 'off') details.recordingKey = await storeRecording(orgId, callId, synthesizeRecording(seconds, { seed: callId }));
   }
   const result = await moveCall(item, move, details);
-  // A final duration for a call the platform ended first (the stream's stop, the sweep), also when
-  // that end won a race with this event, corrects it.
+  // A final duration for a call ended at its stream's stop, also when that end won a race with
+  // this event, corrects it.
   if (!result.moved && result.item.status === 'ended' && event.status === 'completed' && event.durationSec !== undefined && !isMachine(event.answeredBy)) {
     await correctDuration(result.item, event.durationSec);
   }
