@@ -131,6 +131,13 @@ export const keys = {
   /** A contact's history partition: notes, activities and calls, deleted with the contact. */
   contactHistory: (orgId: string, contactId: string) => `${org(orgId)}#CONTACT#${contactId}`,
   contactNote: (orgId: string, contactId: string, noteId: string): Key => ({ pk: `${org(orgId)}#CONTACT#${contactId}`, sk: `NOTE#${noteId}` }),
+  /**
+   * A ConversationRelay connection by API Gateway's connection id (all a relay message names): the
+   * call it carries, the agent's settings read at connect, and the relay's conversation so far.
+   * Outside the organization's partition like the stream token marker: only the relay's functions
+   * read it, by an id API Gateway made; it expires through `ttl`.
+   */
+  relayConnection: (connectionId: string): Key => ({ pk: `RELAY#${connectionId}`, sk: 'RELAY' }),
   /** Activities sort by time: `ACT#<ISO time>#<uuid v7>`. */
   contactActivity: (orgId: string, contactId: string, at: string, id: string): Key => ({ pk: `${org(orgId)}#CONTACT#${contactId}`, sk: `ACT#${at}#${id}` }),
   /** A call in a contact's history, by call id (UUID v7, so the partition sorts by time). */

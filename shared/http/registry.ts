@@ -16,6 +16,9 @@ import * as campaigns from '../domain/campaigns/operations';
 import * as webhooks from '../domain/webhooks/operations';
 import * as events from '../domain/events/operations';
 
+import * as analytics from '../domain/analytics/operations';
+import * as relay from '../domain/relay/operations';
+import type { WebSocketRoute } from './websocket';
 /**
  * The route registry: every operation of the API, once. The CDK stack, the local runtime,
  * the OpenAPI document and the registry test all read this list. Entry files import only
@@ -42,3 +45,6 @@ export const operations: Operation[] = [
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */
 export const fallbackEntry = 'functions/system/fallback.ts';
+
+/** The WebSocket routes (the ConversationRelay API): one function each, in the stack and in the local runtime. */
+export const websocketRoutes: WebSocketRoute[] = Object.values(relay);

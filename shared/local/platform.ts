@@ -91,6 +91,8 @@ export interface Platform {
   demo?: { url: string; widgetId: string; agentId?: string; knowledgeBaseId?: string; created: boolean };
   /** The voice runtime (Twilio media streams), when started: its stream URL (ws://…/stream). */
   voice?: { url: string; port: number };
+  /** ConversationRelay's WebSocket (ws://…/relay) and a wait for its messages in flight. */
+  relay: { url: string; idle(): Promise<void> };
   /** Stops the server, scheduler, queue, S3 and DynamoDB Local, and restores the environment. Idempotent. */
   stop(): Promise<void>;
 }
@@ -190,6 +192,16 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       resetConfig();
     }
 
+    // ConversationRelay's WebSocket routes on the HTTP server's upgrade (relay-server.ts); RELAY_URL points at them unless given.
+    const { attachRelay, RELAY_PATH } = await import('./relay-server');
+    const relay = attachRelay(server.server, { loadHandler, log });
+    stack.push(() => relay.close());
+    const relayUrl = `${url.replace(/^http/, 'ws')}${RELAY_PATH}`;
+    if (!options.env?.RELAY_URL && !process.env.RELAY_URL) {
+      process.env.RELAY_URL = relayUrl;
+      stack.push(() => void delete process.env.RELAY_URL);
+    }
+
     // The voice runtime beside the HTTP server (voice/server.ts), loaded only here: the functions never import it.
     let voice: Platform['voice'];
     if (options.voice !== false) {
@@ -236,6 +248,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       s3Endpoint: s3.endpoint,
       demo,
       voice,
+      relay: { url: process.env.RELAY_URL ?? relayUrl, idle: () => relay.idle() },
       stop: () => (stopping ??= unwind()),
     };
   } catch (err) {

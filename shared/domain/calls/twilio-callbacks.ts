@@ -14,6 +14,8 @@ import type { CallEventMessage } from './lifecycle';
 import type { CallItem } from './service';
 import { createInboundCall } from './inbound';
 import { apologyTwiml, rejectTwiml, streamTwiml } from './voice-stream';
+import type { Agent } from '../agents/schemas';
+import { isRelayAgent, relayTwiml } from '../relay/twiml';
 
 /**
  * Twilio's callbacks. For a call we placed, each URL carries the call (`organization_id`,
@@ -84,6 +86,8 @@ export async function twilioInstructions(event: APIGatewayProxyEventV2, ref: Cal
     logger.error('Twilio asked for call instructions that cannot be given', { call_id: ref.call_id, known: !!call, voice_runtime: !!runtime });
     return apologyTwiml();
   }
+  const relay = await relayInstructions(call);
+  if (relay) return relay;
   return streamTwiml(runtime, {
     organization_id: call.organization_id, call_id: call.id, agent_id: call.agent_id, direction: call.direction, answered_by: params.AnsweredBy || undefined,
   });
@@ -111,5 +115,19 @@ export async function answerTwilioIncomingCall(event: APIGatewayProxyEventV2, pa
     return rejectTwiml();
   }
   const { call } = answer;
+  const relay = await relayInstructions(call);
+  if (relay) return relay;
   return streamTwiml(runtime, { organization_id: call.organization_id, call_id: call.id, agent_id: call.agent_id, direction: 'inbound' });
+}
+
+/** A call of a `relay` agent is handed to ConversationRelay (relay/twiml.ts) at RELAY_URL instead of the voice runtime. */
+async function relayInstructions(call: CallItem): Promise<RawBody | undefined> {
+  const agent = await getItem<Agent>(keys.agent(call.organization_id, call.agent_id));
+  if (!isRelayAgent(agent)) return undefined;
+  const url = process.env.RELAY_URL;
+  if (!url) {
+    logger.error('A relay agent\'s call cannot be connected: RELAY_URL is not set', { call_id: call.id });
+    return apologyTwiml();
+  }
+  return relayTwiml(url, call, agent!);
 }

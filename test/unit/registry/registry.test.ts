@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { operations, fallbackEntry } from '../../../shared/http/registry';
+import { operations, fallbackEntry, websocketRoutes } from '../../../shared/http/registry';
 import { jobs } from '../../../shared/jobs/registry';
 import { buildOpenApi } from '../../../shared/http/openapi';
 import { routeTable } from '../../../shared/http/route-match';
@@ -16,7 +16,7 @@ function filesUnder(dir: string): string[] {
 }
 
 describe('route registry', () => {
-  const entries = new Set([...operations.map((o) => o.entry), fallbackEntry, ...jobs.map((j) => j.entry)]);
+  const entries = new Set([...operations.map((o) => o.entry), fallbackEntry, ...jobs.map((j) => j.entry), ...websocketRoutes.map((r) => r.entry)]);
 
   it('has an entry file for every operation and job', () => {
     const missing = [...entries].filter((e) => !existsSync(join(root, e)));
