@@ -15,10 +15,9 @@ import * as dnc from '../domain/dnc/operations';
 import * as campaigns from '../domain/campaigns/operations';
 import * as webhooks from '../domain/webhooks/operations';
 import * as events from '../domain/events/operations';
-
-import * as analytics from '../domain/analytics/operations';
 import * as relay from '../domain/relay/operations';
 import type { WebSocketRoute } from './websocket';
+
 /**
  * The route registry: every operation of the API, once. The CDK stack, the local runtime,
  * the OpenAPI document and the registry test all read this list. Entry files import only

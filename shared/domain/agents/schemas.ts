@@ -31,11 +31,11 @@ export const SelectedTool = named('SelectedTool', () => z.looseObject({
   }),
 ), 'An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number, check_availability, book_appointment); other members are kept');
 
-/** The background sounds an agent may play under its voice on calls (`''` for none); docs/api.md, "Agents". */
 /** How an agent speaks on calls: `realtime` (speech-to-speech model) or `relay` (Twilio ConversationRelay with the chat model). */
 export const VOICE_PIPELINES = ['realtime', 'relay'] as const;
 export type VoicePipeline = (typeof VOICE_PIPELINES)[number];
 
+/** The background sounds an agent may play under its voice on calls (`''` for none); docs/api.md, "Agents". */
 export const AMBIENT_SOUNDS = ['', 'office', 'cafe', 'call-center', 'static'] as const;
 export type AmbientSound = (typeof AMBIENT_SOUNDS)[number];
 
@@ -48,6 +48,10 @@ export const agentFields = lazy(() => ({
   model: text(200),
   s2s_model: text(200),
   voice_id: text(200),
+  /** `realtime`: the speech-to-speech model speaks (the voice runtime); `relay`: Twilio ConversationRelay speaks and the agent's `model` answers (docs/api.md, "Two voice pipelines"). */
+  voice_pipeline: z.enum(VOICE_PIPELINES),
+  /** The call's language (BCP 47, e.g. `en-US`): ConversationRelay's transcription and speech on the `relay` pipeline. */
+  language: z.string().check(z.regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag such as en-US'), z.maxLength(35)),
   temperature: z.number().check(z.minimum(0), z.maximum(2)),
   reminder_trigger_ms: durationMs(),
   reminder_max_count: z.int().check(z.minimum(0), z.maximum(100)),
@@ -81,10 +85,6 @@ const optionalFields = lazy(() => Object.fromEntries(Object.entries(agentFields)
 export const CreateAgentBody = named('CreateAgentRequest', () => z.strictObject({ ...optionalFields, name: agentFields.name }));
 export const UpdateAgentBody = named('UpdateAgentRequest', () => z.strictObject(optionalFields));
 export const AgentStatusBody = named('AgentStatusRequest', () => z.strictObject({ status: agentFields.status }));
-  /** `realtime`: the speech-to-speech model speaks (the voice runtime); `relay`: Twilio ConversationRelay speaks and the agent's `model` answers (docs/api.md, "Two voice pipelines"). */
-  voice_pipeline: z.enum(VOICE_PIPELINES),
-  /** The call's language (BCP 47, e.g. `en-US`): ConversationRelay's transcription and speech on the `relay` pipeline. */
-  language: z.string().check(z.regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag such as en-US'), z.maxLength(35)),
 export const AgentListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) }));
 
 export type CreateAgentInput = z.output<typeof CreateAgentBody>;
@@ -108,6 +108,8 @@ export const agentDefaults = {
   /** `""`: the platform's REALTIME_MODEL. */
   s2s_model: '',
   voice_id: '',
+  voice_pipeline: 'realtime' as VoicePipeline,
+  language: 'en-US',
   temperature: 0.7,
   reminder_trigger_ms: 10_000,
   reminder_max_count: 1,
@@ -130,5 +132,3 @@ export const agentDefaults = {
   prompt: '',
   start_speaker: 'agent' as const,
 };
-  voice_pipeline: 'realtime' as VoicePipeline,
-  language: 'en-US',
