@@ -26,8 +26,10 @@ export const objectKeys = {
   original: (orgId: string, kbId: string, docId: string, generation: string) => `${docPrefix(orgId, kbId, docId)}${generation}/original`,
   text: (orgId: string, kbId: string, docId: string, generation: string) => `${docPrefix(orgId, kbId, docId)}${generation}/text.txt`,
   chunks: (orgId: string, kbId: string, docId: string, generation: string) => `${docPrefix(orgId, kbId, docId)}${generation}/chunks.json`,
-  /** A version of the knowledge base's search index. */
+  /** A version of the knowledge base's search index, as written before each writer had a key of its own (still read). */
   index: (orgId: string, kbId: string, version: number) => `${kbPrefix(orgId, kbId)}index/${String(version).padStart(10, '0')}.json`,
+  /** A version of the index as one writer wrote it: writers racing for the same version never share a key. */
+  indexObject: (orgId: string, kbId: string, version: number, writer: string) => `${kbPrefix(orgId, kbId)}index/${String(version).padStart(10, '0')}-${writer}.json`,
   /** The pattern of every knowledge base's objects (IAM wildcard). */
   kbGrantPattern: KB_GRANT_PATTERN,
   /** The object key patterns the knowledge-base functions are granted (IAM wildcards). */

@@ -52,7 +52,7 @@ export interface IngestMessage {
   generation: string;
 }
 
-type KbItem = Omit<KnowledgeBase, 'document_count'> & { pk: string; sk: string; index_version?: number; index_chunks?: number };
+type KbItem = Omit<KnowledgeBase, 'document_count'> & { pk: string; sk: string; index_version?: number; index_key?: string; index_chunks?: number };
 export type DocItem = Omit<KbDocumentSummary, never> & {
   pk: string;
   sk: string;
@@ -70,8 +70,8 @@ interface UploadItem {
 // ---------------------------------------------------------------- knowledge bases
 
 async function withCount(orgId: string, item: KbItem): Promise<KnowledgeBase> {
-  const { index_version, index_chunks, ...rest } = stripKeys(item) as KbItem;
-  void index_version; void index_chunks;
+  const { index_version, index_key, index_chunks, ...rest } = stripKeys(item) as KbItem;
+  void index_version; void index_key; void index_chunks;
   return { ...(rest as Omit<KnowledgeBase, 'document_count'>), document_count: await readCounter(orgId, collections.kbDocuments(item.id)) };
 }
 
