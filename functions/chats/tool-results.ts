@@ -1,5 +1,15 @@
 import { http } from '../../shared/http/handler';
+import { streamResponses } from '../../shared/http/streaming';
 import { submitChatToolResults as op } from '../../shared/domain/chats/operations';
 import { submitToolResults } from '../../shared/domain/chats/turns';
+import { streamChatTurn } from '../../shared/domain/chats/stream';
+import { wantsEventStream } from '../../shared/domain/common/stream-body';
 
-export const handler = http(op, ({ caller, params, body }) => submitToolResults(caller.organizationId, params.id, body.results));
+export const handler = http(op, ({ caller, params, body, event, requestId }) =>
+  wantsEventStream(event)
+    ? streamChatTurn((listener) => submitToolResults(caller.organizationId, params.id, body.results, listener), { successMessage: op.successMessage!, requestId })
+    : submitToolResults(caller.organizationId, params.id, body.results),
+);
+
+/** Deployed behind the REST API's streaming routes (lib/streaming-api.ts): the same handler, its events written as they come. */
+export const streamHandler = streamResponses(handler);

@@ -10,6 +10,7 @@ import { errorBody } from '../http/envelope';
 import type { ErrorCode } from '../errors';
 import { createHandlerLoader, type HandlerLoader } from './handler-loader';
 import { createLambdaContext } from './lambda-context';
+import { isStreamBody, type StreamBody } from '../domain/common/stream-body';
 
 /** What the server needs of an operation (the route registry's `Operation` has all of it). */
 export interface HttpRoute {
@@ -122,7 +123,9 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
       // The fallback function is granted nothing; a route runs with its operation's access.
       const access = route ? route.access : {};
       const result = access ? await runAs({ name: functionName, access }, () => handler(event, context)) : await handler(event, context);
-      writeResult(res, result, requestId);
+      const streamed = typeof result === 'object' && result !== null ? (result as { body?: unknown }).body : undefined;
+      if (isStreamBody(streamed)) await writeStream(res, result as StructuredResult, streamed, requestId);
+      else writeResult(res, result, requestId);
     } catch (err) {
       log(`${method} ${rawPath} (${functionName}) failed [${requestId}]: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       if (res.headersSent) {
@@ -339,6 +342,20 @@ function writeError(
     ...(closeConnection ? { connection: 'close' } : {}),
   });
   res.end(body);
+}
+
+/**
+ * Writes a streamed answer (server-sent events) as Lambda response streaming does: status and
+ * headers at once, then each chunk the moment it is produced (no buffering, no content-length),
+ * ending when the stream does. A client that goes away stops the writing, not the turn.
+ */
+async function writeStream(res: ServerResponse, result: StructuredResult, body: StreamBody, requestId: string): Promise<void> {
+  res.setHeader('apigw-requestid', requestId);
+  for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, String(value));
+  res.writeHead(result.statusCode ?? 200);
+  res.flushHeaders();
+  for await (const chunk of body.chunks) if (!res.destroyed) res.write(chunk);
+  res.end();
 }
 
 type HeaderValue = string | number | boolean;

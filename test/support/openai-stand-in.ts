@@ -12,6 +12,11 @@ import { readBody } from './stand-in';
  * `context_length_exceeded`) only when started with one. Shapes are the
  * documented ones: the completion object (`choices[0].message.content` / `tool_calls`,
  * `finish_reason`, `usage`) and the error JSON (`{ error: { message, type, param, code } }`).
+ * A request with `stream: true` is answered as OpenAI streams (server-sent `data:` lines of
+ * `chat.completion.chunk`s: the role first, the text in pieces, each tool call in fragments by
+ * `index` (id, type and name in the first, the arguments in two parts), a chunk with the
+ * `finish_reason` and an empty delta, a `usage` chunk with empty `choices` only when
+ * `stream_options.include_usage`, then `data: [DONE]`).
  *
  *   const model = await startOpenAiStandIn();
  *   model.script({ toolCalls: [{ name: 'lookup', arguments: { id: 1 } }] }, { text: 'Found it.' });
@@ -35,6 +40,12 @@ export type StandInAnswer =
       finishReason?: string;
       /** Waits this long before answering. */
       delayMs?: number;
+      /** Streamed (`stream: true`): the text in these pieces (default: word by word). */
+      pieces?: string[];
+      /** Streamed: sends the first piece, then waits for this before sending the rest. */
+      holdUntil?: Promise<unknown>;
+      /** Streamed: after this many text pieces the connection is cut (no finish, no [DONE]). */
+      cutAfter?: number;
     }
   /** An HTTP error with the documented error JSON (or `body`: text as it is, anything else as JSON); `retryAfter` is the Retry-After header. */
   | { status: number; message?: string; type?: string; code?: string | null; retryAfter?: string; headers?: Record<string, string>; body?: unknown; delayMs?: number }
@@ -132,6 +143,7 @@ export async function startOpenAiStandIn(options: {
       type: 'function',
       function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) },
     }));
+    if ((body as { stream?: unknown } | undefined)?.stream === true) return streamAnswer(res, body as any, answer, toolCalls, requests.length);
     const completion = {
       id: `chatcmpl-${requests.length}`,
       object: 'chat.completion',
@@ -169,4 +181,46 @@ export async function startOpenAiStandIn(options: {
         server.close(() => resolve());
       }),
   };
+}
+
+type ScriptedCompletion = Extract<StandInAnswer, { text?: string | null }>;
+
+/** A completion streamed as OpenAI streams it (see the module comment). */
+async function streamAnswer(
+  res: ServerResponse,
+  body: { model?: string; stream_options?: { include_usage?: boolean } },
+  answer: ScriptedCompletion,
+  toolCalls: { id: string; type: string; function: { name: string; arguments: string } }[],
+  n: number,
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const base = { id: `chatcmpl-${n}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model ?? 'gpt-4o-mini', system_fingerprint: 'fp_standin' };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  const write = (text: string) => !res.destroyed && res.write(text);
+  // A cut connection: what was written reaches the client, then the socket closes without the end.
+  const cut = () => new Promise<void>((resolve) => res.write('', () => resolve())).then(() => void res.destroy());
+  write(chunk({ role: 'assistant', content: '', refusal: null }));
+  const text = answer.text ?? '';
+  const pieces = answer.pieces ?? (text.match(/\S+\s*|\s+/g) ?? []);
+  for (const [i, piece] of pieces.entries()) {
+    if (answer.cutAfter !== undefined && i >= answer.cutAfter) return cut();
+    write(chunk({ content: piece }));
+    if (i === 0 && answer.holdUntil) await answer.holdUntil;
+  }
+  if (answer.cutAfter !== undefined) return cut();
+  toolCalls.forEach((c, index) => {
+    const args = c.function.arguments;
+    const half = Math.ceil(args.length / 2);
+    write(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] }));
+    write(chunk({ tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }));
+    write(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
+  });
+  write(chunk({}, answer.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop')));
+  if (body.stream_options?.include_usage && answer.usage !== null) {
+    const usage = answer.usage ?? { prompt_tokens: 11, completion_tokens: 7 };
+    write(`data: ${JSON.stringify({ ...base, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`);
+  }
+  write('data: [DONE]\n\n');
+  res.end();
 }

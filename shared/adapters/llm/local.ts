@@ -19,6 +19,8 @@ import type { LlmMessage, LlmPassage, LlmPort, LlmRequest, LlmResponse, LlmTool,
  *    MAX_SENTENCES sentences sharing the most content words with the user's message (in the
  *    passage's order; the first sentence when none shares a word); with no passage, NO_ANSWER.
  *
+ * Asked to stream (`onDelta`), it gives its reply word by word.
+ *
  * Replies and choices depend only on the request; the tool call ids are random like a provider's
  * (a webhook tool's `webhook-id` is the call id, and receivers de-duplicate on it). Usage is 0.
  */
@@ -158,5 +160,20 @@ function defaultId(): string {
 
 export function localModel(options: LocalModelOptions = {}): LlmPort {
   const newId = options.newId ?? defaultId;
-  return { name: 'local', complete: async (request) => localStep(request, newId) };
+  return {
+    name: 'local',
+    complete: async (request) => {
+      const response = localStep(request, newId);
+      if (request.onDelta && response.text) await streamWords(response.text, request.onDelta);
+      return response;
+    },
+  };
+}
+
+/** Gives a reply word by word (each word with the spaces after it), a turn of the event loop apart, as a streaming model would. */
+export async function streamWords(text: string, onDelta: (text: string) => void): Promise<void> {
+  for (const word of text.match(/\S+\s*|\s+/g) ?? []) {
+    onDelta(word);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }

@@ -222,6 +222,7 @@ export function openAiModel(options: OpenAiModelOptions = {}): LlmPort {
       // The turn's remaining budget may be shorter than the configured timeout.
       const timeoutMs = Math.max(1, Math.floor(request.timeoutMs !== undefined ? Math.min(configured, request.timeoutMs) : configured));
       const key = await apiKey();
+      if (request.onDelta) return streamCompletion(`${baseUrl}/chat/completions`, key, { ...requestBody(request, defaultModel), stream: true, stream_options: { include_usage: true } }, timeoutMs, request.onDelta);
       let status: number;
       let headers: Headers;
       let text: string;
@@ -246,4 +247,195 @@ export function openAiModel(options: OpenAiModelOptions = {}): LlmPort {
       return parseCompletion(text);
     },
   };
+}
+
+/** One chunk of a streamed chat completion (other members are ignored). */
+const ChatCompletionChunk = z.object({
+  choices: z.optional(
+    z.nullable(
+      z.array(
+        z.object({
+          index: z.optional(z.nullable(z.number())),
+          delta: z.optional(
+            z.nullable(
+              z.object({
+                content: z.optional(z.nullable(z.string())),
+                refusal: z.optional(z.nullable(z.string())),
+                tool_calls: z.optional(
+                  z.nullable(
+                    z.array(
+                      z.object({
+                        index: z.optional(z.nullable(z.number())),
+                        id: z.optional(z.nullable(z.string())),
+                        type: z.optional(z.nullable(z.string())),
+                        function: z.optional(z.nullable(z.object({ name: z.optional(z.nullable(z.string())), arguments: z.optional(z.nullable(z.string())) }))),
+                      }),
+                    ),
+                  ),
+                ),
+              }),
+            ),
+          ),
+          finish_reason: z.optional(z.nullable(z.string())),
+        }),
+      ),
+    ),
+  ),
+  usage: z.optional(
+    z.nullable(z.object({ prompt_tokens: z.optional(z.nullable(z.number())), completion_tokens: z.optional(z.nullable(z.number())) })),
+  ),
+  error: z.optional(z.unknown()),
+});
+
+/** The `data:` payloads of a server-sent event stream, as they arrive (multi-line data joined with newlines; comments and other fields skipped). */
+export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let data: string[] = [];
+  const lines = function* (final: boolean) {
+    for (;;) {
+      const nl = buffer.search(/\r\n|\r|\n/);
+      if (nl < 0) break;
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(buffer[nl] === '\r' && buffer[nl + 1] === '\n' ? nl + 2 : nl + 1);
+      yield line;
+    }
+    if (final && buffer) {
+      yield buffer;
+      buffer = '';
+    }
+  };
+  const take = function* (line: string) {
+    if (line === '') {
+      if (data.length) yield data.join('\n');
+      data = [];
+    } else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  };
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    for (const line of lines(false)) yield* take(line);
+  }
+  buffer += decoder.decode();
+  for (const line of lines(true)) yield* take(line);
+  if (data.length) yield data.join('\n');
+}
+
+/**
+ * One step asked with `stream: true` (Chat Completions streaming): the reply's text is passed to
+ * `onDelta` chunk by chunk; tool calls are assembled from their `delta.tool_calls[]` fragments by
+ * `index` (id and name in the first, the arguments concatenated); usage comes from the last chunk
+ * (`stream_options.include_usage`). The same budget (one signal bounds the whole stream) and the
+ * same failures as a plain request: an HTTP error before the stream is read as one; an `error`
+ * object inside the stream is a provider error; a stream cut before its end (no finish_reason, no
+ * `[DONE]`) is `unreachable`, which retrying may cure.
+ */
+async function streamCompletion(url: string, key: string, body: Record<string, unknown>, timeoutMs: number, onDelta: (text: string) => void) {
+  const timedOut = (err: unknown) => (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
+  const lost = (err: unknown) =>
+    timedOut(err)
+      ? new LlmError('timeout', `The model provider did not answer within ${timeoutMs} ms`, { provider: 'openai', timeoutMs }, { cause: err })
+      : new LlmError('unreachable', 'The model provider could not be reached', { provider: 'openai' }, { cause: err });
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    throw lost(err);
+  }
+  if (response.status < 200 || response.status >= 300) {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (err) {
+      throw lost(err);
+    }
+    throw httpFailure(response.status, text, response.headers, key);
+  }
+  // A server that ignores `stream` answers one completion as JSON: read it as one.
+  if (!/text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (err) {
+      throw lost(err);
+    }
+    const whole = parseCompletion(text);
+    if (whole.text) onDelta(whole.text);
+    return whole;
+  }
+  let text = '';
+  let refusal = '';
+  let finish: string | null | undefined;
+  let done = false;
+  const usage = { promptTokens: 0, completionTokens: 0 };
+  const calls = new Map<number, { id: string; name: string; arguments: string }>();
+  try {
+    for await (const data of sseData(response.body as unknown as AsyncIterable<Uint8Array>)) {
+      if (data.trim() === '[DONE]') {
+        done = true;
+        break;
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(data);
+      } catch (err) {
+        throw malformed('The model provider streamed a chunk that is not JSON', err);
+      }
+      const chunk = ChatCompletionChunk.safeParse(json);
+      if (!chunk.success) throw malformed('The model provider streamed a chunk that is not a chat completion chunk');
+      if (chunk.data.error !== undefined && chunk.data.error !== null) {
+        const raw = JSON.stringify({ error: chunk.data.error });
+        const { message, code } = providerFailure(500, raw, [key]);
+        throw new LlmError('provider_error', `The model provider failed mid-stream${message ? `: ${message}` : ''}`, {
+          provider: 'openai',
+          ...(message ? { providerMessage: message } : {}),
+          ...(code ? { providerCode: code } : {}),
+        });
+      }
+      if (chunk.data.usage) {
+        usage.promptTokens = tokens(chunk.data.usage.prompt_tokens);
+        usage.completionTokens = tokens(chunk.data.usage.completion_tokens);
+      }
+      const choice = chunk.data.choices?.find((c) => (c.index ?? 0) === 0);
+      if (!choice) continue;
+      if (choice.finish_reason) finish = choice.finish_reason;
+      const delta = choice.delta;
+      if (!delta) continue;
+      if (delta.content) {
+        text += delta.content;
+        onDelta(delta.content);
+      }
+      if (delta.refusal) refusal += delta.refusal;
+      for (const fragment of delta.tool_calls ?? []) {
+        const index = fragment.index ?? 0;
+        let call = calls.get(index);
+        if (!call) calls.set(index, (call = { id: '', name: '', arguments: '' }));
+        if (fragment.id) call.id = fragment.id;
+        if (fragment.function?.name) call.name += fragment.function.name;
+        if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
+      }
+    }
+  } catch (err) {
+    if (err instanceof LlmError) throw err;
+    throw lost(err);
+  }
+  if (!done && !finish) throw new LlmError('unreachable', 'The model provider\'s stream ended before the reply did', { provider: 'openai' });
+  const toolCalls: LlmToolCall[] = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, c]) => c)
+    .filter((c) => c.name)
+    .map((c) => ({ id: c.id || `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`, name: c.name, arguments: c.arguments }));
+  if (calls.size && toolCalls.length < calls.size) throw malformed('The model streamed a tool call without a name');
+  if (refusal && !text) {
+    // A refusal is what the model says to the user.
+    text = refusal;
+    onDelta(refusal);
+  }
+  if (finish === 'length' && toolCalls.length) throw malformed('The model\'s tool call was cut off (finish_reason "length")');
+  if (!text.trim() && !toolCalls.length) throw malformed('The model\'s answer is empty');
+  return { text, toolCalls, usage };
 }

@@ -52,6 +52,13 @@ export interface LlmRequest {
   tools: LlmTool[];
   /** Wall-clock budget for this request (the adapter aborts past it). */
   timeoutMs?: number;
+  /**
+   * Streaming: called with each piece of the reply's text as the model produces it (the `openai`
+   * adapter then asks with `stream: true`; the local model gives its reply word by word). The
+   * pieces joined are the response's `text`; `complete` still resolves with the whole response.
+   * An adapter that cannot stream may never call it (the engine then passes the text on whole).
+   */
+  onDelta?: (text: string) => void;
 }
 
 export interface LlmUsage {

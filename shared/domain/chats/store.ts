@@ -80,6 +80,7 @@ export function summary(item: ChatItem): ChatSummary {
     id: item.id,
     organization_id: item.organization_id,
     agent_id: item.agent_id,
+    agent_version: item.agent_version ?? null,
     contact_id: item.contact_id ?? null,
     channel: item.channel,
     widget_id: item.widget_id ?? null,
@@ -149,14 +150,15 @@ export function messageWrites(orgId: string, chatId: string, from: number, messa
       ...keys.chatMessage(orgId, chatId, seq),
       entity: 'CHAT_MESSAGE',
       seq,
-      id: uuidv7(),
+      // A streamed turn told its messages' ids (and when) before storing them.
+      id: m.id ?? uuidv7(),
       role: m.role,
       content: m.content,
       ...(m.tool_call_id ? { tool_call_id: m.tool_call_id, name: m.name } : {}),
       ...(m.role === 'tool_call' ? { arguments: m.arguments ?? {} } : {}),
       ...(m.role === 'tool_result' ? { result: m.result ?? null } : {}),
       ...(m.role === 'agent' ? { sources: m.sources ?? [] } : {}),
-      created_at: at,
+      created_at: m.created_at ?? at,
     };
     writes.push(putNew(item));
     views.push(messageView(item as unknown as MessageItem));

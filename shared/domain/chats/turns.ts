@@ -12,7 +12,9 @@ import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type 
 import { toolsForAgent } from '../conversations/tools/catalog';
 import { conversationRef } from '../conversations/types';
 import { effectiveModel } from '../agents/models';
+import { agentOfConversation } from '../agents/versions';
 import { MAX_USER_MESSAGES, type ChatStatus, type ChatTurn } from './schemas';
+import { engineStream, type ChatTurnListener } from './stream';
 import {
   afterEnd,
   endChatItem,
@@ -131,6 +133,8 @@ interface TurnRequest {
   toolResults?: { tool_call_id: string; name: string; output: unknown }[];
   /** Continuing the chat's incomplete turn (its messages are already stored). */
   resume?: IncompleteTurn;
+  /** Streams the turn (stream.ts): told once the chat is claimed, then each message as it comes. */
+  listener?: ChatTurnListener;
 }
 
 /**
@@ -179,6 +183,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
       passages,
       roundsUsed: turn.toolResults ? item.rounds_used : (turn.resume?.rounds_used ?? 0),
       deadlineMs,
+      ...(turn.listener ? { stream: engineStream(turn.listener) } : {}),
     });
   } catch (err) {
     if (err instanceof LlmError || err instanceof TurnDeadlineError) {
@@ -279,14 +284,19 @@ async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn
 }
 
 async function agentFor(item: ChatItem): Promise<Agent> {
+  // A chat on a published version reads no agent: the version is immutable and kept in memory (agents/versions.ts).
+  if (typeof item.agent_version === 'number') return agentOfConversation(item.organization_id, item.agent_id, item.agent_version);
   const agent = await findAgent(item.organization_id, item.agent_id);
   if (!agent) throw new UnprocessableError('The chat\'s agent has been deleted; start a chat with another agent', { agent_id: item.agent_id });
   if (!isActive(agent)) throw new UnprocessableError('The chat\'s agent is inactive', { agent_id: item.agent_id });
   return agent;
 }
 
-/** One user message: a turn. 409 when the chat has ended, waits for tool results, or another turn won the race. */
-export async function sendMessage(orgId: string, chatId: string, content: string): Promise<ChatTurn> {
+/**
+ * One user message: a turn. 409 when the chat has ended, waits for tool results, or another turn won the race.
+ * With a `listener` the turn streams (stream.ts): every refusal comes before `listener.started()`.
+ */
+export async function sendMessage(orgId: string, chatId: string, content: string, listener?: ChatTurnListener): Promise<ChatTurn> {
   const [item, history] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
   const refused = refusal(item);
   if (refused) throw new ConflictError(refused, { id: chatId, status: item.status });
@@ -298,11 +308,12 @@ export async function sendMessage(orgId: string, chatId: string, content: string
   }
   const agent = await agentFor(item);
   const claim = await claimTurn(item);
-  return runAndStore(item, agent, history, resume ? { resume } : { userText: content }, claim);
+  listener?.started();
+  return runAndStore(item, agent, history, resume ? { resume, listener } : { userText: content, listener }, claim);
 }
 
 /** The caller's answers to every pending `function` tool call; the turn goes on. */
-export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[]): Promise<ChatTurn> {
+export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], listener?: ChatTurnListener): Promise<ChatTurn> {
   const [item, history] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
   if (item.status !== 'requires_action') throw new ConflictError(item.status === 'ended' ? `The chat has ended (${item.end_reason})` : 'The chat has no pending tool calls', { id: chatId, status: item.status });
   const pending = new Map((item.pending_tool_calls ?? []).map((p: PendingToolCall) => [p.id, p]));
@@ -317,6 +328,7 @@ export async function submitToolResults(orgId: string, chatId: string, results: 
   if (fields.length) throw new ValidationError(`Validation failed: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
   const agent = await agentFor(item);
   const claim = await claimTurn(item);
-  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })) }, claim);
+  listener?.started();
+  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener }, claim);
 }
 

@@ -5,6 +5,7 @@ import { capResult } from './tools/results';
 import { checkToolArguments, parseArguments } from './tools/arguments';
 import type { RunnableTool } from './tools/catalog';
 import type { ConversationRef } from './types';
+import { v7 as uuidv7 } from 'uuid';
 
 /**
  * The conversation engine: one turn of any conversation (a chat message, a simulated caller's
@@ -36,6 +37,22 @@ export interface ConversationMessage {
   result?: unknown;
   /** agent: the knowledge-base passages that grounded the reply. */
   sources?: { doc_id: string; url: string | null; score: number }[];
+  /** Set when the turn streams (TurnInput.stream): the id the message is stored under, known before it is complete. */
+  id?: string;
+  /** Set by a channel that told the message to its caller before storing it: the time it was told. */
+  created_at?: string;
+}
+
+/**
+ * A streaming turn's listener (chats' SSE, the voice relay): `onDelta` gets the agent's reply text
+ * as the model produces it, with the id its message will have; `onMessage` gets each message the
+ * turn adds once it is complete (the agent's reply, every tool call, every tool result), the
+ * user's excepted. Messages of a turn that then fails are kept only as the turn's rules say
+ * (keptTurnOf): a listener must treat what it heard of a failed turn as not said.
+ */
+export interface TurnStream {
+  onDelta?(delta: string, messageId: string): void;
+  onMessage?(message: ConversationMessage): void;
 }
 
 /** A `function` tool call waiting for the API caller's answer. */
@@ -69,6 +86,8 @@ export interface TurnInput {
   contextTokens?: number;
   /** Runs the platform's tool calls instead of `executeTool` (agent tests: mocks, nothing acts on the world). */
   executeTool?: typeof executeTool;
+  /** Streams the turn (see TurnStream): the model is asked to stream and every message gets its id at once. */
+  stream?: TurnStream;
 }
 
 export interface TurnOutput {
@@ -163,6 +182,10 @@ async function turnLoop(
     const offerTools = rounds < MAX_TOOL_ROUNDS && !effect.end && !effect.transferTo;
     const tools = offerTools ? input.tools.map(({ name, description, parameters }) => ({ name, description, parameters })) : [];
     const fitted = fitHistory({ system: input.system, passages: input.passages, tools, messages: toLlmMessages([...input.history, ...added]) }, contextTokens);
+    const stream = input.stream;
+    // The id the step's reply will be stored under, told with each piece of its text.
+    const replyId = stream ? uuidv7() : undefined;
+    let streamed = false;
     const reply = await input.llm.complete({
       model: input.model,
       temperature: input.temperature,
@@ -171,12 +194,30 @@ async function turnLoop(
       messages: fitted.messages,
       tools,
       timeoutMs: remaining,
+      ...(stream
+        ? {
+            onDelta: (delta: string) => {
+              if (!delta) return;
+              streamed = true;
+              stream.onDelta?.(delta, replyId!);
+            },
+          }
+        : {}),
     });
     usage.requests++;
     usage.promptTokens += reply.usage.promptTokens;
     usage.completionTokens += reply.usage.completionTokens;
     const calls = offerTools ? reply.toolCalls.slice(0, MAX_CALLS_PER_STEP) : [];
-    if (reply.text || !calls.length) added.push({ role: 'agent', content: reply.text, sources: calls.length ? [] : sources });
+    const add = (message: ConversationMessage) => {
+      if (stream) message.id ??= uuidv7();
+      added.push(message);
+      stream?.onMessage?.(message);
+    };
+    if (reply.text || !calls.length) {
+      // A model that could not stream is passed on whole.
+      if (stream && !streamed && reply.text) stream.onDelta?.(reply.text, replyId!);
+      add({ role: 'agent', content: reply.text, sources: calls.length ? [] : sources, ...(replyId ? { id: replyId } : {}) });
+    }
     if (!calls.length) return { messages: added, pending: [], roundsUsed: rounds, effect, usage };
 
     rounds++;
@@ -191,7 +232,7 @@ async function turnLoop(
         // tool is an error the model hears; the tool never runs (function tools are not handed out).
         const checked = checkToolArguments(tool?.parameters, call.arguments);
         const args = checked.args ?? parseArguments(call.arguments).args ?? {};
-        added.push({ role: 'tool_call', content: '', tool_call_id: call.id, name: call.name, arguments: args });
+        add({ role: 'tool_call', content: '', tool_call_id: call.id, name: call.name, arguments: args });
         if (!tool) return { error: `there is no tool named ${call.name}` };
         if (checked.error !== undefined) return { error: checked.error };
         if (tool.kind === 'function') {
@@ -214,7 +255,7 @@ async function turnLoop(
       }),
     );
     calls.forEach((call, i) => {
-      if (results[i] !== undefined) added.push({ role: 'tool_result', content: '', tool_call_id: call.id, name: call.name, result: results[i] });
+      if (results[i] !== undefined) add({ role: 'tool_result', content: '', tool_call_id: call.id, name: call.name, result: results[i] });
     });
     if (pending.length) return { messages: added, pending, roundsUsed: rounds, effect, usage };
   }

@@ -1,3 +1,4 @@
+import { isStreamBody } from '../../domain/common/stream-body';
 import { createHash } from 'node:crypto';
 import { ConflictError, ValidationError } from '../../errors';
 import { header, httpState } from '../context';
@@ -60,6 +61,17 @@ export function idempotency(options: { leaseMs?: number } = {}): HttpMiddleware 
     after: async (request) => {
       const state = request.internal.http as { idempotencyKey?: string } & ReturnType<typeof httpState>;
       if (!state?.idempotencyKey || !request.response) return;
+      const streamed: unknown = request.response.body;
+      if (isStreamBody(streamed)) {
+        // A streamed answer is stored once the stream ends, as its plain answer (a repeat gets that JSON); a failed one frees the key.
+        const { organizationId } = state.caller!;
+        const { operationId } = state.operation;
+        const key = state.idempotencyKey;
+        streamed.whenDone((plain) =>
+          plain.statusCode < 400 ? completeIdempotencyKey(organizationId, operationId, key, plain) : releaseIdempotencyKey(organizationId, operationId, key),
+        );
+        return;
+      }
       await completeIdempotencyKey(state.caller!.organizationId, state.operation.operationId, state.idempotencyKey, {
         statusCode: request.response.statusCode ?? 200,
         body: request.response.body ?? '',

@@ -2,6 +2,7 @@ import { httpState } from '../context';
 import { jsonResponse, successBody } from '../envelope';
 import { isListResult } from '../../domain/common/list-result';
 import { isRawBody } from '../../domain/common/raw-body';
+import { isStreamBody } from '../../domain/common/stream-body';
 import type { HttpMiddleware } from './types';
 
 /** The envelope's `message` when an operation names none. */
@@ -34,6 +35,11 @@ export function successEnvelope(): HttpMiddleware {
       const state = httpState(request);
       const op = state.operation;
       const value = request.response as unknown;
+      // Server-sent events (a streamed chat turn): the body is written as it is produced.
+      if (isStreamBody(value)) {
+        request.response = { statusCode: 200, headers: { 'content-type': value.contentType, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' }, body: value as unknown as string };
+        return;
+      }
       if (op.rawResponse) {
         request.response = isRawBody(value)
           ? { statusCode: value.statusCode ?? 200, headers: { 'content-type': value.contentType }, body: value.body, ...(value.base64 ? { isBase64Encoded: true } : {}) }

@@ -1,0 +1,186 @@
+/**
+ * Black-box: chat turns as server-sent events over real HTTP (Accept: text/event-stream), the
+ * platform asking a stand-in OpenAI-compatible model with `stream: true`. The first
+ * `message.delta` reaches the client while the model still holds the rest of its reply; tool
+ * calls assembled from their streamed fragments run once and show as `tool_call` / `tool_result`;
+ * refusals before the turn are plain JSON envelopes; a model that fails mid-stream ends the
+ * stream with an `error` event and the turn keeps what the turn's rules keep.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
+import { allSse, readSse, type SseEvent } from '../support/sse';
+import { expectNoUnexpected5xx, startTestPlatform, type TestPlatform } from '../support/platform';
+
+let model: OpenAiStandIn;
+let local: TestPlatform;
+let tool: Server;
+let toolUrl = '';
+const toolCalls: any[] = [];
+
+beforeAll(async () => {
+  model = await startOpenAiStandIn();
+  tool = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      toolCalls.push(JSON.parse(Buffer.concat(parts).toString('utf8')));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ temperature_c: 21 }));
+    });
+  });
+  await new Promise<void>((r) => tool.listen(0, '127.0.0.1', r));
+  toolUrl = `http://127.0.0.1:${(tool.address() as AddressInfo).port}/weather`;
+  local = await startTestPlatform({ env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', LLM_TIMEOUT_MS: '4000' } });
+}, 60_000);
+afterAll(async () => {
+  await local?.stop();
+  if (local) expectNoUnexpected5xx(local);
+  await model?.close();
+  await new Promise<void>((r) => tool.close(() => r()));
+});
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${local.url}${path}`, { method: 'POST', headers: { 'x-api-key': local.key, 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: JSON.stringify(body) });
+
+async function newChat(selected_tools: unknown[] = []): Promise<string> {
+  const agent = await local.api('POST', '/api/v1/agents', { body: { name: 'Streamer', model: 'gpt-test', prompt: 'Be brief.', begin_message: '', selected_tools } });
+  expect(agent.status).toBe(200);
+  const chat = await local.api('POST', '/api/v1/chats', { body: { agent_id: agent.body.data.id } });
+  return chat.body.data.id as string;
+}
+
+let weatherToolId = '';
+async function weatherTool(): Promise<string> {
+  if (weatherToolId) return weatherToolId;
+  const created = await local.api('POST', '/api/v1/tools', {
+    body: { name: 'Weather', type: 'webhook', url: toolUrl, definition: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+  });
+  return (weatherToolId = created.body.data.id);
+}
+
+it('streams the reply: the first delta arrives while the model still holds the rest', async () => {
+  const chatId = await newChat();
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  model.reset();
+  model.script({ text: 'Hello there, how can I help you today?', holdUntil: held, usage: { prompt_tokens: 40, completion_tokens: 9 } });
+
+  const response = await post(`/api/v1/chats/${chatId}/messages`, { content: 'Hi' });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const events = readSse(response);
+  // Were the platform to buffer, this would wait for the model's end, which waits for this delta.
+  const first = (await events.next()).value as SseEvent;
+  expect(first).toEqual({ event: 'message.delta', data: { message_id: expect.any(String), delta: 'Hello ' } });
+  release();
+  const rest: SseEvent[] = [];
+  for await (const e of events) rest.push(e);
+
+  const names = rest.map((e) => e.event);
+  expect(names.slice(-2)).toEqual(['message.completed', 'turn.completed']);
+  expect(names.slice(0, -2).every((n) => n === 'message.delta')).toBe(true);
+  const text = [first, ...rest].filter((e) => e.event === 'message.delta').map((e) => e.data.delta).join('');
+  expect(text).toBe('Hello there, how can I help you today?');
+  const completed = rest.at(-2)!.data;
+  expect(completed).toMatchObject({ id: first.data.message_id, role: 'agent', content: text });
+  const turn = rest.at(-1)!.data;
+  expect(turn.chat).toMatchObject({ id: chatId, status: 'active' });
+  expect(turn.messages.map((m: any) => m.role)).toEqual(['user', 'agent']);
+  expect(turn.messages[1]).toEqual(completed);
+
+  // What was streamed is what is stored, under the same id.
+  const chat = (await local.api('GET', `/api/v1/chats/${chatId}`)).body.data;
+  expect(chat.messages.at(-1)).toEqual(completed);
+  expect(chat.usage).toMatchObject({ llm_requests: 1, prompt_tokens: 40, completion_tokens: 9 });
+  expect(model.requests[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+});
+
+it('assembles streamed tool-call fragments, runs the tool once and tells each step', async () => {
+  const chatId = await newChat([{ tool_id: await weatherTool() }]);
+  const before = toolCalls.length;
+  model.script({ toolCalls: [{ id: 'call_s1', name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'It is 21 °C in Oslo.' });
+  const events = await allSse(await post(`/api/v1/chats/${chatId}/messages`, { content: 'Weather in Oslo?' }));
+  expect(events.map((e) => e.event).filter((n, i, all) => n !== 'message.delta' || all[i - 1] !== 'message.delta')).toEqual(['tool_call', 'tool_result', 'message.delta', 'message.completed', 'turn.completed']);
+  expect(events[0]!.data).toMatchObject({ role: 'tool_call', tool_call_id: 'call_s1', name: 'get_weather', arguments: { city: 'Oslo' } });
+  expect(events[1]!.data).toMatchObject({ role: 'tool_result', tool_call_id: 'call_s1', result: { temperature_c: 21 } });
+  expect(toolCalls.length - before).toBe(1);
+  expect(toolCalls.at(-1)).toMatchObject({ tool_call_id: 'call_s1', arguments: { city: 'Oslo' } });
+  const turn = events.at(-1)!.data;
+  expect(turn.messages.map((m: any) => m.role)).toEqual(['user', 'tool_call', 'tool_result', 'agent']);
+  expect(turn.messages.slice(1, 3)).toEqual([events[0]!.data, events[1]!.data]);
+});
+
+it('streams a function tool call, then the caller\'s tool results as a streamed turn', async () => {
+  const fn = await local.api('POST', '/api/v1/tools', {
+    body: { name: 'Lookup', type: 'function', definition: { name: 'lookup_order', description: 'Find an order', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } } },
+  });
+  const chatId = await newChat([{ tool_id: fn.body.data.id }]);
+  model.script({ toolCalls: [{ id: 'call_f1', name: 'lookup_order', arguments: '{"id":"A-17"}' }] });
+  const first = await allSse(await post(`/api/v1/chats/${chatId}/messages`, { content: 'Where is order A-17?' }));
+  expect(first.map((e) => e.event)).toEqual(['tool_call', 'turn.completed']);
+  expect(first[1]!.data.chat).toMatchObject({ status: 'requires_action', pending_tool_calls: [{ id: 'call_f1', name: 'lookup_order', arguments: { id: 'A-17' } }] });
+
+  model.script({ text: 'Order A-17 ships tomorrow.' });
+  const second = await allSse(await post(`/api/v1/chats/${chatId}/tool-results`, { results: [{ tool_call_id: 'call_f1', output: { ships: 'tomorrow' } }] }));
+  expect(second.at(-1)!.event).toBe('turn.completed');
+  expect(second.at(-1)!.data.chat.status).toBe('active');
+  expect(second.filter((e) => e.event === 'message.delta').map((e) => e.data.delta).join('')).toBe('Order A-17 ships tomorrow.');
+});
+
+it('refuses before the turn with plain JSON envelopes, never a stream', async () => {
+  const chatId = await newChat();
+  const missing = await post('/api/v1/chats/00000000-0000-7000-8000-000000000000/messages', { content: 'Hi' });
+  expect(missing.status).toBe(404);
+  expect(missing.headers.get('content-type')).toMatch(/application\/json/);
+  expect((await missing.json()).error.code).toBe('NOT_FOUND');
+
+  const invalid = await post(`/api/v1/chats/${chatId}/messages`, { content: '' });
+  expect(invalid.status).toBe(400);
+  expect((await invalid.json()).error.details.fields[0].path).toBe('content');
+
+  const noKey = await post(`/api/v1/chats/${chatId}/messages`, { content: 'Hi' }, { 'x-api-key': '' });
+  expect(noKey.status).toBe(401);
+
+  await local.api('POST', `/api/v1/chats/${chatId}/end`);
+  const ended = await post(`/api/v1/chats/${chatId}/messages`, { content: 'Hi' });
+  expect(ended.status).toBe(409);
+  expect(ended.headers.get('content-type')).toMatch(/application\/json/);
+  expect((await ended.json()).error.code).toBe('CONFLICT');
+});
+
+it('ends with an error event when the model fails mid-stream; nothing is kept, the chat stays usable', async () => {
+  local.expectFailures(/model did not answer|request failed|failed after its stream/);
+  const chatId = await newChat();
+  model.script({ text: 'This reply will be cut short', cutAfter: 2 });
+  const events = await allSse(await post(`/api/v1/chats/${chatId}/messages`, { content: 'Tell me more' }));
+  expect(events.map((e) => e.event)).toEqual(['message.delta', 'message.delta', 'error']);
+  expect(events.at(-1)!.data).toMatchObject({ success: false, error: { code: 'UNAVAILABLE', details: { reason: 'unreachable', kept: false } } });
+  const chat = (await local.api('GET', `/api/v1/chats/${chatId}`)).body.data;
+  expect(chat.messages).toEqual([]);
+
+  model.script({ text: 'Here it is whole.' });
+  const again = await allSse(await post(`/api/v1/chats/${chatId}/messages`, { content: 'Tell me more' }));
+  expect(again.at(-1)!.event).toBe('turn.completed');
+});
+
+it('a turn whose model fails mid-stream after its tool ran is kept, and the same message continues it without running the tool again', async () => {
+  local.expectFailures(/model did not answer|request failed|failed after its stream/);
+  const chatId = await newChat([{ tool_id: await weatherTool() }]);
+  const before = toolCalls.length;
+  model.script({ toolCalls: [{ id: 'call_k1', name: 'get_weather', arguments: { city: 'Bergen' } }] }, { text: 'It is raining in', cutAfter: 1 });
+  const failed = await allSse(await post(`/api/v1/chats/${chatId}/messages`, { content: 'Weather in Bergen?' }));
+  expect(failed.map((e) => e.event)).toEqual(['tool_call', 'tool_result', 'message.delta', 'error']);
+  expect(failed.at(-1)!.data.error.details).toMatchObject({ kept: true });
+  expect(toolCalls.length - before).toBe(1);
+  const kept = (await local.api('GET', `/api/v1/chats/${chatId}`)).body.data.messages;
+  expect(kept.map((m: any) => m.role)).toEqual(['user', 'tool_call', 'tool_result']);
+  // The streamed tool messages are the stored ones.
+  expect(kept.slice(1)).toEqual([failed[0]!.data, failed[1]!.data]);
+
+  model.script({ text: 'It is 21 °C in Bergen.' });
+  const continued = await allSse(await post(`/api/v1/chats/${chatId}/messages`, { content: 'Weather in Bergen?' }));
+  expect(continued.map((e) => e.event).at(-1)).toBe('turn.completed');
+  expect(continued.at(-1)!.data.messages.map((m: any) => m.role)).toEqual(['user', 'tool_call', 'tool_result', 'agent']);
+  expect(toolCalls.length - before).toBe(1);
+});
