@@ -23,6 +23,9 @@ interface SentMark {
 }
 
 export class Playout {
+  /** `bytesPerMs`: the audio format's (μ-law 8, PCM16 at 24 kHz 48). */
+  constructor(private readonly bytesPerMs: number = MULAW_BYTES_PER_MS) {}
+
   private seq = 0;
   private readonly sentMs = new Map<string, number>();
   private readonly playedMs = new Map<string, number>();
@@ -30,7 +33,7 @@ export class Playout {
 
   /** Records a chunk of `itemId`'s audio sent to the carrier; returns the mark to send after it. */
   sent(itemId: string, bytes: number): string {
-    const endMs = (this.sentMs.get(itemId) ?? 0) + bytes / MULAW_BYTES_PER_MS;
+    const endMs = (this.sentMs.get(itemId) ?? 0) + bytes / this.bytesPerMs;
     this.sentMs.set(itemId, endMs);
     const name = `a${++this.seq}`;
     this.pending.push({ name, itemId, endMs });

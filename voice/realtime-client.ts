@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { MAX_MODEL_MESSAGE_BYTES } from './config';
+import type { AudioFormat } from './media-transport';
 import type { RealtimeTool } from './tools-bridge';
 
 /**
@@ -34,11 +35,18 @@ export interface SessionConfig {
   transcriptionModel: string;
   /** Server voice-activity detection (off while leaving a voicemail: a beep must not interrupt). */
   vad: boolean;
+  /** The line's audio, in and out (default `mulaw`, the carrier's); a browser may choose `pcm16`. */
+  audioFormat?: AudioFormat;
 }
 
+/** The Realtime API's name for each format: GA `audio.*.format`, and the beta `*_audio_format`. */
+const GA_FORMAT: Record<AudioFormat, Record<string, unknown>> = { mulaw: { type: 'audio/pcmu' }, pcm16: { type: 'audio/pcm', rate: 24000 } };
+const BETA_FORMAT: Record<AudioFormat, string> = { mulaw: 'g711_ulaw', pcm16: 'pcm16' };
+
 /**
- * The `session.update` for the protocol: μ-law 8 kHz in and out (`audio/pcmu`, beta `g711_ulaw`),
- * so the carrier's audio passes through untouched; server VAD that answers and interrupts by
+ * The `session.update` for the protocol: the line's format in and out (μ-law 8 kHz `audio/pcmu`,
+ * beta `g711_ulaw`, for the carrier; PCM16 24 kHz `audio/pcm`, beta `pcm16`, for a browser that
+ * chose it), so the line's audio passes through untouched; server VAD that answers and interrupts by
  * itself; transcription of the caller. The GA session has no `temperature` (the beta one does,
  * within 0.6–1.2), so it is sent to beta servers only.
  */
@@ -51,8 +59,8 @@ export function sessionUpdate(protocol: 'ga' | 'beta', c: SessionConfig): Record
         modalities: ['audio', 'text'],
         instructions: c.instructions,
         ...(c.voice ? { voice: c.voice } : {}),
-        input_audio_format: 'g711_ulaw',
-        output_audio_format: 'g711_ulaw',
+        input_audio_format: BETA_FORMAT[c.audioFormat ?? 'mulaw'],
+        output_audio_format: BETA_FORMAT[c.audioFormat ?? 'mulaw'],
         input_audio_transcription: { model: c.transcriptionModel },
         turn_detection: vad,
         tools: c.tools,
@@ -68,8 +76,8 @@ export function sessionUpdate(protocol: 'ga' | 'beta', c: SessionConfig): Record
       output_modalities: ['audio'],
       instructions: c.instructions,
       audio: {
-        input: { format: { type: 'audio/pcmu' }, turn_detection: vad, transcription: { model: c.transcriptionModel } },
-        output: { format: { type: 'audio/pcmu' }, ...(c.voice ? { voice: c.voice } : {}) },
+        input: { format: GA_FORMAT[c.audioFormat ?? 'mulaw'], turn_detection: vad, transcription: { model: c.transcriptionModel } },
+        output: { format: GA_FORMAT[c.audioFormat ?? 'mulaw'], ...(c.voice ? { voice: c.voice } : {}) },
       },
       tools: c.tools,
       tool_choice: 'auto',

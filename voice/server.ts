@@ -10,6 +10,7 @@ import { loadCallContext } from './call-context';
 import { MAX_CARRIER_MESSAGE_BYTES, voiceSettings } from './config';
 import { CallSession } from './session';
 import { parseTwilioFrame, TwilioTransport, type TwilioFrame } from './twilio-transport';
+import { acceptBrowserCall } from './web-call';
 
 /**
  * The voice runtime's server: `GET /health`, and WebSocket upgrades on `/stream` for Twilio Media
@@ -21,6 +22,8 @@ import { parseTwilioFrame, TwilioTransport, type TwilioFrame } from './twilio-tr
  * violation, 1009 too big); other calls never notice.
  */
 export const STREAM_PATH = '/stream';
+/** Browsers' web calls (web-call.ts; docs/api.md, "Web calls"). */
+export const WEB_PATH = '/web';
 
 /** Policy violation: refused. */
 const REFUSED = 1008;
@@ -53,6 +56,10 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
   });
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '').split('?')[0];
+    if (path === WEB_PATH) {
+      wss.handleUpgrade(req, socket, head, (ws) => acceptBrowserCall(ws, sessions));
+      return;
+    }
     if (path !== STREAM_PATH) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       return;

@@ -6,12 +6,13 @@ import { AmbientPacer, ambientMixerFor } from './ambient';
 import { CallEnding, carryOutEnd, END_DEADLINE_MS, SilenceWatch } from './call-ending';
 import { CarrierCall } from './carrier';
 import { MAX_BUFFERED_FRAMES, type VoiceSettings } from './config';
+import { AUDIO_BYTES_PER_MS, type AudioFormat, type MediaTransport, type SessionObserver } from './media-transport';
 import { RealtimeClient, sessionUpdate, type ServerEvent } from './realtime-client';
 import { FunctionCalls, ToolCalls } from './tool-calls';
 import { toolsBridge, type ToolsBridge } from './tools-bridge';
 import { TranscriptRecorder } from './transcript';
 import { BENIGN_EVENT_PREFIX, TurnTaking } from './turn-taking';
-import type { TwilioFrame, TwilioTransport } from './twilio-transport';
+import type { TwilioFrame } from './twilio-transport';
 
 export { APOLOGY_TWIML, transferTwiml } from './carrier';
 
@@ -35,7 +36,12 @@ export { APOLOGY_TWIML, transferTwiml } from './carrier';
 const BENIGN_ERRORS = new Set(['response_cancel_not_active', 'conversation_already_has_active_response']);
 
 export interface SessionInput {
-  carrier: TwilioTransport;
+  /** The line: Twilio's media stream (twilio-transport.ts) or a browser (browser-transport.ts). */
+  carrier: MediaTransport;
+  /** The line's audio (default `mulaw`, the carrier's); the model's session is opened in it. */
+  audioFormat?: AudioFormat;
+  /** Told who speaks and the words as they come (a browser shows them); the failure's message before the line closes. */
+  observer?: SessionObserver & { failed?(message: string): void };
   context: CallContext;
   settings: VoiceSettings;
   /** Twilio's AnsweredBy (`human`, `machine_end_beep`, …), when detection ran. */
@@ -80,7 +86,9 @@ export class CallSession {
     this.transcript = new TranscriptRecorder(input.startMs);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.carrierCall = new CarrierCall(this.callId, context.call.provider_call_id ?? input.providerCallId);
-    const mixer = ambientMixerFor(context.agent);
+    const format = input.audioFormat ?? 'mulaw';
+    // The beds are μ-law (ambient-sounds.ts): a PCM16 line (a browser) has no ambient sound.
+    const mixer = format === 'mulaw' ? ambientMixerFor(context.agent) : null;
     this.ambient = mixer && new AmbientPacer({ mixer, send: (payload) => input.carrier.sendMedia(payload) });
     // The agent's audio goes out through the ambient pacer when there is one: mixed over the bed, and the bed paused while it plays.
     const carrier = this.ambient
@@ -93,7 +101,14 @@ export class CallSession {
           },
         }
       : input.carrier;
-    this.turns = new TurnTaking({ send: (e) => this.model.send(e), carrier, transcript: this.transcript, live: () => this.state === 'live' });
+    this.turns = new TurnTaking({
+      send: (e) => this.model.send(e),
+      carrier,
+      transcript: this.transcript,
+      live: () => this.state === 'live',
+      bytesPerMs: AUDIO_BYTES_PER_MS[format],
+      agentSpeaking: (active) => input.observer?.speaking('agent', active),
+    });
     this.ending = new CallEnding(() => void this.executeEnd());
     this.silence = new SilenceWatch(
       {
@@ -156,6 +171,7 @@ export class CallSession {
         tools: this.voicemail ? [] : this.tools.definitions,
         transcriptionModel: settings.transcriptionModel,
         vad: !this.voicemail,
+        audioFormat: this.input.audioFormat ?? 'mulaw',
       }),
     );
     if (this.voicemail) {
@@ -211,9 +227,15 @@ export class CallSession {
         return this.onSpeechStarted(e);
       case 'input_audio_buffer.speech_stopped':
         this.turns.userSpeaking = false;
+        this.input.observer?.speaking('user', false);
         return;
+      case 'conversation.item.input_audio_transcription.delta':
+        return this.liveWords('user', e, false);
       case 'conversation.item.input_audio_transcription.completed':
+        this.liveWords('user', e, true);
         return this.turns.userTranscript(e);
+      case 'response.output_audio_transcript.delta':
+        return this.liveWords('agent', e, false);
       case 'response.created':
         this.turns.responseCreated(e);
         this.silence.stop();
@@ -221,6 +243,7 @@ export class CallSession {
       case 'response.output_audio.delta':
         return this.turns.audio(e);
       case 'response.output_audio_transcript.done':
+        this.liveWords('agent', e, true);
         return this.turns.agentTranscript(e);
       case 'response.output_item.added':
       case 'response.output_item.done':
@@ -236,7 +259,21 @@ export class CallSession {
     }
   }
 
+  /** The words so far of one turn, for an observer (a browser's live transcript); the call's transcript is kept apart (transcript.ts). */
+  private readonly words = new Map<string, string>();
+
+  private liveWords(role: 'agent' | 'user', e: ServerEvent, final: boolean): void {
+    const observer = this.input.observer;
+    if (!observer) return;
+    const id = String(e.item_id ?? '');
+    const text = final ? String(e.transcript ?? '') : (this.words.get(id) ?? '') + String(e.delta ?? '');
+    if (final) this.words.delete(id);
+    else this.words.set(id, text);
+    observer.transcript(role, id, text, final);
+  }
+
   private onSpeechStarted(e: ServerEvent): void {
+    this.input.observer?.speaking('user', true);
     this.silence.callerSpoke();
     if (!this.turns.speechStarted(e, !this.voicemail)) return;
     this.toolCalls?.cancelAll();
@@ -340,6 +377,7 @@ export class CallSession {
     this.model.close();
     this.endReason = 'failed';
     this.errorMessage = reason.startsWith('the voice runtime') ? `The call was cut: ${reason}` : `The speech model failed during the call: ${reason}`;
+    this.input.observer?.failed?.(this.errorMessage);
     await this.record();
     if (!(await this.carrierCall.apologize())) this.input.carrier.close(1011, 'model failure');
   }

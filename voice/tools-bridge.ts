@@ -71,6 +71,10 @@ export async function toolsBridge(ctx: CallContext): Promise<ToolsBridge> {
         }
         const tool = byName.get(name);
         if (!tool) return { result: { error: `unknown tool ${name}` } };
+        // A web call has no carrier to hand the caller to: the built-in answers so, and the call goes on.
+        if (tool.builtin === 'transfer_call' && ctx.call.channel === 'web') {
+          return { result: { error: 'transfer_call is not available on a web call (the caller is in a browser, not on a phone line): tell the caller you cannot transfer them and help them yourself' } };
+        }
         const outcome = await executeTool(tool, { id: callId, name, arguments: args }, ctx.conversation);
         return { result: capResult(outcome.result), effect: outcome.effect };
       } catch (err) {

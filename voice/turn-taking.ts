@@ -25,10 +25,15 @@ export interface TurnTakingDeps {
   transcript: TranscriptRecorder;
   /** Agent audio may be played now (the session is live). */
   live(): boolean;
+  /** Bytes of audio per millisecond (the call's format: μ-law 8, the default; PCM16 at 24 kHz 48). */
+  bytesPerMs?: number;
+  /** The agent started or stopped being heard (its first audio sent; all of it played, or cut). */
+  agentSpeaking?(active: boolean): void;
 }
 
 export class TurnTaking {
-  private readonly playout = new Playout();
+  private readonly playout: Playout;
+  private readonly bytesPerMs: number;
   private readonly responses = new Map<string, ResponseState>();
   private current: string | null = null;
   /** A `response.create` sent whose `response.created` has not come yet. */
@@ -42,7 +47,10 @@ export class TurnTaking {
   /** The caller is speaking (server VAD). */
   userSpeaking = false;
 
-  constructor(private readonly deps: TurnTakingDeps) {}
+  constructor(private readonly deps: TurnTakingDeps) {
+    this.bytesPerMs = deps.bytesPerMs ?? MULAW_BYTES_PER_MS;
+    this.playout = new Playout(this.bytesPerMs);
+  }
 
   /** Nothing is being said or generated (the carrier has played all the agent's audio). */
   get idle(): boolean {
@@ -94,13 +102,14 @@ export class TurnTaking {
     const responseId = this.responseOf(e);
     const itemId = String(e.item_id ?? responseId);
     const bytes = base64Bytes(e.delta);
-    this.itemAudioMs.set(itemId, (this.itemAudioMs.get(itemId) ?? 0) + bytes / MULAW_BYTES_PER_MS);
+    this.itemAudioMs.set(itemId, (this.itemAudioMs.get(itemId) ?? 0) + bytes / this.bytesPerMs);
     const r = this.responses.get(responseId);
     // Audio of an interrupted generation still in flight from the model is never played.
     if (r?.interrupted || !this.deps.live()) return;
     if (r) r.hadAudio = true;
     if (!this.itemStartMs.has(itemId)) this.itemStartMs.set(itemId, Date.now());
     this.itemResponse.set(itemId, responseId);
+    if (!this.playout.playing) this.deps.agentSpeaking?.(true);
     this.deps.carrier.sendMedia(e.delta);
     this.deps.carrier.sendMark(this.playout.sent(itemId, bytes));
   }
@@ -116,7 +125,9 @@ export class TurnTaking {
 
   /** A mark came back; true when the agent's audio has all played. */
   markEchoed(name: string): boolean {
-    return this.playout.echoed(name);
+    const done = this.playout.echoed(name);
+    if (done) this.deps.agentSpeaking?.(false);
+    return done;
   }
 
   /**
@@ -143,6 +154,7 @@ export class TurnTaking {
     const cut = this.playout.interrupt();
     if (!cut) return false;
     this.deps.carrier.clear();
+    this.deps.agentSpeaking?.(false);
     this.deps.send({ type: 'conversation.item.truncate', event_id: this.benignId(), item_id: cut.itemId, content_index: 0, audio_end_ms: cut.audioEndMs });
     const total = Math.max(this.itemAudioMs.get(cut.itemId) ?? 0, cut.audioEndMs);
     this.deps.transcript.interrupted(cut.itemId, total > 0 ? cut.audioEndMs / total : 0);

@@ -15,7 +15,8 @@ import { readLocalKey } from './secrets';
  * that must agree, such as the HTTP server and the voice runtime started apart), else the local
  * secrets key file (SECRETS_LOCAL_KEY_FILE), which every local process already shares.
  */
-export type TokenPurpose = 'voice-stream' | 'widget-chat';
+/** `web-call`: a browser's one-use admission to a web call (POST /web-calls, 60 s). */
+export type TokenPurpose = 'voice-stream' | 'widget-chat' | 'web-call';
 
 /** Longer than any token we issue carries claims for; anything bigger is refused unread. */
 const MAX_TOKEN_LENGTH = 4096;

@@ -1,0 +1,139 @@
+import * as z from 'zod/mini';
+import { signToken } from '../../adapters/signed-token';
+import { clockMs, clockNow } from '../../clock';
+import { config } from '../../config';
+import { collections, keys } from '../../db/keys';
+import { getItem, putNew, transact } from '../../db/store';
+import { UnavailableError, UnprocessableError, ValidationError } from '../../errors';
+import { noteDue } from '../../jobs/sweep-marker';
+import { AgentVersionPin } from '../agents/schemas';
+import { resolveAgentVersion } from '../agents/versions';
+import { lazy } from '../common/lazy';
+import { named } from '../common/named';
+import { DynamicVariables, uuid } from '../common/schemas';
+import { moveCall, type MoveResult } from './lifecycle';
+import { Call } from './schemas';
+import { newCallWrites, view, type AgentItem, type CallItem } from './service';
+import { STATUS_RANK } from './state';
+
+/**
+ * Web calls (operations.md, "Web calls: voice in the browser"): a call session with `channel`
+ * `web`, carried by a browser's WebSocket to the voice runtime instead of a carrier. No number, no
+ * carrier, no charge: the platform's only call charge is the carrier's minutes at the number's
+ * price (billing), and a web call has neither; the speech model's own use is billed to whoever
+ * holds REALTIME_API_KEY, as on phone calls, so the platform adds no model-minutes charge.
+ *
+ * Its course: created `ringing` with a one-use token (60 s); the browser's `start` with the token
+ * is admitted once (openVoiceSession's conditional write, the same as a media stream's) and moves
+ * the call `in_progress` (answerWebCall: `call.started`); the end of the browser's socket, or
+ * either side's hang-up, ends it `completed` (or `failed` with the model's failure) with its
+ * transcript, tool calls, analysis and `call.ended` (voice-session.ts, recordConversation, as an
+ * inbound call: its `direction` is `inbound`, the visitor calling the agent). A token never used
+ * leaves the call `ringing` until the recovery sweep ends it `failed` at its due time.
+ */
+
+/** How long a web call's token admits its browser. */
+export const WEB_CALL_TOKEN_TTL_SECONDS = 60;
+/** The voice runtime's path for browsers (beside `/stream`, Twilio's). */
+export const WEB_CALL_PATH = '/web';
+
+export const CreateWebCallBody = named('CreateWebCallRequest', () => z.strictObject({
+  agent_id: uuid(),
+  contact_id: z.optional(uuid()),
+  /** Filled into the agent's `{{name}}` placeholders (begin message, prompt). */
+  dynamic_variables: z.optional(DynamicVariables),
+  /** A published version (1, 2, …) or "draft"; default the agent's published_version, else the draft. */
+  agent_version: z.optional(AgentVersionPin),
+}), 'A call in the browser to start with an agent');
+export type CreateWebCallInput = z.output<typeof CreateWebCallBody>;
+
+const admission = lazy(() => ({
+  /** The voice runtime's WebSocket for browsers (`wss://…/web`): connect, then send `start` with the token. */
+  url: z.string(),
+  /** One use, valid 60 s: the `start` message's `token`. */
+  token: z.string(),
+  token_expires_at: z.string(),
+}));
+
+export const WebCallStarted = named('WebCallStarted', () => z.object({ call: Call, ...admission }), 'A web call created, with where and how the browser joins it');
+export type WebCallStarted = z.output<typeof WebCallStarted>;
+
+/** What a widget's page learns of the call it starts (no organization data). */
+export const WidgetCallStarted = named('WidgetCallStarted', () => z.object({ call_id: z.string(), agent_id: z.string(), ...admission }), 'A web call started through a widget, with where and how the browser joins it');
+export type WidgetCallStarted = z.output<typeof WidgetCallStarted>;
+
+/**
+ * Why no web call can be made here, or undefined. Deployed, the stack always runs the voice
+ * runtime with its speech model (REALTIME_API_KEY's secret); locally, one must be set.
+ */
+export function speechModelProblem(): string | undefined {
+  if (config().runtime === 'aws') return undefined;
+  if (process.env.REALTIME_BASE_URL || process.env.REALTIME_API_KEY) return undefined;
+  return 'No speech model is configured: set REALTIME_BASE_URL (a Realtime-compatible WebSocket endpoint; with REALTIME_API_KEY for OpenAI) where the platform runs, then start it again';
+}
+
+/** The browsers' WebSocket URL of the voice runtime: VOICE_RUNTIME_URL (…/stream) with `/web` in place of its path's end. */
+export function webCallUrl(): string {
+  const stream = config().voiceRuntimeUrl;
+  if (!stream) throw new UnavailableError('Web calls need the voice runtime: VOICE_RUNTIME_URL is not set', { setting: 'VOICE_RUNTIME_URL' });
+  const url = new URL(stream);
+  url.pathname = url.pathname.replace(/\/stream\/?$/, '').replace(/\/$/, '') + WEB_CALL_PATH;
+  url.search = '';
+  return url.toString();
+}
+
+/** Agents in these statuses answer calls (as an inbound number's agent). */
+const ANSWERING = new Set([undefined, 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_UNSPECIFIED']);
+
+/** Where a web call comes from beyond its body (a widget). */
+export interface WebCallOrigin {
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * Creates a web call `ringing` and its browser's token. A 400 names `agent_id` or `contact_id`
+ * that is not the organization's; an agent that does not answer (inactive) is a 422; no speech
+ * model configured is a 503 naming the setting, and nothing is written.
+ */
+export async function createWebCall(orgId: string, input: CreateWebCallInput, origin: WebCallOrigin = {}): Promise<WebCallStarted> {
+  const problem = speechModelProblem();
+  if (problem) throw new UnavailableError(problem, { setting: 'REALTIME_BASE_URL' });
+  const url = webCallUrl();
+  const [agent, contact] = await Promise.all([
+    getItem<AgentItem & { id: string; published_version?: number | null }>(keys.agent(orgId, input.agent_id)),
+    input.contact_id ? getItem(keys.contact(orgId, input.contact_id)) : Promise.resolve(null),
+  ]);
+  const issues = [];
+  if (!agent) issues.push({ path: 'agent_id', message: 'is not an agent of this organization' });
+  if (input.contact_id && !contact) issues.push({ path: 'contact_id', message: 'is not a contact of this organization' });
+  if (issues.length) throw new ValidationError(`Validation failed: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, issues);
+  if (!ANSWERING.has(agent!.status)) throw new UnprocessableError('The agent is not active: it cannot take calls', { agent_id: input.agent_id, status: agent!.status });
+
+  // The version the call runs (agents/versions.ts): pinned, else published, else the draft; 400 for one that does not exist.
+  const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, input.agent_version);
+  const { item, writes } = newCallWrites(orgId, {
+    agentId: input.agent_id,
+    agent: used.agent as AgentItem,
+    agentVersion: used.agent_version,
+    number: null,
+    channel: 'web',
+    direction: 'inbound',
+    from: '',
+    to: '',
+    contactId: input.contact_id ?? null,
+    campaignId: null,
+    metadata: origin.metadata ?? {},
+    dynamicVariables: input.dynamic_variables ?? {},
+    status: 'ringing',
+  });
+  await transact([putNew({ ...item }), ...writes], [{ orgId, collection: collections.calls, delta: 1 }]);
+  await noteDue('call-recovery', item.due_at!);
+  const token = await signToken('web-call', { organization_id: orgId, call_id: item.id }, WEB_CALL_TOKEN_TTL_SECONDS);
+  const expires = new Date(Math.floor(clockMs() / 1000) * 1000 + WEB_CALL_TOKEN_TTL_SECONDS * 1000).toISOString();
+  return { call: await view(item), url, token, token_expires_at: expires };
+}
+
+/** The browser was admitted (its token used): the call is answered (`in_progress`, `call.started`). */
+export async function answerWebCall(call: CallItem): Promise<MoveResult> {
+  return moveCall(call, { status: 'in_progress', rank: STATUS_RANK.in_progress, answered: true }, { at: clockNow().toISOString() });
+}
