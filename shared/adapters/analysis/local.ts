@@ -1,4 +1,5 @@
 import Sentiment from 'sentiment';
+import { dataTypes, nullData } from './fields';
 import type { AnalysisInput, AnalysisPort, CallAnalysis, TranscriptTurn } from './port';
 
 /**
@@ -150,10 +151,23 @@ export function analyzeLocally(input: AnalysisInput): CallAnalysis {
   const limits = summaryLimits(input.summaryPrompt);
   const successful =
     SUCCESSFUL_ENDINGS.has(input.disconnectionReason) && input.durationSec >= MIN_SUCCESS_SECONDS && userTurns.length > 0 && sentiment !== 'negative';
+  const fields = input.fields ?? [];
+  const criteria = input.successCriteria?.trim();
   return {
     summary: summarize(input, key?.turn, limits),
     sentiment,
     successful,
+    // Typed outcomes need a language model: every field is null, and custom says so.
+    data: nullData(fields),
+    data_types: dataTypes(fields),
+    data_errors: [],
+    success_rationale: successful
+      ? `Judged by the local rule: the conversation ended normally (${input.disconnectionReason}), lasted at least ${MIN_SUCCESS_SECONDS} s, the person spoke and their sentiment was not negative.`
+      : `Judged by the local rule: ${
+          !SUCCESSFUL_ENDINGS.has(input.disconnectionReason) ? `it ended ${input.disconnectionReason}`
+            : input.durationSec < MIN_SUCCESS_SECONDS ? `it lasted under ${MIN_SUCCESS_SECONDS} s`
+              : userTurns.length === 0 ? 'the person said nothing' : 'the person\'s sentiment was negative'
+        }.`,
     custom: {
       analyzer: 'local',
       turns: userTurns.length + agentTurns.length,
@@ -163,6 +177,8 @@ export function analyzeLocally(input: AnalysisInput): CallAnalysis {
       sentiment_comparative: Number(overall.comparative.toFixed(4)),
       summary_prompt_applied: limits.applied,
       summary_prompt_ignored: !!input.summaryPrompt?.trim() && limits.applied.length === 0,
+      ...(fields.length ? { data_not_evaluated: `The local analyzer has no language model: the ${fields.length} analysis field${fields.length > 1 ? 's are' : ' is'} left null (ANALYSIS_PROVIDER=openai fills them)` } : {}),
+      ...(criteria ? { success_criteria_ignored: 'The local analyzer cannot read success_criteria: successful follows its own rule (ANALYSIS_PROVIDER=openai judges against them)' } : {}),
     },
   };
 }

@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { config } from '../../config';
 import { apiKeySource, MAX_PROVIDER_MESSAGE, providerFailure } from '../openai-compatible';
-import { AnalysisError, SENTIMENTS, type AnalysisInput, type AnalysisPort, type CallAnalysis } from './port';
+import { checkedData, dataSchema, dataTypes } from './fields';
+import { AnalysisError, SENTIMENTS, type AnalysisField, type AnalysisInput, type AnalysisPort, type CallAnalysis } from './port';
 
 /**
  * Post-call analysis through any OpenAI-compatible chat-completions API with structured output:
@@ -37,11 +38,12 @@ const MAX_TRANSCRIPT_CHARS = 100_000;
 export const CALL_ANALYSIS_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['summary', 'sentiment', 'successful', 'custom'],
+  required: ['summary', 'sentiment', 'successful', 'success_rationale', 'custom'],
   properties: {
     summary: { type: 'string', description: 'What happened on the call, in a few sentences.' },
     sentiment: { type: 'string', enum: [...SENTIMENTS], description: 'The sentiment the person (not the agent) showed.' },
-    successful: { type: 'boolean', description: 'Whether the call achieved its purpose.' },
+    successful: { type: 'boolean', description: 'Whether the call achieved its purpose (judged against the success criteria when given).' },
+    success_rationale: { type: 'string', description: 'Why the call did or did not succeed, in one or two sentences.' },
     custom: {
       type: 'array',
       description: 'Further facts worth keeping, as name/value pairs; empty when there are none.',
@@ -54,6 +56,36 @@ export const CALL_ANALYSIS_SCHEMA = {
     },
   },
 } as const;
+
+/**
+ * The schema for one conversation: CALL_ANALYSIS_SCHEMA and, with analysis fields, `data` (one
+ * required, nullable property per field: dataSchema).
+ */
+export function analysisSchema(fields: AnalysisField[] = []): Record<string, unknown> {
+  if (!fields.length) return CALL_ANALYSIS_SCHEMA;
+  return {
+    ...CALL_ANALYSIS_SCHEMA,
+    required: [...CALL_ANALYSIS_SCHEMA.required, ...(fields.length ? ['data'] : [])],
+    properties: {
+      ...CALL_ANALYSIS_SCHEMA.properties,
+      ...(fields.length ? { data: dataSchema(fields) } : {}),
+    },
+  };
+}
+
+/** The system message: the agent's summary prompt (or DEFAULT_INSTRUCTIONS), then its success criteria and fields. */
+export function instructions(input: AnalysisInput): string {
+  const parts = [input.summaryPrompt?.trim() || DEFAULT_INSTRUCTIONS];
+  const criteria = input.successCriteria?.trim();
+  if (criteria) parts.push(`Judge "successful" against these success criteria, and give your reason in "success_rationale":\n${criteria}`);
+  const fields = input.fields ?? [];
+  if (fields.length) {
+    parts.push(`Fill "data" with one value per field, as the conversation shows it; null when it does not:\n${fields
+      .map((f) => `- ${f.name} (${f.type === 'enum' ? `one of ${(f.options ?? []).join(', ')}` : f.type}): ${f.description}`)
+      .join('\n')}`);
+  }
+  return parts.join('\n\n');
+}
 
 /** What a chat completion must hold for us (other members are ignored). */
 const ChatCompletion = z.object({
@@ -73,6 +105,10 @@ const AnalysisAnswer = z.strictObject({
   sentiment: z.enum(SENTIMENTS),
   successful: z.boolean(),
   custom: z.array(z.strictObject({ name: z.string().check(z.minLength(1), z.maxLength(200)), value: z.string().check(z.maxLength(2000)) })).check(z.maxLength(100)),
+  // Optional here: a provider that ignores the schema may leave it out (null is kept then).
+  success_rationale: z.optional(z.nullable(z.string().check(z.maxLength(5000)))),
+  // Checked field by field (checkedData): one wrong value never throws the whole analysis away.
+  data: z.optional(z.unknown()),
 });
 
 /** The user message: the outcome, then one line per turn. */
@@ -105,7 +141,7 @@ function httpFailure(status: number, body: string): AnalysisError {
 const malformed = (message: string, cause?: unknown) => new AnalysisError('malformed', message, { provider: 'openai' }, { cause });
 
 /** The CallAnalysis in a chat completion's text; an AnalysisError when there is none. */
-export function parseCompletion(text: string): CallAnalysis {
+export function parseCompletion(text: string, fields: AnalysisField[] = []): CallAnalysis {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -131,8 +167,19 @@ export function parseCompletion(text: string): CallAnalysis {
     const where = answer.error.issues.map((i) => `${i.path.join('.') || '(answer)'}: ${i.message}`).join('; ');
     throw malformed(`The model's answer does not match the CallAnalysis schema (${where})`);
   }
-  const { summary, sentiment, successful, custom } = answer.data;
-  return { summary, sentiment, successful, custom: Object.fromEntries(custom.map((pair) => [pair.name, pair.value])) };
+  const { summary, sentiment, successful, custom, success_rationale } = answer.data;
+  // Every value is checked against its field's type: a wrong one is kept as null and named in data_errors.
+  const { data, data_errors } = checkedData(fields, answer.data.data);
+  return {
+    summary,
+    sentiment,
+    successful,
+    custom: Object.fromEntries(custom.map((pair) => [pair.name, pair.value])),
+    data,
+    data_types: dataTypes(fields),
+    data_errors,
+    success_rationale: success_rationale ?? null,
+  };
 }
 
 export function openAiAnalyzer(options: OpenAiAnalyzerOptions = {}): AnalysisPort {
@@ -154,10 +201,10 @@ export function openAiAnalyzer(options: OpenAiAnalyzerOptions = {}): AnalysisPor
       const body = {
         model: input.model?.trim() || defaultModel,
         messages: [
-          { role: 'system', content: input.summaryPrompt?.trim() || DEFAULT_INSTRUCTIONS },
+          { role: 'system', content: instructions(input) },
           { role: 'user', content: transcriptMessage(input) },
         ],
-        response_format: { type: 'json_schema', json_schema: { name: 'call_analysis', strict: true, schema: CALL_ANALYSIS_SCHEMA } },
+        response_format: { type: 'json_schema', json_schema: { name: 'call_analysis', strict: true, schema: analysisSchema(input.fields) } },
       };
       let status: number;
       let text: string;
@@ -178,7 +225,7 @@ export function openAiAnalyzer(options: OpenAiAnalyzerOptions = {}): AnalysisPor
           : new AnalysisError('unreachable', 'The analysis provider could not be reached', { provider: 'openai' }, { cause: err });
       }
       if (status < 200 || status >= 300) throw httpFailure(status, text);
-      return parseCompletion(text);
+      return parseCompletion(text, input.fields);
     },
   };
 }

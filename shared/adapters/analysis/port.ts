@@ -19,6 +19,32 @@ export interface AnalysisInput {
   /** The call's `disconnection_reason` (`completed`, `no_answer`, …). */
   disconnectionReason: string;
   durationSec: number;
+  /** The agent's `analysis_fields` (typed outcomes): `data` gets one member per field. None: `data` is `{}`. */
+  fields?: AnalysisField[];
+  /** The agent's `success_criteria`: what `successful` is judged against; null or empty: the analyzer's own rule. */
+  successCriteria?: string | null;
+}
+
+/** The types an analysis field may have (docs/api.md, "Typed outcomes"). */
+export const ANALYSIS_FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'enum'] as const;
+export type AnalysisFieldType = (typeof ANALYSIS_FIELD_TYPES)[number];
+
+/** One typed outcome the analysis fills: an agent's `analysis_fields` item. */
+export interface AnalysisField {
+  name: string;
+  type: AnalysisFieldType;
+  description: string;
+  /** The allowed values of an `enum` field (2–50); absent for the other types. */
+  options?: string[];
+}
+
+/** A typed outcome's value: of its field's type, or null (not said, not evaluated, or refused as the wrong type). */
+export type FieldValue = string | number | boolean | null;
+
+/** A value the analyzer refused because it was not of its field's type (stored as null, never as given). */
+export interface DataError {
+  field: string;
+  message: string;
 }
 
 export const SENTIMENTS = ['positive', 'neutral', 'negative'] as const;
@@ -29,6 +55,14 @@ export interface CallAnalysis {
   sentiment: Sentiment;
   successful: boolean;
   custom: Record<string, unknown>;
+  /** One member per analysis field: its value, or null. */
+  data: Record<string, FieldValue>;
+  /** The type of each member of `data`, as its field was when analysed (the analytics count boolean and enum values). */
+  data_types: Record<string, AnalysisFieldType>;
+  /** Values refused because they were not of their field's type (each stored as null). */
+  data_errors: DataError[];
+  /** Why `successful` is what it is (against `success_criteria` when set); null when the analyzer gives no reason. */
+  success_rationale: string | null;
 }
 
 export type AnalysisProviderName = 'local' | 'openai';

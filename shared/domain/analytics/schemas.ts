@@ -1,0 +1,62 @@
+import * as z from 'zod/mini';
+import { named } from '../common/named';
+import { lazy } from '../common/lazy';
+import { uuid } from '../common/schemas';
+import { instantOrDate } from '../scheduling/time';
+
+/** The channels the analytics split by: calls (phone and web) and chats (API and widget). */
+export const ANALYTICS_CHANNELS = ['call', 'chat'] as const;
+export const ANALYTICS_INTERVALS = ['day', 'week'] as const;
+/** The longest window one read may cover, in UTC days. */
+export const MAX_ANALYTICS_DAYS = 366;
+
+export const ConversationAnalyticsQuery = lazy(() => z.strictObject({
+  agent_id: z.optional(uuid()),
+  channel: z.optional(z.enum(ANALYTICS_CHANNELS)),
+  /** The first UTC day counted: a date `YYYY-MM-DD` or an ISO timestamp (its UTC day). */
+  from: instantOrDate(),
+  /** The last UTC day counted (inclusive), the same forms. */
+  to: instantOrDate(),
+  interval: z._default(z.enum(ANALYTICS_INTERVALS), 'day'),
+}));
+export type ConversationAnalyticsInput = z.output<typeof ConversationAnalyticsQuery>;
+
+const counts = () => z.record(z.string(), z.int());
+
+const figures = () => ({
+  calls: z.int(),
+  chats: z.int(),
+  /** Ended conversations by end reason (a call's `disconnection_reason`, a chat's `end_reason`). */
+  ended: counts(),
+  successful: z.int(),
+  analyzed: z.int(),
+  /** Connected call minutes (duration_sec / 60, two decimals); chats add none. */
+  minutes: z.number(),
+  prompt_tokens: z.int(),
+  completion_tokens: z.int(),
+  /** USD: calls' minutes charges (chats are not charged). */
+  cost: z.number(),
+  /** Per boolean or enum analysis field, the conversations per value (a null value is not counted). */
+  fields: z.record(z.string(), counts()),
+});
+
+export const AnalyticsFigures = named('ConversationAnalyticsTotals', () => z.object(figures()), 'Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value');
+export const AnalyticsInterval = named('ConversationAnalyticsInterval', () => z.object({
+  /** The interval's first UTC day. */
+  start: z.string(),
+  /** Its last UTC day (inclusive). */
+  end: z.string(),
+  ...figures(),
+}), 'One interval (a UTC day, or a week from Monday clipped to the window) of conversation analytics');
+
+export const ConversationAnalytics = named('ConversationAnalytics', () => z.object({
+  agent_id: z.nullable(z.string()),
+  channel: z.nullable(z.enum(ANALYTICS_CHANNELS)),
+  from: z.string(),
+  to: z.string(),
+  interval: z.enum(ANALYTICS_INTERVALS),
+  intervals: z.array(AnalyticsInterval),
+  totals: AnalyticsFigures,
+}), 'Conversation analytics over a window of UTC days, by interval and in total, read from counters kept with each end and analysis');
+export type ConversationAnalytics = z.output<typeof ConversationAnalytics>;
+export type AnalyticsFigures = z.output<typeof AnalyticsFigures>;

@@ -1,0 +1,120 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../db/client';
+import { keys } from '../../db/keys';
+import { ValidationError } from '../../errors';
+import { AMOUNT_SCALE, unitsToDecimal } from '../billing/service';
+import { ALL, Counter } from './counters';
+import { MAX_ANALYTICS_DAYS, type AnalyticsFigures, type ConversationAnalytics, type ConversationAnalyticsInput } from './schemas';
+
+const DAY_MS = 86_400_000;
+
+/** The UTC day of a date (`YYYY-MM-DD`, as it is) or an instant. */
+export const utcDay = (value: string) => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? value : new Date(value).toISOString().slice(0, 10));
+const dayMs = (day: string) => Date.parse(`${day}T00:00:00Z`);
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** The intervals of a window: each day, or weeks from Monday (ISO weeks) clipped to the window. */
+export function intervalsOf(from: string, to: string, interval: 'day' | 'week'): { start: string; end: string }[] {
+  const out: { start: string; end: string }[] = [];
+  const last = dayMs(to);
+  for (let t = dayMs(from); t <= last; ) {
+    let end = t;
+    if (interval === 'week') {
+      const weekday = (new Date(t).getUTCDay() + 6) % 7; // Monday 0 … Sunday 6
+      end = Math.min(last, t + (6 - weekday) * DAY_MS);
+    }
+    out.push({ start: dayOf(t), end: dayOf(end) });
+    t = end + DAY_MS;
+  }
+  return out;
+}
+
+type Raw = Record<string, number>;
+
+function figures(raw: Raw): AnalyticsFigures {
+  const ended: Record<string, number> = {};
+  const fields: Record<string, Record<string, number>> = {};
+  for (const [name, n] of Object.entries(raw)) {
+    if (!n) continue;
+    if (name.startsWith('end#')) ended[name.slice(4)] = n;
+    else if (name.startsWith('field#')) {
+      const rest = name.slice(6);
+      const at = rest.indexOf('#');
+      (fields[rest.slice(0, at)] ??= {})[rest.slice(at + 1)] = n;
+    }
+  }
+  return {
+    calls: raw[Counter.calls] ?? 0,
+    chats: raw[Counter.chats] ?? 0,
+    ended,
+    successful: raw[Counter.successful] ?? 0,
+    analyzed: raw[Counter.analyzed] ?? 0,
+    minutes: Math.round(((raw[Counter.seconds] ?? 0) / 60) * 100) / 100,
+    prompt_tokens: raw[Counter.promptTokens] ?? 0,
+    completion_tokens: raw[Counter.completionTokens] ?? 0,
+    cost: Number(unitsToDecimal(raw[Counter.costUnits] ?? 0, AMOUNT_SCALE)),
+    fields,
+  };
+}
+
+const sum = (into: Raw, from: Raw) => {
+  for (const [name, n] of Object.entries(from)) if (typeof n === 'number') into[name] = (into[name] ?? 0) + n;
+};
+
+/** What one analytics read cost (the bench reports it). */
+export interface ReadCost {
+  requests: number;
+  readUnits: number;
+}
+
+/**
+ * GET /analytics/conversations: the counter items of one partition (the agent or ALL, the
+ * channel or ALL) between the window's first and last day, one Query (more pages only past
+ * 1 MB, which a 366-day window never reaches), summed per interval and in total. No Scan, and
+ * nothing read grows with the number of conversations.
+ */
+export async function conversationAnalytics(orgId: string, q: ConversationAnalyticsInput, cost?: ReadCost): Promise<ConversationAnalytics> {
+  const from = utcDay(q.from);
+  const to = utcDay(q.to);
+  if (to < from) throw ValidationError.field('to', `must not be before from (${from})`);
+  const days = (dayMs(to) - dayMs(from)) / DAY_MS + 1;
+  if (days > MAX_ANALYTICS_DAYS) throw ValidationError.field('to', `the window covers ${days} days; at most ${MAX_ANALYTICS_DAYS} are read at once`);
+  const byDay = new Map<string, Raw>();
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        ExpressionAttributeValues: {
+          ':pk': keys.conversationStats(orgId, q.agent_id ?? ALL, q.channel ?? ALL),
+          ':from': `${keys.conversationStatsDayPrefix}${from}`,
+          ':to': `${keys.conversationStatsDayPrefix}${to}`,
+        },
+        ExclusiveStartKey: startKey,
+        ...(cost ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
+      }),
+    );
+    if (cost) {
+      cost.requests++;
+      cost.readUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
+    }
+    for (const item of out.Items ?? []) {
+      const { pk: _pk, sk, entity: _e, day: _d, version: _v, ...rest } = item as Record<string, unknown>;
+      byDay.set(String(sk).slice(keys.conversationStatsDayPrefix.length), rest as Raw);
+    }
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  const total: Raw = {};
+  const intervals = intervalsOf(from, to, q.interval).map(({ start, end }) => {
+    const raw: Raw = {};
+    for (let t = dayMs(start); t <= dayMs(end); t += DAY_MS) {
+      const day = byDay.get(dayOf(t));
+      if (day) sum(raw, day);
+    }
+    sum(total, raw);
+    return { start, end, ...figures(raw) };
+  });
+  return { agent_id: q.agent_id ?? null, channel: q.channel ?? null, from, to, interval: q.interval, intervals, totals: figures(total) };
+}

@@ -1,0 +1,210 @@
+import { installLocalQueue } from '../../shared/adapters/queue';
+import { installLlm } from '../../shared/adapters/llm';
+import type { LlmPort } from '../../shared/adapters/llm/port';
+import { resetAnalyzer } from '../../shared/adapters/analysis';
+import { resetAnalysisKey } from '../../shared/adapters/analysis/openai';
+import { resetConfig } from '../../shared/config';
+import { keys, Prefix } from '../../shared/db/keys';
+import { getItem, putNew, queryAll, transact } from '../../shared/db/store';
+import { createAgent, updateAgent } from '../../shared/domain/agents/service';
+import { CreateAgentBody, UpdateAgentBody } from '../../shared/domain/agents/schemas';
+import { analyzeCall } from '../../shared/domain/calls/analysis';
+import { moveCall } from '../../shared/domain/calls/lifecycle';
+import { newCallWrites, type AgentItem, type CallItem } from '../../shared/domain/calls/service';
+import { STATUS_RANK } from '../../shared/domain/calls/state';
+import { analyzeChat, endChat, startChat } from '../../shared/domain/chats/service';
+import { sendMessage } from '../../shared/domain/chats/turns';
+import { syncConversationStats } from '../../shared/domain/analytics/counters';
+import { reanalyzeCall, reanalyzeChat } from '../../shared/domain/analytics/reanalyze';
+import { conversationAnalytics } from '../../shared/domain/analytics/service';
+import { ConversationAnalyticsQuery } from '../../shared/domain/analytics/schemas';
+import { ConflictError, NotFoundError } from '../../shared/errors';
+import { logger } from '../../shared/logger';
+import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
+
+logger.setLogLevel('SILENT');
+
+/**
+ * Analytics counters against DynamoDB Local, through the real end paths (a chat's end, a call's
+ * end through the call state machine), the real analysis jobs (the openai analyzer against an
+ * OpenAI-compatible stand-in, so typed fields have values) and a re-analysis: after all of it,
+ * every counter equals a recount made here from the stored conversations, independently of the
+ * counting code; redelivered jobs count nothing twice.
+ */
+let model: OpenAiStandIn;
+/** What the stand-in says for a transcript: the outcome is in the person's words. */
+let verdict = (transcript: string) => ({
+  successful: /book/.test(transcript),
+  data: { outcome: /book/.test(transcript) ? 'booked' : /later/.test(transcript) ? 'undecided' : 'declined', wants_callback: /later/.test(transcript), notes: 'n/a' },
+});
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  installLocalQueue({ send: async () => undefined });
+  model = await startOpenAiStandIn({
+    apiKey: 'sk-analytics',
+    fallback: (body) => {
+      const transcript = String(body.messages[1].content);
+      const v = verdict(transcript);
+      const data = body.response_format.json_schema.schema.properties.data ? { data: v.data } : {};
+      return { text: JSON.stringify({ summary: 'A conversation.', sentiment: 'neutral', successful: v.successful, success_rationale: 'As the criteria say.', custom: [], ...data }) };
+    },
+  });
+  Object.assign(process.env, { ANALYSIS_PROVIDER: 'openai', ANALYSIS_BASE_URL: model.url, ANALYSIS_API_KEY: 'sk-analytics' });
+  resetConfig();
+  resetAnalyzer();
+  resetAnalysisKey();
+  const llm: LlmPort = { name: 'local', complete: async () => ({ text: 'Noted.', toolCalls: [], usage: { promptTokens: 11, completionTokens: 4 } }) };
+  installLlm(llm);
+});
+afterAll(async () => {
+  installLocalQueue(undefined);
+  installLlm(undefined);
+  process.env = saved;
+  resetConfig();
+  resetAnalyzer();
+  resetAnalysisKey();
+  await model.close();
+});
+
+const FIELDS = [
+  { name: 'outcome', type: 'enum', description: 'What the person decided', options: ['booked', 'declined', 'undecided'] },
+  { name: 'wants_callback', type: 'boolean', description: 'Whether they asked to be called back' },
+  { name: 'notes', type: 'string', description: 'Anything else' },
+];
+
+const newOrg = () => `00000000-0000-7000-8000-${Math.random().toString(16).slice(2, 14).padEnd(12, '0')}`;
+
+async function chatSaying(orgId: string, agentId: string, words: string[]) {
+  const chat = await startChat(orgId, { agent_id: agentId });
+  for (const w of words) await sendMessage(orgId, chat.id, w);
+  await endChat(orgId, chat.id);
+  await analyzeChat(orgId, chat.id);
+  return chat.id;
+}
+
+/** A call through the state machine: created ringing, answered and ended `completed` after `seconds`, then its analysis job. */
+async function callSaying(orgId: string, agent: AgentItem, said: string, seconds: number, price = 0.05) {
+  const { item, writes } = newCallWrites(orgId, {
+    agentId: agent.id, agent, number: null, channel: 'web', direction: 'outbound', from: '', to: '',
+    contactId: null, campaignId: null, metadata: {}, dynamicVariables: {}, status: 'ringing',
+  });
+  // The call item with a per-minute price (a web call has none), then its index entries, as createCall writes them.
+  item.price_per_minute = price;
+  await transact([putNew({ ...item }), ...writes]);
+  const at = new Date().toISOString();
+  await moveCall(item, { status: 'ended', rank: STATUS_RANK.ended, reason: 'completed', answered: true }, {
+    at, durationSec: seconds, transcript: [{ role: 'agent', text: 'Hello, how can I help?', time_sec: 0 }, { role: 'user', text: said, time_sec: 2 }],
+  });
+  await analyzeCall(orgId, item.id);
+  return item.id;
+}
+
+/** The counters' answer, recounted here from the stored calls and chats (not through the counting code). */
+async function recount(orgId: string, filter: { agent_id?: string; channel?: 'call' | 'chat' } = {}) {
+  const out = { calls: 0, chats: 0, ended: {} as Record<string, number>, successful: 0, analyzed: 0, seconds: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0, fields: {} as Record<string, Record<string, number>> };
+  for await (const item of queryAll<any>({ pkName: 'pk', pkValue: keys.partition(orgId) })) {
+    const isCall = item.sk.startsWith(Prefix.call);
+    if (!isCall && !item.sk.startsWith(Prefix.chat)) continue;
+    if (item.status !== 'ended') continue;
+    if (filter.agent_id && item.agent_id !== filter.agent_id) continue;
+    if (filter.channel && filter.channel !== (isCall ? 'call' : 'chat')) continue;
+    const reason = isCall ? item.disconnection_reason : item.end_reason;
+    out.ended[reason] = (out.ended[reason] ?? 0) + 1;
+    if (isCall) {
+      out.calls++;
+      out.seconds += item.duration_sec;
+      out.cost += Math.ceil(item.duration_sec / 60) * item.price_per_minute;
+    } else {
+      out.chats++;
+      out.prompt_tokens += item.usage.prompt_tokens;
+      out.completion_tokens += item.usage.completion_tokens;
+    }
+    if (item.analysis) {
+      out.analyzed++;
+      if (item.analysis.successful) out.successful++;
+      for (const f of FIELDS.filter((f) => f.type !== 'string')) {
+        const v = item.analysis.data?.[f.name];
+        if (v === null || v === undefined) continue;
+        (out.fields[f.name] ??= {})[String(v)] = (out.fields[f.name]![String(v)] ?? 0) + 1;
+      }
+    }
+  }
+  return {
+    calls: out.calls, chats: out.chats, ended: out.ended, successful: out.successful, analyzed: out.analyzed,
+    minutes: Math.round((out.seconds / 60) * 100) / 100, prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens,
+    cost: Math.round(out.cost * 10_000) / 10_000, fields: out.fields,
+  };
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+const read = (orgId: string, q: Record<string, string> = {}) =>
+  conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: today(), to: today(), ...q }));
+
+describe('conversation analytics counters', () => {
+  it('equal a recount from the stored conversations after ends, analyses, redeliveries and re-analyses', async () => {
+    const orgId = newOrg();
+    const sales = await createAgent(orgId, CreateAgentBody.parse({ name: 'Sales', analysis_fields: FIELDS, success_criteria: 'An appointment is booked.' }));
+    const support = await createAgent(orgId, CreateAgentBody.parse({ name: 'Support' }));
+    const salesItem = (await getItem<AgentItem>(keys.agent(orgId, sales.id)))!;
+
+    const chats = [
+      await chatSaying(orgId, sales.id, ['I want to book Tuesday']),
+      await chatSaying(orgId, sales.id, ['Maybe later', 'Call me later']),
+      await chatSaying(orgId, sales.id, ['No thanks']),
+      await chatSaying(orgId, support.id, ['Where is my order?']),
+    ];
+    const calls = [await callSaying(orgId, salesItem, 'Yes, book it', 95), await callSaying(orgId, salesItem, 'Call me later', 30, 0.1)];
+
+    // A redelivered job and a second sync count nothing again.
+    await analyzeChat(orgId, chats[0]!);
+    await analyzeCall(orgId, calls[0]!);
+    expect(await syncConversationStats('chat', orgId, chats[1]!)).toBe(false);
+
+
+    let totals = (await read(orgId)).totals;
+    expect(totals).toEqual(await recount(orgId));
+    expect(totals).toMatchObject({ calls: 2, chats: 4, analyzed: 6, successful: 2, prompt_tokens: 55, completion_tokens: 20, minutes: 2.08, cost: 0.1 + 0.1 });
+    expect(totals.fields).toEqual({ outcome: { booked: 2, undecided: 2, declined: 1 }, wants_callback: { true: 2, false: 3 } });
+    expect(totals.ended).toEqual({ completed: 2, user_ended: 4 });
+
+    // Re-analysis with changed settings and a changed verdict: the counts move, never double.
+    await updateAgent(orgId, sales.id, UpdateAgentBody.parse({ analysis_fields: FIELDS.filter((f) => f.name !== 'wants_callback') }));
+    verdict = (transcript) => ({ successful: /later/.test(transcript), data: { outcome: /later/.test(transcript) ? 'booked' : 'declined', wants_callback: false, notes: 'x' } });
+    const again = await reanalyzeChat(orgId, chats[1]!);
+    expect(again.analysis).toMatchObject({ successful: true, data: { outcome: 'booked', notes: 'x' } });
+    expect(again.analysis!.data).not.toHaveProperty('wants_callback');
+    await reanalyzeChat(orgId, chats[1]!); // twice: the same analysis, counted once
+    await reanalyzeCall(orgId, calls[0]!);
+
+    totals = (await read(orgId)).totals;
+    expect(totals).toEqual(await recount(orgId));
+    expect(totals).toMatchObject({ analyzed: 6, successful: 2 });
+    expect(totals.fields).toEqual({ outcome: { booked: 2, undecided: 1, declined: 2 }, wants_callback: { true: 1, false: 2 } });
+
+    // Each partition equals its own recount: per agent, per channel, both.
+    for (const q of [{ agent_id: sales.id }, { agent_id: support.id }, { channel: 'call' as const }, { channel: 'chat' as const }, { agent_id: sales.id, channel: 'chat' as const }]) {
+      expect((await read(orgId, q)).totals).toEqual(await recount(orgId, q));
+    }
+  });
+
+  it('re-analysis: 409 before the end, 404 for another organization\'s conversation', async () => {
+    const orgId = newOrg();
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'A' }));
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    await expect(reanalyzeChat(orgId, chat.id)).rejects.toBeInstanceOf(ConflictError);
+    await expect(reanalyzeChat(newOrg(), chat.id)).rejects.toBeInstanceOf(NotFoundError);
+    // Nothing is counted for an open chat.
+    expect((await read(orgId)).totals.chats).toBe(0);
+  });
+
+  it('splits a window into UTC days or Monday weeks clipped to it, and reads one Query', async () => {
+    const orgId = newOrg();
+    const cost = { requests: 0, readUnits: 0 };
+    const weeks = await conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: '2026-11-04', to: '2026-11-20T23:00:00Z', interval: 'week' }), cost);
+    expect(weeks.intervals.map((i) => [i.start, i.end])).toEqual([['2026-11-04', '2026-11-08'], ['2026-11-09', '2026-11-15'], ['2026-11-16', '2026-11-20']]);
+    expect(cost.requests).toBe(1);
+    const days = await conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: '2026-11-30T10:00:00+02:00', to: '2026-12-02' }));
+    expect(days.intervals.map((i) => i.start)).toEqual(['2026-11-30', '2026-12-01', '2026-12-02']);
+  });
+});
