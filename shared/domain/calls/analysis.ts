@@ -2,6 +2,8 @@ import { AnalysisError, analyzer } from '../../adapters/analysis';
 import { keys } from '../../db/keys';
 import { getItem, ignoreConditionFailed, transact, updateExisting } from '../../db/store';
 import { dispatchEvents, newEvent } from '../events/publish';
+import { syncConversationStats } from '../analytics/counters';
+import { typedOutcomeSettings } from '../analytics/settings';
 import { view, type CallItem } from './service';
 
 /**
@@ -15,7 +17,10 @@ import { view, type CallItem } from './service';
 export async function analyzeCall(orgId: string, callId: string): Promise<void> {
   const key = keys.call(orgId, callId);
   const item = await getItem<CallItem>(key);
-  if (!item || item.status !== 'ended' || item.analysis) return;
+  if (!item || item.status !== 'ended') return;
+  // The end in the analytics counters (once: conditioned on the call as read), also when the analysis fails.
+  await syncConversationStats('call', orgId, callId, item);
+  if (item.analysis) return;
   let analysis;
   try {
     analysis = await analyzer().analyze({
@@ -24,6 +29,8 @@ export async function analyzeCall(orgId: string, callId: string): Promise<void> 
       summaryPrompt: item.analysis_prompt,
       disconnectionReason: item.disconnection_reason ?? 'failed',
       durationSec: item.duration_sec ?? 0,
+      // Typed outcomes: the agent's analysis_fields and success_criteria (docs/api.md, "Typed outcomes").
+      ...(await typedOutcomeSettings(orgId, item.agent_id, item.agent_version)),
     });
   } catch (err) {
     const reason = err instanceof AnalysisError ? err.reason : 'error';
@@ -44,4 +51,6 @@ export async function analyzeCall(orgId: string, callId: string): Promise<void> 
     return;
   }
   await dispatchEvents([event.event]);
+  // The analysis in the analytics counters (a redelivery after a crash here counts it at its start).
+  await syncConversationStats('call', orgId, callId);
 }

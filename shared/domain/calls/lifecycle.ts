@@ -15,6 +15,7 @@ import { recordContactCall } from '../contacts/calls';
 import { DNC_MESSAGES, dialBlock } from '../dnc/service';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { campaignCallEnded } from './campaign-calls';
+import { syncConversationStats } from '../analytics/counters';
 import { simulatedConversation } from './conversation';
 import { storeRecording } from './recordings';
 import type { CallToolCalls, Transcript } from './schemas';
@@ -227,6 +228,8 @@ export async function correctDuration(item: CallItem, carrierSec: number): Promi
     throw err;
   }
   logger.info('A call\'s duration was corrected to the carrier\'s', { call_id: item.id, from_sec: item.duration_sec, to_sec: duration });
+  // The analytics counters follow the corrected minutes and cost (only the difference is written).
+  await syncConversationStats('call', item.organization_id, item.id);
   return true;
 }
 
