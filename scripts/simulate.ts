@@ -116,7 +116,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     const settle = async () => {
       for (;;) {
         await platform.queue.drain();
-        while (Object.values(platform.scheduler.stats()).some((s) => s.running)) await new Promise((r) => setTimeout(r, 2));
+        // The runs in progress, awaited (not polled): a scheduled job's run may queue more messages.
+        await platform.scheduler.idle();
         const stats = Object.values(platform.queue.stats());
         if (stats.every((q) => q.visible === 0 && q.inFlight === 0)) return;
       }

@@ -3,10 +3,10 @@ import { LlmError } from '../../adapters/llm/port';
 import { keys } from '../../db/keys';
 import { getItem } from '../../db/store';
 import { logger } from '../../logger';
-import type { Agent } from '../agents/schemas';
+import { findConversationAgent } from '../agents/service';
 import type { Contact } from '../contacts/schemas';
 import { runTurn, TurnDeadlineError, type ConversationMessage } from '../conversations/engine';
-import { groundingPassages } from '../conversations/grounding';
+import { groundingSource } from '../conversations/grounding';
 import { toolsForAgent } from '../conversations/tools/catalog';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import { effectiveModel } from '../agents/models';
@@ -50,7 +50,7 @@ export interface SimulatedConversation {
 export async function simulatedConversation(call: CallItem, seconds: number): Promise<SimulatedConversation> {
   const orgId = call.organization_id;
   const [agent, contact] = await Promise.all([
-    getItem<Agent>(keys.agent(orgId, call.agent_id)),
+    findConversationAgent(orgId, call.agent_id, call.agent_version),
     call.contact_id ? getItem<Contact>(keys.contact(orgId, call.contact_id)) : Promise.resolve(undefined),
   ]);
   // One place makes a conversation's variables and opening (variables.ts); the call keeps the begin message it was placed with.
@@ -70,9 +70,11 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
   if (agent) {
     const tools = await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'call');
     const conversation = conversationRef('call', call, setup.timezone);
+    // The knowledge base's index is read once for the whole call, each caller line ranked against it.
+    const ground = agent.knowledge_base ? await groundingSource(orgId, agent.knowledge_base) : async () => [];
     for (const line of callerScript(call.metadata)) {
       try {
-        const passages = agent.knowledge_base ? await groundingPassages(orgId, agent.knowledge_base, line) : [];
+        const passages = await ground(line);
         const out = await runTurn({
           llm: llm(),
           model: effectiveModel(agent),

@@ -14,11 +14,23 @@ const RELATIVE_FLOOR = 0.2;
  */
 export async function groundingPassages(orgId: string, kbId: string, query: string, topK = GROUNDING_PASSAGES): Promise<LlmPassage[]> {
   if (!kbId || !query.trim()) return [];
-  const state = await currentIndex(orgId, kbId);
-  if (!state || state.ranker.size() === 0) return [];
-  const passages = await rankPassages(orgId, kbId, state, query, topK);
-  const best = passages[0]?.score ?? 0;
-  return passages
-    .filter((p) => p.score > 0 && p.score >= best * RELATIVE_FLOOR)
-    .map((p) => ({ doc_id: p.doc_id, url: state.docs[p.doc_id]?.url ?? null, text: p.text, score: p.score }));
+  return (await groundingSource(orgId, kbId))(query, topK);
+}
+
+/**
+ * The grounding of one conversation that asks many questions (a simulated call's lines): the
+ * knowledge base's index is read once (one GetItem, and its object only when this container does
+ * not hold that version), then each question is ranked against it.
+ */
+export async function groundingSource(orgId: string, kbId: string): Promise<(query: string, topK?: number) => Promise<LlmPassage[]>> {
+  const state = kbId ? await currentIndex(orgId, kbId) : undefined;
+  if (!state || state.ranker.size() === 0) return async () => [];
+  return async (query, topK = GROUNDING_PASSAGES) => {
+    if (!query.trim()) return [];
+    const passages = await rankPassages(orgId, kbId, state, query, topK);
+    const best = passages[0]?.score ?? 0;
+    return passages
+      .filter((p) => p.score > 0 && p.score >= best * RELATIVE_FLOOR)
+      .map((p) => ({ doc_id: p.doc_id, url: state.docs[p.doc_id]?.url ?? null, text: p.text, score: p.score }));
+  };
 }
