@@ -77,6 +77,12 @@ export interface Operation<
   bodyFormat?: 'json' | 'form';
   /** The envelope's `message` on success (a default per method otherwise). */
   successMessage?: string;
+  /**
+   * The OpenAI-compatible endpoint (docs/api.md, "The agent as an OpenAI model"): the key may also
+   * come as `Authorization: Bearer <key>`, and errors are OpenAI-shaped (`{ error: { message, type,
+   * param, code } }`) instead of the envelope.
+   */
+  openAiCompatible?: boolean;
   /** Lambda memory and timeout overrides. */
   memoryMb?: number;
   timeoutSeconds?: number;

@@ -10,12 +10,15 @@ import * as rag from '../domain/rag/operations';
 import * as phoneNumbers from '../domain/phone-numbers/operations';
 import * as billing from '../domain/billing/operations';
 import * as calls from '../domain/calls/operations';
+import * as webCalls from '../domain/calls/web-call-operations';
 import * as chats from '../domain/chats/operations';
 import * as dnc from '../domain/dnc/operations';
 import * as campaigns from '../domain/campaigns/operations';
 import * as webhooks from '../domain/webhooks/operations';
 import * as events from '../domain/events/operations';
+import * as analytics from '../domain/analytics/operations';
 import * as relay from '../domain/relay/operations';
+import * as openAiCompat from '../domain/openai-compat/operations';
 import type { WebSocketRoute } from './websocket';
 
 /**
@@ -35,11 +38,14 @@ export const operations: Operation[] = [
   ...Object.values(phoneNumbers),
   ...Object.values(billing),
   ...Object.values(calls),
+  ...Object.values(webCalls),
   ...Object.values(chats),
   ...Object.values(dnc),
   ...Object.values(campaigns),
   ...Object.values(webhooks),
   ...Object.values(events),
+  ...Object.values(analytics),
+  ...Object.values(openAiCompat),
 ] as Operation[];
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */

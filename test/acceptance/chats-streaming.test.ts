@@ -133,11 +133,11 @@ it('refuses before the turn with plain JSON envelopes, never a stream', async ()
   const missing = await post('/api/v1/chats/00000000-0000-7000-8000-000000000000/messages', { content: 'Hi' });
   expect(missing.status).toBe(404);
   expect(missing.headers.get('content-type')).toMatch(/application\/json/);
-  expect((await missing.json()).error.code).toBe('NOT_FOUND');
+  expect(((await missing.json()) as any).error.code).toBe('NOT_FOUND');
 
   const invalid = await post(`/api/v1/chats/${chatId}/messages`, { content: '' });
   expect(invalid.status).toBe(400);
-  expect((await invalid.json()).error.details.fields[0].path).toBe('content');
+  expect(((await invalid.json()) as any).error.details.fields[0].path).toBe('content');
 
   const noKey = await post(`/api/v1/chats/${chatId}/messages`, { content: 'Hi' }, { 'x-api-key': '' });
   expect(noKey.status).toBe(401);
@@ -146,7 +146,7 @@ it('refuses before the turn with plain JSON envelopes, never a stream', async ()
   const ended = await post(`/api/v1/chats/${chatId}/messages`, { content: 'Hi' });
   expect(ended.status).toBe(409);
   expect(ended.headers.get('content-type')).toMatch(/application\/json/);
-  expect((await ended.json()).error.code).toBe('CONFLICT');
+  expect(((await ended.json()) as any).error.code).toBe('CONFLICT');
 });
 
 it('ends with an error event when the model fails mid-stream; nothing is kept, the chat stays usable', async () => {

@@ -137,3 +137,17 @@ export function eventStream<T>(
     );
   });
 }
+
+/** A StreamBody over chunks produced elsewhere (the OpenAI-compatible stream); `plain` is what its hooks get. */
+export function streamBodyOf(chunks: AsyncIterable<string>, contentType: string, plain: () => PlainAnswer): StreamBody {
+  const hooks: ((plain: PlainAnswer) => Promise<void> | void)[] = [];
+  return {
+    [STREAM]: true,
+    contentType,
+    chunks: (async function* () {
+      yield* chunks;
+      for (const hook of hooks) await hook(plain());
+    })(),
+    whenDone: (hook) => void hooks.push(hook),
+  };
+}

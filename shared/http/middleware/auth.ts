@@ -21,8 +21,10 @@ export function apiKeyAuth(options: { lookup?: typeof authenticate; flush?: () =
     name: 'api-key-auth',
     before: async (request) => {
       const state = httpState(request);
-      const key = header(request.event, 'x-api-key');
-      if (!key) throw new UnauthorizedError('Missing API key: send it in the X-Api-Key header');
+      // The OpenAI-compatible paths take the key as OpenAI's SDKs send it, too.
+      const bearer = state.operation.openAiCompatible ? /^Bearer\s+(\S+)\s*$/i.exec(header(request.event, 'authorization') ?? '')?.[1] : undefined;
+      const key = header(request.event, 'x-api-key') || bearer;
+      if (!key) throw new UnauthorizedError(state.operation.openAiCompatible ? 'Missing API key: send it as Authorization: Bearer <key> or in the X-Api-Key header' : 'Missing API key: send it in the X-Api-Key header');
       const caller = await lookup(key.trim());
       if (!caller) throw new UnauthorizedError('Invalid, revoked or expired API key');
       state.caller = caller;

@@ -1,5 +1,6 @@
 import { AppError } from '../../errors';
 import { errorBody, jsonResponse } from '../envelope';
+import { openAiErrorBody } from '../../domain/openai-compat/errors';
 import { logger } from '../../logger';
 import type { HttpMiddleware } from './types';
 
@@ -30,14 +31,13 @@ export function errorEnvelope(): HttpMiddleware {
         const retryAfter = (err as AppError & { retryAfterSeconds?: number }).retryAfterSeconds;
         const extra: Record<string, string> = typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {};
         if (err.code === 'METHOD_NOT_ALLOWED') extra.allow = ((err.details.allowed as string[]) ?? []).join(', ');
-        request.response = jsonResponse(err.statusCode, errorBody(err), extra);
+        const openAi = request.internal.http?.operation.openAiCompatible;
+        request.response = jsonResponse(err.statusCode, openAi ? openAiErrorBody(err) : errorBody(err), extra);
         return;
       }
       logger.error('unhandled error', { request_id: requestId, error: err as Error });
-      request.response = jsonResponse(
-        500,
-        errorBody({ code: 'INTERNAL', message: 'Internal server error', details: { request_id: requestId } }),
-      );
+      const internal = { code: 'INTERNAL' as const, message: 'Internal server error', details: { request_id: requestId } };
+      request.response = jsonResponse(500, request.internal.http?.operation.openAiCompatible ? openAiErrorBody(internal) : errorBody(internal));
     },
   };
 }
