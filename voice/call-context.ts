@@ -1,4 +1,4 @@
-import { findAgent } from '../shared/domain/agents/service';
+import { findConversationAgent } from '../shared/domain/agents/service';
 import type { Agent } from '../shared/domain/agents/schemas';
 import { findCallItem, type CallItem } from '../shared/domain/calls/service';
 import { findContact } from '../shared/domain/contacts/service';
@@ -30,7 +30,7 @@ export async function loadCallContext(orgId: string, callId: string): Promise<Ca
   const call = await findCallItem(orgId, callId);
   if (!call) return undefined;
   const [agent, contact] = await Promise.all([
-    findAgent(orgId, call.agent_id),
+    findConversationAgent(orgId, call.agent_id, call.agent_version),
     call.contact_id ? findContact(orgId, call.contact_id) : Promise.resolve(undefined),
   ]);
   if (!agent) return undefined;

@@ -73,6 +73,26 @@ export const keys = {
   /** Visitor messages through one widget in one UTC day (`YYYY-MM-DD`): its `daily_message_limit`. */
   widgetDailyMessages: (widgetId: string, day: string): Key => ({ pk: `${RATE_PREFIX}WIDGET#${widgetId}#DAY#${day}`, sk: 'MESSAGES' }),
   agent: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.agent}${id}` }),
+  /**
+   * An agent's own partition: its published versions, its tests, its test runs and their results,
+   * deleted with the agent (shared/domain/agents/versions.ts, shared/domain/agent-tests/).
+   */
+  agentPartition: (orgId: string, agentId: string) => `${org(orgId)}#AGENT#${agentId}`,
+  /** A published version of an agent (immutable): `VER#<version, 10 digits>`, so newest first is a descending query. */
+  agentVersion: (orgId: string, agentId: string, version: number): Key => ({ pk: `${org(orgId)}#AGENT#${agentId}`, sk: `VER#${String(version).padStart(10, '0')}` }),
+  agentVersionPrefix: 'VER#',
+  /** A test of an agent (a scripted or simulated user and its criteria). */
+  agentTest: (orgId: string, agentId: string, testId: string): Key => ({ pk: `${org(orgId)}#AGENT#${agentId}`, sk: `TEST#${testId}` }),
+  agentTestPrefix: 'TEST#',
+  /** A test run of an agent (UUID v7 ids: newest first is a descending query). */
+  agentTestRun: (orgId: string, agentId: string, runId: string): Key => ({ pk: `${org(orgId)}#AGENT#${agentId}`, sk: `RUN#${runId}` }),
+  agentTestRunPrefix: 'RUN#',
+  /** One result of a run (a test × an attempt), written once by its queue job: `RESULT#<run>#<test>#<attempt>`. */
+  agentTestResult: (orgId: string, agentId: string, runId: string, testId: string, attempt: number): Key => ({
+    pk: `${org(orgId)}#AGENT#${agentId}`,
+    sk: `RESULT#${runId}#${testId}#${attempt}`,
+  }),
+  agentTestResultPrefix: (runId: string) => `RESULT#${runId}#`,
   tool: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.tool}${id}` }),
   widget: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.widget}${id}` }),
   knowledgeBase: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.knowledgeBase}${id}` }),
@@ -111,6 +131,13 @@ export const keys = {
    * at admission: a second stream with the same token is refused, whichever runtime task it reaches.
    */
   voiceStreamToken: (tokenHash: string): Key => ({ pk: `VOICESTREAM#${tokenHash}`, sk: 'VOICESTREAM' }),
+  /**
+   * A ConversationRelay connection by API Gateway's connection id (all a relay message names): the
+   * call it carries, the agent's settings read at connect, and the relay's conversation so far.
+   * Outside the organization's partition like the stream token marker: only the relay's functions
+   * read it, by an id API Gateway made; it expires through `ttl`.
+   */
+  relayConnection: (connectionId: string): Key => ({ pk: `RELAY#${connectionId}`, sk: 'RELAY' }),
   /** A charge in the organization's billing ledger (UUID v7 ids sort by time). */
   charge: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.charge}${id}` }),
   /** The simulated carrier's own record of a number it sold, one partition per country. */
@@ -131,13 +158,6 @@ export const keys = {
   /** A contact's history partition: notes, activities and calls, deleted with the contact. */
   contactHistory: (orgId: string, contactId: string) => `${org(orgId)}#CONTACT#${contactId}`,
   contactNote: (orgId: string, contactId: string, noteId: string): Key => ({ pk: `${org(orgId)}#CONTACT#${contactId}`, sk: `NOTE#${noteId}` }),
-  /**
-   * A ConversationRelay connection by API Gateway's connection id (all a relay message names): the
-   * call it carries, the agent's settings read at connect, and the relay's conversation so far.
-   * Outside the organization's partition like the stream token marker: only the relay's functions
-   * read it, by an id API Gateway made; it expires through `ttl`.
-   */
-  relayConnection: (connectionId: string): Key => ({ pk: `RELAY#${connectionId}`, sk: 'RELAY' }),
   /** Activities sort by time: `ACT#<ISO time>#<uuid v7>`. */
   contactActivity: (orgId: string, contactId: string, at: string, id: string): Key => ({ pk: `${org(orgId)}#CONTACT#${contactId}`, sk: `ACT#${at}#${id}` }),
   /** A call in a contact's history, by call id (UUID v7, so the partition sorts by time). */
@@ -206,6 +226,14 @@ export const keys = {
   /** One delivery attempt in the endpoint's log (UUID v7 ids: newest first is a descending query). */
   webhookDelivery: (orgId: string, webhookId: string, deliveryId: string): Key => ({ pk: `${org(orgId)}#WEBHOOK#${webhookId}`, sk: `DELIVERY#${deliveryId}` }),
   webhookDeliveryPrefix: 'DELIVERY#',
+  /**
+   * Conversation analytics counters (shared/domain/analytics): one partition per organization,
+   * agent (or `ALL`) and channel (`call`, `chat` or `ALL`), one item per UTC day of the ends it
+   * counts (`DAY#YYYY-MM-DD`), its members moved with ADD; a window of days is one Query.
+   */
+  conversationStats: (orgId: string, agent: string, channel: string) => `${org(orgId)}#STATS#${agent}#${channel}`,
+  conversationStatsDay: (orgId: string, agent: string, channel: string, day: string): Key => ({ pk: `${org(orgId)}#STATS#${agent}#${channel}`, sk: `DAY#${day}` }),
+  conversationStatsDayPrefix: 'DAY#',
 };
 
 /** Shards of the cross-organization sparse indexes below: writes spread over this many partitions. */
@@ -301,6 +329,8 @@ export const gsi2 = {
 export const collections = {
   agents: 'agents',
   agentsByStatus: (status: string) => `agents#status#${status}`,
+  agentTests: (agentId: string) => `agent-tests#${agentId}`,
+  agentTestRuns: (agentId: string) => `agent-test-runs#${agentId}`,
   tools: 'tools',
   widgets: 'widgets',
   apiKeys: 'api-keys',

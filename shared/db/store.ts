@@ -386,3 +386,34 @@ export async function* queryAll<T extends object>(q: CollectionQuery, projection
     startKey = out.LastEvaluatedKey;
   } while (startKey);
 }
+
+/**
+ * Adds `deltas` to numeric members of an existing item (`ADD`, so concurrent writers never lose an
+ * increment), setting `set` too; bumps `version`. For counts kept on the item they describe (a test
+ * run's results, say), written in the same transaction as what they count.
+ */
+export function addToExisting(key: Key, deltas: Record<string, number>, set: Item = {}, opts: { condition?: string; values?: Item; names?: Record<string, string> } = {}): TransactItem {
+  const names: Record<string, string> = { ...opts.names, '#v': 'version' };
+  const values: Item = { ...opts.values, ':one': 1 };
+  const adds = Object.entries(deltas).map(([field, delta], i) => {
+    names[`#a${i}`] = field;
+    values[`:a${i}`] = delta;
+    return `#a${i} :a${i}`;
+  });
+  const sets = Object.entries(set).map(([field, value], i) => {
+    names[`#s${i}`] = field;
+    values[`:s${i}`] = value;
+    return `#s${i} = :s${i}`;
+  });
+  adds.push('#v :one');
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', `ADD ${adds.join(', ')}`].filter(Boolean).join(' '),
+      ConditionExpression: ['attribute_exists(pk)', opts.condition].filter(Boolean).join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}

@@ -67,6 +67,7 @@ const Agent = {
   begin_message: 'Hello, this is Ava from Acme Dental. How can I help you today?',
   prompt: 'You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.',
   start_speaker: 'agent',
+  published_version: 3,
   created_at: created,
   updated_at: updated,
 };
@@ -206,6 +207,7 @@ const Campaign = {
   organization_id: ids.org,
   name: 'March check-up reminders',
   agent_id: ids.agent,
+  agent_version: 3,
   phone_number_id: ids.phoneNumber,
   from_phone_number: '+14155550123',
   status: 'running',
@@ -242,13 +244,14 @@ const chatMessages = [
   },
 ];
 const chatSummary = {
-  id: chatId, organization_id: ids.org, agent_id: ids.agent, contact_id: ids.contact, channel: 'api', widget_id: null, status: 'active', end_reason: null,
+  id: chatId, organization_id: ids.org, agent_id: ids.agent, agent_version: 3, contact_id: ids.contact, channel: 'api', widget_id: null, status: 'active', end_reason: null,
   pending_tool_calls: [], dynamic_variables: { plan: 'gold' }, metadata: { ticket: 'T-1042' }, analysis: null, analysis_error: null,
   usage: { llm_requests: 1, prompt_tokens: 412, completion_tokens: 18 }, user_messages: 1, started_at: created, ended_at: null, created_at: created, updated_at: updated,
 };
 const chatTurn = { chat: { id: chatId, status: 'active', end_reason: null, pending_tool_calls: [] }, messages: chatMessages.slice(1) };
 
 export const schemaExamples: Record<string, unknown> = {
+  ...versionAndTestExamples(),
   StartChatRequest: { agent_id: ids.agent, contact_id: ids.contact, dynamic_variables: { plan: 'gold' }, metadata: { ticket: 'T-1042' } },
   Chat: { ...chatSummary, messages: chatMessages },
   ChatSummary: chatSummary,
@@ -506,6 +509,7 @@ export const schemaExamples: Record<string, unknown> = {
     id: ids.call,
     organization_id: ids.org,
     agent_id: ids.agent,
+    agent_version: 3,
     campaign_id: null,
     contact_id: ids.contact,
     direction: 'outbound',
@@ -534,3 +538,76 @@ export const schemaExamples: Record<string, unknown> = {
   TwilioCallbackForm: { CallSid: 'CA0123456789abcdef0123456789abcdef', CallStatus: 'completed', CallDuration: '67' },
   TwilioCallbackReceipt: { received: true },
 };
+
+/** Agent versions and tests (docs/api.md, "Versions and tests"). */
+function versionAndTestExamples(): Record<string, unknown> {
+  const testId = '01936f50-1d3e-7f40-b152-6c7d8e9fa012';
+  const runId = '01936f50-2e4f-7051-8263-7d8e9fa0b123';
+  const test = {
+    id: testId,
+    agent_id: ids.agent,
+    name: 'Books a check-up',
+    user: { turns: ['Hi, I need a check-up', 'check_availability start_date=2026-03-10', 'book_appointment start_time=2026-03-10T09:00 name="Ann Lee"', 'bye'] },
+    dynamic_variables: { clinic: 'Downtown' },
+    contact: { first_name: 'Ann', last_name: 'Lee', timezone: 'America/New_York' },
+    tool_mocks: [{ tool: 'book_appointment', output: { booked: true, appointment_id: 'test-1' } }],
+    criteria: [
+      { type: 'tool_called', tool: 'book_appointment', arguments: { name: 'Ann Lee' }, times: 1 },
+      { type: 'reply_not_contains', text: 'failed', turn: 'any' },
+      { type: 'ended', end_reason: 'agent_ended' },
+      { type: 'judge', rubric: 'The agent confirms the booked time before saying goodbye.' },
+    ],
+    created_at: created,
+    updated_at: updated,
+  };
+  const result = {
+    test_id: testId,
+    test_name: test.name,
+    attempt: 1,
+    status: 'passed',
+    transcript: [
+      { role: 'agent', content: 'Hello, this is Ava from Acme Dental. How can I help you today?' },
+      { role: 'user', content: 'Hi, I need a check-up' },
+      { role: 'agent', content: 'Of course. Which day suits you?' },
+    ],
+    tool_calls: [{ name: 'book_appointment', arguments: { start_time: '2026-03-10T09:00', name: 'Ann Lee' }, result: { booked: true, appointment_id: 'test-1' }, answered_by: 'mock' }],
+    end_reason: 'agent_ended',
+    criteria: [
+      { type: 'tool_called', tool: 'book_appointment', arguments: { name: 'Ann Lee' }, times: 1, verdict: 'passed', detail: 'book_appointment with {"name":"Ann Lee"} called 1 times' },
+      { type: 'judge', rubric: 'The agent confirms the booked time before saying goodbye.', verdict: 'not_evaluated', detail: 'judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)' },
+    ],
+    usage: { llm_requests: 6, prompt_tokens: 0, completion_tokens: 0 },
+    error: null,
+    duration_ms: 41,
+    completed_at: updated,
+  };
+  return {
+    PublishAgentVersionRequest: { description: 'Shorter greeting', require_passing_tests: true },
+    AgentVersion: {
+      agent_id: ids.agent,
+      version: 3,
+      description: 'Shorter greeting',
+      created_at: created,
+      config: { agent_name: 'Ava', prompt: Agent.prompt, begin_message: Agent.begin_message, model: 'gpt-4o-mini', temperature: 0.7, selected_tools: [{ tool_id: ids.tool }], knowledge_base: ids.kb },
+      test_run_id: runId,
+    },
+    CreateAgentTestRequest: { name: test.name, user: test.user, dynamic_variables: test.dynamic_variables, contact: test.contact, tool_mocks: test.tool_mocks, criteria: test.criteria },
+    UpdateAgentTestRequest: { user: { persona: 'A busy parent who wants the earliest Saturday slot', goal: 'Book a check-up on a Saturday morning', max_turns: 8 } },
+    AgentTest: test,
+    StartTestRunRequest: { test_ids: [testId], agent_version: 'draft', repeat: 2 },
+    TestRun: {
+      id: runId,
+      agent_id: ids.agent,
+      agent_version: null,
+      status: 'completed',
+      test_ids: [testId],
+      repeat: 1,
+      results: [result],
+      summary: { total: 1, passed: 1, failed: 0, errored: 0 },
+      notices: [result.criteria[1]!.detail],
+      created_at: created,
+      started_at: created,
+      completed_at: updated,
+    },
+  };
+}

@@ -15,6 +15,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Health: 'Liveness, readiness and this document. No API key.',
   'API keys': 'Issue, list and revoke the keys that authenticate every other call.',
   Agents: 'Voice AI agents: model, voice, call behaviour, tools and knowledge base.',
+  'Agent versions and tests': 'Publishing an agent as immutable versions (optionally gated by its tests), and tests: simulated users, tool mocks, criteria and runs.',
   Tools: 'Functions the model may call, and webhooks the platform calls for it.',
   'Widget settings': 'How the embeddable web widget looks and which origins may load it.',
   Widget: 'What the embeddable widget itself reads (public, CORS-aware).',

@@ -176,6 +176,23 @@ export const jobs: JobDefinition[] = [
     access: { table: 'RW', analysis: true, queues: ['event-fanout'] },
   },
   {
+    kind: 'queue',
+    name: 'agent-test-run',
+    entry: 'functions/jobs/agent-test-run.ts',
+    description: 'Runs one test × attempt of an agent test run (mocked tools, nothing acts on the world) and completes the run with its last result.',
+    // A persona test of 30 turns against a real model may take minutes (each turn has 25 s at most).
+    timeoutSeconds: 900,
+    visibilityTimeoutSeconds: 5400,
+    maxReceiveCount: 5,
+    // Each record is one test; a batch's records run in parallel.
+    batchSize: 10,
+    maxConcurrency: 20,
+    memoryMb: 512,
+    // The model (conversation, persona, judge), the calendar (check_availability, Cal.com's sealed key),
+    // the knowledge base's passages, and test_run.completed through the outbox.
+    access: { table: 'RW', llm: true, secrets: true, bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, queues: ['event-fanout'] },
+  },
+  {
     kind: 'schedule',
     name: 'chat-sweep',
     entry: 'functions/jobs/chat-sweep.ts',

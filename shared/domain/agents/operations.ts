@@ -1,6 +1,19 @@
 import { defineOperation } from '../../http/operation';
 import { IdParams } from '../common/schemas';
 import { Agent, AgentListQuery, AgentStatusBody, CreateAgentBody, UpdateAgentBody } from './schemas';
+import {
+  AgentTest,
+  AgentTestListQuery,
+  AgentTestParams,
+  AgentTestRunParams,
+  AgentVersion,
+  AgentVersionParams,
+  CreateAgentTestBody,
+  PublishVersionBody,
+  StartTestRunBody,
+  TestRun,
+  UpdateAgentTestBody,
+} from '../agent-tests/schemas';
 
 const tag = 'Agents';
 
@@ -40,4 +53,81 @@ export const deleteAgent = defineOperation({
   method: 'DELETE', path: '/api/v1/agents/{id}', operationId: 'deleteAgent', tag, auth: true,
   summary: 'Delete an agent permanently', entry: 'functions/agents/delete.ts', params: IdParams,
   successMessage: 'Agent deleted successfully', access: { table: 'RW' },
+});
+
+// ---- Versions (docs/api.md, "Versions and tests") ----
+
+const versionsTag = 'Agent versions and tests';
+
+export const publishAgentVersion = defineOperation({
+  method: 'POST', path: '/api/v1/agents/{id}/versions', operationId: 'publishAgentVersion', tag: versionsTag, auth: true,
+  summary: 'Publish the draft as the next version (optionally only when every test passes)',
+  entry: 'functions/agents/versions-create.ts', params: IdParams, body: PublishVersionBody, bodyOptional: true, response: AgentVersion,
+  successMessage: 'Agent version published',
+  errors: { 422: 'With `require_passing_tests`: a test did not pass (`details.reason` `tests_failed`, with `test_run_id` and `failed_tests`), the tests did not complete within 22 s (`tests_still_running`), or the agent has no tests. Nothing is published.' },
+  // A gated publish waits for its run (API Gateway's limit is 30 s).
+  timeoutSeconds: 29,
+  access: { table: 'RW', queues: ['agent-test-run'] },
+});
+
+export const listAgentVersions = defineOperation({
+  method: 'GET', path: '/api/v1/agents/{id}/versions', operationId: 'listAgentVersions', tag: versionsTag, auth: true,
+  summary: 'List an agent\'s published versions, newest first',
+  entry: 'functions/agents/versions-list.ts', params: IdParams, query: AgentTestListQuery, response: AgentVersion, list: true, access: { table: 'R' },
+});
+
+export const getAgentVersion = defineOperation({
+  method: 'GET', path: '/api/v1/agents/{id}/versions/{version}', operationId: 'getAgentVersion', tag: versionsTag, auth: true,
+  summary: 'Get one published version with its frozen config',
+  entry: 'functions/agents/versions-get.ts', params: AgentVersionParams, response: AgentVersion, access: { table: 'R' },
+});
+
+// ---- Tests ----
+
+export const createAgentTest = defineOperation({
+  method: 'POST', path: '/api/v1/agents/{id}/tests', operationId: 'createAgentTest', tag: versionsTag, auth: true,
+  summary: 'Create a test: a scripted or simulated user, tool mocks and criteria',
+  entry: 'functions/agents/tests-create.ts', params: IdParams, body: CreateAgentTestBody, response: AgentTest,
+  successMessage: 'Test created successfully', errors: { 422: 'The agent has 200 tests already.' }, access: { table: 'RW' },
+});
+
+export const listAgentTests = defineOperation({
+  method: 'GET', path: '/api/v1/agents/{id}/tests', operationId: 'listAgentTests', tag: versionsTag, auth: true,
+  summary: 'List an agent\'s tests', entry: 'functions/agents/tests-list.ts', params: IdParams, query: AgentTestListQuery, response: AgentTest, list: true, access: { table: 'R' },
+});
+
+export const getAgentTest = defineOperation({
+  method: 'GET', path: '/api/v1/agents/{id}/tests/{test_id}', operationId: 'getAgentTest', tag: versionsTag, auth: true,
+  summary: 'Get one test', entry: 'functions/agents/tests-get.ts', params: AgentTestParams, response: AgentTest, access: { table: 'R' },
+});
+
+export const updateAgentTest = defineOperation({
+  method: 'PATCH', path: '/api/v1/agents/{id}/tests/{test_id}', operationId: 'updateAgentTest', tag: versionsTag, auth: true,
+  summary: 'Update a test; only supplied fields change', entry: 'functions/agents/tests-update.ts', params: AgentTestParams, body: UpdateAgentTestBody, response: AgentTest,
+  successMessage: 'Test updated successfully', access: { table: 'RW' },
+});
+
+export const deleteAgentTest = defineOperation({
+  method: 'DELETE', path: '/api/v1/agents/{id}/tests/{test_id}', operationId: 'deleteAgentTest', tag: versionsTag, auth: true,
+  summary: 'Delete a test', entry: 'functions/agents/tests-delete.ts', params: AgentTestParams, successMessage: 'Test deleted successfully', access: { table: 'RW' },
+});
+
+// ---- Test runs ----
+
+export const startAgentTestRun = defineOperation({
+  method: 'POST', path: '/api/v1/agents/{id}/test-runs', operationId: 'startAgentTestRun', tag: versionsTag, auth: true,
+  summary: 'Run tests (default all) against a version or the draft; answers the run, queued',
+  entry: 'functions/agents/test-runs-create.ts', params: IdParams, body: StartTestRunBody, bodyOptional: true, response: TestRun,
+  successMessage: 'Test run queued', errors: { 422: 'The agent has no tests.' }, access: { table: 'RW', queues: ['agent-test-run'] },
+});
+
+export const listAgentTestRuns = defineOperation({
+  method: 'GET', path: '/api/v1/agents/{id}/test-runs', operationId: 'listAgentTestRuns', tag: versionsTag, auth: true,
+  summary: 'List an agent\'s test runs, newest first (without their results)',
+  entry: 'functions/agents/test-runs-list.ts', params: IdParams, query: AgentTestListQuery, response: TestRun, list: true, access: { table: 'R' },
+});
+
+export const getAgentTestRun = defineOperation({
+  method: 'GET', path: '/api/v1/agents/{id}/test-runs/{run_id}', operationId: 'getAgentTestRun', tag: versionsTag, auth: true,
+  summary: 'Get a test run with its results', entry: 'functions/agents/test-runs-get.ts', params: AgentTestRunParams, response: TestRun, access: { table: 'R' },
 });

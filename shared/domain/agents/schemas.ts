@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { FREE_FORM_DESCRIPTION, freeForm, freeFormObject, pageQueryShape, uuid } from '../common/schemas';
 import { lazy } from '../common/lazy';
+import { ANALYSIS_FIELD_TYPES } from '../../adapters/analysis/port';
 
 export const AGENT_STATUSES = ['AGENT_STATUS_UNSPECIFIED', 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_INACTIVE'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
@@ -39,6 +40,38 @@ export type VoicePipeline = (typeof VOICE_PIPELINES)[number];
 export const AMBIENT_SOUNDS = ['', 'office', 'cafe', 'call-center', 'static'] as const;
 export type AmbientSound = (typeof AMBIENT_SOUNDS)[number];
 
+/** At most this many `analysis_fields` per agent. */
+export const MAX_ANALYSIS_FIELDS = 25;
+
+/**
+ * One typed outcome the post-conversation analysis fills (docs/api.md, "Typed outcomes"): a
+ * snake_case `name`, a `type`, a `description` telling the analyzer what to look for, and for an
+ * `enum` its `options` (2–50 distinct strings; no other type takes options).
+ */
+export const AnalysisField = named('AnalysisField', () => z.strictObject({
+  name: z.string().check(z.regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case: a lowercase letter, then lowercase letters, digits or _'), z.maxLength(64)),
+  type: z.enum(ANALYSIS_FIELD_TYPES),
+  description: z.string().check(z.trim(), z.minLength(1, 'must not be empty: it tells the analyzer what to look for'), z.maxLength(1000)),
+  options: z.optional(z.array(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(100)))),
+}).check(
+  z.superRefine((field: { type: string; options?: string[] }, ctx) => {
+    if (field.type === 'enum') {
+      const options = field.options;
+      if (!options || options.length < 2 || options.length > 50) {
+        ctx.issues.push({ code: 'custom', path: ['options'], message: 'an enum field needs options: 2 to 50 strings', input: options });
+      } else {
+        const seen = new Set<string>();
+        options.forEach((o, i) => {
+          if (seen.has(o)) ctx.issues.push({ code: 'custom', path: ['options', i], message: `"${o}" is listed twice`, input: o });
+          seen.add(o);
+        });
+      }
+    } else if (field.options !== undefined) {
+      ctx.issues.push({ code: 'custom', path: ['options'], message: `only an enum field takes options (this one is ${field.type})`, input: field.options });
+    }
+  }),
+), 'A typed outcome of the analysis: `name` (snake_case), `type` (string, number, integer, boolean, enum) and `description`; an enum\'s `options` (2–50)');
+
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = lazy(() => ({
   widget_settings_id: z.nullable(uuid()),
@@ -75,6 +108,19 @@ export const agentFields = lazy(() => ({
   /** The agent's instructions, the system message of every conversation; `{{placeholders}}` are filled per conversation. */
   prompt: text(50_000),
   start_speaker: z.enum(['agent', 'user']),
+  /** Typed outcomes each analysis fills (`analysis.data`): at most 25, names unique. */
+  analysis_fields: z.array(AnalysisField).check(
+    z.maxLength(MAX_ANALYSIS_FIELDS, `must have at most ${MAX_ANALYSIS_FIELDS} fields`),
+    z.superRefine((fields: { name: string }[], ctx) => {
+      const seen = new Set<string>();
+      fields.forEach((f, i) => {
+        if (seen.has(f.name)) ctx.issues.push({ code: 'custom', path: [i, 'name'], message: `"${f.name}" is the name of an earlier field`, input: f.name });
+        seen.add(f.name);
+      });
+    }),
+  ),
+  /** What success means for this agent: the analysis judges `successful` against it (the openai analyzer). */
+  success_criteria: text(5000),
 }));
 
 type Fields = typeof agentFields;
@@ -83,7 +129,11 @@ const optionalFields = lazy(() => Object.fromEntries(Object.entries(agentFields)
 });
 
 export const CreateAgentBody = named('CreateAgentRequest', () => z.strictObject({ ...optionalFields, name: agentFields.name }));
-export const UpdateAgentBody = named('UpdateAgentRequest', () => z.strictObject(optionalFields));
+export const UpdateAgentBody = named('UpdateAgentRequest', () => z.strictObject({
+  ...optionalFields,
+  /** Which published version conversations use (a rollback names an earlier one); null: the draft. */
+  published_version: z.optional(z.nullable(z.int().check(z.minimum(1)))),
+}));
 export const AgentStatusBody = named('AgentStatusRequest', () => z.strictObject({ status: agentFields.status }));
 export const AgentListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) }));
 
@@ -94,6 +144,8 @@ export const Agent = named('Agent', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   ...agentFields,
+  /** The version conversations use when they pin none; null: the draft (docs/api.md, "Versions and tests"). */
+  published_version: z.nullable(z.int()),
   created_at: z.string(),
   updated_at: z.string(),
 }), 'A voice AI agent');
@@ -131,4 +183,15 @@ export const agentDefaults = {
   begin_message: '',
   prompt: '',
   start_speaker: 'agent' as const,
+  analysis_fields: [] as z.output<typeof AnalysisField>[],
+  success_criteria: '',
+  published_version: null,
 };
+
+/**
+ * Which version of its agent a conversation uses, pinned on create: a published version's number,
+ * or `"draft"` (the agent as it is now). Absent: the agent's `published_version`, else the draft.
+ */
+export const AgentVersionPin = named('AgentVersionPin', () => z.union([z.int().check(z.minimum(1)), z.literal('draft')]),
+  'A published version of the agent (1, 2, …) or "draft"; absent: the agent\'s published_version, else the draft');
+export type AgentVersionPin = number | 'draft';

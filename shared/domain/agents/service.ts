@@ -5,6 +5,7 @@ import { collections, gsi1, gsi2, keys, Prefix } from '../../db/keys';
 import {
   ConditionFailed,
   deleteExisting,
+  deleteKeys,
   getItem,
   putNew,
   queryPage,
@@ -19,14 +20,18 @@ import { NotFoundError, ConflictError, ValidationError } from '../../errors';
 import { listResult } from '../common/list-result';
 import { references } from '../references';
 import { detachAgentFromNumbers } from '../phone-numbers/agent-references';
+import { agentAtVersion, deleteAgentPartition } from './versions';
 import { agentDefaults, type Agent, type AgentStatus, type CreateAgentInput, type UpdateAgentInput } from './schemas';
 
-type AgentItem = Agent & { pk: string; sk: string; version: number };
+type AgentItem = Agent & { pk: string; sk: string; version: number; last_version?: number };
 
 const ENTITY = 'AGENT';
 
 function view(item: AgentItem): Agent {
-  return stripKeys(item) as Agent;
+  // `last_version` is the publish counter (versions.ts), not part of the agent.
+  const { last_version: _counter, ...agent } = stripKeys(item) as Agent & { last_version?: number };
+  // Agents written before typed outcomes have neither analysis_fields nor success_criteria: their defaults.
+  return { analysis_fields: [], success_criteria: '', ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
 }
 
 /** Index attributes that follow an agent's status and widget. */
@@ -106,6 +111,11 @@ export async function updateAgent(orgId: string, id: string, input: UpdateAgentI
   requireSomeField(input);
   const key = keys.agent(orgId, id);
   const guards = referenceGuards(orgId, input);
+  // A rollback (or a move forward) names a version the agent has published: checked in the write.
+  if (typeof input.published_version === 'number') {
+    const v = input.published_version;
+    guards.push({ key: keys.agentVersion(orgId, id, v), onFail: () => ValidationError.field('published_version', `agent ${id} has no version ${v}`) });
+  }
   // Only a status change depends on the stored item; any other patch needs no read first.
   const needsRead = input.status !== undefined;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -162,6 +172,9 @@ export async function deleteAgent(orgId: string, id: string): Promise<void> {
       );
       // Numbers that answered with this agent no longer do.
       await detachAgentFromNumbers(orgId, id);
+      // Its versions, tests, runs and results go with it (the agent's own partition), and their counters.
+      await deleteAgentPartition(orgId, id);
+      await deleteKeys([keys.counter(orgId, collections.agentTests(id)), keys.counter(orgId, collections.agentTestRuns(id))]);
       return;
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
@@ -169,4 +182,13 @@ export async function deleteAgent(orgId: string, id: string): Promise<void> {
     }
   }
   throw new ConflictError('The agent is being changed by other requests; retry', { id });
+}
+
+/**
+ * The agent a conversation runs: its recorded published version (from memory after the first read;
+ * agents/versions.ts), else the agent as it is now (the draft). Undefined when it is gone.
+ */
+export async function findConversationAgent(orgId: string, agentId: string, version: number | null | undefined): Promise<Agent | undefined> {
+  if (typeof version === 'number') return (await agentAtVersion(orgId, agentId, version)) ?? findAgent(orgId, agentId);
+  return findAgent(orgId, agentId);
 }

@@ -41,7 +41,11 @@ export const callsServiceDialer: CampaignDialer = {
     try {
       const call = await createCall(
         input.organizationId,
-        { agent_id: input.agentId, from_phone_number: input.fromPhoneNumber, to_phone_number: input.toPhoneNumber, contact_id: input.contactId, dynamic_variables: variables },
+        {
+          agent_id: input.agentId, from_phone_number: input.fromPhoneNumber, to_phone_number: input.toPhoneNumber, contact_id: input.contactId, dynamic_variables: variables,
+          // The campaign's version (null: the draft, pinned as such so a later publish does not change its calls).
+          ...(input.agentVersion !== undefined ? { agent_version: input.agentVersion ?? 'draft' } : {}),
+        },
         { campaignId: input.campaignId, campaignAttempt: { campaignContactId: input.campaignContactId, attempt: input.attempt } },
       );
       return { callId: call.id };

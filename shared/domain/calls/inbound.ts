@@ -5,6 +5,7 @@ import { ConditionFailed, getItem, putNew, queryPage, transact } from '../../db/
 import { phoneRules } from '../common/phone-field';
 import type { PhoneNumberItem } from '../phone-numbers/model';
 import { moveCall } from './lifecycle';
+import { resolveAgentVersion } from '../agents/versions';
 import { newCallWrites, type AgentItem, type CallItem } from './service';
 import { STATUS_RANK } from './state';
 
@@ -50,9 +51,12 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
   const [agent, contactId] = await Promise.all([getItem<AgentItem>(keys.agent(orgId, number.inbound_agent_id)), contactOf(orgId, incoming.from)]);
   if (!agent || !ANSWERING.has(agent.status)) return { answer: 'reject', reason: 'agent_inactive', organization_id: orgId };
 
+  // The agent's published version answers, else its draft (agents/versions.ts).
+  const used = await resolveAgentVersion(orgId, { ...agent, id: number.inbound_agent_id }, undefined);
   const { item, writes } = newCallWrites(orgId, {
     agentId: number.inbound_agent_id,
-    agent,
+    agent: used.agent as AgentItem,
+    agentVersion: used.agent_version,
     number,
     direction: 'inbound',
     from: incoming.from,

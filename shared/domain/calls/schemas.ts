@@ -4,9 +4,14 @@ import { DynamicVariables, freeFormObject, pageQueryShape, uuid } from '../commo
 import { e164 } from '../common/phone-field';
 import { instant } from '../scheduling/time';
 import { lazy } from '../common/lazy';
+import { AgentVersionPin } from '../agents/schemas';
 
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'ended'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
+
+/** How the call is carried: `phone` (a carrier; every call before web calls) or `web` (a browser's WebSocket, POST /web-calls). */
+export const CALL_CHANNELS = ['phone', 'web'] as const;
+export type CallChannel = (typeof CALL_CHANNELS)[number];
 
 export const DISCONNECTION_REASONS = ['completed', 'no_answer', 'busy', 'voicemail', 'failed', 'canceled', 'transferred'] as const;
 export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
@@ -23,6 +28,8 @@ export const CreateCallBody = named('CreateCallRequest', () => z.strictObject({
   metadata: z.optional(freeFormObject()),
   /** Filled into the agent's `{{name}}` placeholders (begin message, prompt). */
   dynamic_variables: z.optional(DynamicVariables),
+  /** Pins the agent's version (a number, or "draft"); default its published_version, else the draft. */
+  agent_version: z.optional(AgentVersionPin),
 }), 'An outbound call to place');
 export type CreateCallInput = z.output<typeof CreateCallBody>;
 
@@ -45,23 +52,37 @@ export const TranscriptTurn = lazy(() => z.object({ role: z.enum(['agent', 'user
 /** A tool the agent called during the call: what it asked, what it got, when (seconds from the answer). */
 export const CallToolCall = lazy(() => z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()), result: z.unknown(), time_sec: z.number() }));
 
-export const CallAnalysis = lazy(() => z.object({
+export const CallAnalysis = named('ConversationAnalysis', () => z.object({
   summary: z.string(),
   sentiment: z.enum(['positive', 'neutral', 'negative']),
   successful: z.boolean(),
+  /** Why `successful` is what it is (judged against the agent's `success_criteria` when set); null when the analyzer gave none. */
+  success_rationale: z.nullable(z.string()),
   custom: z.record(z.string(), z.unknown()),
-}));
+  /** Typed outcomes: one member per analysis field of the agent, its value or null (docs/api.md, "Typed outcomes"). */
+  data: z.record(z.string(), z.nullable(z.union([z.string(), z.number(), z.boolean()]))),
+  /** The type of each member of `data` as its field was when analysed. */
+  data_types: z.record(z.string(), z.enum(['string', 'number', 'integer', 'boolean', 'enum'])),
+  /** Values the analyzer gave that were not of their field's type: each kept as null, never as given. */
+  data_errors: z.array(z.object({ field: z.string(), message: z.string() })),
+}), 'The analysis of an ended call or chat: summary, sentiment, success with its rationale, custom facts and the typed outcomes (`data`)');
 
 /** The call session. */
 export const Call = named('Call', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),
+  /** The agent version the call runs (null: the draft). */
+  agent_version: z.nullable(z.int()),
   campaign_id: z.nullable(z.string()),
   contact_id: z.nullable(z.string()),
   direction: z.enum(['outbound', 'inbound']),
-  from_phone_number: z.string(),
-  to_phone_number: z.string(),
+  /** `phone` or `web` (a browser; stored calls without it are `phone`). */
+  channel: z.enum(CALL_CHANNELS),
+  /** Null on a web call (no numbers). */
+  from_phone_number: z.nullable(z.string()),
+  /** Null on a web call (no numbers). */
+  to_phone_number: z.nullable(z.string()),
   status: z.enum(CALL_STATUSES),
   disconnection_reason: z.nullable(z.enum(DISCONNECTION_REASONS)),
   /** Why the call ended as it did when the carrier did not say (do-not-call, carrier error, recovery sweep), else null. */

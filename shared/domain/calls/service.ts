@@ -5,6 +5,7 @@ import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '
 import { countRange, equalityFilter, getMany, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
+import { resolveAgentVersion } from '../agents/versions';
 import { listResult } from '../common/list-result';
 import { clockNow } from '../../clock';
 import { getOr404 } from '../common/collection';
@@ -35,7 +36,14 @@ export const RECOVERY_MARGIN_MS = 5 * 60_000;
 /** Partitions per due hour of the calls-due index, so a busy hour does not write to one index partition. */
 export const CALL_DUE_SHARDS = 4;
 
-export interface CallItem extends Omit<Call, 'recording_url'> {
+export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version'> {
+  /** Absent on calls stored before web calls: `phone`. */
+  channel?: Call['channel'];
+  /** '' on a web call (the API shows null). */
+  from_phone_number: string;
+  to_phone_number: string;
+  /** The agent version the call runs (agents/versions.ts): null for the draft; absent on calls stored before versions. */
+  agent_version?: number | null;
   pk: string;
   sk: string;
   entity: string;
@@ -74,11 +82,13 @@ export async function view(item: CallItem): Promise<Call> {
     id: item.id,
     organization_id: item.organization_id,
     agent_id: item.agent_id,
+    agent_version: typeof item.agent_version === 'number' ? item.agent_version : null,
     campaign_id: item.campaign_id ?? null,
     contact_id: item.contact_id ?? null,
     direction: item.direction,
-    from_phone_number: item.from_phone_number,
-    to_phone_number: item.to_phone_number,
+    channel: item.channel ?? 'phone',
+    from_phone_number: item.from_phone_number || null,
+    to_phone_number: item.to_phone_number || null,
     status: item.status,
     disconnection_reason: item.disconnection_reason ?? null,
     error_message: item.error_message ?? null,
@@ -159,9 +169,12 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     throw new UnprocessableError(`The call cannot be placed: ${DNC_MESSAGES[blocked]}`, { reason: blocked, to_phone_number: input.to_phone_number });
   }
 
+  // The version the call runs: pinned (a campaign pins the one it started with), else published, else the draft.
+  const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, input.agent_version);
   const { item, writes } = newCallWrites(orgId, {
     agentId: input.agent_id,
-    agent: agent!,
+    agent: used.agent as AgentItem,
+    agentVersion: used.agent_version,
     number: number!,
     direction: 'outbound',
     from: input.from_phone_number,
@@ -190,8 +203,14 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
 /** What a new call is made of, outbound or inbound. */
 export interface NewCall {
   agentId: string;
+  /** The agent as the call runs it (a published version's fields, or the draft). */
   agent: AgentItem;
-  number: PhoneNumberItem;
+  /** Which version that is (null: the draft). */
+  agentVersion?: number | null;
+  /** The organization's number; null on a web call (no carrier, no number, no per-minute price). */
+  number: PhoneNumberItem | null;
+  /** Default `phone`. */
+  channel?: Call['channel'];
   direction: 'outbound' | 'inbound';
   from: string;
   to: string;
@@ -216,13 +235,15 @@ export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writ
   const now = created.toISOString();
   const ring = agent.ring_duration_ms ?? 30_000;
   const max = agent.max_call_duration_ms ?? 1_800_000;
-  const call: Omit<Call, 'recording_url'> = {
+  const call: Omit<CallItem, keyof ReturnType<typeof keys.call> | 'entity' | 'version' | 'gsi1pk' | 'gsi1sk' | 'status_rank' | 'phone_number_id' | 'price_per_minute' | 'ring_duration_ms' | 'max_call_duration_ms' | 'begin_message' | 'analysis_model' | 'analysis_prompt'> = {
     id,
     organization_id: orgId,
     agent_id: c.agentId,
+    agent_version: c.agentVersion ?? null,
     campaign_id: c.campaignId,
     contact_id: c.contactId,
     direction: c.direction,
+    channel: c.channel ?? 'phone',
     from_phone_number: c.from,
     to_phone_number: c.to,
     status: c.status,
@@ -251,8 +272,8 @@ export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writ
     ...dueEntry(orgId, id, new Date(Date.parse(now) + ring + max + RECOVERY_MARGIN_MS).toISOString()),
     status_rank: STATUS_RANK[c.status],
     ...(c.provider ? { provider: c.provider.name, provider_call_id: c.provider.callId } : {}),
-    phone_number_id: number.id,
-    price_per_minute: (c.direction === 'inbound' ? number.per_minute_price_inbound : number.per_minute_price_outbound) ?? 0,
+    phone_number_id: number?.id ?? '',
+    price_per_minute: (c.direction === 'inbound' ? number?.per_minute_price_inbound : number?.per_minute_price_outbound) ?? 0,
     ring_duration_ms: ring,
     max_call_duration_ms: max,
     // Detection runs on calls we place (the carrier tells a machine from a person when it answers).

@@ -18,6 +18,8 @@ export interface CampaignCallRequest {
   /** 1 for the first call to this contact, 2 for the first retry, … */
   attempt: number;
   agentId: string;
+  /** The agent version the campaign fixed (null: the draft); absent: the calls service's default. */
+  agentVersion?: number | null;
   fromPhoneNumber: string;
   toPhoneNumber: string;
   contactId: string;

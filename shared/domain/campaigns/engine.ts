@@ -319,6 +319,8 @@ async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date)
       campaignContactId: cc.id,
       attempt: cc.attempt_count,
       agentId: campaign.agent_id,
+      // Every call of the campaign uses the version fixed at its first start.
+      agentVersion: campaign.agent_version ?? null,
       fromPhoneNumber: campaign.from_phone_number,
       toPhoneNumber: cc.phone,
       contactId: cc.contact_id,

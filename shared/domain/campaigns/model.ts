@@ -19,6 +19,10 @@ export const ADD_LOCK_MS = 120_000;
 
 export interface CampaignItem extends Campaign, Key {
   entity: typeof CAMPAIGN_ENTITY;
+  /** The `agent_version` asked on create (a number or "draft"); absent: the published version at the first start. */
+  agent_version_pin?: number | 'draft' | null;
+  /** True once the campaign's version is fixed (its first start, or a numbered pin): its calls all use `agent_version`. */
+  agent_version_fixed?: boolean;
   version: number;
   gsi1pk: string;
   gsi1sk: string;
@@ -93,10 +97,11 @@ export const leaseIndex = (orgId: string, campaignId: string, id: string, leaseU
 });
 
 export function campaignView(item: CampaignItem): Campaign {
-  const { adding_until, ...rest } = stripKeys(item as unknown as Record<string, unknown>) as unknown as CampaignItem;
+  const { adding_until, agent_version_pin, ...rest } = stripKeys(item as unknown as Record<string, unknown>) as unknown as CampaignItem;
   void adding_until;
-  // Campaigns written before the engine could pause them have no pause_reason.
-  return { ...rest, pause_reason: rest.pause_reason ?? null };
+  void agent_version_pin;
+  // Campaigns written before the engine could pause them have no pause_reason (nor, before versions, agent_version).
+  return { ...rest, agent_version: rest.agent_version ?? null, pause_reason: rest.pause_reason ?? null };
 }
 
 export function campaignContactView(item: CampaignContactItem): CampaignContact {

@@ -4,6 +4,7 @@ import { e164 } from '../common/phone-field';
 import { isCalendarDate, timeZone } from '../scheduling/time';
 import { named } from '../common/named';
 import { lazy } from '../common/lazy';
+import { AgentVersionPin } from '../agents/schemas';
 
 /** Most contacts one create or add request takes. */
 export const MAX_CONTACTS_PER_REQUEST = 10_000;
@@ -91,6 +92,8 @@ export const CreateCampaignBody = named('CreateCampaignRequest', () => z.strictO
   from_phone_number: e164(),
   contact_ids: contactIds(),
   schedule: z.optional(ScheduleInput),
+  /** Pins the agent's version for every call (a number, or "draft"); default: its published_version when the campaign starts, else the draft. */
+  agent_version: z.optional(AgentVersionPin),
 }), 'A new draft campaign: agent, number, contacts and schedule (omitted schedule members take their defaults)');
 export type CreateCampaignInput = z.output<typeof CreateCampaignBody>;
 
@@ -128,6 +131,8 @@ export const Campaign = named('Campaign', () => z.object({
   organization_id: z.string(),
   name: z.string(),
   agent_id: z.string(),
+  /** The agent version every call of the campaign uses: pinned on create, else fixed at its first start; null: the draft (or not started and not pinned). */
+  agent_version: z.nullable(z.int()),
   phone_number_id: z.string(),
   from_phone_number: z.string(),
   status: z.enum(CAMPAIGN_STATUSES),

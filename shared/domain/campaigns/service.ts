@@ -40,6 +40,7 @@ import {
 } from './schemas';
 import { failPending } from './fail-pending';
 import { isValidTimeZone } from '../scheduling/time';
+import { versionExists } from '../agents/versions';
 import type { ZoneSource } from './schemas';
 
 /**
@@ -223,6 +224,8 @@ async function writeCampaignContacts(orgId: string, campaignId: string, contacts
 export async function createCampaign(orgId: string, input: CreateCampaignInput): Promise<Campaign> {
   const schedule = mergeSchedule({ ...scheduleDefaults }, input.schedule);
   await checkLine(orgId, input);
+  const pin = input.agent_version ?? null;
+  if (typeof pin === 'number' && !(await versionExists(orgId, input.agent_id, pin))) throw ValidationError.field('agent_version', `agent ${input.agent_id} has no version ${pin}`);
   const contacts = await loadContacts(orgId, input.contact_ids, 'contact_ids');
   const id = uuidv7();
   const now = nowIso();
@@ -232,6 +235,7 @@ export async function createCampaign(orgId: string, input: CreateCampaignInput):
     organization_id: orgId,
     name: input.name,
     agent_id: input.agent_id,
+    agent_version: typeof pin === 'number' ? pin : null,
     phone_number_id: input.phone_number_id,
     from_phone_number: input.from_phone_number,
     status: 'draft',
@@ -244,7 +248,7 @@ export async function createCampaign(orgId: string, input: CreateCampaignInput):
     created_at: now,
     updated_at: now,
   };
-  const item: CampaignItem = { ...keys.campaign(orgId, id), entity: CAMPAIGN_ENTITY, version: 1, ...statusIndex(orgId, id, 'draft'), ...campaign };
+  const item: CampaignItem = { ...keys.campaign(orgId, id), entity: CAMPAIGN_ENTITY, version: 1, ...statusIndex(orgId, id, 'draft'), ...campaign, agent_version_pin: pin };
   await withRetries(() =>
     transact(
       [putNew(item as unknown as Record<string, unknown>)],
@@ -389,15 +393,29 @@ async function move(
  * raises the number's `in_use` and emits `campaign.started`.
  */
 export async function startCampaign(orgId: string, id: string): Promise<Campaign> {
+  // The first start fixes the version every call uses (agents/versions.ts): the pin, else the agent's published version, else the draft.
+  const before = await getCampaignItem(orgId, id);
+  const fixVersion = !before.agent_version_fixed ? await startingVersion(orgId, before) : undefined;
   const { campaign } = await move(orgId, id, 'started', ['draft', 'paused'], (item, now) => ({
     to: 'running',
-    set: { execution_status: 'waiting_window', pause_reason: null, started_at: item.started_at ?? now, ...activeIndex(orgId, id) },
+    set: {
+      execution_status: 'waiting_window', pause_reason: null, started_at: item.started_at ?? now, ...activeIndex(orgId, id),
+      ...(!item.agent_version_fixed && fixVersion !== undefined && item.agent_id === before.agent_id ? { agent_version: fixVersion, agent_version_fixed: true } : {}),
+    },
     ...(item.status === 'draft'
       ? { extra: [numberInUse(orgId, item.phone_number_id, 1)], event: 'campaign.started' as const, guards: [references.agent(orgId, item.agent_id)] }
       : {}),
   }));
   await queue().send('campaign-dispatch', { organization_id: orgId, campaign_id: id });
   return campaign;
+}
+
+/** The version a campaign's calls use from its first start: its pin, else the agent's published version, else null (the draft). */
+async function startingVersion(orgId: string, item: CampaignItem): Promise<number | null> {
+  if (item.agent_version_pin === 'draft') return null;
+  if (typeof item.agent_version_pin === 'number') return item.agent_version_pin;
+  const agent = await getItem<{ published_version?: number | null }>(keys.agent(orgId, item.agent_id));
+  return agent?.published_version ?? null;
 }
 
 /** running → paused: no new calls; calls in flight finish (the campaign stays in the engine's index for them). */

@@ -6,6 +6,7 @@ export { DynamicVariables };
 import { lazy } from '../common/lazy';
 import { instant } from '../scheduling/time';
 import { CallAnalysis } from '../calls/schemas';
+import { AgentVersionPin } from '../agents/schemas';
 
 export const CHAT_STATUSES = ['active', 'requires_action', 'ended'] as const;
 export type ChatStatus = (typeof CHAT_STATUSES)[number];
@@ -24,6 +25,8 @@ export const StartChatBody = named('StartChatRequest', () => z.strictObject({
   contact_id: z.optional(uuid()),
   dynamic_variables: z.optional(DynamicVariables),
   metadata: z.optional(freeFormObject()),
+  /** Pins the agent's version (a number, or "draft"); default its published_version, else the draft. */
+  agent_version: z.optional(AgentVersionPin),
 }), 'A chat to start with an active agent');
 export type StartChatInput = z.output<typeof StartChatBody>;
 
@@ -84,6 +87,8 @@ const chatFields = lazy(() => ({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),
+  /** The agent version the chat runs (null: the draft). */
+  agent_version: z.nullable(z.int()),
   contact_id: z.nullable(z.string()),
   channel: z.enum(CHAT_CHANNELS),
   /** The widget a `widget` chat was started from, else null. */

@@ -11,7 +11,8 @@ import type { Contact } from '../contacts/schemas';
 import { activityPut } from '../contacts/history';
 import { dispatchEvents, newEvent } from '../events/publish';
 import type { ConversationMessage } from '../conversations/engine';
-import { contactVariables, fillTemplate } from '../conversations/variables';
+import { contactVariables, loadConversationTimezone } from '../conversations/variables';
+import { resolveAgentVersion } from '../agents/versions';
 import type { Chat, ChatChannel, ChatListInput, StartChatInput } from './schemas';
 import {
   CHAT_IDLE_SHARDS,
@@ -29,7 +30,7 @@ import {
   readMessages,
   statusPartition,
   summary,
-  variablesOf,
+  setupOf,
   type ChatItem,
 } from './store';
 
@@ -59,13 +60,16 @@ export interface ChatOrigin {
  * counter and the contact's timeline entry, in one transaction.
  */
 export async function startChat(orgId: string, input: StartChatInput, origin: ChatOrigin = { channel: 'api' }): Promise<Chat> {
-  const [agent, contact] = await Promise.all([
+  const [draft, contact] = await Promise.all([
     findAgent(orgId, input.agent_id),
     input.contact_id ? getItem<Contact>(keys.contact(orgId, input.contact_id)) : Promise.resolve(undefined),
   ]);
-  if (!agent) throw ValidationError.field('agent_id', `agent ${input.agent_id} does not exist in this organization`);
-  if (!isActive(agent)) throw ValidationError.field('agent_id', `agent ${input.agent_id} is inactive`);
+  if (!draft) throw ValidationError.field('agent_id', `agent ${input.agent_id} does not exist in this organization`);
+  if (!isActive(draft)) throw ValidationError.field('agent_id', `agent ${input.agent_id} is inactive`);
   if (input.contact_id && !contact) throw ValidationError.field('contact_id', `contact ${input.contact_id} does not exist in this organization`);
+  // The version the chat runs for its whole life (agents/versions.ts): pinned, else published, else the draft.
+  const { agent, agent_version: agentVersion } = await resolveAgentVersion(orgId, draft, input.agent_version);
+  const timezone = await loadConversationTimezone(orgId, agent.id, contact);
   const now = clockNow().toISOString();
   const id = uuidv7();
   const item: ChatItem = {
@@ -78,6 +82,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
     id,
     organization_id: orgId,
     agent_id: agent.id,
+    agent_version: agentVersion,
     contact_id: input.contact_id ?? null,
     channel: origin.channel,
     widget_id: origin.widget_id ?? null,
@@ -96,15 +101,16 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
     ended_at: null,
     last_message_at: now,
     created_at: now,
-    ...(origin.visitor_variables ? { visitor_variables: origin.visitor_variables } : {}),
     updated_at: now,
     contact_variables: contact ? contactVariables(contact) : {},
+    timezone,
+    ...(origin.visitor_variables ? { visitor_variables: origin.visitor_variables } : {}),
     analysis_model: agent.post_call_analysis_model || null,
     analysis_prompt: agent.analysis_summary_prompt || null,
   };
   const opening: ConversationMessage[] = [];
   if (agent.start_speaker !== 'user' && agent.begin_message.trim()) {
-    opening.push({ role: 'agent', content: fillTemplate(agent.begin_message, variablesOf(item, agent, now)).trim(), sources: [] });
+    opening.push({ role: 'agent', content: setupOf(item, agent, now).beginMessage, sources: [] });
   }
   const { writes, views } = messageWrites(orgId, id, 0, opening, now);
   item.message_count = opening.length;
@@ -204,7 +210,11 @@ export async function analyzeChat(orgId: string, chatId: string): Promise<void> 
   const { analyzer, AnalysisError } = await import('../../adapters/analysis');
   const key = keys.chat(orgId, chatId);
   const item = await chatOf(orgId, chatId);
-  if (!item || item.status !== 'ended' || item.analysis) return;
+  if (!item || item.status !== 'ended') return;
+  // The end in the analytics counters (once: conditioned on the chat as read), also when the analysis fails.
+  const { syncConversationStats } = await import('../analytics/counters');
+  await syncConversationStats('chat', orgId, chatId, item);
+  if (item.analysis) return;
   const messages = await readMessages(orgId, chatId);
   const start = Date.parse(item.started_at);
   const transcript = messages
@@ -218,6 +228,8 @@ export async function analyzeChat(orgId: string, chatId: string): Promise<void> 
       summaryPrompt: item.analysis_prompt,
       disconnectionReason: item.end_reason ?? 'user_ended',
       durationSec: Math.max(0, (Date.parse(item.ended_at ?? item.updated_at) - start) / 1000),
+      // Typed outcomes: the agent's analysis_fields and success_criteria (docs/api.md, "Typed outcomes").
+      ...(await (await import('../analytics/settings')).typedOutcomeSettings(orgId, item.agent_id, (item as { agent_version?: unknown }).agent_version)),
     });
   } catch (err) {
     const reason = err instanceof AnalysisError ? err.reason : 'error';
@@ -239,5 +251,7 @@ export async function analyzeChat(orgId: string, chatId: string): Promise<void> 
     throw err;
   }
   await dispatchEvents([event.event]);
+  // The analysis in the analytics counters (a redelivery after a crash here counts it at its start).
+  await syncConversationStats('chat', orgId, chatId);
 }
 

@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'appointment.booked',
   'appointment.rescheduled',
   'appointment.cancelled',
+  'test_run.completed',
   'ping',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
