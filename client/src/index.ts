@@ -6,11 +6,13 @@
 import createFetchClient, { mergeHeaders, type Client, type HeadersOptions, type MaybeOptionalInit, type Middleware } from 'openapi-fetch';
 import { ApiError } from './errors.js';
 import { retryingFetch, type RetryOptions } from './retry.js';
+import { streamTurn, type ChatStreamEvent } from './stream.js';
 import type { ListMeta, paths } from './schema.js';
 
 export type * from './schema.js';
 export { ApiError, parseRetryAfter, type ErrorBody, type ErrorCode, type ErrorDetails } from './errors.js';
 export { isRetryable, retryDelay, type RetryInfo, type RetryOptions } from './retry.js';
+export { readChatStream, type ChatStreamEvent } from './stream.js';
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookHeaders } from './webhooks.js';
 
 export interface ClientConfig {
@@ -77,6 +79,13 @@ export interface PlatformClient extends Client<paths, 'application/json'> {
   page<P extends ListPath>(path: P, ...options: Args<P, 'get'>): Promise<Page<ListItem<P>>>;
   /** Every item of a list, page after page by `meta.next_cursor` (the first page may start at an `offset`). */
   paginate<P extends ListPath>(path: P, ...options: Args<P, 'get'>): AsyncIterableIterator<ListItem<P>>;
+  /** Chat turns as server-sent events (`Accept: text/event-stream`): the reply as it is written. */
+  chats: {
+    /** `POST /chats/{id}/messages`, streamed: iterate the events; a refusal before the turn throws ApiError. */
+    streamMessage(chatId: string, body: { content: string }, options?: { signal?: AbortSignal; idempotencyKey?: string }): Promise<AsyncIterableIterator<ChatStreamEvent>>;
+    /** `POST /chats/{id}/tool-results`, streamed. */
+    streamToolResults(chatId: string, body: { results: { tool_call_id: string; output: unknown }[] }, options?: { signal?: AbortSignal; idempotencyKey?: string }): Promise<AsyncIterableIterator<ChatStreamEvent>>;
+  };
 }
 
 /** Creates a client. */
@@ -113,7 +122,14 @@ export function createClient(config: ClientConfig): PlatformClient {
     }
   }
 
+  const streamFetch = retryingFetch(baseFetch, config.retry ?? {});
+  const stream = (what: string) => (chatId: string, body: unknown, options: { signal?: AbortSignal; idempotencyKey?: string } = {}) => {
+    const headers = new Headers(mergeHeaders(config.headers, config.apiKey ? { 'X-Api-Key': config.apiKey } : {}, options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {}));
+    return streamTurn(streamFetch, `${config.baseUrl.replace(/\/+$/, '')}/api/v1/chats/${encodeURIComponent(chatId)}/${what}`, headers, body, options.signal);
+  };
+
   return Object.assign(raw, {
+    chats: { streamMessage: stream('messages'), streamToolResults: stream('tool-results') },
     get: call('get'),
     post: call('post'),
     put: call('put'),

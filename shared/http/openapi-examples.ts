@@ -256,6 +256,7 @@ export const schemaExamples: Record<string, unknown> = {
   Chat: { ...chatSummary, messages: chatMessages },
   ChatSummary: chatSummary,
   ChatMessageRequest: { content: 'When do you open on Saturdays?' },
+  ChatCompletionRequest: { model: ids.agent, messages: [{ role: 'user', content: 'When do you open on Saturdays?' }], stream: false },
   ChatToolResultsRequest: { results: [{ tool_call_id: 'call_8Yk2', output: { total: 42.5, currency: 'EUR' } }] },
   ChatTurn: chatTurn,
   StartWidgetChatRequest: { dynamic_variables: { page: 'pricing' } },

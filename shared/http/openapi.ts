@@ -26,6 +26,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Phone numbers': 'Numbers bought from the carrier or imported from your own trunk.',
   Billing: 'The ledger of charges.',
   Chats: 'Text conversations with an agent: its prompt, knowledge base and tools, one turn at a time.',
+  'OpenAI-compatible': 'An agent as an OpenAI Chat Completions model: point any OpenAI SDK at {base}/api/v1/openai/v1 with an API key. Errors here are OpenAI-shaped.',
   Calls: 'Outbound call sessions: placing, status, transcript, recording link and post-call analysis.',
   Telephony: 'Callbacks the carrier (Twilio) makes, verified with X-Twilio-Signature. No API key.',
   'Do-not-call list': 'Numbers no campaign may dial, kept per organization in E.164.',

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
 import { allSse, readSse, type SseEvent } from '../support/sse';
+import { ApiError, createClient, type ChatStreamEvent } from '../../client/src/index';
 import { expectNoUnexpected5xx, startTestPlatform, type TestPlatform } from '../support/platform';
 
 let model: OpenAiStandIn;
@@ -183,4 +184,21 @@ it('a turn whose model fails mid-stream after its tool ran is kept, and the same
   expect(continued.map((e) => e.event).at(-1)).toBe('turn.completed');
   expect(continued.at(-1)!.data.messages.map((m: any) => m.role)).toEqual(['user', 'tool_call', 'tool_result', 'agent']);
   expect(toolCalls.length - before).toBe(1);
+});
+
+it('the typed client streams a turn (chats.streamMessage) and throws ApiError for a refusal', async () => {
+  const api = createClient({ baseUrl: local.url, apiKey: local.key });
+  const chatId = await newChat();
+  model.script({ text: 'Typed and streamed.' });
+  const events: ChatStreamEvent[] = [];
+  for await (const e of await api.chats.streamMessage(chatId, { content: 'Hello' })) events.push(e);
+  expect(events.filter((e) => e.event === 'message.delta').map((e) => (e.data as { delta: string }).delta).join('')).toBe('Typed and streamed.');
+  const last = events.at(-1)!;
+  expect(last.event).toBe('turn.completed');
+  if (last.event === 'turn.completed') expect(last.data.messages.map((m) => m.role)).toEqual(['user', 'agent']);
+
+  await api.post('/api/v1/chats/{id}/end', { params: { path: { id: chatId } } });
+  const refused = await api.chats.streamMessage(chatId, { content: 'Still there?' }).catch((e: unknown) => e);
+  expect(refused).toBeInstanceOf(ApiError);
+  expect((refused as ApiError).status).toBe(409);
 });

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { lazy } from '../common/lazy';
+import { named } from '../common/named';
 
 /**
  * What POST /openai/v1/chat/completions reads of OpenAI's Chat Completions request. Members it does
@@ -20,7 +20,7 @@ export const ChatCompletionMessage = () =>
     tool_call_id: z.optional(z.string()),
   });
 
-export const ChatCompletionBody = lazy(() =>
+export const ChatCompletionBody = named('ChatCompletionRequest', () =>
   z.looseObject({
     /** The agent's id. */
     model: z.string().check(z.minLength(1)),
@@ -44,5 +44,6 @@ export const ChatCompletionBody = lazy(() =>
     stream_options: z.optional(z.nullable(z.looseObject({ include_usage: z.optional(z.boolean()) }))),
     temperature: z.optional(z.nullable(z.number().check(z.gte(0), z.lte(2)))),
   }),
+  'OpenAI Chat Completions request; `model` is an agent id',
 );
 export type ChatCompletionBody = z.output<typeof ChatCompletionBody>;
