@@ -41,16 +41,17 @@ export const MAX_STRING_VALUE = 2000;
 /** Why `value` is not of `field`'s type, or undefined when it is (null always is). */
 export function fieldValueProblem(field: AnalysisField, value: unknown): string | undefined {
   if (value === null) return undefined;
-  const got = Array.isArray(value) ? 'an array' : value === undefined ? 'nothing' : typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)?.slice(0, 80)}`;
+  // Only the kind of value is named: the refused value itself is never stored, not even in the message.
+  const got = Array.isArray(value) ? 'an array' : value === undefined ? 'nothing' : typeof value === 'object' ? 'an object' : typeof value === 'number' ? (Number.isFinite(value) ? 'a number' : 'a non-finite number') : `a ${typeof value}`;
   switch (field.type) {
     case 'boolean':
       return typeof value === 'boolean' ? undefined : `must be true, false or null, got ${got}`;
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? undefined : `must be a number or null, got ${got}`;
     case 'integer':
-      return typeof value === 'number' && Number.isSafeInteger(value) ? undefined : `must be an integer or null, got ${got}`;
+      return typeof value === 'number' && Number.isSafeInteger(value) ? undefined : `must be an integer or null, got ${typeof value === 'number' ? 'a number with a fraction or out of range' : got}`;
     case 'enum':
-      return typeof value === 'string' && (field.options ?? []).includes(value) ? undefined : `must be one of ${(field.options ?? []).map((o) => JSON.stringify(o)).join(', ')} or null, got ${got}`;
+      return typeof value === 'string' && (field.options ?? []).includes(value) ? undefined : `must be one of ${(field.options ?? []).map((o) => JSON.stringify(o)).join(', ')} or null, got ${typeof value === 'string' ? 'a string that is none of them' : got}`;
     default:
       if (typeof value !== 'string') return `must be a string or null, got ${got}`;
       return value.length > MAX_STRING_VALUE ? `must be at most ${MAX_STRING_VALUE} characters, got ${value.length}` : undefined;
