@@ -48,7 +48,7 @@ beforeAll(async () => {
     const next = queue.shift();
     if (next) return next(res);
     return answer({
-      summary: 'Ada booked a check-up for Tuesday at 3 pm.', sentiment: 'positive', successful: true,
+      summary: 'Ada booked a check-up for Tuesday at 3 pm.', sentiment: 'positive', successful: true, success_rationale: 'A check-up was booked.',
       custom: [{ name: 'appointment_booked', value: 'yes' }, { name: 'day', value: 'Tuesday' }],
     })(res);
   });
@@ -88,6 +88,8 @@ describe('the openai analyzer', () => {
     expect(result).toEqual({
       summary: 'Ada booked a check-up for Tuesday at 3 pm.', sentiment: 'positive', successful: true,
       custom: { appointment_booked: 'yes', day: 'Tuesday' },
+      // An agent without analysis fields: no `data` asked for, an empty one kept.
+      success_rationale: 'A check-up was booked.', data: {}, data_types: {}, data_errors: [],
     });
     expect(seen).toHaveLength(1);
     const [request] = seen;
