@@ -29,6 +29,8 @@ export type SweepName = 'call-recovery' | 'chat-sweep' | 'webhook-sweep';
 
 interface MarkerItem {
   next_due_at?: string;
+  /** When the last sweep that handled everything due ran (a sweep may read its index from there on). */
+  swept_through?: string;
 }
 
 /** The sweep's marker (`next_due_at`, ISO), or undefined when it has none yet. One strongly consistent GetItem. */
@@ -41,10 +43,24 @@ export async function sweepMarker(sweep: SweepName): Promise<string | undefined>
  * further ahead than the sweep's own horizon cannot have been set by a clock that only moves
  * forward (a clock set back, a restored table): it is not trusted, the sweep runs.
  */
-export async function sweepDue(sweep: SweepName, now: string, horizonMs: number): Promise<{ due: boolean; marker?: string }> {
-  const marker = await sweepMarker(sweep);
+export async function sweepDue(sweep: SweepName, now: string, horizonMs: number): Promise<{ due: boolean; marker?: string; sweptThrough?: string }> {
+  const item = await getItem<MarkerItem>(keys.sweepMarker(sweep));
+  const marker = item?.next_due_at;
   const trusted = marker !== undefined && Date.parse(marker) <= Date.parse(now) + horizonMs;
-  return { due: !trusted || marker! <= now, ...(marker ? { marker } : {}) };
+  const sweptThrough = trusted && item?.swept_through && item.swept_through <= now ? item.swept_through : undefined;
+  return { due: !trusted || marker! <= now, ...(marker ? { marker } : {}), ...(sweptThrough ? { sweptThrough } : {}) };
+}
+
+/** Records that a sweep handled every entry due by `at` (ISO); undefined forgets it (the next sweep reads its whole range). */
+export async function recordSweptThrough(sweep: SweepName, at: string | undefined): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.sweepMarker(sweep),
+      UpdateExpression: at ? 'SET swept_through = :at' : 'REMOVE swept_through',
+      ...(at ? { ExpressionAttributeValues: { ':at': at } } : {}),
+    }),
+  );
 }
 
 /** Before a sweep reads its index: the marker moves to the sweep's horizon (see the module comment). */

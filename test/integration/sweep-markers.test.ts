@@ -107,8 +107,10 @@ it('the recovery sweep: an idle minute is one GetItem; a new call lowers the mar
   const before = await requests(() => runCallRecovery({ now: new Date(due - 60_000) }));
   expect(before.commands).toEqual(['GetCommand']);
   now = due + 1000;
-  const at = await runCallRecovery({ now: new Date(due + 1000) });
+  const { result: at, commands } = await requests(() => runCallRecovery({ now: new Date(due + 1000) }));
   expect(at).toMatchObject({ ran: true, ended: 1 });
+  // It reads from the last complete sweep on (minutes ago), not 6 hours × 4 shards: 2 to 3 hours × 4 shards.
+  expect(commands.filter((c) => c === 'QueryCommand').length).toBeLessThanOrEqual(12);
   expect(await getItem<CallItem>(keys.call(org, call.id))).toMatchObject({ status: 'ended', disconnection_reason: 'failed' });
 });
 

@@ -2,7 +2,7 @@ import { clockNow } from '../../clock';
 import { gsi2, type Key } from '../../db/keys';
 import { getItem, queryPage } from '../../db/store';
 import { logger } from '../../logger';
-import { armSweep, earlier, settleSweep, sweepDue } from '../../jobs/sweep-marker';
+import { armSweep, earlier, recordSweptThrough, settleSweep, sweepDue } from '../../jobs/sweep-marker';
 import { endMove, finalize, FINALIZE_GRACE_MS, moveCall } from './lifecycle';
 import { CALL_DUE_SHARDS, type CallItem } from './service';
 import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
@@ -24,14 +24,16 @@ const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !i
  * earliest entry falls due; a new call lowers it (createCall, inbound calls). A call's entry that
  * moves EARLIER later on (its answer, its end) does not: it is found no later than the due time it
  * had, which the marker already covers. When the marker has come, the sweep reads the hours from
- * `lookbackHours` back to the horizon (RECOVERY_HORIZON_MS ahead), and leaves the marker at the
- * earliest entry it did not end.
+ * the last sweep that handled everything due (at most `lookbackHours` back) to the horizon
+ * (RECOVERY_HORIZON_MS ahead), and leaves the marker at the earliest entry it did not end.
  */
 export const DEFAULT_LOOKBACK_HOURS = 6;
 const MAX_LOOKBACK_HOURS = 24 * 14;
 /** How far ahead a sweep looks for the next entry (the marker's horizon when the index is empty). */
 export const RECOVERY_HORIZON_MS = 3600_000;
 const CONCURRENCY = 10;
+/** How far before the last complete sweep a sweep reads again: an entry the index showed late (a global index lags) or a clock a little behind. */
+const SWEPT_MARGIN_MS = 10 * 60_000;
 /** Entries read per page of one hour partition. */
 const PAGE = 50;
 
@@ -99,8 +101,10 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
     batch = [];
   };
 
-  // `lookback` hours back (an answer or an end moves an entry earlier than the marker knew), to the horizon's hour.
-  const fromMs = nowMs - lookback * 3600_000;
+  // From the last sweep that handled everything due (every entry is written due no earlier than its
+  // write, so nothing due before that sweep appeared since), else `lookback` hours back, to the horizon's hour.
+  const fullFromMs = nowMs - lookback * 3600_000;
+  const fromMs = !forced && gate.sweptThrough ? Math.max(fullFromMs, Date.parse(gate.sweptThrough) - SWEPT_MARGIN_MS) : fullFromMs;
   const hours: string[] = [];
   for (let ms = Date.parse(`${hourOf(fromMs)}:00:00.000Z`); ms <= nowMs + RECOVERY_HORIZON_MS; ms += 3600_000) hours.push(hourOf(ms));
   for (const hour of hours) {
@@ -132,6 +136,7 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
   if (summary.failed) earliestLeft = now;
   else if (summary.ended) earliestLeft = earlier(earliestLeft, new Date(nowMs + FINALIZE_GRACE_MS).toISOString());
   await settleSweep('call-recovery', earliestLeft);
+  await recordSweptThrough('call-recovery', summary.failed ? undefined : now);
   if (summary.found) logger.info('Call recovery sweep', { ...summary });
   if (summary.failed) throw new Error(`Call recovery: ${summary.failed} call(s) could not be ended; the next run retries them`);
   return summary;
