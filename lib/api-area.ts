@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import type { Operation } from '../shared/http/operation';
 import { ApiFunction, type AccessTargets } from './api-function';
 import type { Api } from './api';
+import type { StreamingApi } from './streaming-api';
 import type { CodeSource } from './bundle';
 import type { Monitoring } from './monitoring';
 import { pascalCase } from './names';
@@ -12,6 +13,8 @@ export interface ApiAreaProps extends NestedStackProps {
   /** The operations of one area (apiArea: one first path segment). */
   operations: Operation[];
   api: Api;
+  /** Where the operations that stream (`streams: true`) are served too. */
+  streamingApi?: StreamingApi;
   code: CodeSource;
   environment: Record<string, string>;
   targets: AccessTargets;
@@ -50,6 +53,21 @@ export class ApiArea extends NestedStack {
       props.api.addOperation(this, operation, fn);
       props.monitoring.alarmOnErrors(fn);
       this.functions.set(operation.operationId, fn);
+      if (operation.streams && props.streamingApi) {
+        // The same bundle, its `streamHandler` export: Lambda response streaming for the REST API.
+        const streamFn = new ApiFunction(this, `${pascalCase(operation.operationId)}StreamFunction`, {
+          code: props.code.code(operationBundleName(operation)),
+          description: `${operation.method} ${operation.path} (streamed): ${operation.summary}`,
+          environment: props.environment,
+          memoryMb: operation.memoryMb,
+          timeoutSeconds: operation.timeoutSeconds,
+          logRetention: props.logRetention,
+          handlerExport: 'streamHandler',
+        });
+        streamFn.applyAccess(operation.access, props.targets, `Operation ${operation.operationId} (streamed)`);
+        props.streamingApi.addOperation(operation, streamFn);
+        props.monitoring.alarmOnErrors(streamFn);
+      }
     }
   }
 }

@@ -45,6 +45,8 @@ export interface ApiFunctionProps {
   timeoutSeconds?: number;
   /** Default one month. */
   logRetention?: logs.RetentionDays;
+  /** The bundle's export Lambda calls (default `handler`; `streamHandler` behind the streaming API). */
+  handlerExport?: string;
 }
 
 /** The runtime every function uses; pinned so an upgrade is a reviewed change (see the L1 acknowledgment). */
@@ -79,7 +81,7 @@ export class ApiFunction extends lambda.Function {
     });
     super(scope, id, {
       code: props.code,
-      handler: 'index.handler',
+      handler: `index.${props.handlerExport ?? 'handler'}`,
       runtime: FUNCTION_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memoryMb ?? 256,

@@ -11,6 +11,7 @@ import { jobs as registryJobs } from '../shared/jobs/registry';
 import { Analysis, type AnalysisProps } from './analysis';
 import { Api, type ApiThrottle } from './api';
 import { ApiArea, apiArea, operationBundleName } from './api-area';
+import { StreamingApi } from './streaming-api';
 import { ApiFunction } from './api-function';
 import { bundledCode, placeholderCode, type BundleEntry, type CodeSource } from './bundle';
 import { Data } from './data';
@@ -193,6 +194,8 @@ export class VoiceAgentPlatformStack extends Stack {
 
     this.api = new Api(this, 'Api', { fallback: this.fallback, throttle: props.throttle, logRetention: props.logRetention });
     this.monitoring.alarmOnServerErrors(this.api.httpApi);
+    // Only when some operation streams (a REST API without methods cannot be deployed).
+    const streamingApi = operations.some((o) => o.streams) ? new StreamingApi(this, 'StreamingApi', { throttle: props.throttle, logRetention: props.logRetention }) : undefined;
 
     for (const [area, areaOperations] of groupBy(operations, apiArea)) {
       const areaId = `${pascalCase(area)}Api`;
@@ -202,6 +205,7 @@ export class VoiceAgentPlatformStack extends Stack {
           description: `Voice Agent Platform API: /api/v1/${area} operations`,
           operations: areaOperations,
           api: this.api,
+          streamingApi,
           code: this.code,
           environment,
           targets: { ...targets, queues: this.jobs.queues },
@@ -212,6 +216,7 @@ export class VoiceAgentPlatformStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
+    if (streamingApi) new CfnOutput(this, 'StreamingApiUrl', { value: streamingApi.url, description: 'Base URL of the streaming routes (Accept: text/event-stream; the OpenAI-compatible completions): same paths and key' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName });
     new CfnOutput(this, 'BucketName', { value: this.storage.bucket.bucketName });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });

@@ -83,6 +83,11 @@ export interface Operation<
    * param, code } }`) instead of the envelope.
    */
   openAiCompatible?: boolean;
+  /**
+   * The answer may stream (server-sent events): deployed, the operation is also served by the
+   * streaming REST API (lib/streaming-api.ts) through its entry file's `streamHandler`.
+   */
+  streams?: boolean;
   /** Lambda memory and timeout overrides. */
   memoryMb?: number;
   timeoutSeconds?: number;

@@ -34,8 +34,20 @@ describe('the stack built from the registries', () => {
     s = synth();
   });
 
-  it('has one function per operation, one for the fallback and one per job', () => {
-    expect(s.resources('AWS::Lambda::Function')).toHaveLength(operations.length + 1 + jobs.length);
+  it('has one function per operation (and a streaming one per streaming operation), one for the fallback and one per job', () => {
+    expect(s.resources('AWS::Lambda::Function')).toHaveLength(operations.length + operations.filter((o) => o.streams).length + 1 + jobs.length);
+  });
+
+  it('serves each streaming operation on the REST API with a STREAM proxy integration to its streamHandler', () => {
+    const streaming = operations.filter((o) => o.streams);
+    expect(streaming.map((o) => o.operationId)).toEqual(expect.arrayContaining(['sendChatMessage', 'submitChatToolResults', 'openAiChatCompletions']));
+    const methods = s.resources('AWS::ApiGateway::Method');
+    expect(methods).toHaveLength(streaming.length);
+    for (const method of methods) {
+      expect(method.Properties.Integration).toMatchObject({ Type: 'AWS_PROXY', ResponseTransferMode: 'STREAM' });
+    }
+    const handlers = s.resources('AWS::Lambda::Function').filter((fn) => fn.Properties.Handler === 'index.streamHandler');
+    expect(handlers).toHaveLength(streaming.length);
   });
 
   it.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))('routes %s to its own function', (_, operation) => {
@@ -66,7 +78,7 @@ describe('the stack built from the registries', () => {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
-        Handler: 'index.handler',
+        Handler: expect.stringMatching(/^index\.(handler|streamHandler)$/),
         TracingConfig: { Mode: 'Active' },
       });
       expect(Object.keys(fn.Properties.Environment.Variables)).toEqual(

@@ -29,14 +29,14 @@ export const sendChatMessage = defineOperation({
   method: 'POST', path: '/api/v1/chats/{id}/messages', operationId: 'sendChatMessage', tag, auth: true,
   summary: 'Send one user message: the agent answers (grounded in its knowledge base, calling its tools); answers what the turn added',
   entry: 'functions/chats/send-message.ts', params: IdParams, body: ChatMessageBody, response: ChatTurn,
-  successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
+  successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024, streams: true,
 });
 
 export const submitChatToolResults = defineOperation({
   method: 'POST', path: '/api/v1/chats/{id}/tool-results', operationId: 'submitChatToolResults', tag, auth: true,
   summary: 'Answer every pending `function` tool call of a `requires_action` chat; the turn goes on',
   entry: 'functions/chats/tool-results.ts', params: IdParams, body: ToolResultsBody, response: ChatTurn,
-  successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
+  successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024, streams: true,
 });
 
 export const endChat = defineOperation({

@@ -11,7 +11,7 @@ export const openAiChatCompletions = defineOperation({
   method: 'POST', path: '/api/v1/openai/v1/chat/completions', operationId: 'openAiChatCompletions', tag, auth: true,
   summary: 'OpenAI Chat Completions with an agent as the model (`model` = agent id); `stream: true` answers `chat.completion.chunk` events; errors are OpenAI-shaped',
   entry: 'functions/openai/chat-completions.ts', body: ChatCompletionBody, rawResponse: true, rawContentType: 'application/json',
-  openAiCompatible: true, access: completionAccess, timeoutSeconds: 29, memoryMb: 1024,
+  openAiCompatible: true, streams: true, access: completionAccess, timeoutSeconds: 29, memoryMb: 1024,
 });
 
 export const openAiListModels = defineOperation({

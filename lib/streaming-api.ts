@@ -1,0 +1,65 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Operation } from '../shared/http/operation';
+import type { ApiThrottle } from './api';
+
+export interface StreamingApiProps {
+  throttle?: ApiThrottle;
+  logRetention?: logs.RetentionDays;
+}
+
+/**
+ * The routes that stream (`streams: true` in the registry: chat turns with
+ * `Accept: text/event-stream`, the OpenAI-compatible completions) on a REST API whose Lambda proxy
+ * integrations use `responseTransferMode: STREAM`: an HTTP API cannot stream a response, and a
+ * REST API can (docs/api.md, "Streaming a turn"). Each route invokes the operation's `streamHandler`
+ * (shared/http/streaming.ts), which runs the same Middy stack as the HTTP API's function: API-key
+ * authentication, rate limits, validation and envelopes stay in the function, so no authorizer
+ * is added here. Same paths as the HTTP API; every other route stays there.
+ */
+export class StreamingApi extends Construct {
+  readonly restApi: apigw.RestApi;
+  readonly accessLogs: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: StreamingApiProps = {}) {
+    super(scope, id);
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
+    this.restApi = new apigw.RestApi(this, 'RestApi', {
+      description: 'Voice AI Agent Platform API: the streaming routes (server-sent events)',
+      endpointTypes: [apigw.EndpointType.REGIONAL],
+      cloudWatchRole: false,
+      deployOptions: {
+        stageName: 'v1',
+        tracingEnabled: true,
+        throttlingRateLimit: props.throttle?.rateLimit ?? 100,
+        throttlingBurstLimit: props.throttle?.burstLimit ?? 200,
+        accessLogDestination: new apigw.LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields({ caller: false, httpMethod: true, ip: true, protocol: true, requestTime: true, resourcePath: true, responseLength: true, status: true, user: false }),
+      },
+    });
+    Validations.of(this.restApi).acknowledge(
+      { id: 'AwsSolutions-APIG2', reason: 'Requests are validated inside the function by the same zod schemas and middleware as the HTTP API (400 envelopes naming the field).' },
+      { id: 'AwsSolutions-APIG3', reason: 'Same exposure as the HTTP API, which has no WAF either: per-key rate limits in the function and stage throttling.' },
+      { id: 'AwsSolutions-APIG4', reason: 'Authenticated inside the function by the shared Middy middleware (hashed API keys, per-key rate limits), as on the HTTP API.' },
+      { id: 'AwsSolutions-COG4', reason: 'API keys, not Cognito users, authenticate callers; the function checks them.' },
+      { id: 'AwsSolutions-APIG6', reason: 'Access logs are on (JSON, per request); execution logging would need an account-wide CloudWatch role and logs request details.' },
+    );
+  }
+
+  /** The base URL: the same paths as the HTTP API under it. */
+  get url(): string {
+    return this.restApi.url.replace(/\/$/, '');
+  }
+
+  /** Routes `METHOD path` to the operation's streaming function. */
+  addOperation(operation: Operation, fn: lambda.IFunction): void {
+    const resource = this.restApi.root.resourceForPath(operation.path);
+    resource.addMethod(
+      operation.method,
+      new apigw.LambdaIntegration(fn, { proxy: true, responseTransferMode: apigw.ResponseTransferMode.STREAM, timeout: Duration.seconds(29) }),
+    );
+  }
+}
