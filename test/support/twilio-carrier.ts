@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { twilioSignature } from '../../shared/adapters/telephony/twilio-signature';
 import { readBody } from './stand-in';
+import { RelayClient } from './relay-client';
 import { TwilioMediaClient } from './twilio-media-client';
 
 /**
@@ -41,11 +42,15 @@ export interface StandInCall {
   twiml: string;
   /** The media stream, when the instructions connected one. */
   stream?: TwilioMediaClient;
+  /** The ConversationRelay session, when the instructions were `<Connect><ConversationRelay>`. */
+  relay?: RelayClient;
   /** `in-progress` while connected (also while dialling a transfer), then `completed` or `busy`. */
   status: string;
   answeredAtMs?: number;
   /** The number dialled by a `<Dial>` the call was given (a transfer). */
   dialled?: string;
+  /** A call placed through the REST API (`Calls.json`): where its instructions and status callbacks go. */
+  placed?: { url: string; statusCallback: string | null };
 }
 
 export interface StatusCallbackSent {
@@ -66,6 +71,8 @@ export interface TwilioCarrierStandIn {
   available: string[];
   /** A call from `from` to one of the account's numbers. */
   incomingCall(from: string, to: string): Promise<StandInCall>;
+  /** A call placed through `Calls.json` is answered: its `Url` is asked for instructions (signed) and they are played. */
+  answer(sid: string): Promise<StandInCall>;
   /** The caller (or the party a transfer dialled) hangs up. */
   hangUp(sid: string): Promise<void>;
   close(): Promise<void>;
@@ -142,6 +149,13 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       }
       return send(200, { account_sid: accountSid, ...number });
     }
+    if (req.method === 'POST' && path === `${account}/Calls.json`) {
+      const [to, from, url] = [form.get('To'), form.get('From'), form.get('Url') ?? form.get('Twiml')];
+      if (!to || !from || !url) return send(400, twilioError(21201, 'To, From and Url are required.', 400));
+      const call: StandInCall = { sid: sid('CA'), from, to, twiml: '', status: 'queued', placed: { url, statusCallback: form.get('StatusCallback') } };
+      calls.set(call.sid, call);
+      return send(201, { sid: call.sid, status: 'queued', to, from, account_sid: accountSid });
+    }
     const live = path.match(new RegExp(`^${account}/Calls/(CA\\w+)\\.json$`));
     if (req.method === 'POST' && live) {
       const call = calls.get(live[1]!);
@@ -155,6 +169,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
         // New instructions leave <Connect><Stream>: the stream stops; the call goes on with the dialled party.
         call.dialled = dial[1];
         call.stream?.stop();
+        call.relay?.close();
       }
       return;
     }
@@ -175,11 +190,19 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     if (call.status !== 'in-progress') return;
     call.status = 'completed';
     if (call.stream?.open) call.stream.stop();
+    if (call.relay?.open) call.relay.close();
     await statusCallback(call, { CallStatus: 'completed', CallDuration: String(Math.round((now() - call.answeredAtMs!) / 1000)) });
   }
 
   /** Twilio's final status callback of an incoming call: to the number's StatusCallback, or nowhere. */
   async function statusCallback(call: StandInCall, fields: Record<string, string>): Promise<void> {
+    if (call.placed) {
+      if (!call.placed.statusCallback) return;
+      const params: Record<string, string> = { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, Direction: 'outbound-api', ApiVersion: '2010-04-01', Timestamp: new Date(now()).toUTCString(), ...fields };
+      const answer = await post(call.placed.statusCallback, params);
+      callbacks.push({ url: call.placed.statusCallback, params, status: answer.status });
+      return;
+    }
     const number = [...numbers.values()].find((n) => n.phone_number === call.to);
     if (!number?.status_callback) return;
     const params: Record<string, string> = {
@@ -215,13 +238,45 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
         await statusCallback(call, { CallStatus: 'busy', CallDuration: '0' });
         return call;
       }
+      const relayUrl = answer.text.match(/<ConversationRelay url="([^"]*)"/);
       const stream = answer.text.match(/<Stream url="([^"]*)"/);
+      if (relayUrl) {
+        // ConversationRelay: Twilio opens the url as given; an `end` with no <Connect action> and no verb after leaves the call nothing to do: it hangs up.
+        const unxmlR = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+        const params = Object.fromEntries([...answer.text.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxmlR(m[1]!), unxmlR(m[2]!)]));
+        call.status = 'in-progress';
+        call.answeredAtMs = now();
+        call.relay = await RelayClient.connect(unxmlR(relayUrl[1]!), { callSid: call.sid, from, to, customParameters: params });
+        void call.relay.closed.then(() => {
+          if (call.relay!.received.some((m) => m.type === 'end') && !call.dialled) return end(call);
+        });
+        return call;
+      }
       if (!stream) throw new Error(`Twilio stand-in: instructions it does not play: ${answer.text}`);
       const unxml = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
       const customParameters = Object.fromEntries([...answer.text.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxml(m[1]!), unxml(m[2]!)]));
       call.status = 'in-progress';
       call.answeredAtMs = now();
       call.stream = await TwilioMediaClient.connect(unxml(stream[1]!), { callSid: call.sid, customParameters });
+      return call;
+    },
+    async answer(callSid) {
+      const call = calls.get(callSid);
+      if (!call?.placed) throw new Error(`Twilio stand-in: no placed call ${callSid}`);
+      call.status = 'in-progress';
+      call.answeredAtMs = now();
+      await statusCallback(call, { CallStatus: 'in-progress' });
+      const answer = await post(call.placed.url, { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: 'outbound-api', ApiVersion: '2010-04-01' });
+      if (answer.status !== 200) throw new Error(`Twilio stand-in: the call's Url answered ${answer.status}: ${answer.text}`);
+      call.twiml = answer.text;
+      const unxml = (t: string) => t.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+      const relayUrl = answer.text.match(/<ConversationRelay url="([^"]*)"/);
+      if (!relayUrl) throw new Error(`Twilio stand-in: this stand-in plays only <ConversationRelay> for placed calls: ${answer.text}`);
+      const params = Object.fromEntries([...answer.text.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxml(m[1]!), unxml(m[2]!)]));
+      call.relay = await RelayClient.connect(unxml(relayUrl[1]!), { callSid: call.sid, from: call.from, to: call.to, direction: 'outbound-api', customParameters: params });
+      void call.relay.closed.then(() => {
+        if (call.relay!.received.some((m) => m.type === 'end') && !call.dialled) return end(call);
+      });
       return call;
     },
     async hangUp(callSid) {

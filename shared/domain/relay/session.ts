@@ -216,8 +216,9 @@ export async function* wordsOf(text: string): AsyncIterable<string> {
 }
 
 /** One caller utterance (or keypress): a turn of the engine, its reply spoken, the state written. */
-async function utterance(state: RelayState, userText: string, spoken: string): Promise<void> {
-  if (state.ending) return;
+async function utterance(read: RelayState, userText: string, spoken: string): Promise<void> {
+  const state = await afterTurnInFlight(read);
+  if (!state || state.ending) return;
   const atMs = clockMs();
   const seconds = (ms: number) => Math.max(0, Math.round((ms - state.connected_at_ms) / 100) / 10);
   // The turn is claimed (turn + 1) while the model works; the first token waits for the claim.
@@ -230,8 +231,8 @@ async function utterance(state: RelayState, userText: string, spoken: string): P
   const max = state.agent.max_call_duration_ms;
   if (max > 0 && atMs - state.connected_at_ms >= max) {
     const first = await sendReply(state, wordsOf(RELAY_TIME_UP), claim);
-    await send(state, { type: 'end', handoffData: JSON.stringify({ reasonCode: 'max-duration' }) });
     await finishTurn(state, () => myTurn, { user: { text: spoken, atMs }, messages: [{ role: 'user', content: userText }, { role: 'agent', content: RELAY_TIME_UP }], agentText: RELAY_TIME_UP, firstMs: first, tools: [], ending: {} }, seconds);
+    await send(state, { type: 'end', handoffData: JSON.stringify({ reasonCode: 'max-duration' }) });
     return;
   }
 
@@ -268,24 +269,37 @@ async function utterance(state: RelayState, userText: string, spoken: string): P
   }
   if (!added.length || added[0]!.role !== 'user') added.unshift({ role: 'user', content: userText });
   for (const m of added) {
-    if (m.role !== 'tool_call' || toolsRun.some((t) => t.name === m.name && t.arguments === m.arguments)) continue;
+    if (m.role !== 'tool_call' || m.name === PRESS_DIGITS_TOOL) continue; // press_digits is recorded as it runs
     const answer = added.find((r) => r.role === 'tool_result' && r.tool_call_id === m.tool_call_id);
-    if (m.name !== PRESS_DIGITS_TOOL) toolsRun.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: (answer?.result ?? null) as never, time_sec: seconds(atMs) });
+    toolsRun.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: (answer?.result ?? null) as never, time_sec: seconds(atMs) });
   }
   const agentText = failed ? RELAY_APOLOGY : added.filter((m) => m.role === 'agent' && m.content).map((m) => m.content).join(' ').trim();
   if (failed) added.push({ role: 'agent', content: RELAY_APOLOGY });
   const first = agentText ? await sendReply(state, wordsOf(agentText), claim) : (await claim, undefined);
 
   const effect = out?.effect ?? {};
-  let ending: RelayState['ending'];
-  if (effect.transferTo) {
-    ending = { reason: 'transferred', to: effect.transferTo };
-    await transfer(state, effect.transferTo);
-  } else if (effect.end) {
-    ending = {};
-    await send(state, { type: 'end', handoffData: JSON.stringify({ reasonCode: 'end-call' }) });
-  }
+  const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transferred', to: effect.transferTo } : effect.end ? {} : undefined;
+  // Written before the end goes out: Twilio closes the socket on `end`, and `$disconnect` writes the call from this state.
   await finishTurn(state, () => myTurn, { user: { text: spoken, atMs }, messages: added, agentText, firstMs: first, tools: toolsRun, ending }, seconds);
+  if (effect.transferTo) await transfer(state, effect.transferTo);
+  else if (effect.end) await send(state, { type: 'end', handoffData: JSON.stringify({ reasonCode: 'end-call' }) });
+}
+
+/** Longest a turn waits for the one before it to be written (its reply went out before its write). */
+const PREVIOUS_TURN_WAIT_MS = 5_000;
+
+/**
+ * The state once the turn before is written: a reply goes out token by token before its turn is
+ * written, so the caller's next words may come first; they must see it in their history.
+ */
+async function afterTurnInFlight(read: RelayState): Promise<RelayState | undefined> {
+  let state: RelayState | undefined = read;
+  const deadline = Date.now() + PREVIOUS_TURN_WAIT_MS;
+  while (state && state.turn_done < state.turn && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+    state = await readRelayState(read.connection_id);
+  }
+  return state;
 }
 
 /** `transfer_call`: the live call dials the number (`<Dial>`, the agent's ring duration), and the relay ends with hand-off data. */
@@ -340,7 +354,9 @@ async function finishTurn(state: RelayState, turnOf: () => number, rec: TurnReco
 /** `$disconnect`: the relay is over; the conversation goes to the call (an inbound call ends with it), and the state is removed. */
 export async function disconnectRelay(connectionId: string): Promise<void> {
   toolCache.delete(connectionId);
-  const state = await readRelayState(connectionId);
+  // A turn still running when the caller hung up is written first (bounded), so the call keeps it.
+  const read = await readRelayState(connectionId);
+  const state = read && (await afterTurnInFlight(read));
   if (!state) return;
   await recordConversation(state.organization_id, state.call_id, {
     transcript: state.transcript,

@@ -1,0 +1,188 @@
+/**
+ * Voice with any language model (issue 28): calls of a `relay` agent end to end on the local
+ * runtime, against the Twilio stand-in (REST, incoming calls, status callbacks), a ConversationRelay
+ * stand-in client speaking Twilio's documented messages (test/support/relay-client.ts) and a
+ * stand-in Chat Completions model. The relay's routes are the registry's WebSocket handlers, served
+ * by the local runtime on /relay as API Gateway would serve them.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clockMs } from '../../shared/clock';
+import { usePlatform } from '../support/platform';
+import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
+import { RelayClient } from '../support/relay-client';
+import { readBody } from '../support/stand-in';
+import { startTwilioCarrier, type TwilioCarrierStandIn } from '../support/twilio-carrier';
+import { until } from '../support/until';
+
+const SID = 'AC0000000000000000000000000000fe28';
+const TOKEN = 'relay-auth-token';
+let twilio: TwilioCarrierStandIn;
+let model: OpenAiStandIn;
+let shop: Server;
+let shopUrl = '';
+const stockRequests: any[] = [];
+
+const ready = (async () => {
+  twilio = await startTwilioCarrier({ accountSid: SID, authToken: TOKEN, now: () => clockMs() });
+  model = await startOpenAiStandIn();
+  shop = createServer(async (req, res) => {
+    stockRequests.push(JSON.parse(await readBody(req)));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sku: 'kettle', units: 7 }));
+  });
+  await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
+  shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}/stock`;
+})();
+beforeAll(() => ready);
+afterAll(async () => {
+  await twilio?.close();
+  await model?.close();
+  await new Promise((r) => shop?.close(r));
+});
+
+const local = usePlatform({
+  get env() {
+    return {
+      TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN,
+      LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-stand-in', LLM_MODEL: 'stand-in-model',
+    };
+  },
+} as never);
+const api = (...args: Parameters<ReturnType<typeof local>['api']>) => local().api(...args);
+
+const lastUser = (body: any): string => [...body.messages].reverse().find((m: any) => m.role === 'user')?.content ?? '';
+const attr = (twiml: string, name: string) => twiml.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
+
+/** A relay agent with a knowledge base (refunds), a webhook tool (stock) and end_call. */
+async function relayAgent(extra: Record<string, unknown> = {}) {
+  const kb = await api('POST', '/api/v1/rag/knowledge-bases', { body: { name: 'Help', description: 'Help centre' } });
+  const kbId = kb.body.data.id;
+  await api('POST', '/api/v1/rag/ingest', { body: { kb_id: kbId, doc_id: `refunds-${kbId.slice(-8)}`, title: 'Refunds', text: 'Refunds reach your card within five business days of the return arriving at our warehouse.' } });
+  await local().platform.queue.waitForIdle();
+  const tool = await api('POST', '/api/v1/tools', {
+    body: { name: 'Stock', type: 'webhook', url: shopUrl, definition: { name: 'stock_level', description: 'Units in stock', parameters: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] } } },
+  });
+  expect(tool.status).toBe(200);
+  const agent = await api('POST', '/api/v1/agents', {
+    body: {
+      name: 'Relay desk', agent_name: 'Ava', voice_pipeline: 'relay', voice_id: 'Google.en-GB-Neural2-A', language: 'en-GB',
+      prompt: 'You are {{agent_name}} of Acme.', begin_message: 'Thanks for calling Acme, {{agent_name}} speaking.', knowledge_base: kbId,
+      selected_tools: [{ tool_id: tool.body.data.id }, { type: 'end_call' }], ...extra,
+    },
+  });
+  expect(agent.status).toBe(200);
+  expect(agent.body.data).toMatchObject({ voice_pipeline: 'relay', language: 'en-GB' });
+  return agent.body.data.id as string;
+}
+
+/** The conversation every call plays: a knowledge-base answer, a webhook tool, an interruption, a keypress, then end_call. */
+async function converse(relay: RelayClient) {
+  model.script(
+    (body) => ({ text: JSON.stringify(body).includes('five business days') ? 'Refunds take five business days.' : 'I do not know.' }),
+    { toolCalls: [{ name: 'stock_level', arguments: { sku: 'kettle' } }] },
+    (body) => ({ text: body.messages.some((m: any) => m.role === 'tool' && m.content.includes('"units":7')) ? 'We have 7 kettles in stock.' : 'No stock answer.' }),
+    { text: 'Our kettles boil water in two minutes, come in four colours, and carry a two year warranty.' },
+    (body) => ({ text: lastUser(body) === 'The caller pressed 5 on their keypad.' ? 'You pressed five: the warranty desk.' : `Unexpected: ${lastUser(body)}` }),
+    { toolCalls: [{ name: 'end_call', arguments: { reason: 'done' } }] },
+    { text: 'Goodbye!' },
+  );
+  relay.say('How long do refunds take?');
+  await relay.until(() => relay.replies().length === 1, 'the refunds answer');
+  relay.say('Is the kettle in stock?');
+  await relay.until(() => relay.replies().length === 2, 'the stock answer');
+  relay.say('Tell me about the kettle.');
+  await relay.until(() => relay.replies().length === 3, 'the long answer');
+  relay.interrupt('Our kettles boil water');
+  await local().platform.relay.idle();
+  relay.press('5');
+  await relay.until(() => relay.replies().length === 4, 'the keypress answer');
+  relay.say('That is all, bye.');
+  await relay.closed;
+  return relay.replies();
+}
+
+function expectConversation(call: any, replies: string[]) {
+  expect(replies).toEqual([
+    'Refunds take five business days.',
+    'We have 7 kettles in stock.',
+    'Our kettles boil water in two minutes, come in four colours, and carry a two year warranty.',
+    'You pressed five: the warranty desk.',
+    'Goodbye!',
+  ]);
+  expect(call.transcript.map((t: any) => [t.role, t.text, t.interrupted ?? false])).toEqual([
+    ['agent', 'Thanks for calling Acme, Ava speaking.', false],
+    ['user', 'How long do refunds take?', false],
+    ['agent', 'Refunds take five business days.', false],
+    ['user', 'Is the kettle in stock?', false],
+    ['agent', 'We have 7 kettles in stock.', false],
+    ['user', 'Tell me about the kettle.', false],
+    ['agent', 'Our kettles boil water', true],
+    ['user', '(pressed 5)', false],
+    ['agent', 'You pressed five: the warranty desk.', false],
+    ['user', 'That is all, bye.', false],
+    ['agent', 'Goodbye!', false],
+  ]);
+  expect(call.tool_calls.map((t: any) => [t.name, t.arguments])).toEqual([['stock_level', { sku: 'kettle' }], ['end_call', { reason: 'done' }]]);
+  expect(call.tool_calls[0].result).toEqual({ sku: 'kettle', units: 7 });
+}
+
+it('answers an inbound call of a relay agent through ConversationRelay: greeting, knowledge base, webhook tool, interruption, keypress, end_call; the call ends with its transcript and call.ended', async () => {
+  const agentId = await relayAgent();
+  const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).body.data;
+  const bought = await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agentId } });
+  expect(bought.status).toBe(200);
+
+  const call = await twilio.incomingCall('+14155550188', choice.phone_number);
+  expect(call.twiml).toMatch(/<Connect><ConversationRelay [^>]*>.*<\/ConversationRelay><\/Connect>/);
+  expect(attr(call.twiml, 'welcomeGreeting')).toBe('Thanks for calling Acme, Ava speaking.');
+  expect(attr(call.twiml, 'voice')).toBe('Google.en-GB-Neural2-A');
+  expect(attr(call.twiml, 'language')).toBe('en-GB');
+  expect(attr(call.twiml, 'dtmfDetection')).toBe('true');
+  expect(attr(call.twiml, 'url')).toMatch(new RegExp(`^${local().platform.relay.url}\\?token=`));
+  const callId = call.twiml.match(/<Parameter name="call_id" value="([^"]*)"/)![1]!;
+
+  const replies = await converse(call.relay!);
+  expect(model.requests.every((r) => r.body.model === 'stand-in-model')).toBe(true);
+  expect(call.relay!.refused).toEqual([]);
+  expect(call.relay!.received.at(-1)).toEqual({ type: 'end', handoffData: JSON.stringify({ reasonCode: 'end-call' }) });
+  expect(stockRequests.at(-1)).toMatchObject({ name: 'stock_level', arguments: { sku: 'kettle' } });
+
+  await local().platform.relay.idle();
+  await local().platform.queue.waitForIdle();
+  const ended = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended', 'the call ended');
+  expect(ended).toMatchObject({ direction: 'inbound', disconnection_reason: expect.any(String) });
+  expectConversation(ended, replies);
+  const events = (await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === callId);
+  expect(events).toHaveLength(1);
+  expect(events[0].data.transcript).toHaveLength(11);
+});
+
+it('places an outbound call of a relay agent: Twilio fetches ConversationRelay TwiML and the call ends with its transcript', async () => {
+  const agentId = await relayAgent({ start_speaker: 'agent' });
+  const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).body.data;
+  const bought = await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price } });
+  expect(bought.status).toBe(200);
+  const created = await api('POST', '/api/v1/calls', { body: { agent_id: agentId, from_phone_number: choice.phone_number, to_phone_number: '+14155550199' } });
+  expect(created.status).toBe(200);
+  const callId = created.body.data.id;
+  await local().platform.queue.waitForIdle();
+  const placed = [...twilio.calls.values()].find((c) => c.placed && c.to === '+14155550199' && c.status === 'queued');
+  expect(placed).toBeDefined();
+  const call = await twilio.answer(placed!.sid);
+  expect(attr(call.twiml, 'welcomeGreeting')).toBe('Thanks for calling Acme, Ava speaking.');
+
+  const replies = await converse(call.relay!);
+  await local().platform.relay.idle();
+  await local().platform.queue.waitForIdle();
+  const ended = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended', 'the call ended');
+  expect(ended.direction).toBe('outbound');
+  expectConversation(ended, replies);
+  expect((await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === callId)).toHaveLength(1);
+});
+
+it('admits a relay connection only with a valid, unused token', async () => {
+  const bad = await RelayClient.connect(`${local().platform.relay.url}?token=forged`, { callSid: 'CA1', customParameters: {} }).catch((err) => err);
+  expect(bad.status).toBe(401);
+  const none = await RelayClient.connect(local().platform.relay.url, { callSid: 'CA1', customParameters: {} }).catch((err) => err);
+  expect(none.status).toBe(401);
+});
