@@ -20,7 +20,7 @@ import { simulatedConversation } from './conversation';
 import { storeRecording } from './recordings';
 import type { CallToolCalls, Transcript } from './schemas';
 import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
-import type { VoiceFields } from './voice-session';
+import type { VoiceFields } from './state';
 import { advances, billableMinutes, isMachine, moveFor, STATUS_RANK, VOICE_LOST_MESSAGE, type Move } from './state';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

@@ -25,6 +25,17 @@ export interface Move {
 /** A call's error when its stream was admitted and never recorded (the voice runtime died mid-call). */
 export const VOICE_LOST_MESSAGE = 'The voice runtime stopped during the call; the conversation was not recorded';
 
+/** The reasons the voice runtime may give its own end (the carrier's `completed` is replaced by them). */
+export type VoiceEndReason = Extract<DisconnectionReason, 'voicemail' | 'transferred' | 'failed'>;
+
+/** What the voice runtime leaves on a call item (voice-session.ts writes them; lifecycle.ts reads them). */
+export interface VoiceFields {
+  voice_stream_at?: string;
+  voice_recorded_at?: string;
+  voice_end_reason?: VoiceEndReason;
+  voice_error_message?: string;
+}
+
 /** Twilio's `AnsweredBy` values that mean a machine (answering machine detection). */
 export const isMachine = (answeredBy: string | undefined) => !!answeredBy && answeredBy.startsWith('machine');
 

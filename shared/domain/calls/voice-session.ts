@@ -4,9 +4,9 @@ import { clockMs, clockNow } from '../../clock';
 import { keys } from '../../db/keys';
 import { ConditionFailed, getItem, putNew, transact, updateExisting } from '../../db/store';
 import { endAtStreamStop } from './lifecycle';
-import type { CallToolCalls, DisconnectionReason, Transcript } from './schemas';
+import type { CallToolCalls, Transcript } from './schemas';
 import type { CallItem } from './service';
-import { VOICE_LOST_MESSAGE } from './state';
+import { VOICE_LOST_MESSAGE, type VoiceEndReason, type VoiceFields } from './state';
 import { STREAM_TOKEN_TTL_SECONDS } from './voice-stream';
 
 export { VOICE_LOST_MESSAGE };
@@ -38,15 +38,7 @@ export { VOICE_LOST_MESSAGE };
  * VOICE_LOST_MESSAGE as its `error_message`; a call whose carrier never reports an end is ended
  * by the recovery sweep (recovery.ts) like any other.
  */
-/** The reasons the runtime may give its own end (the carrier's `completed` is replaced by them). */
-export type VoiceEndReason = Extract<DisconnectionReason, 'voicemail' | 'transferred' | 'failed'>;
-
-export interface VoiceFields {
-  voice_stream_at?: string;
-  voice_recorded_at?: string;
-  voice_end_reason?: VoiceEndReason;
-  voice_error_message?: string;
-}
+export type { VoiceEndReason, VoiceFields } from './state';
 
 export interface RecordedConversation {
   transcript: Transcript;
