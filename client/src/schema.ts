@@ -192,6 +192,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agents/{id}/tests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an agent's tests
+         * @description List an agent's tests.
+         *
+         *     Requires an API key (`X-Api-Key`). Paged with `limit` and `offset` or `cursor`; `meta.total` is exact.
+         */
+        get: operations["listAgentTests"];
+        put?: never;
+        /**
+         * Create a test: a scripted or simulated user, tool mocks and criteria
+         * @description Create a test: a scripted or simulated user, tool mocks and criteria.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["createAgentTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents/{id}": {
         parameters: {
             query?: never;
@@ -224,6 +252,140 @@ export interface paths {
          *     Requires an API key (`X-Api-Key`).
          */
         patch: operations["updateAgent"];
+        trace?: never;
+    };
+    "/api/v1/agents/{id}/tests/{test_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one test
+         * @description Get one test.
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["getAgentTest"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a test
+         * @description Delete a test.
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        delete: operations["deleteAgentTest"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a test; only supplied fields change
+         * @description Update a test; only supplied fields change.
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        patch: operations["updateAgentTest"];
+        trace?: never;
+    };
+    "/api/v1/agents/{id}/test-runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a test run with its results
+         * @description Get a test run with its results.
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["getAgentTestRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one published version with its frozen config
+         * @description Get one published version with its frozen config.
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["getAgentVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{id}/test-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an agent's test runs, newest first (without their results)
+         * @description List an agent's test runs, newest first (without their results)
+         *
+         *     Requires an API key (`X-Api-Key`). Paged with `limit` and `offset` or `cursor`; `meta.total` is exact.
+         */
+        get: operations["listAgentTestRuns"];
+        put?: never;
+        /**
+         * Run tests (default all) against a version or the draft; answers the run, queued
+         * @description Run tests (default all) against a version or the draft; answers the run, queued.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["startAgentTestRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an agent's published versions, newest first
+         * @description List an agent's published versions, newest first.
+         *
+         *     Requires an API key (`X-Api-Key`). Paged with `limit` and `offset` or `cursor`; `meta.total` is exact.
+         */
+        get: operations["listAgentVersions"];
+        put?: never;
+        /**
+         * Publish the draft as the next version (optionally only when every test passes)
+         * @description Publish the draft as the next version (optionally only when every test passes)
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["publishAgentVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/agents/{id}/status": {
@@ -496,6 +658,40 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
+        /**
+         * Public (no key): the headers `GET /widget/embed.js` answers (`ETag`, `Content-Length`, caching; 304 on `If-None-Match`) and no body
+         * @description Public (no key): the headers `GET /widget/embed.js` answers (`ETag`, `Content-Length`, caching; 304 on `If-None-Match`) and no body.
+         *
+         *     Public: no API key.
+         */
+        head: operations["headWidgetEmbedScript"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widget/{id}/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Public (no key): start a web call with the widget's agent (its `voice_enabled` must be true): the call's id, the voice runtime's WebSocket `url` and a one-use `token` valid 60 s (docs/api.md, "Web calls"). Origin, deactivation and the new-chat limits as `POST /widget/{id}/chats`
+         * @description Public (no key): start a web call with the widget's agent (its `voice_enabled` must be true): the call's id, the voice runtime's WebSocket `url` and a one-use `token` valid 60 s (docs/api.md, "Web calls"). Origin, deactivation and the new-chat limits as `POST /widget/{id}/chats`.
+         *
+         *     Public: no API key.
+         */
+        post: operations["startWidgetCall"];
+        delete?: never;
+        /**
+         * Public (no key): CORS preflight, under the widget's origin rule
+         * @description Public (no key): CORS preflight, under the widget's origin rule.
+         *
+         *     Public: no API key.
+         */
+        options: operations["preflightWidgetCalls"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -510,8 +706,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 a minute per chat (429 with `Retry-After`)
-         * @description Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 a minute per chat (429 with `Retry-After`)
+         * Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 turns a minute per chat and the widget's `daily_message_limit` a UTC day (429 with `Retry-After`)
+         * @description Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 turns a minute per chat and the widget's `daily_message_limit` a UTC day (429 with `Retry-After`)
          *
          *     Public: no API key.
          */
@@ -538,8 +734,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Public (token): the page answers the chat's pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on
-         * @description Public (token): the page answers the chat's pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on.
+         * Public (token): the page answers the chat's pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on, counted toward the chat's 20 turns a minute (429 with `Retry-After`)
+         * @description Public (token): the page answers the chat's pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on, counted toward the chat's 20 turns a minute (429 with `Retry-After`)
          *
          *     Public: no API key.
          */
@@ -566,8 +762,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Public (no key): start a chat (`channel` `widget`) with the widget's agent; answers the chat and a `token` for it alone, valid 24 h. Limits: 60 new chats a minute per widget, 10 per client address (429 with `Retry-After`)
-         * @description Public (no key): start a chat (`channel` `widget`) with the widget's agent; answers the chat and a `token` for it alone, valid 24 h. Limits: 60 new chats a minute per widget, 10 per client address (429 with `Retry-After`)
+         * Public (no key): start a chat (`channel` `widget`) with the widget's agent; answers the chat and a `token` for it alone, valid 24 h. `dynamic_variables` only of the widget's `public_variables`, no `metadata` (400). Limits: 10 new chats a minute per client address, 600 per widget (429 with `Retry-After`)
+         * @description Public (no key): start a chat (`channel` `widget`) with the widget's agent; answers the chat and a `token` for it alone, valid 24 h. `dynamic_variables` only of the widget's `public_variables`, no `metadata` (400). Limits: 10 new chats a minute per client address, 600 per widget (429 with `Retry-After`)
          *
          *     Public: no API key.
          */
@@ -1476,12 +1672,34 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine
-         * @description Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine.
+         * Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine. Calls we place carry `organization_id` and `call_id` in the URL; a number's StatusCallback (incoming calls) carries none, the call is found from its CallSid
+         * @description Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine. Calls we place carry `organization_id` and `call_id` in the URL; a number's StatusCallback (incoming calls) carries none, the call is found from its CallSid.
          *
          *     Public: no API key.
          */
         post: operations["receiveTwilioStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/web-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a call in the browser (`channel` `web`): the call session `ringing`, the voice runtime's WebSocket `url` and a one-use `token` valid 60 s (docs/api.md, "Web calls", has the browser protocol); no number, no carrier, no charge
+         * @description Start a call in the browser (`channel` `web`): the call session `ringing`, the voice runtime's WebSocket `url` and a one-use `token` valid 60 s (docs/api.md, "Web calls", has the browser protocol); no number, no carrier, no charge.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["createWebCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2026,6 +2244,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/analytics/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Conversations ended per UTC day or week and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days)
+         * @description Conversations ended per UTC day or week and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days)
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["getConversationAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{id}/analysis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an ended call's analysis again with its agent's current settings (analysis fields, success criteria, model, prompt); replaces the analysis, emits `call.analyzed` again and moves the analytics counts
+         * @description Run an ended call's analysis again with its agent's current settings (analysis fields, success criteria, model, prompt); replaces the analysis, emits `call.analyzed` again and moves the analytics counts.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["reanalyzeCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{id}/analysis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an ended chat's analysis again with its agent's current settings (analysis fields, success criteria, model, prompt); replaces the analysis, emits `chat.analyzed` again and moves the analytics counts
+         * @description Run an ended chat's analysis again with its agent's current settings (analysis fields, success criteria, model, prompt); replaces the analysis, emits `chat.analyzed` again and moves the analytics counts.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["reanalyzeChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/openai/v1/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OpenAI Chat Completions with an agent as the model (`model` = agent id); `stream: true` answers `chat.completion.chunk` events; errors are OpenAI-shaped
+         * @description OpenAI Chat Completions with an agent as the model (`model` = agent id); `stream: true` answers `chat.completion.chunk` events; errors are OpenAI-shaped.
+         *
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         */
+        post: operations["openAiChatCompletions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/openai/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's active agents as OpenAI models (`{ object: "list", data: [{ id, object: "model", created, owned_by }] }`)
+         * @description The organization's active agents as OpenAI models (`{ object: "list", data: [{ id, object: "model", created, owned_by }] }`)
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["openAiListModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2049,7 +2377,7 @@ export interface components {
             message: string;
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
                 message: string;
                 /** @description `fields` on validation errors; otherwise facts about the failure (`allowed`, `retry_after_seconds`, `request_id`, `checks`, …) */
                 details: {
@@ -2106,10 +2434,14 @@ export interface components {
             model: string;
             s2s_model: string;
             voice_id: string;
+            /** @enum {string} */
+            voice_pipeline: "realtime" | "relay";
+            language: string;
             temperature: number;
             reminder_trigger_ms: number;
             reminder_max_count: number;
-            ambient_sound: string;
+            /** @enum {string} */
+            ambient_sound: "" | "office" | "cafe" | "call-center" | "static";
             ambient_sound_volume: number;
             end_call_after_silence: boolean;
             max_call_duration_ms: number;
@@ -2131,12 +2463,51 @@ export interface components {
             prompt: string;
             /** @enum {string} */
             start_speaker: "agent" | "user";
+            analysis_fields: components["schemas"]["AnalysisField"][];
+            success_criteria: string;
+            published_version: number | null;
             created_at: string;
             updated_at: string;
         };
         AgentStatusRequest: {
             /** @enum {string} */
             status: "AGENT_STATUS_UNSPECIFIED" | "AGENT_STATUS_ACTIVE" | "AGENT_STATUS_INACTIVE";
+        };
+        /** @description A test of an agent: a simulated user, tool mocks and criteria */
+        AgentTest: {
+            id: string;
+            agent_id: string;
+            name: string;
+            user: components["schemas"]["TestUser"];
+            dynamic_variables: {
+                [key: string]: string;
+            };
+            contact: components["schemas"]["TestContact"] | null;
+            tool_mocks: components["schemas"]["ToolMock"][];
+            criteria: components["schemas"]["TestCriterion"][];
+            created_at: string;
+            updated_at: string;
+        };
+        /** @description An immutable published version of an agent */
+        AgentVersion: {
+            agent_id: string;
+            version: number;
+            description: string;
+            created_at: string;
+            config: {
+                [key: string]: unknown;
+            };
+            test_run_id?: string;
+        };
+        /** @description A published version of the agent (1, 2, …) or "draft"; absent: the agent's published_version, else the draft */
+        AgentVersionPin: number | "draft";
+        /** @description A typed outcome of the analysis: `name` (snake_case), `type` (string, number, integer, boolean, enum) and `description`; an enum's `options` (2–50) */
+        AnalysisField: {
+            name: string;
+            /** @enum {string} */
+            type: "string" | "number" | "integer" | "boolean" | "enum";
+            description: string;
+            options?: string[];
         };
         /** @description An API key as listed: never its secret */
         ApiKey: {
@@ -2235,12 +2606,15 @@ export interface components {
             id: string;
             organization_id: string;
             agent_id: string;
+            agent_version: number | null;
             campaign_id: string | null;
             contact_id: string | null;
             /** @enum {string} */
             direction: "outbound" | "inbound";
-            from_phone_number: string;
-            to_phone_number: string;
+            /** @enum {string} */
+            channel: "phone" | "web";
+            from_phone_number: string | null;
+            to_phone_number: string | null;
             /** @enum {string} */
             status: "queued" | "ringing" | "in_progress" | "ended";
             disconnection_reason: ("completed" | "no_answer" | "busy" | "voicemail" | "failed" | "canceled" | "transferred") | null;
@@ -2254,6 +2628,7 @@ export interface components {
                 role: "agent" | "user";
                 text: string;
                 time_sec: number;
+                interrupted?: boolean;
             }[];
             tool_calls: {
                 name: string;
@@ -2264,15 +2639,7 @@ export interface components {
                 time_sec: number;
             }[];
             recording_url: string | null;
-            analysis: {
-                summary: string;
-                /** @enum {string} */
-                sentiment: "positive" | "neutral" | "negative";
-                successful: boolean;
-                custom: {
-                    [key: string]: unknown;
-                };
-            } | null;
+            analysis: components["schemas"]["ConversationAnalysis"] | null;
             analysis_error: string | null;
             metadata: {
                 [key: string]: unknown;
@@ -2289,6 +2656,7 @@ export interface components {
             organization_id: string;
             name: string;
             agent_id: string;
+            agent_version: number | null;
             phone_number_id: string;
             from_phone_number: string;
             /** @enum {string} */
@@ -2419,6 +2787,7 @@ export interface components {
             id: string;
             organization_id: string;
             agent_id: string;
+            agent_version: number | null;
             contact_id: string | null;
             /** @enum {string} */
             channel: "api" | "widget";
@@ -2433,15 +2802,7 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
-            analysis: {
-                summary: string;
-                /** @enum {string} */
-                sentiment: "positive" | "neutral" | "negative";
-                successful: boolean;
-                custom: {
-                    [key: string]: unknown;
-                };
-            } | null;
+            analysis: components["schemas"]["ConversationAnalysis"] | null;
             analysis_error: string | null;
             usage: components["schemas"]["ChatUsage"];
             user_messages: number;
@@ -2450,6 +2811,62 @@ export interface components {
             created_at: string;
             updated_at: string;
             messages: components["schemas"]["ChatMessage"][];
+        };
+        /** @description OpenAI Chat Completions request; `model` is an agent id */
+        ChatCompletionRequest: {
+            model: string;
+            messages: ({
+                /** @enum {string} */
+                role: "system" | "developer" | "user" | "assistant" | "tool";
+                content?: (string | ({
+                    type: string;
+                    text?: string;
+                } & {
+                    [key: string]: unknown;
+                })[]) | null;
+                name?: string;
+                tool_calls?: ({
+                    id: string;
+                    /** @constant */
+                    type?: "function";
+                    function: {
+                        name: string;
+                        arguments: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                })[] | null;
+                tool_call_id?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            tools?: ({
+                /** @constant */
+                type: "function";
+                function: {
+                    name: string;
+                    description?: string;
+                    parameters?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            })[];
+            tool_choice?: unknown;
+            stream?: boolean | null;
+            stream_options?: ({
+                include_usage?: boolean;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            temperature?: number | null;
+        } & {
+            [key: string]: unknown;
         };
         /** @description A message of a chat */
         ChatMessage: {
@@ -2481,6 +2898,7 @@ export interface components {
             id: string;
             organization_id: string;
             agent_id: string;
+            agent_version: number | null;
             contact_id: string | null;
             /** @enum {string} */
             channel: "api" | "widget";
@@ -2495,15 +2913,7 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
-            analysis: {
-                summary: string;
-                /** @enum {string} */
-                sentiment: "positive" | "neutral" | "negative";
-                successful: boolean;
-                custom: {
-                    [key: string]: unknown;
-                };
-            } | null;
+            analysis: components["schemas"]["ConversationAnalysis"] | null;
             analysis_error: string | null;
             usage: components["schemas"]["ChatUsage"];
             user_messages: number;
@@ -2578,6 +2988,78 @@ export interface components {
             appointments: number;
             notes: number;
         };
+        /** @description The analysis of an ended call or chat: summary, sentiment, success with its rationale, custom facts and the typed outcomes (`data`) */
+        ConversationAnalysis: {
+            summary: string;
+            /** @enum {string} */
+            sentiment: "positive" | "neutral" | "negative";
+            successful: boolean;
+            success_rationale: string | null;
+            custom: {
+                [key: string]: unknown;
+            };
+            data: {
+                [key: string]: string | number | boolean | null;
+            };
+            data_types: {
+                [key: string]: "string" | "number" | "integer" | "boolean" | "enum";
+            };
+            data_errors: {
+                field: string;
+                message: string;
+            }[];
+        };
+        /** @description Conversation analytics over a window of UTC days, by interval and in total, read from counters kept with each end and analysis */
+        ConversationAnalytics: {
+            agent_id: string | null;
+            channel: ("call" | "chat") | null;
+            from: string;
+            to: string;
+            /** @enum {string} */
+            interval: "day" | "week";
+            intervals: components["schemas"]["ConversationAnalyticsInterval"][];
+            totals: components["schemas"]["ConversationAnalyticsTotals"];
+        };
+        /** @description One interval (a UTC day, or a week from Monday clipped to the window) of conversation analytics */
+        ConversationAnalyticsInterval: {
+            start: string;
+            end: string;
+            calls: number;
+            chats: number;
+            ended: {
+                [key: string]: number;
+            };
+            successful: number;
+            analyzed: number;
+            minutes: number;
+            prompt_tokens: number;
+            completion_tokens: number;
+            cost: number;
+            fields: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
+        };
+        /** @description Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value */
+        ConversationAnalyticsTotals: {
+            calls: number;
+            chats: number;
+            ended: {
+                [key: string]: number;
+            };
+            successful: number;
+            analyzed: number;
+            minutes: number;
+            prompt_tokens: number;
+            completion_tokens: number;
+            cost: number;
+            fields: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
+        };
         CreateAgentRequest: {
             widget_settings_id?: string | null;
             name: string;
@@ -2587,10 +3069,14 @@ export interface components {
             model?: string;
             s2s_model?: string;
             voice_id?: string;
+            /** @enum {string} */
+            voice_pipeline?: "realtime" | "relay";
+            language?: string;
             temperature?: number;
             reminder_trigger_ms?: number;
             reminder_max_count?: number;
-            ambient_sound?: string;
+            /** @enum {string} */
+            ambient_sound?: "" | "office" | "cafe" | "call-center" | "static";
             ambient_sound_volume?: number;
             end_call_after_silence?: boolean;
             max_call_duration_ms?: number;
@@ -2612,6 +3098,19 @@ export interface components {
             prompt?: string;
             /** @enum {string} */
             start_speaker?: "agent" | "user";
+            analysis_fields?: components["schemas"]["AnalysisField"][];
+            success_criteria?: string;
+        };
+        /** @description A test of an agent */
+        CreateAgentTestRequest: {
+            name: string;
+            user: components["schemas"]["TestUserInput"];
+            dynamic_variables?: {
+                [key: string]: string;
+            };
+            contact?: components["schemas"]["TestContact"] | null;
+            tool_mocks?: components["schemas"]["ToolMock"][];
+            criteria?: components["schemas"]["TestCriterionInput"][];
         };
         CreateApiKeyRequest: {
             name: string;
@@ -2630,6 +3129,7 @@ export interface components {
             dynamic_variables?: {
                 [key: string]: string;
             };
+            agent_version?: components["schemas"]["AgentVersionPin"];
         };
         /** @description A new draft campaign: agent, number, contacts and schedule (omitted schedule members take their defaults) */
         CreateCampaignRequest: {
@@ -2649,6 +3149,7 @@ export interface components {
                 blackout_dates?: string[];
                 use_contact_timezone?: boolean;
             };
+            agent_version?: components["schemas"]["AgentVersionPin"];
         };
         CreateContactRequest: {
             first_name?: string;
@@ -2690,10 +3191,19 @@ export interface components {
             size_bytes: number;
             filename?: string;
         };
+        /** @description A call in the browser to start with an agent */
+        CreateWebCallRequest: {
+            agent_id: string;
+            contact_id?: string;
+            dynamic_variables?: {
+                [key: string]: string;
+            };
+            agent_version?: components["schemas"]["AgentVersionPin"];
+        };
         /** @description A new webhook endpoint: the HTTPS URL and the event kinds it receives */
         CreateWebhookRequest: {
             url: string;
-            events: ("call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping" | "*")[];
+            events: ("call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -2709,6 +3219,18 @@ export interface components {
             avatar_url?: "" | string;
             language?: string;
             allowed_origins?: string[];
+            public_variables?: string[];
+            daily_message_limit?: number;
+            voice_enabled?: boolean;
+        };
+        /** @description A criterion (as written in the test) with its verdict and why */
+        CriterionVerdict: {
+            type: string;
+            /** @enum {string} */
+            verdict: "passed" | "failed" | "not_evaluated";
+            detail: string;
+        } & {
+            [key: string]: unknown;
         };
         /** @description The exact sum of the charges in one currency */
         CurrencyTotal: {
@@ -2787,7 +3309,7 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping";
+            type: "call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
             created_at: string;
             organization_id: string;
             data: {
@@ -2875,6 +3397,20 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description A simulated user played by the model: who it is, what it wants, and at most how many messages it sends (default 10) */
+        PersonaTestUser: {
+            persona: string;
+            goal: string;
+            /** @default 10 */
+            max_turns: number;
+        };
+        /** @description A simulated user played by the model: who it is, what it wants, and at most how many messages it sends (default 10) */
+        PersonaTestUserInput: {
+            persona: string;
+            goal: string;
+            /** @default 10 */
+            max_turns?: number;
+        };
         /** @description A number the organization holds or held, bought (`purchased`) or imported */
         PhoneNumber: {
             id: string;
@@ -2908,6 +3444,11 @@ export interface components {
         /** @description Options of a dry run: the call length its estimate assumes */
         PreviewCampaignRequest: {
             assumed_call_sec?: number;
+        };
+        /** @description Publishes the draft as the next version */
+        PublishAgentVersionRequest: {
+            description?: string;
+            require_passing_tests?: boolean;
         };
         QueryRequest: {
             kb_id: string;
@@ -2953,6 +3494,10 @@ export interface components {
             base_url?: string;
             webhook_secret?: string;
         };
+        /** @description A scripted user: its messages, sent one per turn in order */
+        ScriptedTestUser: {
+            turns: string[];
+        };
         /** @description An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number, check_availability, book_appointment); other members are kept */
         SelectedTool: {
             tool_id?: string;
@@ -2971,17 +3516,173 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            agent_version?: components["schemas"]["AgentVersionPin"];
         };
-        /** @description A chat to start through a widget (every member optional) */
+        /** @description Which tests to run (default all), against which version (default "draft"), how many times each (1–5) */
+        StartTestRunRequest: {
+            test_ids?: string[];
+            /** @default draft */
+            agent_version?: components["schemas"]["AgentVersionPin"];
+            /** @default 1 */
+            repeat?: number;
+        };
+        /** @description A chat to start through a widget (every member optional; no `metadata`) */
         StartWidgetChatRequest: {
             agent_id?: string;
             dynamic_variables?: {
                 [key: string]: string;
             };
-            metadata?: {
+        };
+        /** @description The contact the test's conversation is with (fills `{{contact.*}}`); no contact is read or written */
+        TestContact: {
+            first_name?: string;
+            last_name?: string;
+            email?: string;
+            phone?: string;
+            company?: string;
+            timezone?: string;
+        };
+        /** @description A criterion named by `type`; docs/api.md, "Versions and tests", describes each */
+        TestCriterion: {
+            /** @constant */
+            type: "reply_contains";
+            text: string;
+            /** @default any */
+            turn: number | "any" | "last";
+        } | {
+            /** @constant */
+            type: "reply_not_contains";
+            text: string;
+            /** @default any */
+            turn: number | "any" | "last";
+        } | {
+            /** @constant */
+            type: "reply_matches";
+            pattern: string;
+            /** @default any */
+            turn: number | "any" | "last";
+        } | {
+            /** @constant */
+            type: "tool_called";
+            tool: string;
+            arguments?: {
                 [key: string]: unknown;
             };
+            times?: number;
+        } | {
+            /** @constant */
+            type: "tool_not_called";
+            tool: string;
+        } | {
+            /** @constant */
+            type: "ended";
+            /** @enum {string} */
+            end_reason?: "agent_ended" | "transferred" | "user_ended" | "max_turns";
+        } | {
+            /** @constant */
+            type: "judge";
+            rubric: string;
         };
+        /** @description A criterion named by `type`; docs/api.md, "Versions and tests", describes each */
+        TestCriterionInput: {
+            /** @constant */
+            type: "reply_contains";
+            text: string;
+            /** @default any */
+            turn?: number | "any" | "last";
+        } | {
+            /** @constant */
+            type: "reply_not_contains";
+            text: string;
+            /** @default any */
+            turn?: number | "any" | "last";
+        } | {
+            /** @constant */
+            type: "reply_matches";
+            pattern: string;
+            /** @default any */
+            turn?: number | "any" | "last";
+        } | {
+            /** @constant */
+            type: "tool_called";
+            tool: string;
+            arguments?: {
+                [key: string]: unknown;
+            };
+            times?: number;
+        } | {
+            /** @constant */
+            type: "tool_not_called";
+            tool: string;
+        } | {
+            /** @constant */
+            type: "ended";
+            /** @enum {string} */
+            end_reason?: "agent_ended" | "transferred" | "user_ended" | "max_turns";
+        } | {
+            /** @constant */
+            type: "judge";
+            rubric: string;
+        };
+        /** @description One test × attempt of a run */
+        TestResult: {
+            test_id: string;
+            test_name: string;
+            attempt: number;
+            /** @enum {string} */
+            status: "passed" | "failed" | "error";
+            transcript: {
+                /** @enum {string} */
+                role: "agent" | "user";
+                content: string;
+            }[];
+            tool_calls: components["schemas"]["TestToolCall"][];
+            end_reason: ("agent_ended" | "transferred" | "user_ended" | "max_turns") | null;
+            criteria: components["schemas"]["CriterionVerdict"][];
+            usage: {
+                llm_requests: number;
+                prompt_tokens: number;
+                completion_tokens: number;
+            };
+            error: string | null;
+            duration_ms: number;
+            completed_at: string;
+        };
+        /** @description A run of an agent's tests; GET /test-runs lists runs without their results */
+        TestRun: {
+            id: string;
+            agent_id: string;
+            agent_version: number | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "completed";
+            test_ids: string[];
+            repeat: number;
+            results?: components["schemas"]["TestResult"][];
+            summary: {
+                total: number;
+                passed: number;
+                failed: number;
+                errored: number;
+            };
+            notices: string[];
+            created_at: string;
+            started_at: string | null;
+            completed_at: string | null;
+        };
+        /** @description A tool call the agent made during a test */
+        TestToolCall: {
+            name: string;
+            arguments: {
+                [key: string]: unknown;
+            };
+            result: unknown;
+            /** @enum {string} */
+            answered_by: "mock" | "not_mocked" | "platform";
+        };
+        /** @description Scripted (`turns`) or played by the model (`persona`, `goal`, `max_turns`) */
+        TestUser: components["schemas"]["ScriptedTestUser"] | components["schemas"]["PersonaTestUser"];
+        /** @description Scripted (`turns`) or played by the model (`persona`, `goal`, `max_turns`) */
+        TestUserInput: components["schemas"]["ScriptedTestUser"] | components["schemas"]["PersonaTestUserInput"];
         /** @description A tool an agent can call: a function the model calls, or a webhook the platform calls */
         Tool: {
             id: string;
@@ -3066,6 +3767,14 @@ export interface components {
                 required?: string[];
             };
         };
+        /** @description A tool's answer during a test: `output` for calls of `tool` (whose arguments contain `arguments`, when given) */
+        ToolMock: {
+            tool: string;
+            output: unknown;
+            arguments?: {
+                [key: string]: unknown;
+            };
+        };
         /** @description A tool and its signing secret, shown only once */
         ToolWithSecret: {
             id: string;
@@ -3106,10 +3815,14 @@ export interface components {
             model?: string;
             s2s_model?: string;
             voice_id?: string;
+            /** @enum {string} */
+            voice_pipeline?: "realtime" | "relay";
+            language?: string;
             temperature?: number;
             reminder_trigger_ms?: number;
             reminder_max_count?: number;
-            ambient_sound?: string;
+            /** @enum {string} */
+            ambient_sound?: "" | "office" | "cafe" | "call-center" | "static";
             ambient_sound_volume?: number;
             end_call_after_silence?: boolean;
             max_call_duration_ms?: number;
@@ -3131,6 +3844,20 @@ export interface components {
             prompt?: string;
             /** @enum {string} */
             start_speaker?: "agent" | "user";
+            analysis_fields?: components["schemas"]["AnalysisField"][];
+            success_criteria?: string;
+            published_version?: number | null;
+        };
+        /** @description Fields of a test to change */
+        UpdateAgentTestRequest: {
+            name?: string;
+            user?: components["schemas"]["TestUserInput"];
+            dynamic_variables?: {
+                [key: string]: string;
+            };
+            contact?: components["schemas"]["TestContact"] | null;
+            tool_mocks?: components["schemas"]["ToolMock"][];
+            criteria?: components["schemas"]["TestCriterionInput"][];
         };
         /** @description The fields to change; `schedule` members merge over the stored ones */
         UpdateCampaignRequest: {
@@ -3193,7 +3920,7 @@ export interface components {
         /** @description The fields of a webhook endpoint to change */
         UpdateWebhookRequest: {
             url?: string;
-            events?: ("call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping" | "*")[];
+            events?: ("call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -3209,6 +3936,9 @@ export interface components {
             avatar_url?: "" | string;
             language?: string;
             allowed_origins?: string[];
+            public_variables?: string[];
+            daily_message_limit?: number;
+            voice_enabled?: boolean;
         };
         /** @description A presigned upload: PUT the file to `upload_url` with `headers`, then ingest `upload_id` */
         Upload: {
@@ -3222,6 +3952,13 @@ export interface components {
             content_type: string;
             size_bytes: number;
             expires_at: string;
+        };
+        /** @description A web call created, with where and how the browser joins it */
+        WebCallStarted: {
+            call: components["schemas"]["Call"];
+            url: string;
+            token: string;
+            token_expires_at: string;
         };
         /** @description One attempt to deliver an event to a webhook endpoint, and how it went */
         WebhookDelivery: {
@@ -3263,6 +4000,14 @@ export interface components {
             updated_at: string;
             secret: string;
         };
+        /** @description A web call started through a widget, with where and how the browser joins it */
+        WidgetCallStarted: {
+            call_id: string;
+            agent_id: string;
+            url: string;
+            token: string;
+            token_expires_at: string;
+        };
         /** @description A widget chat as the page sees it (no organization data, no tool results) */
         WidgetChat: {
             id: string;
@@ -3302,6 +4047,7 @@ export interface components {
             position: "bottom-right" | "bottom-left";
             avatar_url: "" | string;
             language: string;
+            voice_enabled: boolean;
             agent: {
                 id: string;
                 agent_name: string;
@@ -3325,6 +4071,9 @@ export interface components {
             avatar_url: "" | string;
             language: string;
             allowed_origins: string[];
+            public_variables: string[];
+            daily_message_limit: number;
+            voice_enabled: boolean;
             created_at: string;
             updated_at: string;
         };
@@ -3571,6 +4320,10 @@ export type AddCampaignContactsRequest = components['schemas']['AddCampaignConta
 export type AddDncEntryRequest = components['schemas']['AddDncEntryRequest'];
 export type Agent = components['schemas']['Agent'];
 export type AgentStatusRequest = components['schemas']['AgentStatusRequest'];
+export type AgentTest = components['schemas']['AgentTest'];
+export type AgentVersion = components['schemas']['AgentVersion'];
+export type AgentVersionPin = components['schemas']['AgentVersionPin'];
+export type AnalysisField = components['schemas']['AnalysisField'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type Appointment = components['schemas']['Appointment'];
 export type Availability = components['schemas']['Availability'];
@@ -3591,6 +4344,7 @@ export type Capabilities = components['schemas']['Capabilities'];
 export type Charge = components['schemas']['Charge'];
 export type ChargesTotal = components['schemas']['ChargesTotal'];
 export type Chat = components['schemas']['Chat'];
+export type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
 export type ChatMessage = components['schemas']['ChatMessage'];
 export type ChatMessageRequest = components['schemas']['ChatMessageRequest'];
 export type ChatSource = components['schemas']['ChatSource'];
@@ -3601,7 +4355,12 @@ export type ChatUsage = components['schemas']['ChatUsage'];
 export type Contact = components['schemas']['Contact'];
 export type ContactCall = components['schemas']['ContactCall'];
 export type ContactStats = components['schemas']['ContactStats'];
+export type ConversationAnalysis = components['schemas']['ConversationAnalysis'];
+export type ConversationAnalytics = components['schemas']['ConversationAnalytics'];
+export type ConversationAnalyticsInterval = components['schemas']['ConversationAnalyticsInterval'];
+export type ConversationAnalyticsTotals = components['schemas']['ConversationAnalyticsTotals'];
 export type CreateAgentRequest = components['schemas']['CreateAgentRequest'];
+export type CreateAgentTestRequest = components['schemas']['CreateAgentTestRequest'];
 export type CreateApiKeyRequest = components['schemas']['CreateApiKeyRequest'];
 export type CreateCallRequest = components['schemas']['CreateCallRequest'];
 export type CreateCampaignRequest = components['schemas']['CreateCampaignRequest'];
@@ -3609,8 +4368,10 @@ export type CreateContactRequest = components['schemas']['CreateContactRequest']
 export type CreateKnowledgeBaseRequest = components['schemas']['CreateKnowledgeBaseRequest'];
 export type CreateToolRequest = components['schemas']['CreateToolRequest'];
 export type CreateUploadRequest = components['schemas']['CreateUploadRequest'];
+export type CreateWebCallRequest = components['schemas']['CreateWebCallRequest'];
 export type CreateWebhookRequest = components['schemas']['CreateWebhookRequest'];
 export type CreateWidgetSettingsRequest = components['schemas']['CreateWidgetSettingsRequest'];
+export type CriterionVerdict = components['schemas']['CriterionVerdict'];
 export type CurrencyTotal = components['schemas']['CurrencyTotal'];
 export type DiscoverRequest = components['schemas']['DiscoverRequest'];
 export type DiscoverResult = components['schemas']['DiscoverResult'];
@@ -3629,24 +4390,39 @@ export type Note = components['schemas']['Note'];
 export type NoteRequest = components['schemas']['NoteRequest'];
 export type Passage = components['schemas']['Passage'];
 export type PendingToolCall = components['schemas']['PendingToolCall'];
+export type PersonaTestUser = components['schemas']['PersonaTestUser'];
+export type PersonaTestUserInput = components['schemas']['PersonaTestUserInput'];
 export type PhoneNumber = components['schemas']['PhoneNumber'];
 export type PreviewCampaignRequest = components['schemas']['PreviewCampaignRequest'];
+export type PublishAgentVersionRequest = components['schemas']['PublishAgentVersionRequest'];
 export type QueryRequest = components['schemas']['QueryRequest'];
 export type QueryResult = components['schemas']['QueryResult'];
 export type Readiness = components['schemas']['Readiness'];
 export type RescheduleAppointmentRequest = components['schemas']['RescheduleAppointmentRequest'];
 export type SchedulingIntegration = components['schemas']['SchedulingIntegration'];
 export type SchedulingIntegrationRequest = components['schemas']['SchedulingIntegrationRequest'];
+export type ScriptedTestUser = components['schemas']['ScriptedTestUser'];
 export type SelectedTool = components['schemas']['SelectedTool'];
 export type StartChatRequest = components['schemas']['StartChatRequest'];
+export type StartTestRunRequest = components['schemas']['StartTestRunRequest'];
 export type StartWidgetChatRequest = components['schemas']['StartWidgetChatRequest'];
+export type TestContact = components['schemas']['TestContact'];
+export type TestCriterion = components['schemas']['TestCriterion'];
+export type TestCriterionInput = components['schemas']['TestCriterionInput'];
+export type TestResult = components['schemas']['TestResult'];
+export type TestRun = components['schemas']['TestRun'];
+export type TestToolCall = components['schemas']['TestToolCall'];
+export type TestUser = components['schemas']['TestUser'];
+export type TestUserInput = components['schemas']['TestUserInput'];
 export type Tool = components['schemas']['Tool'];
 export type ToolDefinition = components['schemas']['ToolDefinition'];
 export type ToolDefinitionInput = components['schemas']['ToolDefinitionInput'];
+export type ToolMock = components['schemas']['ToolMock'];
 export type ToolWithSecret = components['schemas']['ToolWithSecret'];
 export type TwilioCallbackForm = components['schemas']['TwilioCallbackForm'];
 export type TwilioCallbackReceipt = components['schemas']['TwilioCallbackReceipt'];
 export type UpdateAgentRequest = components['schemas']['UpdateAgentRequest'];
+export type UpdateAgentTestRequest = components['schemas']['UpdateAgentTestRequest'];
 export type UpdateCampaignRequest = components['schemas']['UpdateCampaignRequest'];
 export type UpdateContactRequest = components['schemas']['UpdateContactRequest'];
 export type UpdateImportedPhoneNumberRequest = components['schemas']['UpdateImportedPhoneNumberRequest'];
@@ -3655,9 +4431,11 @@ export type UpdateToolRequest = components['schemas']['UpdateToolRequest'];
 export type UpdateWebhookRequest = components['schemas']['UpdateWebhookRequest'];
 export type UpdateWidgetSettingsRequest = components['schemas']['UpdateWidgetSettingsRequest'];
 export type Upload = components['schemas']['Upload'];
+export type WebCallStarted = components['schemas']['WebCallStarted'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
+export type WidgetCallStarted = components['schemas']['WidgetCallStarted'];
 export type WidgetChat = components['schemas']['WidgetChat'];
 export type WidgetChatStarted = components['schemas']['WidgetChatStarted'];
 export type WidgetConfig = components['schemas']['WidgetConfig'];
@@ -4101,6 +4879,25 @@ export interface operations {
                      *           "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
                      *           "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *           "start_speaker": "agent",
+                     *           "analysis_fields": [
+                     *             {
+                     *               "name": "appointment_booked",
+                     *               "type": "boolean",
+                     *               "description": "Whether a check-up was booked on the call"
+                     *             },
+                     *             {
+                     *               "name": "outcome",
+                     *               "type": "enum",
+                     *               "description": "How the call ended for the practice",
+                     *               "options": [
+                     *                 "booked",
+                     *                 "callback",
+                     *                 "not_interested"
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *           "published_version": 3,
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
                      *         }
@@ -4206,6 +5003,25 @@ export interface operations {
                      *         "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
                      *         "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *         "start_speaker": "agent",
+                     *         "analysis_fields": [
+                     *           {
+                     *             "name": "appointment_booked",
+                     *             "type": "boolean",
+                     *             "description": "Whether a check-up was booked on the call"
+                     *           },
+                     *           {
+                     *             "name": "outcome",
+                     *             "type": "enum",
+                     *             "description": "How the call ended for the practice",
+                     *             "options": [
+                     *               "booked",
+                     *               "callback",
+                     *               "not_interested"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -4224,6 +5040,299 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAgentTests: {
+        parameters: {
+            query?: {
+                /** @description Items per page (1–100) */
+                limit?: number;
+                /** @description Items to skip (use `cursor` instead for deep pages) */
+                offset?: number;
+                /** @description `meta.next_cursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": [
+                     *         {
+                     *           "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa012",
+                     *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "name": "Books a check-up",
+                     *           "user": {
+                     *             "turns": [
+                     *               "Hi, I need a check-up",
+                     *               "check_availability start_date=2026-03-10",
+                     *               "book_appointment start_time=2026-03-10T09:00 name=\"Ann Lee\"",
+                     *               "bye"
+                     *             ]
+                     *           },
+                     *           "dynamic_variables": {
+                     *             "clinic": "Downtown"
+                     *           },
+                     *           "contact": {
+                     *             "first_name": "Ann",
+                     *             "last_name": "Lee",
+                     *             "timezone": "America/New_York"
+                     *           },
+                     *           "tool_mocks": [
+                     *             {
+                     *               "tool": "book_appointment",
+                     *               "output": {
+                     *                 "booked": true,
+                     *                 "appointment_id": "test-1"
+                     *               }
+                     *             }
+                     *           ],
+                     *           "criteria": [
+                     *             {
+                     *               "type": "tool_called",
+                     *               "tool": "book_appointment",
+                     *               "arguments": {
+                     *                 "name": "Ann Lee"
+                     *               },
+                     *               "times": 1
+                     *             },
+                     *             {
+                     *               "type": "reply_not_contains",
+                     *               "text": "failed",
+                     *               "turn": "any"
+                     *             },
+                     *             {
+                     *               "type": "ended",
+                     *               "end_reason": "agent_ended"
+                     *             },
+                     *             {
+                     *               "type": "judge",
+                     *               "rubric": "The agent confirms the booked time before saying goodbye."
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-03-02T15:04:05.123Z",
+                     *           "updated_at": "2026-03-02T16:20:41.507Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "limit": 20,
+                     *         "offset": 0,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["AgentTest"][];
+                        meta: components["schemas"]["ListMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createAgentTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Books a check-up",
+                 *       "user": {
+                 *         "turns": [
+                 *           "Hi, I need a check-up",
+                 *           "check_availability start_date=2026-03-10",
+                 *           "book_appointment start_time=2026-03-10T09:00 name=\"Ann Lee\"",
+                 *           "bye"
+                 *         ]
+                 *       },
+                 *       "dynamic_variables": {
+                 *         "clinic": "Downtown"
+                 *       },
+                 *       "contact": {
+                 *         "first_name": "Ann",
+                 *         "last_name": "Lee",
+                 *         "timezone": "America/New_York"
+                 *       },
+                 *       "tool_mocks": [
+                 *         {
+                 *           "tool": "book_appointment",
+                 *           "output": {
+                 *             "booked": true,
+                 *             "appointment_id": "test-1"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "criteria": [
+                 *         {
+                 *           "type": "tool_called",
+                 *           "tool": "book_appointment",
+                 *           "arguments": {
+                 *             "name": "Ann Lee"
+                 *           },
+                 *           "times": 1
+                 *         },
+                 *         {
+                 *           "type": "reply_not_contains",
+                 *           "text": "failed",
+                 *           "turn": "any"
+                 *         },
+                 *         {
+                 *           "type": "ended",
+                 *           "end_reason": "agent_ended"
+                 *         },
+                 *         {
+                 *           "type": "judge",
+                 *           "rubric": "The agent confirms the booked time before saying goodbye."
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateAgentTestRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Test created successfully",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa012",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "name": "Books a check-up",
+                     *         "user": {
+                     *           "turns": [
+                     *             "Hi, I need a check-up",
+                     *             "check_availability start_date=2026-03-10",
+                     *             "book_appointment start_time=2026-03-10T09:00 name=\"Ann Lee\"",
+                     *             "bye"
+                     *           ]
+                     *         },
+                     *         "dynamic_variables": {
+                     *           "clinic": "Downtown"
+                     *         },
+                     *         "contact": {
+                     *           "first_name": "Ann",
+                     *           "last_name": "Lee",
+                     *           "timezone": "America/New_York"
+                     *         },
+                     *         "tool_mocks": [
+                     *           {
+                     *             "tool": "book_appointment",
+                     *             "output": {
+                     *               "booked": true,
+                     *               "appointment_id": "test-1"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "criteria": [
+                     *           {
+                     *             "type": "tool_called",
+                     *             "tool": "book_appointment",
+                     *             "arguments": {
+                     *               "name": "Ann Lee"
+                     *             },
+                     *             "times": 1
+                     *           },
+                     *           {
+                     *             "type": "reply_not_contains",
+                     *             "text": "failed",
+                     *             "turn": "any"
+                     *           },
+                     *           {
+                     *             "type": "ended",
+                     *             "end_reason": "agent_ended"
+                     *           },
+                     *           {
+                     *             "type": "judge",
+                     *             "rubric": "The agent confirms the booked time before saying goodbye."
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["AgentTest"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The agent has 200 tests already. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4286,6 +5395,25 @@ export interface operations {
                      *         "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
                      *         "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *         "start_speaker": "agent",
+                     *         "analysis_fields": [
+                     *           {
+                     *             "name": "appointment_booked",
+                     *             "type": "boolean",
+                     *             "description": "Whether a check-up was booked on the call"
+                     *           },
+                     *           {
+                     *             "name": "outcome",
+                     *             "type": "enum",
+                     *             "description": "How the call ended for the practice",
+                     *             "options": [
+                     *               "booked",
+                     *               "callback",
+                     *               "not_interested"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -4417,6 +5545,25 @@ export interface operations {
                      *         "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
                      *         "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *         "start_speaker": "agent",
+                     *         "analysis_fields": [
+                     *           {
+                     *             "name": "appointment_booked",
+                     *             "type": "boolean",
+                     *             "description": "Whether a check-up was booked on the call"
+                     *           },
+                     *           {
+                     *             "name": "outcome",
+                     *             "type": "enum",
+                     *             "description": "How the call ended for the practice",
+                     *             "options": [
+                     *               "booked",
+                     *               "callback",
+                     *               "not_interested"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -4436,6 +5583,936 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAgentTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                test_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa012",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "name": "Books a check-up",
+                     *         "user": {
+                     *           "turns": [
+                     *             "Hi, I need a check-up",
+                     *             "check_availability start_date=2026-03-10",
+                     *             "book_appointment start_time=2026-03-10T09:00 name=\"Ann Lee\"",
+                     *             "bye"
+                     *           ]
+                     *         },
+                     *         "dynamic_variables": {
+                     *           "clinic": "Downtown"
+                     *         },
+                     *         "contact": {
+                     *           "first_name": "Ann",
+                     *           "last_name": "Lee",
+                     *           "timezone": "America/New_York"
+                     *         },
+                     *         "tool_mocks": [
+                     *           {
+                     *             "tool": "book_appointment",
+                     *             "output": {
+                     *               "booked": true,
+                     *               "appointment_id": "test-1"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "criteria": [
+                     *           {
+                     *             "type": "tool_called",
+                     *             "tool": "book_appointment",
+                     *             "arguments": {
+                     *               "name": "Ann Lee"
+                     *             },
+                     *             "times": 1
+                     *           },
+                     *           {
+                     *             "type": "reply_not_contains",
+                     *             "text": "failed",
+                     *             "turn": "any"
+                     *           },
+                     *           {
+                     *             "type": "ended",
+                     *             "end_reason": "agent_ended"
+                     *           },
+                     *           {
+                     *             "type": "judge",
+                     *             "rubric": "The agent confirms the booked time before saying goodbye."
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["AgentTest"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteAgentTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                test_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Test deleted successfully"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateAgentTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                test_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "persona": "A busy parent who wants the earliest Saturday slot",
+                 *         "goal": "Book a check-up on a Saturday morning",
+                 *         "max_turns": 8
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateAgentTestRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Test updated successfully",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa012",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "name": "Books a check-up",
+                     *         "user": {
+                     *           "turns": [
+                     *             "Hi, I need a check-up",
+                     *             "check_availability start_date=2026-03-10",
+                     *             "book_appointment start_time=2026-03-10T09:00 name=\"Ann Lee\"",
+                     *             "bye"
+                     *           ]
+                     *         },
+                     *         "dynamic_variables": {
+                     *           "clinic": "Downtown"
+                     *         },
+                     *         "contact": {
+                     *           "first_name": "Ann",
+                     *           "last_name": "Lee",
+                     *           "timezone": "America/New_York"
+                     *         },
+                     *         "tool_mocks": [
+                     *           {
+                     *             "tool": "book_appointment",
+                     *             "output": {
+                     *               "booked": true,
+                     *               "appointment_id": "test-1"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "criteria": [
+                     *           {
+                     *             "type": "tool_called",
+                     *             "tool": "book_appointment",
+                     *             "arguments": {
+                     *               "name": "Ann Lee"
+                     *             },
+                     *             "times": 1
+                     *           },
+                     *           {
+                     *             "type": "reply_not_contains",
+                     *             "text": "failed",
+                     *             "turn": "any"
+                     *           },
+                     *           {
+                     *             "type": "ended",
+                     *             "end_reason": "agent_ended"
+                     *           },
+                     *           {
+                     *             "type": "judge",
+                     *             "rubric": "The agent confirms the booked time before saying goodbye."
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["AgentTest"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAgentTestRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "id": "01936f50-2e4f-7051-8263-7d8e9fa0b123",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": null,
+                     *         "status": "completed",
+                     *         "test_ids": [
+                     *           "01936f50-1d3e-7f40-b152-6c7d8e9fa012"
+                     *         ],
+                     *         "repeat": 1,
+                     *         "results": [
+                     *           {
+                     *             "test_id": "01936f50-1d3e-7f40-b152-6c7d8e9fa012",
+                     *             "test_name": "Books a check-up",
+                     *             "attempt": 1,
+                     *             "status": "passed",
+                     *             "transcript": [
+                     *               {
+                     *                 "role": "agent",
+                     *                 "content": "Hello, this is Ava from Acme Dental. How can I help you today?"
+                     *               },
+                     *               {
+                     *                 "role": "user",
+                     *                 "content": "Hi, I need a check-up"
+                     *               },
+                     *               {
+                     *                 "role": "agent",
+                     *                 "content": "Of course. Which day suits you?"
+                     *               }
+                     *             ],
+                     *             "tool_calls": [
+                     *               {
+                     *                 "name": "book_appointment",
+                     *                 "arguments": {
+                     *                   "start_time": "2026-03-10T09:00",
+                     *                   "name": "Ann Lee"
+                     *                 },
+                     *                 "result": {
+                     *                   "booked": true,
+                     *                   "appointment_id": "test-1"
+                     *                 },
+                     *                 "answered_by": "mock"
+                     *               }
+                     *             ],
+                     *             "end_reason": "agent_ended",
+                     *             "criteria": [
+                     *               {
+                     *                 "type": "tool_called",
+                     *                 "tool": "book_appointment",
+                     *                 "arguments": {
+                     *                   "name": "Ann Lee"
+                     *                 },
+                     *                 "times": 1,
+                     *                 "verdict": "passed",
+                     *                 "detail": "book_appointment with {\"name\":\"Ann Lee\"} called 1 times"
+                     *               },
+                     *               {
+                     *                 "type": "judge",
+                     *                 "rubric": "The agent confirms the booked time before saying goodbye.",
+                     *                 "verdict": "not_evaluated",
+                     *                 "detail": "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *               }
+                     *             ],
+                     *             "usage": {
+                     *               "llm_requests": 6,
+                     *               "prompt_tokens": 0,
+                     *               "completion_tokens": 0
+                     *             },
+                     *             "error": null,
+                     *             "duration_ms": 41,
+                     *             "completed_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ],
+                     *         "summary": {
+                     *           "total": 1,
+                     *           "passed": 1,
+                     *           "failed": 0,
+                     *           "errored": 0
+                     *         },
+                     *         "notices": [
+                     *           "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *         ],
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "completed_at": "2026-03-02T16:20:41.507Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["TestRun"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAgentVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "version": 3,
+                     *         "description": "Shorter greeting",
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "config": {
+                     *           "agent_name": "Ava",
+                     *           "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
+                     *           "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
+                     *           "model": "gpt-4o-mini",
+                     *           "temperature": 0.7,
+                     *           "selected_tools": [
+                     *             {
+                     *               "tool_id": "01936f4f-0c2d-7e3f-a041-5b6c7d8e9fa1"
+                     *             }
+                     *           ],
+                     *           "knowledge_base": "01936f4f-5172-7384-b596-a0b1c2d3e4f6"
+                     *         },
+                     *         "test_run_id": "01936f50-2e4f-7051-8263-7d8e9fa0b123"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["AgentVersion"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAgentTestRuns: {
+        parameters: {
+            query?: {
+                /** @description Items per page (1–100) */
+                limit?: number;
+                /** @description Items to skip (use `cursor` instead for deep pages) */
+                offset?: number;
+                /** @description `meta.next_cursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": [
+                     *         {
+                     *           "id": "01936f50-2e4f-7051-8263-7d8e9fa0b123",
+                     *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "agent_version": null,
+                     *           "status": "completed",
+                     *           "test_ids": [
+                     *             "01936f50-1d3e-7f40-b152-6c7d8e9fa012"
+                     *           ],
+                     *           "repeat": 1,
+                     *           "results": [
+                     *             {
+                     *               "test_id": "01936f50-1d3e-7f40-b152-6c7d8e9fa012",
+                     *               "test_name": "Books a check-up",
+                     *               "attempt": 1,
+                     *               "status": "passed",
+                     *               "transcript": [
+                     *                 {
+                     *                   "role": "agent",
+                     *                   "content": "Hello, this is Ava from Acme Dental. How can I help you today?"
+                     *                 },
+                     *                 {
+                     *                   "role": "user",
+                     *                   "content": "Hi, I need a check-up"
+                     *                 },
+                     *                 {
+                     *                   "role": "agent",
+                     *                   "content": "Of course. Which day suits you?"
+                     *                 }
+                     *               ],
+                     *               "tool_calls": [
+                     *                 {
+                     *                   "name": "book_appointment",
+                     *                   "arguments": {
+                     *                     "start_time": "2026-03-10T09:00",
+                     *                     "name": "Ann Lee"
+                     *                   },
+                     *                   "result": {
+                     *                     "booked": true,
+                     *                     "appointment_id": "test-1"
+                     *                   },
+                     *                   "answered_by": "mock"
+                     *                 }
+                     *               ],
+                     *               "end_reason": "agent_ended",
+                     *               "criteria": [
+                     *                 {
+                     *                   "type": "tool_called",
+                     *                   "tool": "book_appointment",
+                     *                   "arguments": {
+                     *                     "name": "Ann Lee"
+                     *                   },
+                     *                   "times": 1,
+                     *                   "verdict": "passed",
+                     *                   "detail": "book_appointment with {\"name\":\"Ann Lee\"} called 1 times"
+                     *                 },
+                     *                 {
+                     *                   "type": "judge",
+                     *                   "rubric": "The agent confirms the booked time before saying goodbye.",
+                     *                   "verdict": "not_evaluated",
+                     *                   "detail": "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *                 }
+                     *               ],
+                     *               "usage": {
+                     *                 "llm_requests": 6,
+                     *                 "prompt_tokens": 0,
+                     *                 "completion_tokens": 0
+                     *               },
+                     *               "error": null,
+                     *               "duration_ms": 41,
+                     *               "completed_at": "2026-03-02T16:20:41.507Z"
+                     *             }
+                     *           ],
+                     *           "summary": {
+                     *             "total": 1,
+                     *             "passed": 1,
+                     *             "failed": 0,
+                     *             "errored": 0
+                     *           },
+                     *           "notices": [
+                     *             "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *           ],
+                     *           "created_at": "2026-03-02T15:04:05.123Z",
+                     *           "started_at": "2026-03-02T15:04:05.123Z",
+                     *           "completed_at": "2026-03-02T16:20:41.507Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "limit": 20,
+                     *         "offset": 0,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["TestRun"][];
+                        meta: components["schemas"]["ListMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startAgentTestRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "test_ids": [
+                 *         "01936f50-1d3e-7f40-b152-6c7d8e9fa012"
+                 *       ],
+                 *       "agent_version": "draft",
+                 *       "repeat": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["StartTestRunRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Test run queued",
+                     *       "data": {
+                     *         "id": "01936f50-2e4f-7051-8263-7d8e9fa0b123",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": null,
+                     *         "status": "completed",
+                     *         "test_ids": [
+                     *           "01936f50-1d3e-7f40-b152-6c7d8e9fa012"
+                     *         ],
+                     *         "repeat": 1,
+                     *         "results": [
+                     *           {
+                     *             "test_id": "01936f50-1d3e-7f40-b152-6c7d8e9fa012",
+                     *             "test_name": "Books a check-up",
+                     *             "attempt": 1,
+                     *             "status": "passed",
+                     *             "transcript": [
+                     *               {
+                     *                 "role": "agent",
+                     *                 "content": "Hello, this is Ava from Acme Dental. How can I help you today?"
+                     *               },
+                     *               {
+                     *                 "role": "user",
+                     *                 "content": "Hi, I need a check-up"
+                     *               },
+                     *               {
+                     *                 "role": "agent",
+                     *                 "content": "Of course. Which day suits you?"
+                     *               }
+                     *             ],
+                     *             "tool_calls": [
+                     *               {
+                     *                 "name": "book_appointment",
+                     *                 "arguments": {
+                     *                   "start_time": "2026-03-10T09:00",
+                     *                   "name": "Ann Lee"
+                     *                 },
+                     *                 "result": {
+                     *                   "booked": true,
+                     *                   "appointment_id": "test-1"
+                     *                 },
+                     *                 "answered_by": "mock"
+                     *               }
+                     *             ],
+                     *             "end_reason": "agent_ended",
+                     *             "criteria": [
+                     *               {
+                     *                 "type": "tool_called",
+                     *                 "tool": "book_appointment",
+                     *                 "arguments": {
+                     *                   "name": "Ann Lee"
+                     *                 },
+                     *                 "times": 1,
+                     *                 "verdict": "passed",
+                     *                 "detail": "book_appointment with {\"name\":\"Ann Lee\"} called 1 times"
+                     *               },
+                     *               {
+                     *                 "type": "judge",
+                     *                 "rubric": "The agent confirms the booked time before saying goodbye.",
+                     *                 "verdict": "not_evaluated",
+                     *                 "detail": "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *               }
+                     *             ],
+                     *             "usage": {
+                     *               "llm_requests": 6,
+                     *               "prompt_tokens": 0,
+                     *               "completion_tokens": 0
+                     *             },
+                     *             "error": null,
+                     *             "duration_ms": 41,
+                     *             "completed_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ],
+                     *         "summary": {
+                     *           "total": 1,
+                     *           "passed": 1,
+                     *           "failed": 0,
+                     *           "errored": 0
+                     *         },
+                     *         "notices": [
+                     *           "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *         ],
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "completed_at": "2026-03-02T16:20:41.507Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["TestRun"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The agent has no tests. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAgentVersions: {
+        parameters: {
+            query?: {
+                /** @description Items per page (1–100) */
+                limit?: number;
+                /** @description Items to skip (use `cursor` instead for deep pages) */
+                offset?: number;
+                /** @description `meta.next_cursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": [
+                     *         {
+                     *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "version": 3,
+                     *           "description": "Shorter greeting",
+                     *           "created_at": "2026-03-02T15:04:05.123Z",
+                     *           "config": {
+                     *             "agent_name": "Ava",
+                     *             "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
+                     *             "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
+                     *             "model": "gpt-4o-mini",
+                     *             "temperature": 0.7,
+                     *             "selected_tools": [
+                     *               {
+                     *                 "tool_id": "01936f4f-0c2d-7e3f-a041-5b6c7d8e9fa1"
+                     *               }
+                     *             ],
+                     *             "knowledge_base": "01936f4f-5172-7384-b596-a0b1c2d3e4f6"
+                     *           },
+                     *           "test_run_id": "01936f50-2e4f-7051-8263-7d8e9fa0b123"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "limit": 20,
+                     *         "offset": 0,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["AgentVersion"][];
+                        meta: components["schemas"]["ListMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    publishAgentVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Shorter greeting",
+                 *       "require_passing_tests": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PublishAgentVersionRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Agent version published",
+                     *       "data": {
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "version": 3,
+                     *         "description": "Shorter greeting",
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "config": {
+                     *           "agent_name": "Ava",
+                     *           "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
+                     *           "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
+                     *           "model": "gpt-4o-mini",
+                     *           "temperature": 0.7,
+                     *           "selected_tools": [
+                     *             {
+                     *               "tool_id": "01936f4f-0c2d-7e3f-a041-5b6c7d8e9fa1"
+                     *             }
+                     *           ],
+                     *           "knowledge_base": "01936f4f-5172-7384-b596-a0b1c2d3e4f6"
+                     *         },
+                     *         "test_run_id": "01936f50-2e4f-7051-8263-7d8e9fa0b123"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["AgentVersion"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description With `require_passing_tests`: a test did not pass (`details.reason` `tests_failed`, with `test_run_id` and `failed_tests`), the tests did not complete within 22 s (`tests_still_running`), or the agent has no tests. Nothing is published. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4507,6 +6584,25 @@ export interface operations {
                      *         "begin_message": "Hello, this is Ava from Acme Dental. How can I help you today?",
                      *         "prompt": "You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.",
                      *         "start_speaker": "agent",
+                     *         "analysis_fields": [
+                     *           {
+                     *             "name": "appointment_booked",
+                     *             "type": "boolean",
+                     *             "description": "Whether a check-up was booked on the call"
+                     *           },
+                     *           {
+                     *             "name": "outcome",
+                     *             "type": "enum",
+                     *             "description": "How the call ended for the practice",
+                     *             "options": [
+                     *               "booked",
+                     *               "callback",
+                     *               "not_interested"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5059,6 +7155,10 @@ export interface operations {
                      *           "allowed_origins": [
                      *             "https://www.example.com"
                      *           ],
+                     *           "public_variables": [
+                     *             "page"
+                     *           ],
+                     *           "daily_message_limit": 2000,
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
                      *         }
@@ -5111,6 +7211,9 @@ export interface operations {
                  *       "language": "en-US",
                  *       "allowed_origins": [
                  *         "https://www.example.com"
+                 *       ],
+                 *       "public_variables": [
+                 *         "page"
                  *       ]
                  *     }
                  */
@@ -5146,6 +7249,10 @@ export interface operations {
                      *         "allowed_origins": [
                      *           "https://www.example.com"
                      *         ],
+                     *         "public_variables": [
+                     *           "page"
+                     *         ],
+                     *         "daily_message_limit": 2000,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5207,6 +7314,10 @@ export interface operations {
                      *         "allowed_origins": [
                      *           "https://www.example.com"
                      *         ],
+                     *         "public_variables": [
+                     *           "page"
+                     *         ],
+                     *         "daily_message_limit": 2000,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5318,6 +7429,10 @@ export interface operations {
                      *         "allowed_origins": [
                      *           "https://www.example.com"
                      *         ],
+                     *         "public_variables": [
+                     *           "page"
+                     *         ],
+                     *         "daily_message_limit": 2000,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5447,7 +7562,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            /** @description The widget does not exist, is deactivated (`details.reason` `widget_inactive`, readable by an allowed page), or does not admit the page's origin (a POST without `Origin` is refused the same way); or the token is another chat's */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5619,7 +7734,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            /** @description The widget does not exist, is deactivated (`details.reason` `widget_inactive`, readable by an allowed page), or does not admit the page's origin (a POST without `Origin` is refused the same way); or the token is another chat's */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5803,6 +7918,197 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    headWidgetEmbedScript: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ETag` of a copy the client holds: 304 when it is current */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startWidgetCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "dynamic_variables": {
+                 *         "page": "pricing"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["StartWidgetChatRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Call started",
+                     *       "data": {
+                     *         "call_id": "01936f4f-a6c7-78d9-8aeb-f5061728394b",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "url": "wss://voice.example.com/web",
+                     *         "token": "eyJvcmdhbml6YXRpb25faWQiOiIuLi4iLCJjYWxsX2lkIjoiLi4uIiwicCI6IndlYi1jYWxsIiwiZXhwIjoxNzcyNDYzOTA1fQ.c2lnbmF0dXJl",
+                     *         "token_expires_at": "2026-03-02T15:05:05.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["WidgetCallStarted"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The widget does not exist, is deactivated (`widget_inactive`), takes no calls (`voice_disabled`), or does not admit the page's origin */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *         "details": {
+                     *           "resource": "Agent",
+                     *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description No active agent is tied to the widget */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description No speech model is configured: `error.details.setting` names REALTIME_BASE_URL */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not ready: bucket unavailable",
+                     *       "error": {
+                     *         "code": "UNAVAILABLE",
+                     *         "message": "Not ready: bucket unavailable",
+                     *         "details": {
+                     *           "checks": {
+                     *             "table": "ok",
+                     *             "bucket": "failed: TimeoutError"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    preflightWidgetCalls: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Preflight accepted"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     sendWidgetChatMessage: {
         parameters: {
             query?: never;
@@ -5906,7 +8212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            /** @description The widget does not exist, is deactivated (`details.reason` `widget_inactive`, readable by an allowed page), or does not admit the page's origin (a POST without `Origin` is refused the same way); or the token is another chat's */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5977,7 +8283,32 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description The model failed or timed out; nothing was kept (`Retry-After` says when to try again) */
+            /** @description The model refused the request in a way retrying cannot cure (a wrong key, an unknown model, a rejected request): `error.details` has `reason` and `provider_message`; no `Retry-After` */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *       "error": {
+                     *         "code": "BAD_GATEWAY",
+                     *         "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *         "details": {
+                     *           "reason": "unknown_model",
+                     *           "provider_status": 404,
+                     *           "provider_message": "The model `gpt-5-typo` does not exist or you do not have access to it."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The model failed or timed out and retrying may cure it (`Retry-After` says when); when its tools had run, the turn is kept (`details.kept`) and the same message continues it */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6154,7 +8485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            /** @description The widget does not exist, is deactivated (`details.reason` `widget_inactive`, readable by an allowed page), or does not admit the page's origin (a POST without `Origin` is refused the same way); or the token is another chat's */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6225,7 +8556,32 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description The model failed or timed out; nothing was kept (`Retry-After` says when to try again) */
+            /** @description The model refused the request in a way retrying cannot cure (a wrong key, an unknown model, a rejected request): `error.details` has `reason` and `provider_message`; no `Retry-After` */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *       "error": {
+                     *         "code": "BAD_GATEWAY",
+                     *         "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *         "details": {
+                     *           "reason": "unknown_model",
+                     *           "provider_status": 404,
+                     *           "provider_message": "The model `gpt-5-typo` does not exist or you do not have access to it."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The model failed or timed out and retrying may cure it (`Retry-After` says when); when its tools had run, the turn is kept (`details.kept`) and the same message continues it */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6359,7 +8715,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            /** @description The widget does not exist, is deactivated, or does not admit the page's origin; or the token is another chat's */
+            /** @description The widget does not exist, is deactivated (`details.reason` `widget_inactive`, readable by an allowed page), or does not admit the page's origin (a POST without `Origin` is refused the same way); or the token is another chat's */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9915,9 +12271,11 @@ export interface operations {
                      *           "id": "01936f4f-a6c7-78d9-8aeb-f5061728394b",
                      *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "agent_version": 3,
                      *           "campaign_id": null,
                      *           "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *           "direction": "outbound",
+                     *           "channel": "phone",
                      *           "from_phone_number": "+14155550123",
                      *           "to_phone_number": "+14155550100",
                      *           "status": "ended",
@@ -9957,7 +12315,17 @@ export interface operations {
                      *             "summary": "Dana confirmed her appointment.",
                      *             "sentiment": "positive",
                      *             "successful": true,
-                     *             "custom": {}
+                     *             "success_rationale": "Dana confirmed the booked check-up, which the success criteria count as a success.",
+                     *             "custom": {},
+                     *             "data": {
+                     *               "appointment_booked": true,
+                     *               "outcome": "booked"
+                     *             },
+                     *             "data_types": {
+                     *               "appointment_booked": "boolean",
+                     *               "outcome": "enum"
+                     *             },
+                     *             "data_errors": []
                      *           },
                      *           "analysis_error": null,
                      *           "metadata": {
@@ -10041,9 +12409,11 @@ export interface operations {
                      *         "id": "01936f4f-a6c7-78d9-8aeb-f5061728394b",
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "campaign_id": null,
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "direction": "outbound",
+                     *         "channel": "phone",
                      *         "from_phone_number": "+14155550123",
                      *         "to_phone_number": "+14155550100",
                      *         "status": "ended",
@@ -10083,7 +12453,17 @@ export interface operations {
                      *           "summary": "Dana confirmed her appointment.",
                      *           "sentiment": "positive",
                      *           "successful": true,
-                     *           "custom": {}
+                     *           "success_rationale": "Dana confirmed the booked check-up, which the success criteria count as a success.",
+                     *           "custom": {},
+                     *           "data": {
+                     *             "appointment_booked": true,
+                     *             "outcome": "booked"
+                     *           },
+                     *           "data_types": {
+                     *             "appointment_booked": "boolean",
+                     *             "outcome": "enum"
+                     *           },
+                     *           "data_errors": []
                      *         },
                      *         "analysis_error": null,
                      *         "metadata": {
@@ -10142,9 +12522,11 @@ export interface operations {
                      *         "id": "01936f4f-a6c7-78d9-8aeb-f5061728394b",
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "campaign_id": null,
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "direction": "outbound",
+                     *         "channel": "phone",
                      *         "from_phone_number": "+14155550123",
                      *         "to_phone_number": "+14155550100",
                      *         "status": "ended",
@@ -10184,7 +12566,17 @@ export interface operations {
                      *           "summary": "Dana confirmed her appointment.",
                      *           "sentiment": "positive",
                      *           "successful": true,
-                     *           "custom": {}
+                     *           "success_rationale": "Dana confirmed the booked check-up, which the success criteria count as a success.",
+                     *           "custom": {},
+                     *           "data": {
+                     *             "appointment_booked": true,
+                     *             "outcome": "booked"
+                     *           },
+                     *           "data_types": {
+                     *             "appointment_booked": "boolean",
+                     *             "outcome": "enum"
+                     *           },
+                     *           "data_errors": []
                      *         },
                      *         "analysis_error": null,
                      *         "metadata": {
@@ -10344,9 +12736,9 @@ export interface operations {
     };
     receiveTwilioStatus: {
         parameters: {
-            query: {
-                organization_id: string;
-                call_id: string;
+            query?: {
+                organization_id?: string;
+                call_id?: string;
             };
             header?: never;
             path?: never;
@@ -10395,6 +12787,145 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    createWebCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                 *       "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                 *       "dynamic_variables": {
+                 *         "first_name": "Dana"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebCallRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Web call created",
+                     *       "data": {
+                     *         "call": {
+                     *           "id": "01936f4f-a6c7-78d9-8aeb-f5061728394b",
+                     *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "agent_version": null,
+                     *           "campaign_id": null,
+                     *           "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                     *           "direction": "inbound",
+                     *           "channel": "web",
+                     *           "from_phone_number": null,
+                     *           "to_phone_number": null,
+                     *           "status": "ringing",
+                     *           "disconnection_reason": null,
+                     *           "error_message": null,
+                     *           "started_at": null,
+                     *           "answered_at": null,
+                     *           "ended_at": null,
+                     *           "duration_sec": 0,
+                     *           "transcript": [],
+                     *           "tool_calls": [],
+                     *           "recording_url": null,
+                     *           "analysis": null,
+                     *           "analysis_error": null,
+                     *           "metadata": {},
+                     *           "dynamic_variables": {
+                     *             "first_name": "Dana"
+                     *           },
+                     *           "created_at": "2026-03-02T15:04:05.123Z",
+                     *           "updated_at": "2026-03-02T15:04:05.123Z"
+                     *         },
+                     *         "url": "wss://voice.example.com/web",
+                     *         "token": "eyJvcmdhbml6YXRpb25faWQiOiIuLi4iLCJjYWxsX2lkIjoiLi4uIiwicCI6IndlYi1jYWxsIiwiZXhwIjoxNzcyNDYzOTA1fQ.c2lnbmF0dXJl",
+                     *         "token_expires_at": "2026-03-02T15:05:05.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["WebCallStarted"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The agent is not active */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /** @description No speech model is configured (`error.details.setting` names it: REALTIME_BASE_URL), or no voice runtime (VOICE_RUNTIME_URL) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not ready: bucket unavailable",
+                     *       "error": {
+                     *         "code": "UNAVAILABLE",
+                     *         "message": "Not ready: bucket unavailable",
+                     *         "details": {
+                     *           "checks": {
+                     *             "table": "ok",
+                     *             "bucket": "failed: TimeoutError"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     endChat: {
         parameters: {
             query?: never;
@@ -10426,6 +12957,7 @@ export interface operations {
                      *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "channel": "api",
                      *         "widget_id": null,
@@ -10536,6 +13068,7 @@ export interface operations {
                      *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "channel": "api",
                      *         "widget_id": null,
@@ -10657,6 +13190,7 @@ export interface operations {
                      *           "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
                      *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "agent_version": 3,
                      *           "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *           "channel": "api",
                      *           "widget_id": null,
@@ -10752,6 +13286,7 @@ export interface operations {
                      *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "channel": "api",
                      *         "widget_id": null,
@@ -10920,7 +13455,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
-            /** @description The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running */
+            /** @description The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running (refused before it runs anything) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10967,7 +13502,32 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            /** @description The model failed or timed out; nothing was kept (`Retry-After` says when to try again) */
+            /** @description The model refused the request in a way retrying cannot cure (a wrong key, an unknown model, a rejected request): `error.details` has `reason` and `provider_message`; no `Retry-After` */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *       "error": {
+                     *         "code": "BAD_GATEWAY",
+                     *         "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *         "details": {
+                     *           "reason": "unknown_model",
+                     *           "provider_status": 404,
+                     *           "provider_message": "The model `gpt-5-typo` does not exist or you do not have access to it."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The model failed or timed out and retrying may cure it (`Retry-After` says when); when its tools had run, the turn is kept (`details.kept`) and the same message continues it */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11089,7 +13649,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
-            /** @description The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running */
+            /** @description The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running (refused before it runs anything) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11136,7 +13696,32 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            /** @description The model failed or timed out; nothing was kept (`Retry-After` says when to try again) */
+            /** @description The model refused the request in a way retrying cannot cure (a wrong key, an unknown model, a rejected request): `error.details` has `reason` and `provider_message`; no `Retry-After` */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *       "error": {
+                     *         "code": "BAD_GATEWAY",
+                     *         "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *         "details": {
+                     *           "reason": "unknown_model",
+                     *           "provider_status": 404,
+                     *           "provider_message": "The model `gpt-5-typo` does not exist or you do not have access to it."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The model failed or timed out and retrying may cure it (`Retry-After` says when); when its tools had run, the turn is kept (`details.kept`) and the same message continues it */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11451,6 +14036,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "name": "March check-up reminders",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "phone_number_id": "01936f4f-7394-75a6-97b8-c2d3e4f50618",
                      *         "from_phone_number": "+14155550123",
                      *         "status": "running",
@@ -11563,6 +14149,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "name": "March check-up reminders",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "phone_number_id": "01936f4f-7394-75a6-97b8-c2d3e4f50618",
                      *         "from_phone_number": "+14155550123",
                      *         "status": "running",
@@ -11767,6 +14354,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "name": "March check-up reminders",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "phone_number_id": "01936f4f-7394-75a6-97b8-c2d3e4f50618",
                      *         "from_phone_number": "+14155550123",
                      *         "status": "running",
@@ -11853,6 +14441,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "name": "March check-up reminders",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "phone_number_id": "01936f4f-7394-75a6-97b8-c2d3e4f50618",
                      *         "from_phone_number": "+14155550123",
                      *         "status": "running",
@@ -12017,6 +14606,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "name": "March check-up reminders",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "phone_number_id": "01936f4f-7394-75a6-97b8-c2d3e4f50618",
                      *         "from_phone_number": "+14155550123",
                      *         "status": "running",
@@ -12129,6 +14719,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "name": "March check-up reminders",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "phone_number_id": "01936f4f-7394-75a6-97b8-c2d3e4f50618",
                      *         "from_phone_number": "+14155550123",
                      *         "status": "running",
@@ -12325,6 +14916,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "name": "March check-up reminders",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
                      *         "phone_number_id": "01936f4f-7394-75a6-97b8-c2d3e4f50618",
                      *         "from_phone_number": "+14155550123",
                      *         "status": "running",
@@ -13084,7 +15676,7 @@ export interface operations {
                 offset?: number;
                 /** @description `meta.next_cursor` of the previous page of the same list */
                 cursor?: string;
-                type?: "call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "ping";
+                type?: "call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
                 from?: string;
                 to?: string;
             };
@@ -13149,6 +15741,571 @@ export interface operations {
                         data: components["schemas"]["Event"][];
                         meta: components["schemas"]["ListMeta"];
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getConversationAnalytics: {
+        parameters: {
+            query: {
+                agent_id?: string;
+                channel?: "call" | "chat";
+                from: string;
+                to: string;
+                interval?: "day" | "week";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "channel": null,
+                     *         "from": "2026-11-02",
+                     *         "to": "2026-11-08",
+                     *         "interval": "week",
+                     *         "intervals": [
+                     *           {
+                     *             "start": "2026-11-02",
+                     *             "end": "2026-11-08",
+                     *             "calls": 412,
+                     *             "chats": 96,
+                     *             "ended": {
+                     *               "completed": 371,
+                     *               "no_answer": 29,
+                     *               "voicemail": 12,
+                     *               "user_ended": 70,
+                     *               "inactivity": 26
+                     *             },
+                     *             "successful": 301,
+                     *             "analyzed": 508,
+                     *             "minutes": 1093.45,
+                     *             "prompt_tokens": 184220,
+                     *             "completion_tokens": 40310,
+                     *             "cost": 65.61,
+                     *             "fields": {
+                     *               "appointment_booked": {
+                     *                 "true": 244,
+                     *                 "false": 198
+                     *               },
+                     *               "outcome": {
+                     *                 "booked": 244,
+                     *                 "callback": 61,
+                     *                 "not_interested": 137
+                     *               }
+                     *             }
+                     *           }
+                     *         ],
+                     *         "totals": {
+                     *           "calls": 412,
+                     *           "chats": 96,
+                     *           "ended": {
+                     *             "completed": 371,
+                     *             "no_answer": 29,
+                     *             "voicemail": 12,
+                     *             "user_ended": 70,
+                     *             "inactivity": 26
+                     *           },
+                     *           "successful": 301,
+                     *           "analyzed": 508,
+                     *           "minutes": 1093.45,
+                     *           "prompt_tokens": 184220,
+                     *           "completion_tokens": 40310,
+                     *           "cost": 65.61,
+                     *           "fields": {
+                     *             "appointment_booked": {
+                     *               "true": 244,
+                     *               "false": 198
+                     *             },
+                     *             "outcome": {
+                     *               "booked": 244,
+                     *               "callback": 61,
+                     *               "not_interested": 137
+                     *             }
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["ConversationAnalytics"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    reanalyzeCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Call analysed",
+                     *       "data": {
+                     *         "id": "01936f4f-a6c7-78d9-8aeb-f5061728394b",
+                     *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
+                     *         "campaign_id": null,
+                     *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                     *         "direction": "outbound",
+                     *         "channel": "phone",
+                     *         "from_phone_number": "+14155550123",
+                     *         "to_phone_number": "+14155550100",
+                     *         "status": "ended",
+                     *         "disconnection_reason": "completed",
+                     *         "error_message": null,
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "answered_at": "2026-03-02T15:04:06.200Z",
+                     *         "ended_at": "2026-03-02T15:05:12.900Z",
+                     *         "duration_sec": 67,
+                     *         "transcript": [
+                     *           {
+                     *             "role": "agent",
+                     *             "text": "Hi Dana, this is Ava from Acme.",
+                     *             "time_sec": 0
+                     *           },
+                     *           {
+                     *             "role": "user",
+                     *             "text": "Hi, yes, I was expecting your call.",
+                     *             "time_sec": 3.2
+                     *           }
+                     *         ],
+                     *         "tool_calls": [
+                     *           {
+                     *             "name": "check_availability",
+                     *             "arguments": {
+                     *               "start_date": "2026-03-10"
+                     *             },
+                     *             "result": {
+                     *               "timezone": "UTC",
+                     *               "slots": []
+                     *             },
+                     *             "time_sec": 21.4
+                     *           }
+                     *         ],
+                     *         "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
+                     *         "analysis": {
+                     *           "summary": "Dana confirmed her appointment.",
+                     *           "sentiment": "positive",
+                     *           "successful": true,
+                     *           "success_rationale": "Dana confirmed the booked check-up, which the success criteria count as a success.",
+                     *           "custom": {},
+                     *           "data": {
+                     *             "appointment_booked": true,
+                     *             "outcome": "booked"
+                     *           },
+                     *           "data_types": {
+                     *             "appointment_booked": "boolean",
+                     *             "outcome": "enum"
+                     *           },
+                     *           "data_errors": []
+                     *         },
+                     *         "analysis_error": null,
+                     *         "metadata": {
+                     *           "crm_id": "A-1042"
+                     *         },
+                     *         "dynamic_variables": {
+                     *           "first_name": "Dana"
+                     *         },
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["Call"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The conversation has not ended yet */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Idempotency-Key was already used with a different request body",
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "Idempotency-Key was already used with a different request body",
+                     *         "details": {
+                     *           "idempotency_key": "order-1042"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /** @description The analysis provider refused the request in a way retrying cannot cure (a wrong key, an unknown model, a refusal): `error.details` has `reason` and `provider_message` */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *       "error": {
+                     *         "code": "BAD_GATEWAY",
+                     *         "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *         "details": {
+                     *           "reason": "unknown_model",
+                     *           "provider_status": 404,
+                     *           "provider_message": "The model `gpt-5-typo` does not exist or you do not have access to it."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The analysis provider failed or timed out and retrying may cure it (`Retry-After`); the stored analysis is unchanged */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not ready: bucket unavailable",
+                     *       "error": {
+                     *         "code": "UNAVAILABLE",
+                     *         "message": "Not ready: bucket unavailable",
+                     *         "details": {
+                     *           "checks": {
+                     *             "table": "ok",
+                     *             "bucket": "failed: TimeoutError"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    reanalyzeChat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Chat analysed",
+                     *       "data": {
+                     *         "id": "01936f50-1d3e-7f40-b152-6c7d8e9fa0c3",
+                     *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
+                     *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                     *         "channel": "api",
+                     *         "widget_id": null,
+                     *         "status": "active",
+                     *         "end_reason": null,
+                     *         "pending_tool_calls": [],
+                     *         "dynamic_variables": {
+                     *           "plan": "gold"
+                     *         },
+                     *         "metadata": {
+                     *           "ticket": "T-1042"
+                     *         },
+                     *         "analysis": null,
+                     *         "analysis_error": null,
+                     *         "usage": {
+                     *           "llm_requests": 1,
+                     *           "prompt_tokens": 412,
+                     *           "completion_tokens": 18
+                     *         },
+                     *         "user_messages": 1,
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "ended_at": null,
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z",
+                     *         "messages": [
+                     *           {
+                     *             "id": "01936f50-2e4f-7051-8263-7d8e9fa0b1d4",
+                     *             "role": "agent",
+                     *             "content": "Hi Ada, I am Ava. How can I help?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T15:04:05.123Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-3f50-7162-9374-8e9fa0b1c2e5",
+                     *             "role": "user",
+                     *             "content": "When do you open on Saturdays?",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           },
+                     *           {
+                     *             "id": "01936f50-4061-7273-a485-9fa0b1c2d3f6",
+                     *             "role": "agent",
+                     *             "content": "On Saturdays we open at 10 am.",
+                     *             "tool_call_id": null,
+                     *             "name": null,
+                     *             "arguments": null,
+                     *             "sources": [
+                     *               {
+                     *                 "doc_id": "opening-hours",
+                     *                 "url": "https://www.example.com/hours",
+                     *                 "score": 3.2141
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-03-02T16:20:41.507Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["Chat"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The conversation has not ended yet */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Idempotency-Key was already used with a different request body",
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "Idempotency-Key was already used with a different request body",
+                     *         "details": {
+                     *           "idempotency_key": "order-1042"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /** @description The analysis provider refused the request in a way retrying cannot cure (a wrong key, an unknown model, a refusal): `error.details` has `reason` and `provider_message` */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *       "error": {
+                     *         "code": "BAD_GATEWAY",
+                     *         "message": "The model provider refused the request (unknown_model): The model `gpt-5-typo` does not exist or you do not have access to it.",
+                     *         "details": {
+                     *           "reason": "unknown_model",
+                     *           "provider_status": 404,
+                     *           "provider_message": "The model `gpt-5-typo` does not exist or you do not have access to it."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The analysis provider failed or timed out and retrying may cure it (`Retry-After`); the stored analysis is unchanged */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not ready: bucket unavailable",
+                     *       "error": {
+                     *         "code": "UNAVAILABLE",
+                     *         "message": "Not ready: bucket unavailable",
+                     *         "details": {
+                     *           "checks": {
+                     *             "table": "ok",
+                     *             "bucket": "failed: TimeoutError"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    openAiChatCompletions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for 24 hours; 409 when reused with a different body or while the first is still running */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "When do you open on Saturdays?"
+                 *         }
+                 *       ],
+                 *       "stream": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    openAiListModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
                 };
             };
             400: components["responses"]["BadRequest"];

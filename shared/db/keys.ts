@@ -88,9 +88,9 @@ export const keys = {
   agentTestRun: (orgId: string, agentId: string, runId: string): Key => ({ pk: `${org(orgId)}#AGENT#${agentId}`, sk: `RUN#${runId}` }),
   agentTestRunPrefix: 'RUN#',
   /** One result of a run (a test × an attempt), written once by its queue job: `RESULT#<run>#<test>#<attempt>`. */
-  agentTestResult: (orgId: string, agentId: string, runId: string, testId: string, attempt: number): Key => ({
+  agentTestResult: (orgId: string, agentId: string, runId: string, testAttempt: `${string}#${number}`): Key => ({
     pk: `${org(orgId)}#AGENT#${agentId}`,
-    sk: `RESULT#${runId}#${testId}#${attempt}`,
+    sk: `RESULT#${runId}#${testAttempt}`,
   }),
   agentTestResultPrefix: (runId: string) => `RESULT#${runId}#`,
   tool: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.tool}${id}` }),

@@ -105,11 +105,11 @@ describe('agent versions', () => {
     for await (const c of queryAll<CallItem>({ pkName: 'pk', pkValue: keys.partition(org), skName: 'sk', skPrefix: Prefix.call })) calls.push(c);
     expect(calls).toHaveLength(2);
     expect(calls.map((c) => [c.agent_version, c.begin_message])).toEqual([[1, 'Calling from v1'], [1, 'Calling from v1']]);
-    const direct = await createCall(org, { agent_id: agent.id, from_phone_number: number.phone, to_phone_number: randomPhone('+1646') });
+    const direct = await createCall(org, { agent_id: agent.id, from_phone_number: number.phone!, to_phone_number: randomPhone('+1646') });
     expect(direct.agent_version).toBe(2);
-    const pinned = await createCall(org, { agent_id: agent.id, from_phone_number: number.phone, to_phone_number: randomPhone('+1646'), agent_version: 'draft' });
+    const pinned = await createCall(org, { agent_id: agent.id, from_phone_number: number.phone!, to_phone_number: randomPhone('+1646'), agent_version: 'draft' });
     expect(pinned.agent_version).toBeNull();
-    await expect(createCall(org, { agent_id: agent.id, from_phone_number: number.phone, to_phone_number: randomPhone('+1646'), agent_version: 4 })).rejects.toMatchObject({ statusCode: 400 });
+    await expect(createCall(org, { agent_id: agent.id, from_phone_number: number.phone!, to_phone_number: randomPhone('+1646'), agent_version: 4 })).rejects.toMatchObject({ statusCode: 400 });
   });
 });
 

@@ -294,7 +294,7 @@ async function agentOfRun(run: RunItem): Promise<Agent | undefined> {
 export async function runTestJob(job: TestJob, receiveCount = 1): Promise<void> {
   const run = await findRun(job.organization_id, job.agent_id, job.run_id);
   if (!run) return; // the agent (and its runs) were deleted
-  const resultKey = keys.agentTestResult(job.organization_id, job.agent_id, job.run_id, job.test_id, job.attempt);
+  const resultKey = keys.agentTestResult(job.organization_id, job.agent_id, job.run_id, `${job.test_id}#${job.attempt}`);
   if (!(await getItem(resultKey))) {
     if (run.status === 'queued') {
       await transact([updateExisting(keys.agentTestRun(job.organization_id, job.agent_id, job.run_id), { status: 'running', started_at: new Date().toISOString() }, { condition: '#st = :q', names: { '#st': 'status' }, values: { ':q': 'queued' } })]).catch((err) => {
