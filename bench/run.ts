@@ -35,7 +35,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,voice';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,voice,analytics';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -597,6 +597,10 @@ async function main() {
   if (SECTIONS.has('widget')) {
     const { widgetBenchmark } = await import('./widget');
     sections.push(await widgetBenchmark());
+  }
+  if (SECTIONS.has('analytics')) {
+    const { analyticsBenchmark } = await import('./analytics');
+    sections.push(await analyticsBenchmark());
   }
   // In the report's order: (a), (b), (c), then the rest.
   sections.sort((x, y) => (x.startsWith('## (') ? x.slice(3, 6) : '~').localeCompare(y.startsWith('## (') ? y.slice(3, 6) : '~'));
