@@ -184,9 +184,8 @@ export const jobs: JobDefinition[] = [
     timeoutSeconds: 900,
     visibilityTimeoutSeconds: 5400,
     maxReceiveCount: 5,
-    // Each record is one test; a batch's records run in parallel.
+    // Each record is one test; a batch's records run in parallel (the default concurrency cap, 10, keeps 100 tests at a time).
     batchSize: 10,
-    maxConcurrency: 20,
     memoryMb: 512,
     // The model (conversation, persona, judge), the calendar (check_availability, Cal.com's sealed key),
     // the knowledge base's passages, and test_run.completed through the outbox.
