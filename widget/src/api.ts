@@ -53,22 +53,80 @@ export interface WidgetConfig {
   position: 'bottom-right' | 'bottom-left';
   avatar_url: string;
   language: string;
+  /** Show the call button (call.ts). */
+  voice_enabled?: boolean;
   agent: { id: string; agent_name: string; begin_message: string; start_speaker: string } | null;
+}
+
+/** What a streamed turn tells as it happens: a piece of an agent message's text, then the message whole. */
+export interface TurnListener {
+  delta(messageId: string, text: string): void;
+  completed(message: Message): void;
+}
+
+/** The HTTP status an `error` event's envelope stands for (the codes of shared/errors.ts). */
+const STATUS: Record<string, number> = { UNAVAILABLE: 503, BAD_GATEWAY: 502, RATE_LIMITED: 429, CONFLICT: 409, NOT_FOUND: 404, UNPROCESSABLE: 422, UNAUTHORIZED: 401 };
+
+/**
+ * Reads a turn's server-sent events (docs/api.md, "Streaming a turn"): `message.delta` and
+ * `message.completed` go to `listen`; `turn.completed` is the answer; `error` (the envelope) is
+ * thrown as the plain answer's ApiError would be; a stream cut before either is a network error.
+ */
+async function readTurn(body: ReadableStream<Uint8Array>, listen: TurnListener): Promise<Turn> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let name = '';
+  let data = '';
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      throw new ApiError(0, String((err as Error)?.message ?? err));
+    }
+    if (chunk.done) throw new ApiError(0, 'The answer ended early');
+    buffer += decoder.decode(chunk.value, { stream: true });
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl).replace(/\r$/, '');
+      buffer = buffer.slice(nl + 1);
+      if (line.startsWith('event:')) name = line.slice(6).trim();
+      else if (line.startsWith('data:')) data += line.slice(5).replace(/^ /, '');
+      else if (!line && data) {
+        const value = JSON.parse(data);
+        const event = name;
+        name = data = '';
+        if (event === 'message.delta') listen.delta(value.message_id, value.delta);
+        else if (event === 'message.completed') listen.completed(value);
+        else if (event === 'turn.completed') {
+          void reader.cancel().catch(() => undefined);
+          return value as Turn;
+        } else if (event === 'error') {
+          const e = value?.error ?? {};
+          throw new ApiError(STATUS[e.code] ?? 500, e.message ?? 'The turn failed', e.details?.retry_after_seconds, e.details ?? {});
+        }
+      }
+    }
+  }
 }
 
 /** A client of one widget's public endpoints; `base` ends with `/api/v1`. */
 export function client(base: string, widgetId: string) {
   const root = `${base}/widget/${encodeURIComponent(widgetId)}`;
-  async function call<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
+  async function call<T>(method: string, path: string, body?: unknown, token?: string, listen?: TurnListener): Promise<T> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (token) headers.authorization = `Bearer ${token}`;
+    // A turn asks for server-sent events; a server that does not stream answers the plain envelope.
+    if (listen) headers.accept = 'text/event-stream, application/json';
     let res: Response;
     try {
       res = await fetch(root + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', mode: 'cors' });
     } catch (err) {
       throw new ApiError(0, String((err as Error)?.message ?? err));
     }
+    if (listen && res.ok && /^text\/event-stream/i.test(res.headers.get('content-type') ?? '') && res.body) return (await readTurn(res.body, listen)) as T;
     let json: { data?: T; error?: { message?: string; details?: { retry_after_seconds?: number; reason?: string; limit?: string; status?: string } } } | undefined;
     try {
       json = await res.json();
@@ -86,10 +144,12 @@ export function client(base: string, widgetId: string) {
     config: () => call<WidgetConfig>('GET', '/config'),
     start: () => call<Chat & { token: string }>('POST', '/chats', {}),
     get: (id: string, token: string) => call<Chat>('GET', `/chats/${id}`, undefined, token),
-    send: (id: string, token: string, content: string) => call<Turn>('POST', `/chats/${id}/messages`, { content }, token),
-    toolResults: (id: string, token: string, results: { tool_call_id: string; output: unknown }[]) =>
-      call<Turn>('POST', `/chats/${id}/tool-results`, { results }, token),
+    send: (id: string, token: string, content: string, listen?: TurnListener) => call<Turn>('POST', `/chats/${id}/messages`, { content }, token, listen),
+    toolResults: (id: string, token: string, results: { tool_call_id: string; output: unknown }[], listen?: TurnListener) =>
+      call<Turn>('POST', `/chats/${id}/tool-results`, { results }, token, listen),
     end: (id: string, token: string) => call<Chat>('POST', `/chats/${id}/end`, undefined, token),
+    /** A web call (call.ts): its id, the voice runtime's WebSocket and a one-use token. */
+    startCall: () => call<{ call_id: string; url: string; token: string }>('POST', '/calls', {}),
   };
 }
 

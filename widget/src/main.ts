@@ -11,6 +11,7 @@
  * `window.VoiceAgentWidget.onToolCall = async (call) => output` answers the agent's `function` tools.
  */
 import { ApiError, client, type Chat, type ChatState, type Client, type Message, type PendingToolCall, type WidgetConfig } from './api';
+import { mountCall, type CallStats } from './call';
 import { styles } from './styles';
 import { texts } from './text';
 
@@ -18,6 +19,8 @@ interface Global {
   onToolCall?: (call: PendingToolCall) => unknown;
   open?: () => void;
   close?: () => void;
+  /** The call button's counters (call.ts), with `voice_enabled`. */
+  call?: CallStats;
 }
 
 declare global {
@@ -131,6 +134,12 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
   panel.append(head, log, notice, form);
   root.append(panel, launcher);
   shadow.append(style, root);
+  if (config.voice_enabled) {
+    mountCall({
+      shadow, head, closer, log, typing, agentName, language: config.language, color, onColor: textOn(color), g,
+      showNotice: (text) => showNotice(text), clearNotice: () => clearNotice(), start: () => api.startCall(),
+    });
+  }
 
   let saved: Saved | undefined;
   let busy = false;

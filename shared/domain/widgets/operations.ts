@@ -3,6 +3,7 @@ import { IdParams } from '../common/schemas';
 import { objectKeys } from '../rag/object-keys';
 import { ChatMessageBody, ChatTurn, ToolResultsBody } from '../chats/schemas';
 import { StartWidgetChatBody, WidgetChat, WidgetChatParams, WidgetChatStarted } from './chat-schemas';
+import { WidgetCallStarted } from '../calls/web-calls';
 import { CreateWidgetBody, UpdateWidgetBody, WidgetConfig, WidgetListQuery, WidgetSettings } from './schemas';
 
 const tag = 'Widget settings';
@@ -124,6 +125,14 @@ export const endWidgetChat = defineOperation({
   successMessage: 'Chat ended', access: { table: 'RW', tokens: true, queues: ['event-fanout', 'chat-analysis'] }, errors: chatErrors,
 });
 
+export const startWidgetCall = defineOperation({
+  method: 'POST', path: '/api/v1/widget/{id}/calls', operationId: 'startWidgetCall', tag: chatTag, auth: false,
+  summary: 'Public (no key): start a web call with the widget\'s agent (its `voice_enabled` must be true): the call\'s id, the voice runtime\'s WebSocket `url` and a one-use `token` valid 60 s (docs/api.md, "Web calls"). Origin, deactivation and the new-chat limits as `POST /widget/{id}/chats`',
+  entry: 'functions/widget/start-call.ts', params: IdParams, body: StartWidgetChatBody, bodyOptional: true, response: WidgetCallStarted,
+  successMessage: 'Call started', access: { table: 'RW', tokens: true },
+  errors: { 404: 'The widget does not exist, is deactivated (`widget_inactive`), takes no calls (`voice_disabled`), or does not admit the page\'s origin', 422: 'No active agent is tied to the widget', 503: 'No speech model is configured: `error.details.setting` names REALTIME_BASE_URL' },
+});
+
 /** The CORS preflights of the chat paths: one small function per path, as API Gateway routes them. */
 const preflight = (operationId: string, path: string, entry: string, params: typeof IdParams | typeof WidgetChatParams) => defineOperation({
   method: 'OPTIONS', path, operationId, tag: chatTag, auth: false,
@@ -131,6 +140,7 @@ const preflight = (operationId: string, path: string, entry: string, params: typ
   entry, params, successMessage: 'Preflight accepted', access: { table: 'R' },
 });
 
+export const preflightWidgetCalls = preflight('preflightWidgetCalls', '/api/v1/widget/{id}/calls', 'functions/widget/preflight-calls.ts', IdParams);
 export const preflightWidgetChats = preflight('preflightWidgetChats', '/api/v1/widget/{id}/chats', 'functions/widget/preflight-chats.ts', IdParams);
 export const preflightWidgetChat = preflight('preflightWidgetChat', '/api/v1/widget/{id}/chats/{chat_id}', 'functions/widget/preflight-chat.ts', WidgetChatParams);
 export const preflightWidgetChatMessages = preflight('preflightWidgetChatMessages', '/api/v1/widget/{id}/chats/{chat_id}/messages', 'functions/widget/preflight-chat-messages.ts', WidgetChatParams);

@@ -32,7 +32,8 @@ export interface PublicCall {
   setHeader(name: string, value: string): void;
 }
 
-async function admit(call: PublicCall, withAgents: boolean) {
+/** Reads the widget and admits the page (origin, then CORS headers, then active): the widget's chats and calls alike. */
+export async function admit(call: PublicCall, withAgents: boolean) {
   const partition = await readWidgetPartition(call.widgetId, !withAgents);
   const headers = {
     ...corsHeaders(partition.widget, call.widgetId, call.origin, call.method?.toUpperCase() === 'POST'),
@@ -64,7 +65,7 @@ export async function admitChat(call: PublicCall, chatId: string): Promise<strin
  * the business did not list is a 400 naming `dynamic_variables.<name>`. They are kept apart
  * from the business's own variables (the chat's `visitor_variables`).
  */
-function visitorVariables(widget: PartitionItem, given: Record<string, string> | undefined): Record<string, string> | undefined {
+export function visitorVariables(widget: PartitionItem, given: Record<string, string> | undefined): Record<string, string> | undefined {
   if (!given || Object.keys(given).length === 0) return undefined;
   const listed = new Set(widget.public_variables ?? []);
   const refused = Object.keys(given).filter((name) => !listed.has(name));

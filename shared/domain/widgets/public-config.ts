@@ -45,7 +45,7 @@ export type PartitionItem = Partial<WidgetSettings> & {
 const PROJECTION = [
   'gsi2sk', 'id', 'organization_id', 'is_active', 'allowed_origins', 'name',
   'title', 'greeting', 'placeholder', 'primary_color', 'position', 'avatar_url', 'language',
-  'public_variables', 'daily_message_limit', 'status', 'agent_name', 'begin_message', 'start_speaker',
+  'public_variables', 'daily_message_limit', 'voice_enabled', 'status', 'agent_name', 'begin_message', 'start_speaker',
 ];
 
 /**
@@ -117,6 +117,7 @@ export async function getPublicWidgetConfig(
     position: widget.position ?? 'bottom-right',
     avatar_url: widget.avatar_url ?? '',
     language: widget.language ?? 'en',
+    voice_enabled: widget.voice_enabled ?? false,
     agent: agent
       ? { id: agent.id!, agent_name: agent.agent_name ?? '', begin_message: opening, start_speaker: agent.start_speaker ?? 'agent' }
       : null,

@@ -76,6 +76,8 @@ export const widgetFields = lazy(() => ({
   ),
   /** Visitor messages the widget takes per UTC day (0: no daily limit). */
   daily_message_limit: z.int().check(z.minimum(0), z.maximum(MAX_DAILY_MESSAGE_LIMIT)),
+  /** The widget shows a call button: the visitor talks to the agent in the browser (POST /widget/{id}/calls). */
+  voice_enabled: z.boolean(),
 }));
 
 type Fields = typeof widgetFields;
@@ -120,6 +122,7 @@ export const widgetDefaults = {
   allowed_origins: [] as string[],
   public_variables: [] as string[],
   daily_message_limit: DEFAULT_DAILY_MESSAGE_LIMIT,
+  voice_enabled: false,
 };
 
 /** What the embeddable widget needs: its appearance and the agent it talks to. */
@@ -132,6 +135,8 @@ export const WidgetConfig = named('WidgetConfig', () => z.object({
   position: widgetFields.position,
   avatar_url: widgetFields.avatar_url,
   language: widgetFields.language,
+  /** Show the call button (a web call with the agent, POST /widget/{id}/calls). */
+  voice_enabled: z.boolean(),
   agent: z.nullable(
     z.object({
       id: z.string(),

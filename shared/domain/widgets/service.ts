@@ -23,7 +23,7 @@ const RESOURCE = 'Widget settings';
 /** Settings stored before `public_variables` and `daily_message_limit` existed read as their defaults. */
 function view(item: WidgetItem): WidgetSettings {
   const stored = stripKeys(item) as Partial<WidgetSettings>;
-  return { ...stored, public_variables: stored.public_variables ?? widgetDefaults.public_variables, daily_message_limit: stored.daily_message_limit ?? widgetDefaults.daily_message_limit } as WidgetSettings;
+  return { ...stored, public_variables: stored.public_variables ?? widgetDefaults.public_variables, daily_message_limit: stored.daily_message_limit ?? widgetDefaults.daily_message_limit, voice_enabled: stored.voice_enabled ?? widgetDefaults.voice_enabled } as WidgetSettings;
 }
 
 /**
