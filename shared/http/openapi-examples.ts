@@ -67,6 +67,11 @@ const Agent = {
   begin_message: 'Hello, this is Ava from Acme Dental. How can I help you today?',
   prompt: 'You are {{agent_name}}, the front desk of Acme Dental. Answer briefly and book check-ups with book_appointment.',
   start_speaker: 'agent',
+  analysis_fields: [
+    { name: 'appointment_booked', type: 'boolean', description: 'Whether a check-up was booked on the call' },
+    { name: 'outcome', type: 'enum', description: 'How the call ended for the practice', options: ['booked', 'callback', 'not_interested'] },
+  ],
+  success_criteria: 'The caller booked a check-up or asked to be called back.',
   published_version: 3,
   created_at: created,
   updated_at: updated,
@@ -530,13 +535,25 @@ export const schemaExamples: Record<string, unknown> = {
     ],
     tool_calls: [{ name: 'check_availability', arguments: { start_date: '2026-03-10' }, result: { timezone: 'UTC', slots: [] }, time_sec: 21.4 }],
     recording_url: 'https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900',
-    analysis: { summary: 'Dana confirmed her appointment.', sentiment: 'positive', successful: true, custom: {} },
+    analysis: {
+      summary: 'Dana confirmed her appointment.', sentiment: 'positive', successful: true,
+      success_rationale: 'Dana confirmed the booked check-up, which the success criteria count as a success.', custom: {},
+      data: { appointment_booked: true, outcome: 'booked' }, data_types: { appointment_booked: 'boolean', outcome: 'enum' }, data_errors: [],
+    },
     analysis_error: null,
     metadata: { crm_id: 'A-1042' },
     dynamic_variables: { first_name: 'Dana' },
     created_at: created,
     updated_at: updated,
   },
+  ConversationAnalytics: (() => {
+    const week = {
+      calls: 412, chats: 96, ended: { completed: 371, no_answer: 29, voicemail: 12, user_ended: 70, inactivity: 26 }, successful: 301, analyzed: 508,
+      minutes: 1093.45, prompt_tokens: 184220, completion_tokens: 40310, cost: 65.61,
+      fields: { appointment_booked: { true: 244, false: 198 }, outcome: { booked: 244, callback: 61, not_interested: 137 } },
+    };
+    return { agent_id: ids.agent, channel: null, from: '2026-11-02', to: '2026-11-08', interval: 'week', intervals: [{ start: '2026-11-02', end: '2026-11-08', ...week }], totals: week };
+  })(),
   CreateWebCallRequest: { agent_id: ids.agent, contact_id: ids.contact, dynamic_variables: { first_name: 'Dana' } },
   WebCallStarted: {
     call: {

@@ -33,6 +33,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Campaigns: 'Outbound calling campaigns: contacts, schedule windows, retries, start, pause, cancel and a dry-run preview.',
   Webhooks: 'Endpoints that receive signed events (Standard Webhooks), their delivery attempts, tests and secret rotation.',
   Events: 'What happened in the organization (calls, campaigns, appointments), kept 30 days.',
+  Analytics: 'Conversations counted per UTC day or week: ends by reason, successes, minutes, tokens, cost and typed outcomes per value, from counters kept with each end and analysis.',
 };
 
 // ---- JSON Schema from zod, with named schemas as components
