@@ -43,8 +43,12 @@ export async function chatBenchmark(call: Call, meter: Meter, queueIdle: () => P
     const plain = await call('POST', '/api/v1/agents', { name: 'plain', begin_message: '' });
     const grounded = await call('POST', '/api/v1/agents', { name: 'kb', begin_message: '', knowledge_base: kb.data.id });
     const tooled = await call('POST', '/api/v1/agents', { name: 'tool', begin_message: '', selected_tools: [{ tool_id: tool.data.id }] });
+    // A published agent: its chats run version 1, kept in memory, so a turn reads no agent (docs/api.md, "Versions and tests").
+    const versioned = await call('POST', '/api/v1/agents', { name: 'versioned', begin_message: '' });
+    await call('POST', `/api/v1/agents/${versioned.data.id}/versions`, {});
     const scenarios: [string, string, string][] = [
       ['turn, no knowledge base, no tools', plain.data.id, 'Hello, can you help me?'],
+      ['same, on a published version (no agent read)', versioned.data.id, 'Hello, can you help me?'],
       ['turn with a knowledge base (grounded)', grounded.data.id, 'When does the store open?'],
       ['turn with one webhook-tool round', tooled.data.id, 'Please lookup_order A7'],
     ];

@@ -96,6 +96,8 @@ describe('README.md', () => {
       expect(result.stdout).toMatch(/received \S+ \{"id":"[^"]+","type":"ping"/); // the receiver got the signed ping
       expect(result.stdout).toMatch(/10 am/); // the chat's answer quotes the knowledge base
       expect(result.stdout).toContain('"end_reason": "agent_ended"'); // the agent ended the chat
+      expect(result.stdout).toMatch(/"passed": 2,\s*"failed": 0/); // the agent's test passed twice
+      expect(result.stdout).toContain('"reply_contains: passed"'); // and its verdicts
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }
