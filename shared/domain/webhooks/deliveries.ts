@@ -132,9 +132,15 @@ async function queueDeliveries(messages: DeliveryMessage[], delaySeconds = 0): P
  * is skipped; a job already written (a crashed earlier run) is left to its due-index entry.
  */
 export async function fanOutEvent(orgId: string, eventId: string, now: number = Date.now()): Promise<{ jobs: number }> {
+  const enabled = (await allWebhooks(orgId)).filter((w) => w.enabled);
+  if (!enabled.length) {
+    // No endpoint to deliver to (most organizations, every simulated campaign): the mark is cleared without reading the event.
+    await transact([updateExisting(keys.event(orgId, eventId), { dispatched_at: iso(now) }, { remove: ['gsi2pk', 'gsi2sk'], condition: 'attribute_exists(gsi2pk)' })]).catch(ignoreConditionFailed);
+    return { jobs: 0 };
+  }
   const event = await getItem<EventItem>(keys.event(orgId, eventId));
   if (!event || !event.gsi2pk) return { jobs: 0 };
-  const endpoints = (await allWebhooks(orgId)).filter((w) => w.enabled && subscribes(w, event.type));
+  const endpoints = enabled.filter((w) => subscribes(w, event.type));
   const fresh: DeliveryMessage[] = [];
   await Promise.all(
     endpoints.map(async (w) => {
