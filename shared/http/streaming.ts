@@ -76,6 +76,11 @@ export function streamResponses(handler: Handler): unknown {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
     const out = lambda.HttpResponseStream.from(responseStream, { statusCode: result.statusCode ?? 200, headers });
+    // The status and headers (the prelude) go out on the stream's first write, and only then: an
+    // answer without a body (a preflight, a 304) that only ended the stream would lose them
+    // (aws-lambda-nodejs-runtime-interface-client#97). An empty write sends them now, before the
+    // first event, whatever follows.
+    out.write('');
     if (isStreamBody(result.body)) {
       for await (const chunk of result.body.chunks) out.write(chunk);
     } else if (result.body !== undefined && result.body !== null) {
