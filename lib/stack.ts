@@ -5,7 +5,8 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { Operation } from '../shared/http/operation';
-import { fallbackEntry as registryFallbackEntry, operations as registryOperations } from '../shared/http/registry';
+import { fallbackEntry as registryFallbackEntry, operations as registryOperations, websocketRoutes as registryWebsocketRoutes } from '../shared/http/registry';
+import type { WebSocketRoute } from '../shared/http/websocket';
 import type { JobDefinition } from '../shared/jobs/definition';
 import { jobs as registryJobs } from '../shared/jobs/registry';
 import { Analysis, type AnalysisProps } from './analysis';
@@ -19,6 +20,7 @@ import { Jobs, jobBundleName } from './jobs';
 import { Llm, type LlmProps } from './llm';
 import { Monitoring } from './monitoring';
 import { pascalCase } from './names';
+import { RelayApi, relayBundleName } from './relay';
 import { Storage } from './storage';
 import { Telephony, type TelephonyProps } from './telephony';
 import { TokenSigning } from './tokens';
@@ -85,6 +87,8 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   realtimeBaseUrl?: string;
   /** Where bundles are written; default `.build/bundles` in the repository. */
   bundleDir?: string;
+  /** The WebSocket routes (ConversationRelay); the default is shared/http/registry.ts `websocketRoutes`. None: no relay API. */
+  websocketRoutes?: WebSocketRoute[];
 }
 
 /**
@@ -103,6 +107,8 @@ export class VoiceAgentPlatformStack extends Stack {
   readonly voice?: VoiceRuntime;
   readonly monitoring: Monitoring;
   readonly jobs: Jobs;
+  /** The ConversationRelay WebSocket API (absent when given no WebSocket routes). */
+  readonly relay?: RelayApi;
   readonly api: Api;
   readonly fallback: ApiFunction;
   /** Area stacks by area (apiArea: the first path segment after /api/v1). */
@@ -115,6 +121,8 @@ export class VoiceAgentPlatformStack extends Stack {
     const operations = props.operations ?? registryOperations;
     const fallbackEntry = props.fallbackEntry ?? registryFallbackEntry;
     const jobs = props.jobs ?? registryJobs;
+    // A stack built from a test's own registry has no relay unless it is given WebSocket routes too.
+    const wsRoutes = props.websocketRoutes ?? (props.operations || props.jobs ? [] : registryWebsocketRoutes);
     checkUnique(operations.map((op) => op.operationId), 'operation id');
     checkUnique(operations.map((op) => `${op.method} ${op.path}`), 'route');
     checkUnique(jobs.map((job) => job.name), 'job name');
@@ -124,6 +132,7 @@ export class VoiceAgentPlatformStack extends Stack {
         ...operations.map((op) => ({ name: operationBundleName(op), entry: op.entry, files: op.bundleFiles })),
         { name: FALLBACK_BUNDLE, entry: fallbackEntry },
         ...jobs.map((job) => ({ name: jobBundleName(job), entry: job.entry })),
+        ...wsRoutes.map((route) => ({ name: relayBundleName(route), entry: route.entry })),
       ],
       props.bundleDir ?? path.join(ROOT_DIR, '.build', 'bundles'),
     );
@@ -167,6 +176,13 @@ export class VoiceAgentPlatformStack extends Stack {
       logRetention: props.logRetention,
     });
 
+    // ConversationRelay's WebSocket API; the HTTP functions (the telephony callbacks' TwiML) learn its URL as RELAY_URL.
+    if (wsRoutes.length) {
+      this.relay = new RelayApi(this, 'Relay', { routes: wsRoutes, code: this.code, environment, targets: { ...targets, queues: this.jobs.queues }, monitoring: this.monitoring, logRetention: props.logRetention });
+      environment.RELAY_URL = this.relay.url;
+      new CfnOutput(this, 'RelayUrl', { value: this.relay.url, description: 'ConversationRelay WebSocket URL (RELAY_URL)' });
+    }
+
     this.voice?.addService({
       // Tests and `cdk ls` build no image (as they bundle no function): a public image stands in.
       image: !this.code.bundled ? ecs.ContainerImage.fromRegistry('public.ecr.aws/docker/library/node:22-slim') : undefined,
@@ -196,6 +212,8 @@ export class VoiceAgentPlatformStack extends Stack {
     this.monitoring.alarmOnServerErrors(this.api.httpApi);
     // Only when some operation streams (a REST API without methods cannot be deployed).
     const streamingApi = operations.some((o) => o.streams) ? new StreamingApi(this, 'StreamingApi', { throttle: props.throttle, logRetention: props.logRetention }) : undefined;
+    // The widget's config tells the script where its turns stream (docs/api.md, "Streaming a turn").
+    if (streamingApi) environment.STREAMING_API_URL = streamingApi.functionsUrl;
 
     for (const [area, areaOperations] of groupBy(operations, apiArea)) {
       const areaId = `${pascalCase(area)}Api`;

@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { tableDefinition } from '../../shared/db/table-definition';
 import type { Operation } from '../../shared/http/operation';
-import { operations } from '../../shared/http/registry';
+import { operations, websocketRoutes } from '../../shared/http/registry';
 import { QUEUE_RULES, queueUrlVariable, type JobDefinition, type QueueJob, type ScheduledJob } from '../../shared/jobs/definition';
 import { jobs } from '../../shared/jobs/registry';
 import { DEFAULT_THROTTLE } from '../../lib/api';
@@ -35,7 +35,7 @@ describe('the stack built from the registries', () => {
   });
 
   it('has one function per operation (and a streaming one per streaming operation), one for the fallback and one per job', () => {
-    expect(s.resources('AWS::Lambda::Function')).toHaveLength(operations.length + operations.filter((o) => o.streams).length + 1 + jobs.length);
+    expect(s.resources('AWS::Lambda::Function')).toHaveLength(operations.length + operations.filter((o) => o.streams).length + 1 + jobs.length + websocketRoutes.length);
   });
 
   it('serves each streaming operation on the REST API with a STREAM proxy integration to its streamHandler', () => {
@@ -66,7 +66,7 @@ describe('the stack built from the registries', () => {
     // route itself lands on `$default`, so the fallback is where that tolerance lives.
     const keys = s.resources('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey as string);
     expect(keys.filter((key) => key !== '$default' && key.endsWith('/'))).toEqual([]);
-    const defaults = s.resources('AWS::ApiGatewayV2::Route').filter((r) => r.Properties.RouteKey === '$default');
+    const defaults = s.resources('AWS::ApiGatewayV2::Route').filter((r) => r.Properties.RouteKey === '$default' && s.target(r, r.Properties.ApiId)?.Properties.ProtocolType !== 'WEBSOCKET');
     expect(defaults).toHaveLength(1);
     const integration = s.target(defaults[0], defaults[0].Properties.Target['Fn::Join'][1][1]);
     const fn = s.target(integration!, integration!.Properties.IntegrationUri);
@@ -232,7 +232,7 @@ describe('the stack built from the registries', () => {
   );
 
   it('logs every request as JSON and throttles the default route', () => {
-    const stage = s.resources('AWS::ApiGatewayV2::Stage')[0];
+    const stage = s.resources('AWS::ApiGatewayV2::Stage').filter((st) => s.target(st, st.Properties.ApiId)?.Properties.ProtocolType !== 'WEBSOCKET')[0];
     expect(stage.Properties).toMatchObject({
       StageName: '$default',
       AutoDeploy: true,
