@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -11,9 +11,13 @@ export interface StreamingApiProps {
   logRetention?: logs.RetentionDays;
 }
 
+/** The stage: part of the base URL, known before the stage exists (see `functionsUrl`). */
+const STAGE = 'v1';
+
 /**
  * The routes that stream (`streams: true` in the registry: chat turns with
- * `Accept: text/event-stream`, the OpenAI-compatible completions) on a REST API whose Lambda proxy
+ * `Accept: text/event-stream`, the widget's turns and their CORS preflights, the
+ * OpenAI-compatible completions) on a REST API whose Lambda proxy
  * integrations use `responseTransferMode: STREAM`: an HTTP API cannot stream a response, and a
  * REST API can (docs/api.md, "Streaming a turn"). Each route invokes the operation's `streamHandler`
  * (shared/http/streaming.ts), which runs the same Middy stack as the HTTP API's function: API-key
@@ -32,7 +36,7 @@ export class StreamingApi extends Construct {
       endpointTypes: [apigw.EndpointType.REGIONAL],
       cloudWatchRole: false,
       deployOptions: {
-        stageName: 'v1',
+        stageName: STAGE,
         tracingEnabled: true,
         throttlingRateLimit: props.throttle?.rateLimit ?? 100,
         throttlingBurstLimit: props.throttle?.burstLimit ?? 200,
@@ -52,6 +56,16 @@ export class StreamingApi extends Construct {
   /** The base URL: the same paths as the HTTP API under it. */
   get url(): string {
     return this.restApi.url.replace(/\/$/, '');
+  }
+
+  /**
+   * The same base URL for the functions' environment (STREAMING_API_URL: the widget's config tells
+   * the script to stream its turns there). Built from the API's id and the stage's literal name:
+   * `url` names the stage resource, which waits for every method, whose functions would then wait
+   * for it (a dependency cycle).
+   */
+  get functionsUrl(): string {
+    return `https://${this.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${STAGE}`;
   }
 
   /** Routes `METHOD path` to the operation's streaming function. */

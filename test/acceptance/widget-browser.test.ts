@@ -6,7 +6,9 @@
  * keyboard, an axe-core scan, a `function` tool answered by the page, readable 429 and 503, one
  * opening bubble, the launcher as a close button while open, full screen on a 375-pixel phone
  * with the field inside the visual viewport, and a chat that has ended or a widget deactivated
- * told as such (not "connection problem").
+ * told as such (not "connection problem"), and a reply shown as it streams (a streaming stand-in
+ * model holding the rest of its reply while the bubble already shows its first word), or whole
+ * when the answer is not a stream.
  * UPDATE_SCREENSHOTS=1 writes docs/widget-desktop.png and docs/widget-phone.png.
  */
 // The functions given to page.evaluate run in the browser; the project compiles without the DOM
@@ -23,6 +25,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { installLlm, LlmError } from '../../shared/adapters/llm';
+import { openAiModel } from '../../shared/adapters/llm/openai';
+import { startOpenAiStandIn } from '../support/openai-stand-in';
 import { installTimeSource } from '../../shared/clock';
 import { launchBrowser } from '../support/browser';
 import { usePlatform } from '../support/platform';
@@ -407,4 +411,72 @@ it('serves the local demo page, whose widget answers from the demo knowledge bas
   } finally {
     await context.close();
   }
+});
+
+describe('a reply that streams', () => {
+  const FULL = 'On Saturdays the store opens at 10 am.';
+  const typingHidden = (tab: Page) => tab.$eval(`${W} .typing`, (e) => (e as HTMLElement).hidden);
+
+  it('grows in the agent bubble as the model produces it: typing dots until the first word, the whole reply and its sources at the end', async () => {
+    const model = await startOpenAiStandIn();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    model.script({ text: FULL, holdUntil: held });
+    installLlm(openAiModel({ baseUrl: model.url, apiKey: async () => 'sk-test-standin', timeoutMs: 10_000 }));
+    const { context, tab, warnings } = await visit();
+    try {
+      await openAndWait(tab);
+      await ask(tab, QUESTION);
+      // The model has sent its first word and holds the rest: the bubble already shows it.
+      await waitForAgent(tab, /^On $/);
+      expect(await allTexts(tab)).toEqual(['Hi, I am Ava. Ask me anything about the store.', QUESTION, 'On ']);
+      expect(await typingHidden(tab)).toBe(true);
+      expect(await tab.$eval(`${W} .send`, (b) => (b as HTMLInputElement).disabled)).toBe(true);
+      expect(await tab.$eval(`${W} [role=log]`, (l) => l.getAttribute('aria-busy'))).toBe('true');
+      expect(model.requests.at(-1)!.body).toMatchObject({ stream: true });
+      release();
+      await waitForAgent(tab, /opens at 10 am\./);
+      await tab.waitForFunction((sel) => !(document.querySelector(sel)?.shadowRoot?.querySelector('.send') as HTMLInputElement).disabled, { timeout: 10_000 }, HOST);
+      expect(await allTexts(tab)).toEqual(['Hi, I am Ava. Ask me anything about the store.', QUESTION, expect.stringMatching(/^On Saturdays the store opens at 10 am\./)]);
+      // The final bubble is the stored message's: its source link came with message.completed.
+      expect(await tab.$$eval(`${W} .msg.agent .src a`, (as) => as.map((a) => (a as HTMLAnchorElement).href))).toEqual([`${allowed.url}/faq`]);
+      expect(await typingHidden(tab)).toBe(true);
+      // What was streamed is what was stored.
+      await tab.reload();
+      await launcher(tab);
+      await tab.waitForFunction((sel) => (document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg').length ?? 0) >= 3, { timeout: 10_000 }, HOST);
+      expect((await allTexts(tab))[2]).toMatch(/^On Saturdays the store opens at 10 am\./);
+      expect(warnings).toEqual([]);
+    } finally {
+      release();
+      installLlm(undefined);
+      await context.close();
+      await model.close();
+    }
+  });
+
+  it('shows the plain answer when the response is not a stream', async () => {
+    const { context, tab, warnings } = await visit();
+    try {
+      // A server (or a proxy) that does not stream: the request reaches it without text/event-stream.
+      let asked = '';
+      await tab.setRequestInterception(true);
+      tab.on('request', (req) => {
+        if (req.isInterceptResolutionHandled()) return;
+        if (req.method() === 'POST' && /\/messages$/.test(req.url())) {
+          asked = req.headers().accept ?? '';
+          void req.continue({ headers: { ...req.headers(), accept: 'application/json' } });
+        } else void req.continue();
+      });
+      await openAndWait(tab);
+      await ask(tab, QUESTION);
+      await waitForAgent(tab, /10 am/);
+      expect(asked).toMatch(/text\/event-stream/);
+      expect(await allTexts(tab)).toEqual(['Hi, I am Ava. Ask me anything about the store.', QUESTION, expect.stringMatching(/10 am/)]);
+      expect(await tab.$$eval(`${W} .msg.agent .src a`, (as) => as.map((a) => (a as HTMLAnchorElement).href))).toEqual([`${allowed.url}/faq`]);
+      expect(warnings).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });

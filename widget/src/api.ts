@@ -55,6 +55,8 @@ export interface WidgetConfig {
   language: string;
   /** Show the call button (call.ts). */
   voice_enabled?: boolean;
+  /** Where turns stream (deployed: the streaming REST API, same paths); null: here. */
+  stream_base_url?: string | null;
   agent: { id: string; agent_name: string; begin_message: string; start_speaker: string } | null;
 }
 
@@ -99,10 +101,8 @@ async function readTurn(body: ReadableStream<Uint8Array>, listen: TurnListener):
         name = data = '';
         if (event === 'message.delta') listen.delta(value.message_id, value.delta);
         else if (event === 'message.completed') listen.completed(value);
-        else if (event === 'turn.completed') {
-          void reader.cancel().catch(() => undefined);
-          return value as Turn;
-        } else if (event === 'error') {
+        else if (event === 'turn.completed') return value as Turn;
+        else if (event === 'error') {
           const e = value?.error ?? {};
           throw new ApiError(STATUS[e.code] ?? 500, e.message ?? 'The turn failed', e.details?.retry_after_seconds, e.details ?? {});
         }
@@ -113,7 +113,10 @@ async function readTurn(body: ReadableStream<Uint8Array>, listen: TurnListener):
 
 /** A client of one widget's public endpoints; `base` ends with `/api/v1`. */
 export function client(base: string, widgetId: string) {
-  const root = `${base}/widget/${encodeURIComponent(widgetId)}`;
+  const at = (b: string) => `${b}/widget/${encodeURIComponent(widgetId)}`;
+  const root = at(base);
+  /** Where turns go (the config's `stream_base_url`, once read). */
+  let turns = root;
   async function call<T>(method: string, path: string, body?: unknown, token?: string, listen?: TurnListener): Promise<T> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -121,10 +124,14 @@ export function client(base: string, widgetId: string) {
     // A turn asks for server-sent events; a server that does not stream answers the plain envelope.
     if (listen) headers.accept = 'text/event-stream, application/json';
     let res: Response;
+    const init: RequestInit = { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', mode: 'cors' };
     try {
-      res = await fetch(root + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', mode: 'cors' });
+      res = await fetch((listen ? turns : root) + path, init);
     } catch (err) {
-      throw new ApiError(0, String((err as Error)?.message ?? err));
+      if (!listen || turns === root) throw new ApiError(0, String((err as Error)?.message ?? err));
+      // The streaming API unreachable from here: the plain answer from the API itself.
+      turns = root;
+      return call<T>(method, path, body, token);
     }
     if (listen && res.ok && /^text\/event-stream/i.test(res.headers.get('content-type') ?? '') && res.body) return (await readTurn(res.body, listen)) as T;
     let json: { data?: T; error?: { message?: string; details?: { retry_after_seconds?: number; reason?: string; limit?: string; status?: string } } } | undefined;
@@ -141,7 +148,11 @@ export function client(base: string, widgetId: string) {
     return json?.data as T;
   }
   return {
-    config: () => call<WidgetConfig>('GET', '/config'),
+    config: async () => {
+      const config = await call<WidgetConfig>('GET', '/config');
+      if (config?.stream_base_url && /^https:\/\//.test(config.stream_base_url)) turns = at(config.stream_base_url.replace(/\/+$/, ''));
+      return config;
+    },
     start: () => call<Chat & { token: string }>('POST', '/chats', {}),
     get: (id: string, token: string) => call<Chat>('GET', `/chats/${id}`, undefined, token),
     send: (id: string, token: string, content: string, listen?: TurnListener) => call<Turn>('POST', `/chats/${id}/messages`, { content }, token, listen),

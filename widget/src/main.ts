@@ -10,7 +10,7 @@
  * above the on-screen keyboard; while open, the launcher is a close button.
  * `window.VoiceAgentWidget.onToolCall = async (call) => output` answers the agent's `function` tools.
  */
-import { ApiError, client, type Chat, type ChatState, type Client, type Message, type PendingToolCall, type WidgetConfig } from './api';
+import { ApiError, client, type Chat, type ChatState, type Client, type Message, type PendingToolCall, type TurnListener, type WidgetConfig } from './api';
 import { mountCall, type CallStats } from './call';
 import { styles } from './styles';
 import { texts } from './text';
@@ -206,18 +206,72 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
     render();
   }
 
-  function add(list: Message[]): void {
+  /**
+   * Adds a turn's messages. A streamed turn's bubbles are already in place (`shown`): each is
+   * replaced by its message's final bubble (sources and all), the visitor's own by the stored
+   * user message; a draft whose message never completed is dropped.
+   */
+  function add(list: Message[], shown?: Live): void {
     for (const m of list) {
       if (m.role !== 'user' && m.role !== 'agent') continue;
       messages.push(m);
-      log.insertBefore(bubble(m), typing);
+      const b = bubble(m);
+      const draft = m.role === 'user' ? shown?.mine : shown?.drafts.get(m.id);
+      if (draft?.parentNode) draft.replaceWith(b);
+      else log.insertBefore(b, typing);
+      if (m.role === 'user' && shown) shown.mine = undefined;
+      shown?.drafts.delete(m.id);
     }
+    shown?.drop();
     scroll();
+  }
+
+  /** A turn shown as it streams: an agent bubble grows with its deltas (the typing dots until the first, and between messages). */
+  interface Live {
+    listen: TurnListener;
+    drafts: Map<string, HTMLElement>;
+    mine?: HTMLElement;
+    drop(): void;
+  }
+  function live(mine?: HTMLElement): Live {
+    const drafts = new Map<string, HTMLElement>();
+    return {
+      drafts,
+      mine,
+      listen: {
+        delta(id, text) {
+          let b = drafts.get(id);
+          if (!b) {
+            b = el('div', 'msg agent', {}, '');
+            drafts.set(id, b);
+            log.insertBefore(b, typing);
+          }
+          typing.hidden = true;
+          b.textContent += text;
+          scroll();
+        },
+        completed(m) {
+          if (m.role !== 'agent') return;
+          const b = bubble(m);
+          const d = drafts.get(m.id);
+          if (d) d.replaceWith(b);
+          else log.insertBefore(b, typing);
+          drafts.set(m.id, b);
+          typing.hidden = false;
+          scroll();
+        },
+      },
+      drop() {
+        for (const b of drafts.values()) b.remove();
+        drafts.clear();
+      },
+    };
   }
 
   function setBusy(on: boolean): void {
     busy = on;
     typing.hidden = !on;
+    log.setAttribute('aria-busy', String(on));
     send.disabled = on;
     if (on) log.appendChild(typing);
     scroll();
@@ -327,12 +381,14 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
       }
       results.push({ tool_call_id: call.id, output: output === undefined ? null : output });
     }
+    const shown = live();
     try {
-      const turn = await api.toolResults(saved.id, saved.token, results);
+      const turn = await api.toolResults(saved.id, saved.token, results, shown.listen);
       setBusy(false);
-      add(turn.messages);
+      add(turn.messages, shown);
       await after(turn.chat, round + 1);
     } catch (err) {
+      shown.drop();
       setBusy(false);
       explain(err, () => void after(chat, round));
     }
@@ -346,13 +402,15 @@ function mount(api: Client, config: WidgetConfig, widgetId: string, g: Global): 
     log.insertBefore(mine, typing);
     input.value = '';
     setBusy(true);
+    const shown = live(mine);
     try {
-      const turn = await api.send(saved!.id, saved!.token, text);
-      mine.remove();
+      const turn = await api.send(saved!.id, saved!.token, text, shown.listen);
       setBusy(false);
-      add(turn.messages);
+      add(turn.messages, shown);
+      shown.mine?.remove();
       await after(turn.chat);
     } catch (err) {
+      shown.drop();
       mine.remove();
       setBusy(false);
       if (!input.value) input.value = text;
