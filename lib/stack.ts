@@ -212,6 +212,8 @@ export class VoiceAgentPlatformStack extends Stack {
     this.monitoring.alarmOnServerErrors(this.api.httpApi);
     // Only when some operation streams (a REST API without methods cannot be deployed).
     const streamingApi = operations.some((o) => o.streams) ? new StreamingApi(this, 'StreamingApi', { throttle: props.throttle, logRetention: props.logRetention }) : undefined;
+    // The widget's config tells the script where its turns stream (docs/api.md, "Streaming a turn").
+    if (streamingApi) environment.STREAMING_API_URL = streamingApi.functionsUrl;
 
     for (const [area, areaOperations] of groupBy(operations, apiArea)) {
       const areaId = `${pascalCase(area)}Api`;

@@ -709,7 +709,7 @@ export interface paths {
          * Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 turns a minute per chat and the widget's `daily_message_limit` a UTC day (429 with `Retry-After`)
          * @description Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 turns a minute per chat and the widget's `daily_message_limit` a UTC day (429 with `Retry-After`)
          *
-         *     Public: no API key.
+         *     Public: no API key. With `Accept: text/event-stream`, a 200 answers the turn as server-sent events, each an `event:` name and one JSON `data:` line, written as produced: `message.delta` (`{ message_id, delta }`: a piece of the agent's reply), `tool_call` and `tool_result` (the message; not on the widget's routes), `message.completed` (the agent's message, whole), then `turn.completed` (the plain answer's `data`) or, when the turn fails after the stream began, `error` (the error envelope), always last. Refusals before the turn starts are the plain JSON answers below.
          */
         post: operations["sendWidgetChatMessage"];
         delete?: never;
@@ -737,7 +737,7 @@ export interface paths {
          * Public (token): the page answers the chat's pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on, counted toward the chat's 20 turns a minute (429 with `Retry-After`)
          * @description Public (token): the page answers the chat's pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on, counted toward the chat's 20 turns a minute (429 with `Retry-After`)
          *
-         *     Public: no API key.
+         *     Public: no API key. With `Accept: text/event-stream`, a 200 answers the turn as server-sent events, each an `event:` name and one JSON `data:` line, written as produced: `message.delta` (`{ message_id, delta }`: a piece of the agent's reply), `tool_call` and `tool_result` (the message; not on the widget's routes), `message.completed` (the agent's message, whole), then `turn.completed` (the plain answer's `data`) or, when the turn fails after the stream began, `error` (the error envelope), always last. Refusals before the turn starts are the plain JSON answers below.
          */
         post: operations["submitWidgetChatToolResults"];
         delete?: never;
@@ -1791,7 +1791,7 @@ export interface paths {
          * Send one user message: the agent answers (grounded in its knowledge base, calling its tools); answers what the turn added
          * @description Send one user message: the agent answers (grounded in its knowledge base, calling its tools); answers what the turn added.
          *
-         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer. With `Accept: text/event-stream`, a 200 answers the turn as server-sent events, each an `event:` name and one JSON `data:` line, written as produced: `message.delta` (`{ message_id, delta }`: a piece of the agent's reply), `tool_call` and `tool_result` (the message; not on the widget's routes), `message.completed` (the agent's message, whole), then `turn.completed` (the plain answer's `data`) or, when the turn fails after the stream began, `error` (the error envelope), always last. Refusals before the turn starts are the plain JSON answers below.
          */
         post: operations["sendChatMessage"];
         delete?: never;
@@ -1813,7 +1813,7 @@ export interface paths {
          * Answer every pending `function` tool call of a `requires_action` chat; the turn goes on
          * @description Answer every pending `function` tool call of a `requires_action` chat; the turn goes on.
          *
-         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer. With `Accept: text/event-stream`, a 200 answers the turn as server-sent events, each an `event:` name and one JSON `data:` line, written as produced: `message.delta` (`{ message_id, delta }`: a piece of the agent's reply), `tool_call` and `tool_result` (the message; not on the widget's routes), `message.completed` (the agent's message, whole), then `turn.completed` (the plain answer's `data`) or, when the turn fails after the stream began, `error` (the error envelope), always last. Refusals before the turn starts are the plain JSON answers below.
          */
         post: operations["submitChatToolResults"];
         delete?: never;
@@ -2323,7 +2323,7 @@ export interface paths {
          * OpenAI Chat Completions with an agent as the model (`model` = agent id); `stream: true` answers `chat.completion.chunk` events; errors are OpenAI-shaped
          * @description OpenAI Chat Completions with an agent as the model (`model` = agent id); `stream: true` answers `chat.completion.chunk` events; errors are OpenAI-shaped.
          *
-         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
+         *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer. With `stream: true`, a 200 answers `text/event-stream`: `data:` lines of `chat.completion.chunk` objects (the role, the text in pieces, tool calls in fragments by `index`, the `finish_reason`, with `stream_options.include_usage` a last chunk with `usage`), ending `data: [DONE]`; a failure after the stream began is a `data: { "error": … }` chunk.
          */
         post: operations["openAiChatCompletions"];
         delete?: never;
@@ -4048,6 +4048,7 @@ export interface components {
             avatar_url: "" | string;
             language: string;
             voice_enabled: boolean;
+            stream_base_url: string | null;
             agent: {
                 id: string;
                 agent_name: string;
@@ -7831,6 +7832,7 @@ export interface operations {
                      *         "position": "bottom-right",
                      *         "avatar_url": "https://www.example.com/ava.png",
                      *         "language": "en-US",
+                     *         "stream_base_url": "https://abc123.execute-api.eu-west-1.amazonaws.com/v1/api/v1",
                      *         "agent": {
                      *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *           "agent_name": "Ava",
@@ -8133,7 +8135,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Success (with `Accept: text/event-stream`, server-sent events) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8188,6 +8190,20 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["ChatTurn"];
                     };
+                    /**
+                     * @example event: message.delta
+                     *     data: {"message_id":"msg_01","delta":"We open "}
+                     *
+                     *     event: message.delta
+                     *     data: {"message_id":"msg_01","delta":"at 9 am."}
+                     *
+                     *     event: message.completed
+                     *     data: {"id":"msg_01","role":"agent","content":"We open at 9 am.","created_at":"2026-01-01T09:00:00.000Z"}
+                     *
+                     *     event: turn.completed
+                     *     data: {"chat":{"id":"chat_01","status":"active"},"messages":[]}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8406,7 +8422,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Success (with `Accept: text/event-stream`, server-sent events) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8461,6 +8477,20 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["ChatTurn"];
                     };
+                    /**
+                     * @example event: message.delta
+                     *     data: {"message_id":"msg_01","delta":"We open "}
+                     *
+                     *     event: message.delta
+                     *     data: {"message_id":"msg_01","delta":"at 9 am."}
+                     *
+                     *     event: message.completed
+                     *     data: {"id":"msg_01","role":"agent","content":"We open at 9 am.","created_at":"2026-01-01T09:00:00.000Z"}
+                     *
+                     *     event: turn.completed
+                     *     data: {"chat":{"id":"chat_01","status":"active"},"messages":[]}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -13392,7 +13422,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Success (with `Accept: text/event-stream`, server-sent events) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -13449,6 +13479,20 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["ChatTurn"];
                     };
+                    /**
+                     * @example event: message.delta
+                     *     data: {"message_id":"msg_01","delta":"We open "}
+                     *
+                     *     event: message.delta
+                     *     data: {"message_id":"msg_01","delta":"at 9 am."}
+                     *
+                     *     event: message.completed
+                     *     data: {"id":"msg_01","role":"agent","content":"We open at 9 am.","created_at":"2026-01-01T09:00:00.000Z"}
+                     *
+                     *     event: turn.completed
+                     *     data: {"chat":{"id":"chat_01","status":"active"},"messages":[]}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -13586,7 +13630,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Success (with `Accept: text/event-stream`, server-sent events) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -13643,6 +13687,20 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["ChatTurn"];
                     };
+                    /**
+                     * @example event: message.delta
+                     *     data: {"message_id":"msg_01","delta":"We open "}
+                     *
+                     *     event: message.delta
+                     *     data: {"message_id":"msg_01","delta":"at 9 am."}
+                     *
+                     *     event: message.completed
+                     *     data: {"id":"msg_01","role":"agent","content":"We open at 9 am.","created_at":"2026-01-01T09:00:00.000Z"}
+                     *
+                     *     event: turn.completed
+                     *     data: {"chat":{"id":"chat_01","status":"active"},"messages":[]}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -16266,7 +16324,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Success (with `stream: true`, server-sent events) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -16276,6 +16334,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": string;
+                    /**
+                     * @example data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"agent_01","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}
+                     *
+                     *     data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"agent_01","choices":[{"index":0,"delta":{"content":"We open "},"finish_reason":null}]}
+                     *
+                     *     data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"agent_01","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+                     *
+                     *     data: [DONE]
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -300,6 +300,7 @@ export const schemaExamples: Record<string, unknown> = {
   WidgetConfig: {
     id: ids.widget,
     ...widgetLook,
+    stream_base_url: 'https://abc123.execute-api.eu-west-1.amazonaws.com/v1/api/v1',
     agent: { id: ids.agent, agent_name: 'Ava', begin_message: 'Hello, this is Ava from Acme Dental. How can I help you today?', start_speaker: 'agent' },
   },
 

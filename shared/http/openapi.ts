@@ -260,12 +260,51 @@ function parameters(op: Operation, set: SchemaSet): Json[] {
   return params;
 }
 
+/** The server-sent events a streaming operation (`streams: true`) answers instead (docs/api.md, "Streaming a turn" and "The agent as an OpenAI model"). */
+const TURN_EVENTS =
+  'With `Accept: text/event-stream`, a 200 answers the turn as server-sent events, each an `event:` name and one JSON `data:` line, written as produced: ' +
+  '`message.delta` (`{ message_id, delta }`: a piece of the agent\'s reply), `tool_call` and `tool_result` (the message; not on the widget\'s routes), ' +
+  '`message.completed` (the agent\'s message, whole), then `turn.completed` (the plain answer\'s `data`) or, when the turn fails after the stream began, `error` (the error envelope), always last. ' +
+  'Refusals before the turn starts are the plain JSON answers below.';
+const COMPLETION_EVENTS =
+  'With `stream: true`, a 200 answers `text/event-stream`: `data:` lines of `chat.completion.chunk` objects (the role, the text in pieces, tool calls in fragments by `index`, ' +
+  'the `finish_reason`, with `stream_options.include_usage` a last chunk with `usage`), ending `data: [DONE]`; a failure after the stream began is a `data: { "error": … }` chunk.';
+
+/** Whether the operation's 200 may be server-sent events (a preflight served by the streaming API too never is). */
+const answersEvents = (op: Operation): boolean => !!op.streams && op.method !== 'OPTIONS';
+
+function eventStreamContent(op: Operation): Json {
+  if (op.openAiCompatible) {
+    return {
+      'text/event-stream': {
+        schema: { type: 'string', description: COMPLETION_EVENTS },
+        example:
+          'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"agent_01","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n' +
+          'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"agent_01","choices":[{"index":0,"delta":{"content":"We open "},"finish_reason":null}]}\n\n' +
+          'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"agent_01","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n' +
+          'data: [DONE]\n\n',
+      },
+    };
+  }
+  return {
+    'text/event-stream': {
+      schema: { type: 'string', description: TURN_EVENTS },
+      example:
+        'event: message.delta\ndata: {"message_id":"msg_01","delta":"We open "}\n\n' +
+        'event: message.delta\ndata: {"message_id":"msg_01","delta":"at 9 am."}\n\n' +
+        'event: message.completed\ndata: {"id":"msg_01","role":"agent","content":"We open at 9 am.","created_at":"2026-01-01T09:00:00.000Z"}\n\n' +
+        'event: turn.completed\ndata: {"chat":{"id":"chat_01","status":"active"},"messages":[]}\n\n',
+    },
+  };
+}
+
 function description(op: Operation): string {
   const paged = op.list && op.query && 'cursor' in ((op.query as unknown as { shape?: object }).shape ?? {});
   const notes = [
     op.auth ? 'Requires an API key (`X-Api-Key`).' : 'Public: no API key.',
     op.auth && op.method === 'POST' ? 'Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.' : '',
     paged ? 'Paged with `limit` and `offset` or `cursor`; `meta.total` is exact.' : '',
+    answersEvents(op) ? (op.openAiCompatible ? COMPLETION_EVENTS : TURN_EVENTS) : '',
   ].filter(Boolean);
   return `${op.summary}${/[.)]$/.test(op.summary) ? '' : '.'}\n\n${notes.join(' ')}`;
 }
@@ -321,9 +360,12 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
     }
     const responses: Json = {
       200: {
-        description: 'Success',
+        description: answersEvents(op) ? (op.openAiCompatible ? 'Success (with `stream: true`, server-sent events)' : 'Success (with `Accept: text/event-stream`, server-sent events)') : 'Success',
         headers: headerRefs('XRequestId', ...(op.auth ? ['XRateLimitLimit', 'XRateLimitRemaining'] : [])),
-        content: op.rawContentType ? { [op.rawContentType]: { schema: { type: 'string' } } } : { 'application/json': success },
+        content: {
+          ...(op.rawContentType ? { [op.rawContentType]: { schema: { type: 'string' } } } : { 'application/json': success }),
+          ...(answersEvents(op) ? eventStreamContent(op) : {}),
+        },
       },
     };
     for (const [status, text] of errorStatuses(op)) {

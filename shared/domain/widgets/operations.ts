@@ -101,14 +101,14 @@ export const sendWidgetChatMessage = defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/messages', operationId: 'sendWidgetChatMessage', tag: chatTag, auth: false,
   summary: 'Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 turns a minute per chat and the widget\'s `daily_message_limit` a UTC day (429 with `Retry-After`)',
   entry: 'functions/widget/send-message.ts', params: WidgetChatParams, body: ChatMessageBody, response: ChatTurn, headers: tokenHeader,
-  successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
+  successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024, streams: true,
 });
 
 export const submitWidgetChatToolResults = defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/tool-results', operationId: 'submitWidgetChatToolResults', tag: chatTag, auth: false,
   summary: 'Public (token): the page answers the chat\'s pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on, counted toward the chat\'s 20 turns a minute (429 with `Retry-After`)',
   entry: 'functions/widget/tool-results.ts', params: WidgetChatParams, body: ToolResultsBody, response: ChatTurn, headers: tokenHeader,
-  successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024,
+  successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024, streams: true,
 });
 
 export const getWidgetChat = defineOperation({
@@ -134,15 +134,17 @@ export const startWidgetCall = defineOperation({
 });
 
 /** The CORS preflights of the chat paths: one small function per path, as API Gateway routes them. */
-const preflight = (operationId: string, path: string, entry: string, params: typeof IdParams | typeof WidgetChatParams) => defineOperation({
+const preflight = (operationId: string, path: string, entry: string, params: typeof IdParams | typeof WidgetChatParams, streams = false) => defineOperation({
   method: 'OPTIONS', path, operationId, tag: chatTag, auth: false,
   summary: 'Public (no key): CORS preflight, under the widget\'s origin rule',
   entry, params, successMessage: 'Preflight accepted', access: { table: 'R' },
+  // The turns' preflights are served by the streaming REST API too (lib/streaming-api.ts), as their turns are.
+  ...(streams ? { streams: true } : {}),
 });
 
 export const preflightWidgetCalls = preflight('preflightWidgetCalls', '/api/v1/widget/{id}/calls', 'functions/widget/preflight-calls.ts', IdParams);
 export const preflightWidgetChats = preflight('preflightWidgetChats', '/api/v1/widget/{id}/chats', 'functions/widget/preflight-chats.ts', IdParams);
 export const preflightWidgetChat = preflight('preflightWidgetChat', '/api/v1/widget/{id}/chats/{chat_id}', 'functions/widget/preflight-chat.ts', WidgetChatParams);
-export const preflightWidgetChatMessages = preflight('preflightWidgetChatMessages', '/api/v1/widget/{id}/chats/{chat_id}/messages', 'functions/widget/preflight-chat-messages.ts', WidgetChatParams);
-export const preflightWidgetChatToolResults = preflight('preflightWidgetChatToolResults', '/api/v1/widget/{id}/chats/{chat_id}/tool-results', 'functions/widget/preflight-chat-tool-results.ts', WidgetChatParams);
+export const preflightWidgetChatMessages = preflight('preflightWidgetChatMessages', '/api/v1/widget/{id}/chats/{chat_id}/messages', 'functions/widget/preflight-chat-messages.ts', WidgetChatParams, true);
+export const preflightWidgetChatToolResults = preflight('preflightWidgetChatToolResults', '/api/v1/widget/{id}/chats/{chat_id}/tool-results', 'functions/widget/preflight-chat-tool-results.ts', WidgetChatParams, true);
 export const preflightWidgetChatEnd = preflight('preflightWidgetChatEnd', '/api/v1/widget/{id}/chats/{chat_id}/end', 'functions/widget/preflight-chat-end.ts', WidgetChatParams);

@@ -118,6 +118,8 @@ export async function getPublicWidgetConfig(
     avatar_url: widget.avatar_url ?? '',
     language: widget.language ?? 'en',
     voice_enabled: widget.voice_enabled ?? false,
+    // Deployed, the turns stream only through the streaming REST API (lib/streaming-api.ts); locally the same server streams.
+    stream_base_url: process.env.STREAMING_API_URL ? `${process.env.STREAMING_API_URL.replace(/\/+$/, '')}/api/v1` : null,
     agent: agent
       ? { id: agent.id!, agent_name: agent.agent_name ?? '', begin_message: opening, start_speaker: agent.start_speaker ?? 'agent' }
       : null,

@@ -137,6 +137,8 @@ export const WidgetConfig = named('WidgetConfig', () => z.object({
   language: widgetFields.language,
   /** Show the call button (a web call with the agent, POST /widget/{id}/calls). */
   voice_enabled: z.boolean(),
+  /** Where the script sends its turns to have them stream (deployed: the streaming REST API); null: the same base as this config. */
+  stream_base_url: z.nullable(z.string()),
   agent: z.nullable(
     z.object({
       id: z.string(),
