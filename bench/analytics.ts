@@ -51,7 +51,7 @@ export async function analyticsBenchmark(conversations = Number(process.env.BENC
       for (const { Update } of statsWrites('duration_sec' in item ? 'call' : 'chat', item).counters) {
         const u = Update!;
         const id = JSON.stringify(u.Key);
-        const m = merged.get(id) ?? { key: u.Key as Record<string, unknown>, day: u.ExpressionAttributeValues![':day'], deltas: {} };
+        const m = merged.get(id) ?? { key: u.Key as Record<string, unknown>, day: u.ExpressionAttributeValues![':day'], deltas: {} as Record<string, number> };
         for (const [alias, name] of Object.entries(u.ExpressionAttributeNames!)) {
           if (!alias.startsWith('#a')) continue;
           m.deltas[name] = (m.deltas[name] ?? 0) + Number(u.ExpressionAttributeValues![`:${alias.slice(1)}`]);

@@ -40,7 +40,7 @@ describe('analysis fields on agents', () => {
     [[FIELDS[1], { ...FIELDS[1] }], 'analysis_fields.1.name'],
     [Array.from({ length: 26 }, (_, i) => ({ name: `f${i}`, type: 'string', description: 'x' })), 'analysis_fields'],
     [[{ name: 'a', type: 'string', description: 'x', extra: 1 }], 'analysis_fields.0'],
-  ])('refuses bad fields (case %#) on create and PATCH, naming the path', async (fields, path) => {
+  ] as [unknown[], string][])('refuses bad fields (case %#) on create and PATCH, naming the path', async (fields, path) => {
     const create = await api('POST', '/api/v1/agents', { body: { name: 'Bad', analysis_fields: fields } });
     expect(create.status).toBe(400);
     expect(paths(create).some((p: string) => p === path || p.startsWith(`${path}.`))).toBe(true);

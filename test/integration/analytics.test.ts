@@ -10,7 +10,7 @@ import { createAgent, updateAgent } from '../../shared/domain/agents/service';
 import { CreateAgentBody, UpdateAgentBody } from '../../shared/domain/agents/schemas';
 import { analyzeCall } from '../../shared/domain/calls/analysis';
 import { moveCall } from '../../shared/domain/calls/lifecycle';
-import { newCallWrites, type AgentItem, type CallItem } from '../../shared/domain/calls/service';
+import { newCallWrites, type AgentItem } from '../../shared/domain/calls/service';
 import { STATUS_RANK } from '../../shared/domain/calls/state';
 import { analyzeChat, endChat, startChat } from '../../shared/domain/chats/service';
 import { sendMessage } from '../../shared/domain/chats/turns';
@@ -84,7 +84,7 @@ async function chatSaying(orgId: string, agentId: string, words: string[]) {
 }
 
 /** A call through the state machine: created ringing, answered and ended `completed` after `seconds`, then its analysis job. */
-async function callSaying(orgId: string, agent: AgentItem, said: string, seconds: number, price = 0.05) {
+async function callSaying(orgId: string, agent: AgentItem & { id: string }, said: string, seconds: number, price = 0.05) {
   const { item, writes } = newCallWrites(orgId, {
     agentId: agent.id, agent, number: null, channel: 'web', direction: 'outbound', from: '', to: '',
     contactId: null, campaignId: null, metadata: {}, dynamicVariables: {}, status: 'ringing',
@@ -138,7 +138,7 @@ async function recount(orgId: string, filter: { agent_id?: string; channel?: 'ca
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
-const read = (orgId: string, q: Record<string, string> = {}) =>
+const read = (orgId: string, q: { agent_id?: string; channel?: 'call' | 'chat' } = {}) =>
   conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: today(), to: today(), ...q }));
 
 describe('conversation analytics counters', () => {
@@ -146,7 +146,7 @@ describe('conversation analytics counters', () => {
     const orgId = newOrg();
     const sales = await createAgent(orgId, CreateAgentBody.parse({ name: 'Sales', analysis_fields: FIELDS, success_criteria: 'An appointment is booked.' }));
     const support = await createAgent(orgId, CreateAgentBody.parse({ name: 'Support' }));
-    const salesItem = (await getItem<AgentItem>(keys.agent(orgId, sales.id)))!;
+    const salesItem = (await getItem<AgentItem & { id: string }>(keys.agent(orgId, sales.id)))!;
 
     const chats = [
       await chatSaying(orgId, sales.id, ['I want to book Tuesday']),
