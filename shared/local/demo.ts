@@ -77,13 +77,15 @@ export async function ensureDemo(baseUrl: string, key: string): Promise<Demo> {
   if (found) {
     const origins = demoOriginsUpdate(found.allowed_origins, own);
     if (origins) await call(baseUrl, key, 'PATCH', `/widget-settings/${found.id}`, { allowed_origins: origins });
+    // With a speech model the demo shows the call button (never turned off here: an operator may have set it).
+    if (speechModel() && !(found as { voice_enabled?: boolean }).voice_enabled) await call(baseUrl, key, 'PATCH', `/widget-settings/${found.id}`, { voice_enabled: true });
     return { widgetId: found.id, created: false, originsUpdated: !!origins };
   }
   const kb = await call(baseUrl, key, 'POST', '/rag/knowledge-bases', { name: 'Demo knowledge base', description: 'What the demo agent knows (GET /demo)' });
   await call(baseUrl, key, 'POST', '/rag/ingest', { kb_id: kb.id, text: DEMO_DOCUMENT, metadata: { title: 'About Harbor Street Coffee' } });
   const widget = await call(baseUrl, key, 'POST', '/widget-settings', {
     name: DEMO_WIDGET_NAME, title: 'Harbor Street Coffee', greeting: 'Hi! Ask me about our opening hours, coffee or pastries.',
-    placeholder: 'Ask a question…', primary_color: '#0f766e', allowed_origins: own,
+    placeholder: 'Ask a question…', primary_color: '#0f766e', allowed_origins: own, voice_enabled: speechModel(),
   });
   const agent = await call(baseUrl, key, 'POST', '/agents', {
     name: 'Demo agent', agent_name: 'Robin', knowledge_base: kb.id, widget_settings_id: widget.id,
@@ -93,6 +95,9 @@ export async function ensureDemo(baseUrl: string, key: string): Promise<Demo> {
   });
   return { widgetId: widget.id, agentId: agent.id, knowledgeBaseId: kb.id, created: true };
 }
+
+/** A speech model is configured (web calls work): the demo widget gets its call button (docs/api.md, "Web calls"). */
+const speechModel = () => !!(process.env.REALTIME_BASE_URL || process.env.REALTIME_API_KEY);
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -110,6 +115,9 @@ ${FAVICON_LINK}
 <p>This page holds nothing but the tag you would paste into your own site (with the full URL of your API):</p>
 <pre><code>${escape(tag)}</code></pre>
 <p>Change the agent's prompt, its knowledge base or the widget's look through the API: see the README, "Put the agent on your website".</p>
+${speechModel()
+    ? '<p id="voice">To hear the agent, press the phone icon in the widget\'s head and allow the microphone (a web call: README, "Hear your agent").</p>'
+    : '<p id="voice">To hear the agent in the browser, start the platform with a speech model: <code>REALTIME_API_KEY=sk-… npm start</code> (or <code>REALTIME_BASE_URL</code> for another Realtime-compatible server); the widget then shows a call button.</p>'}
 </main>
 ${tag}
 </body></html>`;

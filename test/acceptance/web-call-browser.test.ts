@@ -27,6 +27,7 @@ const ready = (async () => {
 beforeAll(() => ready);
 
 const local = usePlatform({
+  demo: true,
   get env() {
     return { REALTIME_BASE_URL: model.url, REALTIME_API_KEY: 'sk-stand-in' };
   },
@@ -121,11 +122,11 @@ it('the call button: microphone audio reaches the model, the model\'s audio is p
 
 it('a refused microphone is explained, and no call is started', async () => {
   const before = (await api('GET', '/api/v1/calls?limit=1')).body.meta.total;
-  const tab = await visit((t) =>
-    t.evaluateOnNewDocument(() => {
+  const tab = await visit(async (t) => {
+    await t.evaluateOnNewDocument(() => {
       navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));
-    }),
-  );
+    });
+  });
   await (await tab.waitForSelector(`${W} .callbtn`, { timeout: 10_000 }))!.click();
   await tab.waitForFunction((sel: string) => !document.querySelector(sel)?.shadowRoot?.querySelector('.notice')?.hidden, { timeout: 10_000 }, HOST);
   expect(await notice(tab)).toMatch(/microphone was not allowed.*allow the microphone for this site/);
@@ -149,3 +150,20 @@ it('without a speech model the call fails at once, naming the setting', async ()
     process.env.REALTIME_API_KEY = saved.key;
   }
 }, 60_000);
+
+it('/demo shows the call button when a speech model is configured, and says what to set when it is not', async () => {
+  const widgets = (await api('GET', '/api/v1/widget-settings?limit=100')).body.data;
+  expect(widgets.find((w: any) => w.name === 'Demo widget')).toMatchObject({ voice_enabled: true });
+  const withModel = await (await fetch(`${local().url}/demo`)).text();
+  expect(withModel).toContain('press the phone icon');
+  const saved = { base: process.env.REALTIME_BASE_URL, key: process.env.REALTIME_API_KEY };
+  delete process.env.REALTIME_BASE_URL;
+  delete process.env.REALTIME_API_KEY;
+  try {
+    const without = await (await fetch(`${local().url}/demo`)).text();
+    expect(without).toContain('start the platform with a speech model: <code>REALTIME_API_KEY=sk-… npm start</code>');
+  } finally {
+    process.env.REALTIME_BASE_URL = saved.base;
+    process.env.REALTIME_API_KEY = saved.key;
+  }
+});
