@@ -162,9 +162,23 @@ describe('public widget config', () => {
       position: 'bottom-right',
       avatar_url: '',
       language: 'de-DE',
+      voice_enabled: false,
+      stream_base_url: null,
       agent: { id: active.id, agent_name: 'Ava', begin_message: 'Hello!', start_speaker: 'agent' },
     });
     expect(headers).toEqual({ 'access-control-allow-origin': '*', vary: 'Origin', 'cache-control': 'public, max-age=60' });
+  });
+
+  it('tells the script where its turns stream when the stack has a streaming API (STREAMING_API_URL)', async () => {
+    const org = uuidv7();
+    const widget = await create(org);
+    process.env.STREAMING_API_URL = 'https://abc123.execute-api.eu-west-1.amazonaws.com/v1/';
+    try {
+      expect((await getPublicWidgetConfig(widget.id, undefined)).config.stream_base_url).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com/v1/api/v1');
+    } finally {
+      delete process.env.STREAMING_API_URL;
+    }
+    expect((await getPublicWidgetConfig(widget.id, undefined)).config.stream_base_url).toBeNull();
   });
 
   it('has agent null when no active agent is tied to the widget', async () => {
