@@ -22,7 +22,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPlatform } from '../shared/local/platform';
 import { generateApiKey } from '../shared/domain/api-keys/secret';
-import { operations, fallbackEntry } from '../shared/http/registry';
+import { operations, fallbackEntry, websocketRoutes } from '../shared/http/registry';
 import { jobs } from '../shared/jobs/registry';
 import { bundleEntries, DEFAULT_EXTERNAL_AWS_SDK } from '../lib/bundle';
 import { db, tableName } from '../shared/db/client';
@@ -35,7 +35,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,voice,analytics,agenttests';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,voice,relay,analytics,agenttests';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -232,7 +232,7 @@ function coldStart() {
   /** A floor load before every this many function loads (each function is compared with the floors around it). */
   const FLOOR_EVERY = 3;
   const out = mkdtempSync(join(tmpdir(), 'vap-bench-bundles-'));
-  const api = [...operations.map((o) => ({ name: o.operationId, entry: o.entry })), { name: 'fallback', entry: fallbackEntry }];
+  const api = [...operations.map((o) => ({ name: o.operationId, entry: o.entry })), { name: 'fallback', entry: fallbackEntry }, ...websocketRoutes.map((r) => ({ name: r.name, entry: r.entry }))];
   const jobEntries = jobs.map((j) => ({ name: `job-${j.name}`, entry: j.entry }));
   const functions = [...api, ...jobEntries];
   const modes = { external: true, bundled: false } as const;
@@ -593,6 +593,10 @@ async function main() {
   if (SECTIONS.has('voice')) {
     const { voiceBenchmark } = await import('./voice');
     sections.push(await voiceBenchmark());
+  }
+  if (SECTIONS.has('relay')) {
+    const { relayBenchmark } = await import('./relay');
+    sections.push(await relayBenchmark());
   }
   if (SECTIONS.has('widget')) {
     const { widgetBenchmark } = await import('./widget');

@@ -106,7 +106,11 @@ export function attachRelay(server: Server, options: { loadHandler: HandlerLoade
     },
     async close() {
       server.off('upgrade', onUpgrade);
+      // Each socket's close runs `$disconnect` (the call's conversation written) before the runtime stops.
+      const closing = [...sockets.values()].map((ws) => new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : ws.once('close', () => resolve()))));
       for (const ws of sockets.values()) ws.terminate();
+      await Promise.all(closing);
+      await new Promise((r) => setImmediate(r));
       await this.idle();
       wss.close();
       installLocalRelayConnections(undefined);

@@ -1,0 +1,96 @@
+/**
+ * ConversationRelay benchmark (issue 28): the platform's added latency on the relay path, from a
+ * `prompt` message to the first `text` token sent back, minus the model's own time to first token,
+ * warm, p50/p99. The whole local runtime runs (DynamoDB Local, the `/relay` WebSocket routes as
+ * their Lambda handlers), with the Twilio stand-in answering an incoming call with the relay's TwiML
+ * and a stand-in Chat Completions model on loopback that answers at once and reports its own time
+ * per request (the model's time to first token: today the whole answer, as turns are not streamed
+ * yet). A relay agent with no tools and no knowledge base, so the figure is the relay itself: the
+ * state read, the turn's claim, the engine, the tokens' posting.
+ *
+ *   BENCH_RELAY_PROMPTS=200 npx tsx bench/relay.ts
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { generateApiKey } from '../shared/domain/api-keys/secret';
+import { startPlatform } from '../shared/local/platform';
+import { startTwilioCarrier } from '../test/support/twilio-carrier';
+
+const PROMPTS = Number(process.env.BENCH_RELAY_PROMPTS ?? 200);
+const WARMUP = 20;
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+export async function relayBenchmark(): Promise<string> {
+  const modelMs: number[] = [];
+  const model = createServer((req, res) => {
+    const t0 = performance.now();
+    req.resume();
+    req.on('end', () => {
+      const body = JSON.stringify({ id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'Sure, I can help with that today.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 8 } });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      modelMs.push(performance.now() - t0);
+    });
+  });
+  await new Promise<void>((r) => model.listen(0, '127.0.0.1', r));
+  const twilio = await startTwilioCarrier({ accountSid: 'AC000000000000000000000000000bench', authToken: 'bench' });
+  const key = generateApiKey();
+  const platform = await startPlatform({
+    port: 0, inMemory: true, apiKeys: [key], tickSeconds: 24 * 3600, voice: false, log: () => undefined,
+    env: {
+      LOG_LEVEL: 'SILENT', API_KEY_CACHE_SECONDS: '3600', RATE_LIMIT_PER_MINUTE: '100000000',
+      TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken,
+      LLM_PROVIDER: 'openai', LLM_BASE_URL: `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`, LLM_API_KEY: 'sk-bench', VOICE_RUNTIME_URL: 'ws://127.0.0.1:9/stream',
+    },
+  });
+  try {
+    const api = async (method: string, path: string, body?: unknown) =>
+      (await fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<any>;
+    const agent = await api('POST', '/api/v1/agents', { name: 'Bench', voice_pipeline: 'relay', prompt: 'Be brief.', begin_message: 'Hello.' });
+    const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).data;
+    await api('POST', '/api/v1/phone-numbers/buy', { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agent.data.id });
+    const call = await twilio.incomingCall('+14155550142', choice.phone_number);
+    const relay = call.relay!;
+    const added: number[] = [];
+    const total: number[] = [];
+    for (let i = 0; i < WARMUP + PROMPTS; i++) {
+      const before = relay.received.length;
+      const models = modelMs.length;
+      const t0 = performance.now();
+      relay.say(`Question number ${i}?`);
+      await relay.until(() => relay.received.slice(before).some((m) => m.type === 'text'), 'the first token');
+      const first = performance.now() - t0;
+      await relay.until(() => relay.received.slice(before).some((m) => m.type === 'text' && m.last), 'the reply');
+      await platform.relay.idle();
+      if (i < WARMUP) continue;
+      const own = modelMs.slice(models).reduce((a, b) => a + b, 0);
+      total.push(first);
+      added.push(first - own);
+    }
+    relay.close();
+    await relay.closed;
+    const ms = (x: number) => `${x.toFixed(1)} ms`;
+    return [
+      '## ConversationRelay: platform-added latency',
+      '',
+      `From a \`prompt\` message to the first \`text\` token the relay sends back, on the local runtime (the \`/relay\` WebSocket routes as their Lambda handlers, DynamoDB Local), minus the stand-in model's own time for the request; ${PROMPTS} prompts after ${WARMUP} to warm up, one at a time. The path: the connection's state read, the turn claimed (a conditional write, overlapped with the model), the engine's request, the first token posted. The model's time is its whole answer today: replies are not streamed yet (shared/domain/relay/session.ts \`sendReply\` is the seam).`,
+      '',
+      '| | p50 | p99 |',
+      '|---|---|---|',
+      `| prompt → first token, platform-added | ${ms(pct(added, 50))} | ${ms(pct(added, 99))} |`,
+      `| prompt → first token, in all | ${ms(pct(total, 50))} | ${ms(pct(total, 99))} |`,
+      `| the model's own time | ${ms(pct(modelMs.slice(WARMUP), 50))} | ${ms(pct(modelMs.slice(WARMUP), 99))} |`,
+      '',
+    ].join('\n');
+  } finally {
+    await platform.stop();
+    await twilio.close();
+    await new Promise((r) => model.close(r));
+  }
+}
+
+if (require.main === module) {
+  relayBenchmark().then((s) => console.log(s), (err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
