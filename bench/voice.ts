@@ -10,6 +10,9 @@
  *    a second each way), the whole process's CPU (runtime and both stand-ins) over the wall time:
  *    the calls one vCPU carries is a lower bound for the relay alone; measured with the agents'
  *    ambient sound off, then on (`office` at 0.5);
+ *  - web calls (voice/browser-transport.ts, `/web`): the same latency and CPU figures for browsers
+ *    speaking the JSON protocol in PCM16 at 24 kHz (20 ms = 960 bytes a frame), relayed untouched
+ *    to a model session in `audio/pcm`, with the transport's playback clock standing in for marks;
  *  - ambient sound per frame (voice/ambient.ts): 10,000 agent frames relayed as today (parse the
  *    delta, write the carrier's message) against the same with the bed mixed in, and a bed frame.
  *
@@ -30,9 +33,11 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 const median = (xs: number[]) => pct(xs, 50);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A frame whose first 4 bytes are its number (the rest: silence). */
-function frame(n: number): string {
-  const b = Buffer.alloc(FRAME, 0xff);
+const WEB_FRAME = 960; // 20 ms of PCM16 at 24 kHz
+
+/** A frame whose first 4 bytes are its number (the rest: silence); `bytes`: μ-law's 160 by default. */
+function frame(n: number, bytes = FRAME): string {
+  const b = Buffer.alloc(bytes, bytes === FRAME ? 0xff : 0);
   b.writeUInt32BE(n, 0);
   return b.toString('base64');
 }
@@ -73,9 +78,33 @@ async function relay(modelUrl: string) {
   const { CallSession } = await import('../voice/session');
   const { TwilioTransport, parseTwilioFrame } = await import('../voice/twilio-transport');
   const { voiceSettings } = await import('../voice/config');
+  const { BrowserTransport, parseBrowserMessage } = await import('../voice/browser-transport');
+  const contextFor = (callId: string) => {
+    const ambient = callId.startsWith('amb') ? { ambient_sound: 'office', ambient_sound_volume: 0.5 } : { ambient_sound: '', ambient_sound_volume: 0.5 };
+    const agent = { ...ambient, s2s_model: callId, voice_id: '', temperature: 0.8, start_speaker: 'user', reminder_trigger_ms: 0, reminder_max_count: 0, max_call_duration_ms: 0, selected_tools: [], name: 'bench', agent_name: '' };
+    const call = { id: callId, organization_id: 'bench', agent_id: 'a', channel: 'web', max_call_duration_ms: 0, ring_duration_ms: 30_000 };
+    return { call, agent, contact: undefined, knowledgeBaseId: null, instructions: '', beginMessage: '', voicemailMessage: '', conversation: { type: 'call', id: callId, organization_id: 'bench', agent_id: 'a', contact_id: null, dynamic_variables: {}, metadata: {} } };
+  };
+  /** A browser on `/web`: the protocol's `start` (its token is the call id here: no admission, no store), then audio. */
+  const browser = (ws: WebSocket) => {
+    const line = new BrowserTransport(ws);
+    let session: InstanceType<typeof CallSession> | undefined;
+    ws.on('message', (data, binary) => {
+      const m = parseBrowserMessage(data, binary);
+      if ('error' in m) return ws.close(1008);
+      if (m.type === 'start') {
+        line.format = m.format;
+        session = new CallSession({ carrier: line, audioFormat: m.format, observer: line, context: contextFor(m.token) as never, settings: { ...voiceSettings(), realtimeBaseUrl: modelUrl }, startMs: Date.now() });
+        const s = session;
+        line.onMark = (name) => s.onCarrierFrame({ event: 'mark', mark: { name } });
+        void s.start();
+      } else if (m.type === 'audio') session?.onCarrierFrame({ event: 'media', media: { payload: m.audio } });
+    });
+  };
   const http = createServer();
   const wss = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: 64 * 1024 });
-  wss.on('connection', (ws) => {
+  wss.on('connection', (ws, req) => {
+    if (req.url?.startsWith('/web')) return browser(ws);
     const carrier = new TwilioTransport(ws);
     let session: InstanceType<typeof CallSession> | undefined;
     ws.on('message', (data, binary) => {
@@ -105,6 +134,20 @@ async function relay(modelUrl: string) {
   };
 }
 
+/** A browser on the runtime's `/web` for `callId`, in PCM16 24 kHz. */
+async function browserStream(url: string, callId: string, onMedia: (n: number) => void, onPayload?: (payload: string) => void): Promise<WebSocket> {
+  const ws = new WebSocket(url.replace(/\/stream$/, '/web'), { perMessageDeflate: false });
+  await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+  ws.on('message', (data) => {
+    const text = data.toString();
+    if (!text.startsWith('{"type":"audio"')) return;
+    const payload = JSON.parse(text).audio as string;
+    onPayload ? onPayload(payload) : onMedia(numberOf(payload));
+  });
+  ws.send(JSON.stringify({ type: 'start', token: callId, format: 'pcm16' }));
+  return ws;
+}
+
 /** A stand-in Twilio stream connected to `url` for `callId`. */
 async function carrierStream(url: string, callId: string, onMedia: (n: number) => void, onPayload?: (payload: string) => void): Promise<WebSocket> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
@@ -119,10 +162,11 @@ async function carrierStream(url: string, callId: string, onMedia: (n: number) =
 }
 
 const media = (n: number) => `{"event":"media","streamSid":"MZ","media":{"track":"inbound","payload":"${frame(n)}"}}`;
-const delta = (n: number) => JSON.stringify({ type: 'response.output_audio.delta', response_id: 'r', item_id: 'i', delta: frame(n) });
+const delta = (n: number, bytes = FRAME) => JSON.stringify({ type: 'response.output_audio.delta', response_id: 'r', item_id: 'i', delta: frame(n, bytes) });
+const webAudio = (n: number) => `{"type":"audio","audio":"${frame(n, WEB_FRAME)}"}`;
 
 /** CALLS calls streaming both ways in real time for LOAD_SECONDS; call ids start with `tag` (`amb…`: the agent has ambient sound). */
-async function cpuLoad(runtimeUrl: string, model: ModelSide, tag: string) {
+async function cpuLoad(runtimeUrl: string, model: ModelSide, tag: string, web = false) {
   const streams: WebSocket[] = [];
   let relayed = 0;
   let mixed = false;
@@ -132,7 +176,7 @@ async function cpuLoad(runtimeUrl: string, model: ModelSide, tag: string) {
     relayed++;
     if (!mixed && Buffer.from(payload, 'base64').subarray(4).some((b) => b !== 0xff)) mixed = true;
   };
-  for (let c = 0; c < CALLS; c++) streams.push(await carrierStream(runtimeUrl, `${tag}${c}`, () => {}, onMedia));
+  for (let c = 0; c < CALLS; c++) streams.push(await (web ? browserStream : carrierStream)(runtimeUrl, `${tag}${c}`, () => {}, onMedia));
   while (Array.from({ length: CALLS }, (_, c) => model.sockets.has(`${tag}${c}`)).includes(false)) await sleep(5);
   for (let c = 0; c < CALLS; c++) model.sockets.get(`${tag}${c}`)!.send(JSON.stringify({ type: 'response.created', response: { id: 'r' } }));
   await sleep(200);
@@ -144,8 +188,8 @@ async function cpuLoad(runtimeUrl: string, model: ModelSide, tag: string) {
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
     for (let c = 0; c < CALLS; c++) {
-      streams[c]!.send(media(tick));
-      model.sockets.get(`${tag}${c}`)!.send(delta(tick));
+      streams[c]!.send(web ? webAudio(tick) : media(tick));
+      model.sockets.get(`${tag}${c}`)!.send(web ? delta(tick, WEB_FRAME) : delta(tick));
     }
   }
   await sleep(200);
@@ -230,15 +274,45 @@ export async function voiceBenchmark(): Promise<string> {
   directWs.close();
   echo.close();
 
+  // ---- the same for a browser's web call (PCM16 24 kHz over /web), interleaved with its own direct hop ----
+  const webUp: number[] = [];
+  const webDown: number[] = [];
+  const webDirect: number[] = [];
+  model.onAudio = (_call, n) => webUp.push(performance.now() - sentAt.get(`wu${n}`)!);
+  const web = await browserStream(runtime.url, 'weblat', (n) => webDown.push(performance.now() - sentAt.get(`wd${n}`)!));
+  while (!model.sockets.has('weblat')) await sleep(5);
+  const webModel = model.sockets.get('weblat')!;
+  webModel.send(JSON.stringify({ type: 'response.created', response: { id: 'r' } }));
+  const echo2 = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
+  await new Promise((r) => echo2.once('listening', r));
+  echo2.on('connection', (ws) => ws.on('message', (d) => webDirect.push(performance.now() - sentAt.get(`wx${numberOf(JSON.parse(d.toString()).audio)}`)!)));
+  const webDirectWs = new WebSocket(`ws://127.0.0.1:${(echo2.address() as AddressInfo).port}`, { perMessageDeflate: false });
+  await new Promise((r) => webDirectWs.once('open', r));
+  await sleep(200);
+  for (let n = 1; n <= LATENCY_FRAMES; n++) {
+    sentAt.set(`wu${n}`, performance.now());
+    web.send(webAudio(n));
+    sentAt.set(`wd${n}`, performance.now());
+    webModel.send(delta(n, WEB_FRAME));
+    sentAt.set(`wx${n}`, performance.now());
+    webDirectWs.send(webAudio(n));
+    await sleep(n % 2 ? 1 : 2);
+  }
+  await sleep(300);
+  web.close();
+  webDirectWs.close();
+  echo2.close();
+
   // ---- CPU per call-second: CALLS calls streaming in real time both ways, ambient sound off then on ----
   const quiet = await cpuLoad(runtime.url, model, 'load');
   const withAmbient = await cpuLoad(runtime.url, model, 'amb');
+  const webLoad = await cpuLoad(runtime.url, model, 'webload', true);
   const { cpuMsPerCallSecond, callsPerVcpu, wallSec, cpuSec, callSeconds, relayed, expected } = quiet;
   await runtime.close();
   await model.close();
   const frames = ambientFrameCost();
 
-  const added = (xs: number[]) => `${Math.max(0, median(xs) - median(direct)).toFixed(2)} ms / ${Math.max(0, pct(xs, 99) - pct(direct, 99)).toFixed(2)} ms`;
+  const added = (xs: number[], base = direct) => `${Math.max(0, median(xs) - median(base)).toFixed(2)} ms / ${Math.max(0, pct(xs, 99) - pct(base, 99)).toFixed(2)} ms`;
   const f = (n: number) => `${n.toFixed(2)} ms`;
   return [
     '## (voice) The voice runtime: relay latency and CPU per call',
@@ -253,7 +327,19 @@ export async function voiceBenchmark(): Promise<string> {
     '',
     `CPU: ${CALLS} calls streaming both ways in real time for ${wallSec.toFixed(1)} s (${relayed} of ${expected} frames relayed): ${cpuSec.toFixed(2)} s of CPU for ${callSeconds.toFixed(0)} call-seconds = **${cpuMsPerCallSecond.toFixed(2)} ms of CPU per call-second**, so one vCPU carries about **${callsPerVcpu} concurrent calls** (goal ≥ 100). The CPU counted is the whole process, stand-ins included (each frame is also serialized by one stand-in and parsed by the other), so the relay alone costs less: the figure is a lower bound on calls per vCPU. Not counted: TLS (the load balancer or CloudFront terminates it), the model's own latency.`,
     '',
-    `With ambient sound on (the agents' \`ambient_sound\` \`office\` at 0.5), the same load: **${withAmbient.cpuMsPerCallSecond.toFixed(2)} ms of CPU per call-second**, about **${withAmbient.callsPerVcpu} concurrent calls** per vCPU${withAmbient.mixed ? '' : ' — but the session sent the agent audio unmixed (the carrier heard no bed): the mixer is not wired into voice/session.ts, so this run measured nothing more than the first'}.`,
+    '### Web calls (a browser on `/web`, PCM16 24 kHz)',
+    '',
+    `The same measures for a browser speaking the web-call protocol (voice/browser-transport.ts): 20 ms frames of PCM16 at 24 kHz (960 bytes, six times μ-law's), relayed untouched to a model session in \`audio/pcm\`; the transport's playback clock (a timer per chunk) stands in for the carrier's mark echoes. The direct hop carries the same message over one socket.`,
+    '',
+    '| direction | p50 | p99 | added p50 / p99 (goal p99 ≤ 2 ms) |',
+    '|---|---|---|---|',
+    `| browser → model (audio → input_audio_buffer.append) | ${f(median(webUp))} | ${f(pct(webUp, 99))} | ${added(webUp, webDirect)} |`,
+    `| model → browser (output_audio.delta → audio) | ${f(median(webDown))} | ${f(pct(webDown, 99))} | ${added(webDown, webDirect)} |`,
+    `| direct hop (baseline) | ${f(median(webDirect))} | ${f(pct(webDirect, 99))} | |`,
+    '',
+    `CPU: ${CALLS} web calls streaming both ways in real time for ${webLoad.wallSec.toFixed(1)} s (${webLoad.relayed} of ${webLoad.expected} frames relayed): **${webLoad.cpuMsPerCallSecond.toFixed(2)} ms of CPU per call-second**, about **${webLoad.callsPerVcpu} concurrent web calls** per vCPU (the whole process again, stand-ins included).`,
+    '',
+    `Phone calls with ambient sound on (the agents' \`ambient_sound\` \`office\` at 0.5), the same load: **${withAmbient.cpuMsPerCallSecond.toFixed(2)} ms of CPU per call-second**, about **${withAmbient.callsPerVcpu} concurrent calls** per vCPU${withAmbient.mixed ? '' : ' — but the session sent the agent audio unmixed (the carrier heard no bed): the mixer is not wired into voice/session.ts, so this run measured nothing more than the first'}.`,
     '',
     `Ambient sound per frame (voice/ambient.ts, ${frames.frames.toLocaleString('en')} frames of 20 ms, 160 bytes): the bed is mixed into the μ-law by table (decode, add the bed × volume, clip, encode), with the base64 decoded and encoded again, where without it the payload passes through untouched.`,
     '',
