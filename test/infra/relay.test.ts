@@ -52,7 +52,7 @@ describe('the relay WebSocket API', () => {
 
   it('draws no unacknowledged cdk-nag finding on the relay', () => {
     const report = new AwsSolutionsChecks(s.app).validateScope(s.stack);
-    const relay = report.violations.filter((v) => v.severity === 'error').flatMap((v) => v.violatingResources.filter((r) => /\/Relay\//.test(r.constructPath)).map((r) => `${v.ruleName}: ${r.constructPath}`));
+    const relay = report.violations.filter((v) => v.severity === 'error').flatMap((v) => v.violatingResources.filter((r) => /\/Relay\//.test(r.constructPath ?? "")).map((r) => `${v.ruleName}: ${r.constructPath ?? ""}`));
     expect(relay).toEqual([]);
   });
 });
