@@ -35,7 +35,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,voice,relay,analytics,agenttests';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,voice,relay,analytics,agenttests,streaming';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -597,6 +597,10 @@ async function main() {
   if (SECTIONS.has('relay')) {
     const { relayBenchmark } = await import('./relay');
     sections.push(await relayBenchmark());
+  }
+  if (SECTIONS.has('streaming')) {
+    const { streamingBenchmark } = await import('./streaming');
+    sections.push(await streamingBenchmark());
   }
   if (SECTIONS.has('widget')) {
     const { widgetBenchmark } = await import('./widget');

@@ -354,7 +354,13 @@ async function writeStream(res: ServerResponse, result: StructuredResult, body: 
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, String(value));
   res.writeHead(result.statusCode ?? 200);
   res.flushHeaders();
-  for await (const chunk of body.chunks) if (!res.destroyed) res.write(chunk);
+  for await (const chunk of body.chunks) {
+    if (res.destroyed) continue;
+    res.write(chunk);
+    // Node corks the socket on a write and uncorks it on the next tick, which waits for every
+    // promise job queued meanwhile (the rest of the model's reply, the turn's store): out now.
+    res.socket?.uncork();
+  }
   res.end();
 }
 
