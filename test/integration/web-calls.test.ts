@@ -227,3 +227,27 @@ it('POST /web-calls: 400 naming the field for a bad body, 503 naming REALTIME_BA
     process.env.REALTIME_API_KEY = saved.key;
   }
 });
+
+it('transfer_call on a web call: the built-in answers that it cannot transfer, and the call goes on', async () => {
+  let output: any;
+  scripts.set('web-transfer', async (m) => {
+    await m.next('session.update');
+    m.userSays('u1', 'Put me through to a person.');
+    m.speak({ responseId: 'r1', itemId: 'i1', audio: mulawRecording(0.2, 5), transcript: 'One moment.', calls: [{ callId: 'c1', name: 'transfer_call', args: { reason: 'asked for a person' } }] });
+    // Once its words have played, the end is carried out: the built-in refuses, and the model hears why (a system note) and is asked to go on.
+    output = await m.next('conversation.item.create', (e) => e.item?.type === 'message' && JSON.stringify(e.item.content).includes('transfer_call'));
+    await m.next('response.create');
+    m.speak({ responseId: 'r2', itemId: 'i2', audio: mulawRecording(0.2, 6), transcript: 'I cannot transfer you, but I can help.' });
+    await m.closed;
+  });
+  const agentId = await agent({ s2s_model: 'web-transfer', start_speaker: 'user', selected_tools: [{ type: 'transfer_call', phone_number: '+14155550199' }] });
+  const started = await webCall(agentId);
+  const browser = await WebCallClient.start(started.url, started.token, 'mulaw');
+  await browser.until(() => browser.of('transcript').some((t) => t.final && t.text === 'I cannot transfer you, but I can help.'), 'the answer after the refusal', 20_000);
+  expect(browser.of('ended')).toEqual([]);
+  expect(JSON.stringify(output)).toContain('not available on a web call');
+  browser.hangUp();
+  const ended = await until(() => callOf(started.call.id), (c) => c.status === 'ended', 'the call ending');
+  expect(ended.disconnection_reason).toBe('completed');
+  expect(ended.tool_calls).toEqual([expect.objectContaining({ name: 'transfer_call', result: { error: expect.stringContaining('not available on a web call') } })]);
+}, 60_000);
