@@ -4861,6 +4861,8 @@ export interface operations {
                      *           "reminder_max_count": 1,
                      *           "ambient_sound": "office",
                      *           "ambient_sound_volume": 0.3,
+                     *           "voice_pipeline": "realtime",
+                     *           "language": "en-US",
                      *           "end_call_after_silence": true,
                      *           "max_call_duration_ms": 1800000,
                      *           "ring_duration_ms": 30000,
@@ -4985,6 +4987,8 @@ export interface operations {
                      *         "reminder_max_count": 1,
                      *         "ambient_sound": "office",
                      *         "ambient_sound_volume": 0.3,
+                     *         "voice_pipeline": "realtime",
+                     *         "language": "en-US",
                      *         "end_call_after_silence": true,
                      *         "max_call_duration_ms": 1800000,
                      *         "ring_duration_ms": 30000,
@@ -5377,6 +5381,8 @@ export interface operations {
                      *         "reminder_max_count": 1,
                      *         "ambient_sound": "office",
                      *         "ambient_sound_volume": 0.3,
+                     *         "voice_pipeline": "realtime",
+                     *         "language": "en-US",
                      *         "end_call_after_silence": true,
                      *         "max_call_duration_ms": 1800000,
                      *         "ring_duration_ms": 30000,
@@ -5527,6 +5533,8 @@ export interface operations {
                      *         "reminder_max_count": 1,
                      *         "ambient_sound": "office",
                      *         "ambient_sound_volume": 0.3,
+                     *         "voice_pipeline": "realtime",
+                     *         "language": "en-US",
                      *         "end_call_after_silence": true,
                      *         "max_call_duration_ms": 1800000,
                      *         "ring_duration_ms": 30000,
@@ -6566,6 +6574,8 @@ export interface operations {
                      *         "reminder_max_count": 1,
                      *         "ambient_sound": "office",
                      *         "ambient_sound_volume": 0.3,
+                     *         "voice_pipeline": "realtime",
+                     *         "language": "en-US",
                      *         "end_call_after_silence": true,
                      *         "max_call_duration_ms": 1800000,
                      *         "ring_duration_ms": 30000,
@@ -7160,6 +7170,7 @@ export interface operations {
                      *             "page"
                      *           ],
                      *           "daily_message_limit": 2000,
+                     *           "voice_enabled": false,
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
                      *         }
@@ -7254,6 +7265,7 @@ export interface operations {
                      *           "page"
                      *         ],
                      *         "daily_message_limit": 2000,
+                     *         "voice_enabled": false,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -7319,6 +7331,7 @@ export interface operations {
                      *           "page"
                      *         ],
                      *         "daily_message_limit": 2000,
+                     *         "voice_enabled": false,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -7434,6 +7447,7 @@ export interface operations {
                      *           "page"
                      *         ],
                      *         "daily_message_limit": 2000,
+                     *         "voice_enabled": false,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -7833,6 +7847,7 @@ export interface operations {
                      *         "avatar_url": "https://www.example.com/ava.png",
                      *         "language": "en-US",
                      *         "stream_base_url": "https://abc123.execute-api.eu-west-1.amazonaws.com/v1/api/v1",
+                     *         "voice_enabled": false,
                      *         "agent": {
                      *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *           "agent_name": "Ava",
@@ -16333,7 +16348,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    /**
+                     * @example {
+                     *       "id": "chatcmpl-01936f4e",
+                     *       "object": "chat.completion",
+                     *       "created": 1767225600,
+                     *       "model": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *       "choices": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": {
+                     *             "role": "assistant",
+                     *             "content": "We open at 9 am on Saturdays."
+                     *           },
+                     *           "finish_reason": "stop"
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "prompt_tokens": 412,
+                     *         "completion_tokens": 11,
+                     *         "total_tokens": 423
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "chat.completion";
+                        created: number;
+                        model: string;
+                        choices: Record<string, never>[];
+                        usage?: Record<string, never>;
+                    };
                     /**
                      * @example data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"agent_01","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}
                      *
@@ -16373,7 +16419,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "object": "model",
+                     *           "created": 1767225600,
+                     *           "owned_by": "organization"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            object: "model";
+                            created: number;
+                            owned_by: string;
+                        }[];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

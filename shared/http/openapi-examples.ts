@@ -52,6 +52,8 @@ const Agent = {
   reminder_max_count: 1,
   ambient_sound: 'office',
   ambient_sound_volume: 0.3,
+  voice_pipeline: 'realtime',
+  language: 'en-US',
   end_call_after_silence: true,
   max_call_duration_ms: 1800000,
   ring_duration_ms: 30000,
@@ -117,6 +119,7 @@ const WidgetSettings = {
   allowed_origins: ['https://www.example.com'],
   public_variables: ['page'],
   daily_message_limit: 2000,
+  voice_enabled: false,
   created_at: created,
   updated_at: updated,
 };
@@ -301,6 +304,7 @@ export const schemaExamples: Record<string, unknown> = {
     id: ids.widget,
     ...widgetLook,
     stream_base_url: 'https://abc123.execute-api.eu-west-1.amazonaws.com/v1/api/v1',
+    voice_enabled: false,
     agent: { id: ids.agent, agent_name: 'Ava', begin_message: 'Hello, this is Ava from Acme Dental. How can I help you today?', start_speaker: 'agent' },
   },
 

@@ -270,6 +270,29 @@ const COMPLETION_EVENTS =
   'With `stream: true`, a 200 answers `text/event-stream`: `data:` lines of `chat.completion.chunk` objects (the role, the text in pieces, tool calls in fragments by `index`, ' +
   'the `finish_reason`, with `stream_options.include_usage` a last chunk with `usage`), ending `data: [DONE]`; a failure after the stream began is a `data: { "error": … }` chunk.';
 
+/** The OpenAI-shaped answers of the OpenAI-compatible paths (no envelope: OpenAI's own objects). */
+const OPENAI_ANSWERS: Record<string, Json> = {
+  openAiChatCompletions: {
+    schema: {
+      type: 'object', required: ['id', 'object', 'created', 'model', 'choices'],
+      description: 'A `chat.completion` object as OpenAI answers it: `choices[0].message` (`content`, `tool_calls` for the caller to answer), `finish_reason` (`stop` | `tool_calls` | `length`), `usage`.',
+      properties: { id: { type: 'string' }, object: { type: 'string', const: 'chat.completion' }, created: { type: 'integer' }, model: { type: 'string' }, choices: { type: 'array', items: { type: 'object' } }, usage: { type: 'object' } },
+    },
+    example: {
+      id: 'chatcmpl-01936f4e', object: 'chat.completion', created: 1767225600, model: '01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'We open at 9 am on Saturdays.' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 412, completion_tokens: 11, total_tokens: 423 },
+    },
+  },
+  openAiListModels: {
+    schema: {
+      type: 'object', required: ['object', 'data'], description: 'The organization\'s active agents as OpenAI models.',
+      properties: { object: { type: 'string', const: 'list' }, data: { type: 'array', items: { type: 'object', required: ['id', 'object', 'created', 'owned_by'], properties: { id: { type: 'string' }, object: { type: 'string', const: 'model' }, created: { type: 'integer' }, owned_by: { type: 'string' } } } } },
+    },
+    example: { object: 'list', data: [{ id: '01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90', object: 'model', created: 1767225600, owned_by: 'organization' }] },
+  },
+};
+
 /** Whether the operation's 200 may be server-sent events (a preflight served by the streaming API too never is). */
 const answersEvents = (op: Operation): boolean => !!op.streams && op.method !== 'OPTIONS';
 
@@ -363,7 +386,7 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
         description: answersEvents(op) ? (op.openAiCompatible ? 'Success (with `stream: true`, server-sent events)' : 'Success (with `Accept: text/event-stream`, server-sent events)') : 'Success',
         headers: headerRefs('XRequestId', ...(op.auth ? ['XRateLimitLimit', 'XRateLimitRemaining'] : [])),
         content: {
-          ...(op.rawContentType ? { [op.rawContentType]: { schema: { type: 'string' } } } : { 'application/json': success }),
+          ...(op.openAiCompatible && OPENAI_ANSWERS[op.operationId] ? { 'application/json': OPENAI_ANSWERS[op.operationId] } : op.rawContentType ? { [op.rawContentType]: { schema: { type: 'string' } } } : { 'application/json': success }),
           ...(answersEvents(op) ? eventStreamContent(op) : {}),
         },
       },

@@ -17,7 +17,9 @@ import * as ts from 'typescript';
  *                                           may use storage (the simulated carrier keeps its pool there)
  *   5 domain          shared/domain/<area>/ business rules; use adapters and storage
  *   6 interfaces      shared/http/, shared/jobs/, shared/domain/<area>/operations.ts (each area's
- *                                           HTTP declarations, kept beside the area by convention)
+ *                                           HTTP declarations, kept beside the area by convention;
+ *                                           `<part>-operations.ts` for a part whose functions load
+ *                                           apart, e.g. calls/web-call-operations.ts)
  *   7 runtimes        shared/local/, functions/, voice/, lib/, bin/
  *
  * And no circle between files: every import counts, static, re-export, dynamic `import()`,
@@ -41,7 +43,7 @@ const LAYERS: Layer[] = [
   { rank: 2, name: 'storage (shared/db/)', test: (f) => f.startsWith('shared/db/') },
   { rank: 3, name: 'common rules (shared/domain/common/)', test: (f) => f.startsWith('shared/domain/common/') },
   { rank: 4, name: 'adapters (shared/adapters/)', test: (f) => f.startsWith('shared/adapters/') },
-  { rank: 6, name: 'interfaces (shared/domain/<area>/operations.ts)', test: (f) => /^shared\/domain\/[^/]+\/operations\.ts$/.test(f) },
+  { rank: 6, name: 'interfaces (shared/domain/<area>/operations.ts)', test: (f) => /^shared\/domain\/[^/]+\/([a-z]+-)*operations\.ts$/.test(f) },
   { rank: 5, name: 'domain (shared/domain/)', test: (f) => f.startsWith('shared/domain/') },
   { rank: 6, name: 'interfaces (shared/http/, shared/jobs/)', test: (f) => f.startsWith('shared/http/') || f.startsWith('shared/jobs/') },
   { rank: 7, name: 'runtimes (shared/local/, functions/, voice/, lib/, bin/)', test: (f) => /^(shared\/local|functions|voice|lib|bin)\//.test(f) },
