@@ -19,6 +19,10 @@ export interface LocalRelay {
   sockets: Map<string, WebSocket>;
   /** Resolves when every message handler started so far has finished. */
   idle(): Promise<void>;
+  /** Message handlers (`$default`) finished so far. */
+  readonly handled: number;
+  /** Resolves once `count` message handlers have finished (`handled`): one message's handling while another's still runs. */
+  untilHandled(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -35,6 +39,8 @@ export function attachRelay(server: Server, options: { loadHandler: HandlerLoade
   const routes = new Map((options.routes ?? websocketRoutes).map((r) => [r.routeKey, r]));
   const sockets = new Map<string, WebSocket>();
   const inFlight = new Set<Promise<unknown>>();
+  let handled = 0;
+  const handledWaiters = new Set<() => void>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: 128 * 1024, perMessageDeflate: false });
 
   const invoke = async (routeKey: WebSocketRoute['routeKey'], connectionId: string, extra: Partial<WebSocketEvent>) => {
@@ -56,6 +62,10 @@ export function attachRelay(server: Server, options: { loadHandler: HandlerLoade
       return { statusCode: 500 };
     } finally {
       inFlight.delete(run);
+      if (routeKey === '$default') {
+        handled++;
+        for (const w of handledWaiters) w();
+      }
     }
   };
 
@@ -101,6 +111,20 @@ export function attachRelay(server: Server, options: { loadHandler: HandlerLoade
 
   return {
     sockets,
+    get handled() {
+      return handled;
+    },
+    untilHandled(count: number) {
+      return new Promise<void>((resolve) => {
+        const check = () => {
+          if (handled < count) return;
+          handledWaiters.delete(check);
+          resolve();
+        };
+        handledWaiters.add(check);
+        check();
+      });
+    },
     async idle() {
       while (inFlight.size) await Promise.allSettled([...inFlight]);
     },

@@ -149,7 +149,7 @@ it('answers an inbound call of a relay agent through ConversationRelay: greeting
 
   await local().platform.relay.idle();
   await local().platform.queue.waitForIdle();
-  const ended = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended', 'the call ended');
+  const ended = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended' && c.transcript?.length > 0, 'the call ended with its transcript');
   expect(ended).toMatchObject({ direction: 'inbound', disconnection_reason: expect.any(String) });
   expectConversation(ended, replies);
   const events = (await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === callId);
@@ -174,7 +174,7 @@ it('places an outbound call of a relay agent: Twilio fetches ConversationRelay T
   const replies = await converse(call.relay!);
   await local().platform.relay.idle();
   await local().platform.queue.waitForIdle();
-  const ended = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended', 'the call ended');
+  const ended = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended' && c.transcript?.length > 0, 'the call ended with its transcript');
   expect(ended.direction).toBe('outbound');
   expectConversation(ended, replies);
   expect((await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === callId)).toHaveLength(1);
@@ -185,4 +185,86 @@ it('admits a relay connection only with a valid, unused token', async () => {
   expect(bad.status).toBe(401);
   const none = await RelayClient.connect(local().platform.relay.url, { callSid: 'CA1', customParameters: {} }).catch((err) => err);
   expect(none.status).toBe(401);
+});
+
+/** A promise and its resolve. */
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+it('streams each reply\'s tokens to Twilio as the model produces them (text before a tool call included), and an interruption mid-reply stops its tokens: the transcript keeps the words heard', async () => {
+  const agentId = await relayAgent();
+  const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).body.data;
+  expect((await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agentId } })).status).toBe(200);
+  const call = await twilio.incomingCall('+14155550177', choice.phone_number);
+  const callId = call.twiml.match(/<Parameter name="call_id" value="([^"]*)"/)![1]!;
+  const relay = call.relay!;
+  const texts = (from: number) => relay.received.slice(from).filter((m) => m.type === 'text');
+  const platform = local().platform;
+
+  // 1. The model holds the rest of its reply until the caller's side has the first token: tokens go out as they come.
+  let from = relay.received.length;
+  const firstToken = relay.until(() => texts(from).length > 0, 'the first token before the model finished');
+  model.script({ text: 'Refunds take five business days.', pieces: ['Refunds ', 'take five ', 'business days.'], holdUntil: firstToken });
+  relay.say('How long do refunds take?');
+  await firstToken;
+  expect(texts(from)).toEqual([{ type: 'text', token: 'Refunds ', last: false }]);
+  await relay.until(() => relay.replies().length === 1, 'the refunds answer');
+  expect(texts(from).map((m) => [m.token, m.last])).toEqual([['Refunds ', false], ['take five ', false], ['business days.', false], ['', true]]);
+
+  // 2. Text before a tool call reaches the caller before the tool runs; the text after it continues the same reply.
+  from = relay.received.length;
+  const stockBefore = stockRequests.length;
+  const heardBeforeTool = relay.until(() => texts(from).length > 0, 'the words before the tool call');
+  model.script(
+    { text: 'Let me check.', pieces: ['Let me ', 'check.'], holdUntil: heardBeforeTool, toolCalls: [{ name: 'stock_level', arguments: { sku: 'kettle' } }] },
+    { text: 'We have 7 kettles.' },
+  );
+  relay.say('Is the kettle in stock?');
+  await heardBeforeTool;
+  expect(stockRequests.length).toBe(stockBefore);
+  await relay.until(() => relay.replies().length === 2, 'the stock answer');
+  expect(relay.replies()[1]).toBe('Let me check. We have 7 kettles.');
+  expect(stockRequests.length).toBe(stockBefore + 1);
+  expect(texts(from).filter((m) => m.last)).toHaveLength(1);
+
+  // 3. The caller speaks over a reply still streaming: its remaining tokens never go out.
+  from = relay.received.length;
+  const interrupted = deferred();
+  model.script({ text: 'Our kettles boil water in two minutes and come in four colours.', pieces: ['Our kettles ', 'boil water ', 'in two minutes ', 'and come in four colours.'], holdUntil: interrupted.promise });
+  relay.say('Tell me about the kettle.');
+  await relay.until(() => texts(from).length > 0, 'the long answer\'s first token');
+  const handled = platform.relay.handled;
+  relay.interrupt('Our kettles');
+  await platform.relay.untilHandled(handled + 1); // the interrupt's own handling (the turn still runs)
+  interrupted.resolve();
+  await platform.relay.idle();
+  expect(texts(from)).toEqual([{ type: 'text', token: 'Our kettles ', last: false }]);
+
+  // The next turn's model sees only the words heard.
+  model.script({ toolCalls: [{ name: 'end_call', arguments: { reason: 'done' } }] }, { text: 'Goodbye!' });
+  const requests = model.requests.length;
+  relay.say('Thanks, bye.');
+  await relay.closed;
+  const history = model.requests[requests]!.body.messages;
+  expect(history.filter((m: any) => m.role === 'assistant').map((m: any) => m.content).at(-1)).toBe('Our kettles');
+  expect(relay.replies()).toEqual(['Refunds take five business days.', 'Let me check. We have 7 kettles.', 'Our kettles', 'Goodbye!']);
+  expect(relay.refused).toEqual([]);
+
+  await platform.relay.idle();
+  await platform.queue.waitForIdle();
+  const ended = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended' && c.transcript?.length > 0, 'the call ended with its transcript');
+  expect(ended.transcript.map((t: any) => [t.role, t.text, t.interrupted ?? false])).toEqual([
+    ['agent', 'Thanks for calling Acme, Ava speaking.', false],
+    ['user', 'How long do refunds take?', false],
+    ['agent', 'Refunds take five business days.', false],
+    ['user', 'Is the kettle in stock?', false],
+    ['agent', 'Let me check. We have 7 kettles.', false],
+    ['user', 'Tell me about the kettle.', false],
+    ['agent', 'Our kettles', true],
+    ['user', 'Thanks, bye.', false],
+    ['agent', 'Goodbye!', false],
+  ]);
 });

@@ -18,6 +18,8 @@ export class RelayClient {
   readonly received: RelayOutboundSeen[] = [];
   readonly refused: unknown[] = [];
   readonly closed: Promise<number>;
+  /** `received.length` at each interruption the caller made: a reply cut there ends there (the platform sends no `last` for it). */
+  private readonly cuts: number[] = [];
   private waiters: (() => void)[] = [];
 
   private constructor(private readonly ws: WebSocket) {
@@ -73,6 +75,7 @@ export class RelayClient {
   }
 
   interrupt(heard: string, durationMs = 800): void {
+    this.cuts.push(this.received.length);
     this.send({ type: 'interrupt', utteranceUntilInterrupt: heard, durationUntilInterruptMs: durationMs });
   }
 
@@ -80,11 +83,15 @@ export class RelayClient {
     this.send({ type: 'dtmf', digit });
   }
 
-  /** The replies spoken so far: the `text` tokens joined, one string per `last: true`. */
+  /** The replies spoken so far: the `text` tokens joined, one string per `last: true` (or per interruption that cut one short). */
   replies(): string[] {
     const out: string[] = [];
     let cur = '';
-    for (const m of this.received) {
+    for (const [i, m] of this.received.entries()) {
+      if (this.cuts.includes(i) && cur) {
+        out.push(cur.trim());
+        cur = '';
+      }
       if (m.type !== 'text') continue;
       cur += m.token as string;
       if (m.last) {

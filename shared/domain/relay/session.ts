@@ -13,13 +13,14 @@ import type { CallItem } from '../calls/service';
 import { openVoiceSession, recordConversation } from '../calls/voice-session';
 import { STREAM_PARAMETERS } from '../calls/voice-stream';
 import type { Contact } from '../contacts/schemas';
-import { runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
+import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
+import { TextChannel } from '../common/stream-body';
 import { groundingPassages } from '../conversations/grounding';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
 import { conversationRef } from '../conversations/types';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import { DIGITS, parseRelayMessage, type RelayOutbound, type SetupMessage } from './protocol';
-import { changeRelayState, createRelayState, deleteRelayState, readRelayState, type RelayAgent, type RelayState } from './state';
+import { changeRelayState, claimTurn, createRelayState, deleteRelayState, interruptOf, readRelayState, type RelayAgent, type RelayState } from './state';
 import { isRelayAgent } from './twiml';
 
 /**
@@ -104,19 +105,28 @@ export async function relayMessage(connectionId: string, body: string | undefine
     return;
   }
   const message = parsed.message;
+  // A turn claims itself and reads the state in one request (claimTurn): nothing else before the model.
+  if (message.type === 'prompt') {
+    if (message.last === false) return; // a partial transcript: the final one follows
+    return utterance(connectionId, message.voicePrompt, message.voicePrompt);
+  }
+  if (message.type === 'dtmf') return utterance(connectionId, `The caller pressed ${message.digit} on their keypad.`, `(pressed ${message.digit})`);
   const state = await readRelayState(connectionId);
   if (!state) return;
   switch (message.type) {
     case 'setup':
       return setUp(state, message);
-    case 'prompt':
-      if (message.last === false) return; // a partial transcript: the final one follows
-      return utterance(state, message.voicePrompt, message.voicePrompt);
-    case 'dtmf':
-      return utterance(state, `The caller pressed ${message.digit} on their keypad.`, `(pressed ${message.digit})`);
-    case 'interrupt':
-      await changeRelayState(connectionId, (s) => interruption(s, message.utteranceUntilInterrupt), state);
+    case 'interrupt': {
+      let pending: RelayState['pending_interrupt'];
+      await changeRelayState(connectionId, (s) => {
+        const change = interruption(s, message.utteranceUntilInterrupt);
+        pending = change.pending_interrupt;
+        return change;
+      }, state);
+      // The turn still speaking stops at once when it runs in this process; elsewhere it finds the interruption by polling.
+      if (pending) for (const listener of interruptListeners.get(connectionId) ?? []) listener(pending.turn, pending.heard);
       return;
+    }
     case 'error':
       logger.warn('ConversationRelay reported an error', { call_id: state.call_id, description: message.description });
       return;
@@ -140,19 +150,56 @@ async function setUp(state: RelayState, setup: SetupMessage): Promise<void> {
   await changeRelayState(state.connection_id, () => ({ set_up: true, ...(setup.callSid ? { call_sid: setup.callSid } : {}) }), state);
 }
 
-/** The caller cut the agent off: the turn in flight keeps it for its write; a written turn is cut now. */
+/**
+ * The caller cut the agent off. With a turn in flight the interruption waits for that turn's write
+ * (the oldest in flight: turns speak in order), which settles whose words were cut: its own when
+ * the words heard are the start of what it sent, else the reply before it (its audio was still
+ * playing). With none in flight, the last written reply is cut now.
+ */
 function interruption(s: RelayState, heard: string): Partial<RelayState> {
-  if (s.turn_done < s.turn) return { pending_interrupt: { turn: s.turn, heard } };
+  if (s.turn_done < s.turn) return { pending_interrupt: { turn: s.turn_done + 1, heard } };
   return cutLastAgentTurn(s.messages, s.transcript, heard);
 }
 
+/** Letters and digits only, lower-cased: Twilio's `utteranceUntilInterrupt` is compared with what was sent this way. */
+const plain = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+
+/** Whether `heard` is the start of `sent` (what one reply's tokens said so far). */
+export const heardOf = (heard: string, sent: string) => plain(sent).startsWith(plain(heard));
+
+/** The start of `text` that holds `n` letters and digits (whole trailing punctuation dropped). */
+function prefixWith(text: string, n: number): string {
+  if (n <= 0) return '';
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (/[\p{L}\p{N}]/u.test(text[i]!)) count++;
+    if (count >= n) return text.slice(0, i + 1);
+  }
+  return text;
+}
+
+/**
+ * Cuts the last agent turn to the words heard: in the model's history every reply of the turn
+ * (the text before and after its tool calls) keeps what was heard of it, in order, and a reply
+ * nothing was heard of is dropped; in the transcript the turn's text becomes the words heard,
+ * marked interrupted (nothing heard: no agent turn).
+ */
 function cutLastAgentTurn(messages: ConversationMessage[], transcript: RelayState['transcript'], heard: string): Pick<RelayState, 'messages' | 'transcript'> {
   const text = heard.trim();
-  const m = [...messages];
   const t = [...transcript];
-  const mi = m.findLastIndex((x) => x.role === 'agent' && x.content);
+  const from = messages.findLastIndex((x) => x.role === 'user') + 1;
+  let left = plain(text).length;
+  const m: ConversationMessage[] = messages.slice(0, from);
+  for (const x of messages.slice(from)) {
+    if (x.role !== 'agent' || !x.content) {
+      m.push(x);
+      continue;
+    }
+    const kept = prefixWith(x.content, left).trim();
+    left -= plain(kept).length;
+    if (kept) m.push({ ...x, content: kept });
+  }
   const ti = t.findLastIndex((x) => x.role === 'agent');
-  if (mi >= 0) m[mi] = { ...m[mi]!, content: text };
   if (ti >= 0) {
     if (text) t[ti] = { ...t[ti]!, text, interrupted: true };
     else t.splice(ti, 1); // nothing was heard: no turn
@@ -188,65 +235,129 @@ function relayTools(state: RelayState): Promise<RunnableTool[]> {
 
 const send = (state: RelayState, message: RelayOutbound) => relayConnections().send(state.connection_id, message);
 
+/** Each connection's turns listening for interruptions in this process (the local runtime; a warm container). */
+const interruptListeners = new Map<string, Set<(turn: number, heard: string) => void>>();
+
+/** How often a speaking turn reads whether it was interrupted (deployed, the interruption arrives in another invocation). */
+export const INTERRUPT_POLL_MS = 200;
+
 /**
- * Sends one reply as `text` tokens, `last: false` each, then `last: true`; resolves with when the
- * first token went out (ms), or undefined when nothing was said.
- *
- * STREAMING SEAM: `tokens` is any async iterable. Today the finished turn's text is split per word
- * (`wordsOf`); the provider streaming (shared/adapters/llm, `stream: true`) plugs in by passing the
- * model's token stream here instead, in `speakTurn` below.
+ * One turn's reply on its way to the caller: the model's text pushed as it comes (a TextChannel),
+ * sent as `text` tokens (`last: false`) in order, `last: true` at the end. An interruption of this
+ * reply (the words heard are the start of what it sent) stops the sending: the rest is dropped.
  */
-export async function sendReply(state: RelayState, tokens: AsyncIterable<string>, ready?: Promise<unknown>): Promise<number | undefined> {
-  let first: number | undefined;
-  for await (const token of tokens) {
-    if (!token) continue;
-    if (first === undefined) {
-      await ready; // the turn's claim is written before the caller can interrupt it
-      first = clockMs();
-    }
-    if (!(await send(state, { type: 'text', token, last: false }))) return first;
+class Reply {
+  /** Everything the turn said (sent or not): the transcript's text before any cut. */
+  text = '';
+  /** What went out. */
+  sent = '';
+  /** When the first token went out (ms). */
+  firstMs: number | undefined;
+  stopped = false;
+  private readonly channel = new TextChannel();
+  private readonly sending: Promise<void>;
+  private lastMessage: string | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  private readonly listener = (turn: number, heard: string) => this.interrupted(turn, heard);
+
+  constructor(private readonly state: RelayState, private readonly turn: number) {
+    let listeners = interruptListeners.get(state.connection_id);
+    if (!listeners) interruptListeners.set(state.connection_id, (listeners = new Set()));
+    listeners.add(this.listener);
+    this.sending = this.run();
   }
-  if (first !== undefined) await send(state, { type: 'text', token: '', last: true });
-  return first;
+
+  /** A piece of a reply's text; a new reply of the turn (after tool calls) is set apart by a space. */
+  push(delta: string, messageId = ''): void {
+    if (!delta) return;
+    if (this.lastMessage !== undefined && messageId !== this.lastMessage && this.text && !/\s$/.test(this.text) && !/^\s/.test(delta)) delta = ` ${delta}`;
+    this.lastMessage = messageId;
+    this.text += delta;
+    this.channel.push(delta);
+  }
+
+  /** Whether an interruption with these words heard is of this reply. */
+  owns(heard: string): boolean {
+    return this.firstMs !== undefined && heardOf(heard, this.sent);
+  }
+
+  private interrupted(turn: number, heard: string): void {
+    if (turn === this.turn && !this.stopped && this.owns(heard)) this.stopped = true;
+  }
+
+  private async run(): Promise<void> {
+    for await (const token of this.channel) {
+      if (this.stopped) continue; // interrupted: the rest is dropped
+      if (this.firstMs === undefined) {
+        this.firstMs = clockMs();
+        this.poll = setInterval(() => {
+          void interruptOf(this.state.connection_id, this.turn).then((heard) => heard !== undefined && this.interrupted(this.turn, heard), () => undefined);
+        }, INTERRUPT_POLL_MS);
+        this.poll.unref?.();
+      }
+      if (!(await send(this.state, { type: 'text', token, last: false }))) {
+        this.stopped = true; // the connection is gone
+        continue;
+      }
+      this.sent += token;
+    }
+    if (this.firstMs !== undefined && !this.stopped) await send(this.state, { type: 'text', token: '', last: true });
+  }
+
+  /** Ends the reply: resolves once its last token (and `last: true`) went out. */
+  async finish(): Promise<void> {
+    this.channel.end();
+    try {
+      await this.sending;
+    } finally {
+      clearInterval(this.poll);
+      const listeners = interruptListeners.get(this.state.connection_id);
+      listeners?.delete(this.listener);
+      if (listeners && !listeners.size) interruptListeners.delete(this.state.connection_id);
+    }
+  }
 }
 
-/** A reply's words as tokens (each with its following space), as a model's stream would give them. */
-export async function* wordsOf(text: string): AsyncIterable<string> {
-  for (const word of text.match(/\S+\s*/g) ?? []) yield word;
-}
-
-/** One caller utterance (or keypress): a turn of the engine, its reply spoken, the state written. */
-async function utterance(read: RelayState, userText: string, spoken: string): Promise<void> {
-  const state = await afterTurnInFlight(read);
-  if (!state || state.ending) return;
+/**
+ * One caller utterance (or keypress): the turn is claimed (and the state read) in one request, the
+ * engine runs with the model streaming, and its text goes to the caller as it comes (tool calls
+ * run between, on the platform); then the turn is written.
+ */
+async function utterance(connectionId: string, userText: string, spoken: string): Promise<void> {
+  const claimed = await claimTurn(connectionId);
+  if (!claimed) return;
+  const myTurn = claimed.turn;
+  // A reply goes out before its turn is written: the caller's next words may come first, and must see it in their history.
+  const state = claimed.turn_done < myTurn - 1 ? await afterTurnInFlight(claimed, myTurn - 1) : claimed;
+  if (!state || state.ending) {
+    await changeRelayState(connectionId, (s) => ({ turn_done: Math.max(s.turn_done, myTurn) })).catch(() => undefined);
+    return;
+  }
   const atMs = clockMs();
   const seconds = (ms: number) => Math.max(0, Math.round((ms - state.connected_at_ms) / 100) / 10);
-  // The turn is claimed (turn + 1) while the model works; the first token waits for the claim.
-  let myTurn = 0;
-  const claim = changeRelayState(state.connection_id, (s) => {
-    myTurn = s.turn + 1;
-    return { turn: s.turn + 1 };
-  }, state);
+  const reply = new Reply(state, myTurn);
 
   const max = state.agent.max_call_duration_ms;
   if (max > 0 && atMs - state.connected_at_ms >= max) {
-    const first = await sendReply(state, wordsOf(RELAY_TIME_UP), claim);
-    await finishTurn(state, () => myTurn, { user: { text: spoken, atMs }, messages: [{ role: 'user', content: userText }, { role: 'agent', content: RELAY_TIME_UP }], agentText: RELAY_TIME_UP, firstMs: first, tools: [], ending: {} }, seconds);
+    reply.push(RELAY_TIME_UP);
+    await reply.finish();
+    await finishTurn(state, myTurn, reply, { user: { text: spoken, atMs }, messages: [{ role: 'user', content: userText }, { role: 'agent', content: RELAY_TIME_UP }], tools: [], ending: {} }, seconds);
     await send(state, { type: 'end', handoffData: JSON.stringify({ reasonCode: 'max-duration' }) });
     return;
   }
 
-  const [tools, passages] = await Promise.all([
-    relayTools(state),
-    state.agent.knowledge_base ? groundingPassages(state.organization_id, state.agent.knowledge_base, userText).catch(() => []) : Promise.resolve([]),
-  ]);
-  const deadlineMs = Date.now() + RELAY_TURN_BUDGET_MS;
   const added: ConversationMessage[] = [];
   const toolsRun: RelayState['tool_calls'] = [];
   let out: TurnOutput | undefined;
   let failed = false;
   try {
-    const base = { llm: llm(), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs };
+    const [tools, passages] = await Promise.all([
+      relayTools(state),
+      state.agent.knowledge_base ? groundingPassages(state.organization_id, state.agent.knowledge_base, userText).catch(() => []) : Promise.resolve([]),
+    ]);
+    const deadlineMs = Date.now() + RELAY_TURN_BUDGET_MS;
+    const stream = { onDelta: (delta: string, messageId: string) => reply.push(delta, messageId) };
+    const base = { llm: llm(), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs, stream };
     out = await runTurn({ ...base, history: state.messages, userText });
     added.push(...out.messages);
     // press_digits is answered here (the engine stops at it as at any caller-answered tool): the tones go out, the turn goes on.
@@ -263,24 +374,29 @@ async function utterance(read: RelayState, userText: string, spoken: string): Pr
       added.push(...out.messages);
     }
   } catch (err) {
-    if (!(err instanceof LlmError) && !(err instanceof TurnDeadlineError)) throw err;
+    if (!(err instanceof LlmError) && !(err instanceof TurnDeadlineError)) {
+      await reply.finish().catch(() => undefined);
+      throw err;
+    }
     logger.warn('The model failed a relay turn; the caller hears an apology', { call_id: state.call_id, error: err as Error });
     failed = true;
+    // What the turn did before it failed (whole tool rounds) is kept; the caller hears the apology after what they heard.
+    added.push(...(keptTurnOf(err)?.messages ?? []).filter((m) => m.role !== 'agent'));
+    reply.push(RELAY_APOLOGY, 'apology');
   }
   if (!added.length || added[0]!.role !== 'user') added.unshift({ role: 'user', content: userText });
+  if (failed) added.push({ role: 'agent', content: RELAY_APOLOGY });
   for (const m of added) {
     if (m.role !== 'tool_call' || m.name === PRESS_DIGITS_TOOL) continue; // press_digits is recorded as it runs
     const answer = added.find((r) => r.role === 'tool_result' && r.tool_call_id === m.tool_call_id);
     toolsRun.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: (answer?.result ?? null) as never, time_sec: seconds(atMs) });
   }
-  const agentText = failed ? RELAY_APOLOGY : added.filter((m) => m.role === 'agent' && m.content).map((m) => m.content).join(' ').trim();
-  if (failed) added.push({ role: 'agent', content: RELAY_APOLOGY });
-  const first = agentText ? await sendReply(state, wordsOf(agentText), claim) : (await claim, undefined);
+  await reply.finish();
 
   const effect = out?.effect ?? {};
   const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transferred', to: effect.transferTo } : effect.end ? {} : undefined;
   // Written before the end goes out: Twilio closes the socket on `end`, and `$disconnect` writes the call from this state.
-  await finishTurn(state, () => myTurn, { user: { text: spoken, atMs }, messages: added, agentText, firstMs: first, tools: toolsRun, ending }, seconds);
+  await finishTurn(state, myTurn, reply, { user: { text: spoken, atMs }, messages: added, tools: toolsRun, ending }, seconds);
   if (effect.transferTo) await transfer(state, effect.transferTo);
   else if (effect.end) await send(state, { type: 'end', handoffData: JSON.stringify({ reasonCode: 'end-call' }) });
 }
@@ -288,14 +404,11 @@ async function utterance(read: RelayState, userText: string, spoken: string): Pr
 /** Longest a turn waits for the one before it to be written (its reply went out before its write). */
 const PREVIOUS_TURN_WAIT_MS = 5_000;
 
-/**
- * The state once the turn before is written: a reply goes out token by token before its turn is
- * written, so the caller's next words may come first; they must see it in their history.
- */
-async function afterTurnInFlight(read: RelayState): Promise<RelayState | undefined> {
+/** The state once turn `done` is written (default: every turn claimed), waiting at most PREVIOUS_TURN_WAIT_MS. */
+async function afterTurnInFlight(read: RelayState, done = read.turn): Promise<RelayState | undefined> {
   let state: RelayState | undefined = read;
   const deadline = Date.now() + PREVIOUS_TURN_WAIT_MS;
-  while (state && state.turn_done < state.turn && Date.now() < deadline) {
+  while (state && state.turn_done < done && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 10));
     state = await readRelayState(read.connection_id);
   }
@@ -322,30 +435,32 @@ async function transfer(state: RelayState, to: string): Promise<void> {
 interface TurnRecord {
   user: { text: string; atMs: number };
   messages: ConversationMessage[];
-  agentText: string;
-  firstMs: number | undefined;
   tools: RelayState['tool_calls'];
   ending?: RelayState['ending'];
 }
 
-/** Writes the turn: its messages, the transcript (cut when it was interrupted meanwhile), tool calls, the end asked for. */
-async function finishTurn(state: RelayState, turnOf: () => number, rec: TurnRecord, seconds: (ms: number) => number): Promise<void> {
+/**
+ * Writes the turn: its messages, the transcript, tool calls, the end asked for. An interruption
+ * that came while it was in flight cuts this reply when the words heard are the start of what it
+ * sent, else the reply before it (still playing when the caller spoke).
+ */
+async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: TurnRecord, seconds: (ms: number) => number): Promise<void> {
+  const agentText = reply.text.trim();
   await changeRelayState(state.connection_id, (s) => {
-    const turn = turnOf();
-    const transcript = [...s.transcript, { role: 'user' as const, text: rec.user.text, time_sec: seconds(rec.user.atMs) }];
-    if (rec.agentText) transcript.push({ role: 'agent', text: rec.agentText, time_sec: seconds(rec.firstMs ?? clockMs()) });
-    let messages = [...s.messages, ...rec.messages];
-    let cut: Pick<RelayState, 'messages' | 'transcript'> = { messages, transcript };
-    const interrupted = s.pending_interrupt && s.pending_interrupt.turn === turn;
-    if (interrupted && rec.agentText) cut = cutLastAgentTurn(messages, transcript, s.pending_interrupt!.heard);
-    messages = cut.messages;
-    transcript.sort((a, b) => a.time_sec - b.time_sec);
+    const pending = s.pending_interrupt && s.pending_interrupt.turn === turn ? s.pending_interrupt : undefined;
+    const mine = !!pending && !!agentText && reply.owns(pending.heard);
+    let before: Pick<RelayState, 'messages' | 'transcript'> = { messages: s.messages, transcript: s.transcript };
+    if (pending && !mine) before = cutLastAgentTurn(s.messages, s.transcript, pending.heard);
+    const transcript = [...before.transcript, { role: 'user' as const, text: rec.user.text, time_sec: seconds(rec.user.atMs) }];
+    if (agentText) transcript.push({ role: 'agent', text: agentText, time_sec: seconds(reply.firstMs ?? clockMs()) });
+    let cut: Pick<RelayState, 'messages' | 'transcript'> = { messages: [...before.messages, ...rec.messages], transcript };
+    if (mine) cut = cutLastAgentTurn(cut.messages, cut.transcript, pending!.heard);
     return {
-      messages,
+      messages: cut.messages,
       transcript: cut.transcript.sort((a, b) => a.time_sec - b.time_sec),
       tool_calls: [...s.tool_calls, ...rec.tools],
       turn_done: Math.max(s.turn_done, turn),
-      ...(interrupted ? { pending_interrupt: null as never } : {}),
+      ...(pending ? { pending_interrupt: null as never } : {}),
       ...(rec.ending ? { ending: rec.ending } : {}),
     };
   });

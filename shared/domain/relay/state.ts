@@ -1,5 +1,8 @@
 import { clockMs } from '../../clock';
 import { keys } from '../../db/keys';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { db, tableName } from '../../db/client';
 import { ConditionFailed, deleteKeys, getItem, putNew, transact, updateExisting } from '../../db/store';
 import type { ConversationMessage } from '../conversations/engine';
 import type { ConversationRef } from '../conversations/types';
@@ -35,7 +38,7 @@ export interface RelayState {
   /** Turns started (`prompt` and `dtmf`); the one in flight is `turn` when `turn_done` is less. */
   turn: number;
   turn_done: number;
-  /** An interruption of the turn in flight, applied when it is written. */
+  /** An interruption while a turn was in flight, settled when that turn is written (its own reply's, or the reply before's). */
   pending_interrupt?: { turn: number; heard: string };
   /** The relay is ending (the agent's `end_call` / `transfer_call`, the maximum duration). */
   ending?: { reason?: 'transferred'; to?: string };
@@ -85,6 +88,39 @@ export async function changeRelayState(connectionId: string, change: (s: RelaySt
   }
   if (state) throw new Error(`The relay state of connection ${connectionId} kept changing under 20 writes`);
   return undefined;
+}
+
+/**
+ * Claims the next turn and reads the state in one request (an UpdateItem `ADD turn 1` answering
+ * the item as written): the claim is written before the model is asked, so the reply's first token
+ * never waits for it, and a prompt costs one round trip to the table before the model. `version`
+ * moves too, so a guarded write made from an earlier read applies its change again.
+ */
+export async function claimTurn(connectionId: string): Promise<RelayState | undefined> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.relayConnection(connectionId),
+        UpdateExpression: 'ADD #t :one, #v :one',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#t': 'turn', '#v': 'version' },
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as RelayState | undefined;
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return undefined; // the connection is gone
+    throw err;
+  }
+}
+
+/** Whether an interruption is waiting for `turn` (a projected read: what a streaming turn polls). */
+export async function interruptOf(connectionId: string, turn: number): Promise<string | undefined> {
+  const read = await db().send(new GetCommand({ TableName: tableName(), Key: keys.relayConnection(connectionId), ConsistentRead: true, ProjectionExpression: 'pending_interrupt' }));
+  const out = read.Item as Pick<RelayState, 'pending_interrupt'> | undefined;
+  return out?.pending_interrupt && out.pending_interrupt.turn === turn ? out.pending_interrupt.heard : undefined;
 }
 
 export async function deleteRelayState(connectionId: string): Promise<void> {
