@@ -97,12 +97,21 @@ const allTexts = (tab: Page) => tab.$$eval(`${W} .msg`, (els) => els.map((e) => 
 const noticeText = (tab: Page) => tab.$eval(`${W} .notice`, (e) => ((e as HTMLElement).hidden ? '' : e.textContent ?? ''));
 const focused = (tab: Page) => tab.evaluate((sel) => (document.querySelector(sel)?.shadowRoot?.activeElement as HTMLElement | null)?.className ?? `outside:${document.activeElement?.tagName}`, HOST);
 
-async function waitForAgent(tab: Page, pattern: RegExp): Promise<void> {
+/**
+ * Waits for an agent bubble matching `pattern` and, unless `streaming`, for its turn to be over
+ * (the log not `aria-busy`): a streamed reply shows its text before the turn has completed.
+ */
+async function waitForAgent(tab: Page, pattern: RegExp, options: { streaming?: boolean } = {}): Promise<void> {
   await tab.waitForFunction(
-    (sel, source) => [...(document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg.agent') ?? [])].some((e) => new RegExp(source).test(e.textContent ?? '')),
+    (sel, source, streaming) => {
+      const shadow = document.querySelector(sel)?.shadowRoot;
+      const shown = [...(shadow?.querySelectorAll('.msg.agent') ?? [])].some((e) => new RegExp(source).test(e.textContent ?? ''));
+      return shown && (streaming || shadow?.querySelector('[role=log]')?.getAttribute('aria-busy') !== 'true');
+    },
     { timeout: 15_000 },
     HOST,
     pattern.source,
+    !!options.streaming,
   );
 }
 
@@ -268,7 +277,8 @@ it('shows a 429 as a readable message with a way to try again', async () => {
     await openAndWait(tab);
     for (let i = 1; i <= 3; i++) {
       await ask(tab, `${QUESTION} (${i})`);
-      await tab.waitForFunction((sel, n) => (document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg.agent').length ?? 0) >= 2 + n, { timeout: 15_000 }, HOST, i - 1);
+      // The turn is over (a streamed reply shows its bubble before it is).
+      await tab.waitForFunction((sel, n) => (document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg.agent').length ?? 0) >= 2 + n && document.querySelector(sel)?.shadowRoot?.querySelector('[role=log]')?.getAttribute('aria-busy') !== 'true', { timeout: 15_000 }, HOST, i - 1);
     }
     await ask(tab, 'One more question');
     await tab.waitForFunction((sel) => !(document.querySelector(sel)?.shadowRoot?.querySelector('.notice') as HTMLElement).hidden, { timeout: 10_000 }, HOST);
@@ -428,7 +438,7 @@ describe('a reply that streams', () => {
       await openAndWait(tab);
       await ask(tab, QUESTION);
       // The model has sent its first word and holds the rest: the bubble already shows it.
-      await waitForAgent(tab, /^On $/);
+      await waitForAgent(tab, /^On $/, { streaming: true });
       expect(await allTexts(tab)).toEqual(['Hi, I am Ava. Ask me anything about the store.', QUESTION, 'On ']);
       expect(await typingHidden(tab)).toBe(true);
       expect(await tab.$eval(`${W} .send`, (b) => (b as HTMLInputElement).disabled)).toBe(true);
