@@ -3,15 +3,16 @@
  * `prompt` message to the first `text` token sent back, minus the model's own time to first token,
  * warm, p50/p99. The whole local runtime runs (DynamoDB Local, the `/relay` WebSocket routes as
  * their Lambda handlers), with the Twilio stand-in answering an incoming call with the relay's TwiML
- * and a stand-in Chat Completions model on loopback that answers at once and reports its own time
- * per request (the model's time to first token: today the whole answer, as turns are not streamed
- * yet). A relay agent with no tools and no knowledge base, so the figure is the relay itself: the
- * state read, the turn's claim, the engine, the tokens' posting.
+ * and a stand-in Chat Completions model on loopback that streams its answer at once (server-sent
+ * chunks, as OpenAI streams) and reports its own time to first token per request. A relay agent
+ * with no tools and no knowledge base, so the figure is the relay itself: the turn's claim (which
+ * reads the state), the engine, the model request, the first token's posting.
  *
  *   BENCH_RELAY_PROMPTS=200 npx tsx bench/relay.ts
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { cpus, loadavg } from 'node:os';
 import { generateApiKey } from '../shared/domain/api-keys/secret';
 import { startPlatform } from '../shared/local/platform';
 import { startTwilioCarrier } from '../test/support/twilio-carrier';
@@ -21,14 +22,20 @@ const WARMUP = 20;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 export async function relayBenchmark(): Promise<string> {
+  // The model's own time to first token, per request: from its request's arrival to its first text chunk written.
   const modelMs: number[] = [];
   const model = createServer((req, res) => {
     const t0 = performance.now();
     req.resume();
     req.on('end', () => {
-      const body = JSON.stringify({ id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'Sure, I can help with that today.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 8 } });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      const base = { id: 'c', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench' };
+      const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Sure, ' }));
       modelMs.push(performance.now() - t0);
+      for (const word of ['I ', 'can ', 'help ', 'with ', 'that ', 'today.']) res.write(chunk({ content: word }));
+      res.write(chunk({}, 'stop'));
+      res.end(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 } })}\n\ndata: [DONE]\n\n`);
     });
   });
   await new Promise<void>((r) => model.listen(0, '127.0.0.1', r));
@@ -72,13 +79,13 @@ export async function relayBenchmark(): Promise<string> {
     return [
       '## ConversationRelay: platform-added latency',
       '',
-      `From a \`prompt\` message to the first \`text\` token the relay sends back, on the local runtime (the \`/relay\` WebSocket routes as their Lambda handlers, DynamoDB Local), minus the stand-in model's own time for the request; ${PROMPTS} prompts after ${WARMUP} to warm up, one at a time. The path: the connection's state read, the turn claimed (a conditional write, overlapped with the model), the engine's request, the first token posted. The model's time is its whole answer today: replies are not streamed yet (shared/domain/relay/session.ts \`sendReply\` is the seam).`,
+      `From a \`prompt\` message to the first \`text\` token the relay sends back, on the local runtime (the \`/relay\` WebSocket routes as their Lambda handlers, DynamoDB Local), minus the stand-in model's own time to its first streamed token; ${PROMPTS} prompts after ${WARMUP} to warm up, one at a time. The path: the turn claimed and the state read in one UpdateItem, the engine's request (streamed), the first token posted as the model gives it. Goal ≤ 10 ms p50. Load average when measured: ${loadavg().map((x) => x.toFixed(1)).join(' / ')} (1/5/15 min) on ${cpus().length} cores.`,
       '',
       '| | p50 | p99 |',
       '|---|---|---|',
       `| prompt → first token, platform-added | ${ms(pct(added, 50))} | ${ms(pct(added, 99))} |`,
       `| prompt → first token, in all | ${ms(pct(total, 50))} | ${ms(pct(total, 99))} |`,
-      `| the model's own time | ${ms(pct(modelMs.slice(WARMUP), 50))} | ${ms(pct(modelMs.slice(WARMUP), 99))} |`,
+      `| the model's own time to first token | ${ms(pct(modelMs.slice(WARMUP), 50))} | ${ms(pct(modelMs.slice(WARMUP), 99))} |`,
       '',
     ].join('\n');
   } finally {

@@ -115,12 +115,15 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
     // The move that records the answer emits `call.started`, so it must be the only one: an end
     // read before the answer was written would otherwise pass the rank check and emit a second.
     const firstAnswer = set.answered_at !== undefined;
+    // An end copies the conversation the voice runtime (or the relay) left on the item: it must be the one read, not overwritten by a stale read.
+    const recorded = (item as CallItem & VoiceFields).voice_recorded_at;
+    const sameRecord = next.status === 'ended' ? (recorded ? ' AND #rec = :rec' : ' AND attribute_not_exists(#rec)') : '';
     const writes: TransactItem[] = [
       updateExisting(keys.call(item.organization_id, item.id), set, {
         remove,
-        condition: firstAnswer ? '#rank < :rank AND (attribute_not_exists(#answered) OR attribute_type(#answered, :null))' : '#rank < :rank',
-        names: { '#rank': 'status_rank', ...(firstAnswer ? { '#answered': 'answered_at' } : {}) },
-        values: { ':rank': move.rank, ...(firstAnswer ? { ':null': 'NULL' } : {}) },
+        condition: (firstAnswer ? '#rank < :rank AND (attribute_not_exists(#answered) OR attribute_type(#answered, :null))' : '#rank < :rank') + sameRecord,
+        names: { '#rank': 'status_rank', ...(firstAnswer ? { '#answered': 'answered_at' } : {}), ...(sameRecord ? { '#rec': 'voice_recorded_at' } : {}) },
+        values: { ':rank': move.rank, ...(firstAnswer ? { ':null': 'NULL' } : {}), ...(recorded && sameRecord ? { ':rec': recorded } : {}) },
       }),
     ];
     const counters: CounterDelta[] = [];
