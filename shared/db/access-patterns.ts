@@ -49,7 +49,7 @@ export const itemShapes: ItemShape[] = [
   { item: 'phone number', key: keys.phoneNumber(O, ID), gsi1: ix(gsi1.byStatus(O, 'PHONE_NUMBER', '<status>'), ID), gsi2: ix(gsi2.renewalsDue('<YYYY-MM-DD of next_renewal_at>'), gsi2.renewalEntry('<next_renewal_at>', O, ID)), notes: 'in gsi2 only while an active purchased number' },
   { item: 'number claim (who holds an E.164 number)', key: keys.numberClaim('<e164>') },
   { item: 'inbound call marker (one session per carrier call)', key: keys.inboundCall('<provider>', '<carrier call id>'), notes: 'expires through `ttl` a day after the call' },
-  { item: 'minute sweep\'s next-due marker', key: keys.sweepMarker('<job: call-recovery | chat-sweep | webhook-sweep>'), notes: '`next_due_at`: no entry of the sweep\'s index is due earlier (shared/jobs/sweep-marker.ts)' },
+  { item: 'minute sweep\'s next-due marker', key: keys.sweepMarker('<job: call-recovery | chat-sweep | webhook-sweep>'), notes: '`next_due_at`: no entry of the sweep\'s index is due earlier (shared/db/sweep-marker.ts)' },
   { item: 'voice stream token marker (one stream per token)', key: keys.voiceStreamToken('<sha256 of the token>'), notes: 'the call it admitted; expires through `ttl` an hour after the token' },
   { item: 'ConversationRelay connection', key: keys.relayConnection('<API Gateway connection id>'), notes: 'the call, the agent settings read at connect, the relay conversation so far (`messages`, `transcript`, `tool_calls`), `version`; expires through `ttl`' },
   { item: 'charge', key: keys.charge(O, '<uuid v7>'), notes: 'a renewal\'s id is derived from number + period; amount_units × 10^-amount_scale (scale 4; items written before hold amount_cents, read as scale 2)' },

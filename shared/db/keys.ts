@@ -122,7 +122,7 @@ export const keys = {
    */
   inboundCall: (provider: string, providerCallId: string): Key => ({ pk: `INBOUND#${provider}#${providerCallId}`, sk: 'INBOUND' }),
   /**
-   * A minute sweep's "next due" marker (shared/jobs/sweep-marker.ts): no entry of its index is due
+   * A minute sweep's "next due" marker (shared/db/sweep-marker.ts): no entry of its index is due
    * before `next_due_at`, so an idle minute costs this one GetItem.
    */
   sweepMarker: (sweep: string): Key => ({ pk: `SWEEP#${sweep}`, sk: 'NEXT' }),

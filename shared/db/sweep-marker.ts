@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { db, tableName } from '../db/client';
-import { keys } from '../db/keys';
-import { getItem } from '../db/store';
+import { db, tableName } from './client';
+import { keys } from './keys';
+import { getItem } from './store';
 
 /**
  * A minute sweep's "next due" marker: one item per sweep (`SWEEP#<name>`) whose `next_due_at`

@@ -22,7 +22,7 @@ import { logger } from '../../shared/logger';
 logger.setLogLevel('SILENT');
 
 /**
- * The minute sweeps' "next due" markers (shared/jobs/sweep-marker.ts) against DynamoDB Local: an
+ * The minute sweeps' "next due" markers (shared/db/sweep-marker.ts) against DynamoDB Local: an
  * idle minute costs one GetItem, and a sweep still runs when something falls due: a new call (the
  * recovery sweep), an open chat (the idle sweep), an event whose fan-out could not be queued (the
  * webhook sweep). The markers are table-wide items, so this file has a table of its own: sweeps

@@ -1,5 +1,5 @@
 import { clockNow } from '../../clock';
-import { noteDue } from '../../jobs/sweep-marker';
+import { noteDue } from '../../db/sweep-marker';
 import { collections, keys } from '../../db/keys';
 import { ConditionFailed, getItem, putNew, queryPage, transact } from '../../db/store';
 import { phoneRules } from '../common/phone-field';
@@ -82,7 +82,7 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
     if (!call) throw err;
     return { answer: 'stream', call };
   }
-  await noteDue('call-recovery', item.due_at!); // the recovery sweep's marker (shared/jobs/sweep-marker.ts)
+  await noteDue('call-recovery', item.due_at!); // the recovery sweep's marker (shared/db/sweep-marker.ts)
   const answered = await moveCall(item, { status: 'in_progress', rank: STATUS_RANK.in_progress, answered: true }, { at: clockNow().toISOString() });
   return { answer: 'stream', call: answered.item };
 }

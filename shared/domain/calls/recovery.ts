@@ -2,7 +2,7 @@ import { clockNow } from '../../clock';
 import { gsi2, type Key } from '../../db/keys';
 import { getItem, queryPage } from '../../db/store';
 import { logger } from '../../logger';
-import { armSweep, earlier, recordSweptThrough, settleSweep, sweepDue } from '../../jobs/sweep-marker';
+import { armSweep, earlier, recordSweptThrough, settleSweep, sweepDue } from '../../db/sweep-marker';
 import { endMove, finalize, FINALIZE_GRACE_MS, moveCall } from './lifecycle';
 import { CALL_DUE_SHARDS, type CallItem } from './service';
 import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
@@ -20,7 +20,7 @@ const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !i
  * ended the call could not (a failure where no queue retries). A call that was answered is
  * charged for the time from its answer to the sweep, capped at its maximum duration.
  *
- * An idle minute is one GetItem: the sweep's marker (shared/jobs/sweep-marker.ts) says when the
+ * An idle minute is one GetItem: the sweep's marker (shared/db/sweep-marker.ts) says when the
  * earliest entry falls due; a new call lowers it (createCall, inbound calls). A call's entry that
  * moves EARLIER later on (its answer, its end) does not: it is found no later than the due time it
  * had, which the marker already covers. When the marker has come, the sweep reads the hours from

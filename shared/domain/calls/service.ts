@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { noteDue } from '../../jobs/sweep-marker';
+import { noteDue } from '../../db/sweep-marker';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '../../db/keys';
 import { countRange, equalityFilter, getMany, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
@@ -193,7 +193,7 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
   const campaignFields = attempt ? { campaign_contact_id: attempt.campaignContactId, campaign_attempt: attempt.attempt } : {};
   Object.assign(item, campaignFields);
   await transact([putNew({ ...item }), ...writes, ...marker], [{ orgId, collection: collections.calls, delta: 1 }]);
-  // The recovery sweep's marker falls to this call's due time if it is the earliest (shared/jobs/sweep-marker.ts).
+  // The recovery sweep's marker falls to this call's due time if it is the earliest (shared/db/sweep-marker.ts).
   await noteDue('call-recovery', item.due_at!);
   // If this send fails the call stays queued and the recovery sweep ends it `failed` when due.
   await queue().send('call-place', { organization_id: orgId, call_id: id });

@@ -5,7 +5,7 @@ import { config } from '../../config';
 import { collections, keys } from '../../db/keys';
 import { getItem, putNew, transact } from '../../db/store';
 import { UnavailableError, UnprocessableError, ValidationError } from '../../errors';
-import { noteDue } from '../../jobs/sweep-marker';
+import { noteDue } from '../../db/sweep-marker';
 import { AgentVersionPin } from '../agents/schemas';
 import { resolveAgentVersion } from '../agents/versions';
 import { lazy } from '../common/lazy';

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { armSweep, earlier as earlierIso, sweepDue } from '../../jobs/sweep-marker';
+import { armSweep, earlier as earlierIso, sweepDue } from '../../db/sweep-marker';
 import { clockMs, clockNow } from '../../clock';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
 import { ConditionFailed, getItem, queryPage, readCounter, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
@@ -163,7 +163,7 @@ export const CHAT_SWEEP_SLACK_MS = 2 * 60_000;
  * The inactivity sweep (chat-sweep, every minute): ends `inactivity` every open chat whose last
  * message is IDLE_MS old, from the sparse idle index on gsi2 (never a Scan). Each chat is read
  * and ended conditioned on what was read, so a turn landing at the same moment wins cleanly.
- * An idle minute is one GetItem, the sweep's marker (shared/jobs/sweep-marker.ts): every idle
+ * An idle minute is one GetItem, the sweep's marker (shared/db/sweep-marker.ts): every idle
  * entry is written due IDLE_MS after its write, so no writer lowers the marker; the sweep leaves
  * it at the earliest entry it did not end, at most IDLE_MS - CHAT_SWEEP_SLACK_MS ahead.
  */

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { noteDue } from '../../jobs/sweep-marker';
+import { noteDue } from '../../db/sweep-marker';
 import { queue } from '../../adapters/queue';
 import { gsi1, gsi2, keys, shardOf } from '../../db/keys';
 import { putNew, type TransactItem } from '../../db/store';
@@ -72,7 +72,7 @@ export async function dispatchEvents(events: PlatformEvent[]): Promise<void> {
       } catch (err) {
         // The event is stored with its undispatched entry: the minute sweep fans it out.
         logger.warn('event fan-out not queued; the sweep will recover it', { event_id: event.id, error: (err as Error).message });
-        // …and its marker must say so (shared/jobs/sweep-marker.ts); if even this fails, the marker's horizon finds it.
+        // …and its marker must say so (shared/db/sweep-marker.ts); if even this fails, the marker's horizon finds it.
         await noteDue('webhook-sweep', event.created_at).catch(() => undefined);
       }
     }),

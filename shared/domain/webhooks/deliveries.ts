@@ -4,7 +4,7 @@ import { queue } from '../../adapters/queue';
 import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS } from '../../db/keys';
 import { countRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConditionFailed, getItem, ignoreConditionFailed, putNew, queryPage, transact, updateExisting } from '../../db/store';
-import { armSweep, earlier, noteDue, settleSweep, sweepDue } from '../../jobs/sweep-marker';
+import { armSweep, earlier, noteDue, settleSweep, sweepDue } from '../../db/sweep-marker';
 import { NotFoundError, UnprocessableError } from '../../errors';
 import { listResult } from '../common/list-result';
 import { logger } from '../../logger';
@@ -319,7 +319,7 @@ const entryTime = (sk: string) => sk.slice(0, sk.indexOf('#'));
  * attempt of every pending job whose due-index entry has come (a long wait ending, or a queued
  * attempt that never ran). Each shard of the two sparse indexes is one Query; no Scan.
  *
- * An idle minute is one GetItem, the sweep's marker (shared/jobs/sweep-marker.ts): a job entry's
+ * An idle minute is one GetItem, the sweep's marker (shared/db/sweep-marker.ts): a job entry's
  * writer (fan-out, a retry) lowers it; an event's does only when its fan-out message could not be
  * queued (dispatchEvents). An event whose writer died between its write and its dispatch is
  * fanned out when the marker comes, within WEBHOOK_SWEEP_HORIZON_MS.
