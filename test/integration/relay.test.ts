@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { clockMs } from '../../shared/clock';
+import { RELAY_APOLOGY } from '../../shared/domain/relay/session';
 import { usePlatform } from '../support/platform';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
 import { RelayClient } from '../support/relay-client';
@@ -243,14 +244,19 @@ it('streams each reply\'s tokens to Twilio as the model produces them (text befo
   await platform.relay.idle();
   expect(texts(from)).toEqual([{ type: 'text', token: 'Our kettles ', last: false }]);
 
-  // The next turn's model sees only the words heard.
-  model.script({ toolCalls: [{ name: 'end_call', arguments: { reason: 'done' } }] }, { text: 'Goodbye!' });
+  // 4. The model's stream is cut mid-reply: the caller hears the apology after what already went out, in the same reply.
+  // The next turn's model sees only the words heard of the interrupted reply.
   const requests = model.requests.length;
-  relay.say('Thanks, bye.');
-  await relay.closed;
+  model.script({ text: 'I think the answer is', pieces: ['I think ', 'the answer ', 'is'], cutAfter: 1 });
+  relay.say('What colour is it?');
+  await relay.until(() => relay.replies().length === 4, 'the apology');
   const history = model.requests[requests]!.body.messages;
   expect(history.filter((m: any) => m.role === 'assistant').map((m: any) => m.content).at(-1)).toBe('Our kettles');
-  expect(relay.replies()).toEqual(['Refunds take five business days.', 'Let me check. We have 7 kettles.', 'Our kettles', 'Goodbye!']);
+
+  model.script({ toolCalls: [{ name: 'end_call', arguments: { reason: 'done' } }] }, { text: 'Goodbye!' });
+  relay.say('Thanks, bye.');
+  await relay.closed;
+  expect(relay.replies()).toEqual(['Refunds take five business days.', 'Let me check. We have 7 kettles.', 'Our kettles', `I think ${RELAY_APOLOGY}`, 'Goodbye!']);
   expect(relay.refused).toEqual([]);
 
   await platform.relay.idle();
@@ -264,6 +270,8 @@ it('streams each reply\'s tokens to Twilio as the model produces them (text befo
     ['agent', 'Let me check. We have 7 kettles.', false],
     ['user', 'Tell me about the kettle.', false],
     ['agent', 'Our kettles', true],
+    ['user', 'What colour is it?', false],
+    ['agent', `I think ${RELAY_APOLOGY}`, false],
     ['user', 'Thanks, bye.', false],
     ['agent', 'Goodbye!', false],
   ]);

@@ -17,10 +17,11 @@ import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type 
 import { TextChannel } from '../common/stream-body';
 import { groundingPassages } from '../conversations/grounding';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
+import { executeTool } from '../conversations/tools/executor';
 import { conversationRef } from '../conversations/types';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import { DIGITS, parseRelayMessage, type RelayOutbound, type SetupMessage } from './protocol';
-import { changeRelayState, claimTurn, createRelayState, deleteRelayState, interruptOf, readRelayState, type RelayAgent, type RelayState } from './state';
+import { changeRelayState, claimTurn, createRelayState, deleteRelayState, interruptOf, knownRelayState, readRelayState, type RelayAgent, type RelayState } from './state';
 import { isRelayAgent } from './twiml';
 
 /**
@@ -260,7 +261,11 @@ class Reply {
   private poll: NodeJS.Timeout | undefined;
   private readonly listener = (turn: number, heard: string) => this.interrupted(turn, heard);
 
-  constructor(private readonly state: RelayState, private readonly turn: number) {
+  /** Its turn's claim did not hold (another write came first): nothing was sent, nothing is written. */
+  abandoned = false;
+
+  /** `gate`: resolves true once the turn's claim is written and the state the turn started from is the current one. */
+  constructor(private readonly state: RelayState, private readonly turn: number, private readonly gate: Promise<boolean> = Promise.resolve(true)) {
     let listeners = interruptListeners.get(state.connection_id);
     if (!listeners) interruptListeners.set(state.connection_id, (listeners = new Set()));
     listeners.add(this.listener);
@@ -285,10 +290,20 @@ class Reply {
     if (turn === this.turn && !this.stopped && this.owns(heard)) this.stopped = true;
   }
 
+  /** Whether the turn may act (send, run tools): its claim held. */
+  ready(): Promise<boolean> {
+    return this.gate;
+  }
+
   private async run(): Promise<void> {
     for await (const token of this.channel) {
       if (this.stopped) continue; // interrupted: the rest is dropped
       if (this.firstMs === undefined) {
+        // The first token waits for the claim (written while the model worked), so an interruption always finds the turn.
+        if (!(await this.gate)) {
+          this.abandoned = this.stopped = true;
+          continue;
+        }
         this.firstMs = clockMs();
         this.poll = setInterval(() => {
           void interruptOf(this.state.connection_id, this.turn).then((heard) => heard !== undefined && this.interrupted(this.turn, heard), () => undefined);
@@ -302,6 +317,7 @@ class Reply {
       this.sent += token;
     }
     if (this.firstMs !== undefined && !this.stopped) await send(this.state, { type: 'text', token: '', last: true });
+    if (this.firstMs === undefined && !(await this.gate)) this.abandoned = true;
   }
 
   /** Ends the reply: resolves once its last token (and `last: true`) went out. */
@@ -318,13 +334,36 @@ class Reply {
   }
 }
 
+/** A turn started from a state that was not the current one: dropped before it said or did anything. */
+class Abandoned extends Error {}
+
 /**
- * One caller utterance (or keypress): the turn is claimed (and the state read) in one request, the
- * engine runs with the model streaming, and its text goes to the caller as it comes (tool calls
- * run between, on the platform); then the turn is written.
+ * One caller utterance (or keypress). The turn is claimed (and the state read) in one request;
+ * meanwhile, when this process knows the connection's state, the model is already asked from it:
+ * the claim's answer tells whether that state was still the current one (nothing else written in
+ * between), else that start is dropped (nothing sent, no tool run) and the turn starts again from
+ * the state the claim read. The reply's text goes to the caller as it comes (tool calls run
+ * between, on the platform); then the turn is written.
  */
 async function utterance(connectionId: string, userText: string, spoken: string): Promise<void> {
-  const claimed = await claimTurn(connectionId);
+  const atMs = clockMs();
+  const known = knownRelayState(connectionId);
+  const claiming = claimTurn(connectionId);
+  const max = (s: RelayState) => s.agent.max_call_duration_ms > 0 && atMs - s.connected_at_ms >= s.agent.max_call_duration_ms;
+  if (known && known.turn_done === known.turn && !known.ending && !max(known)) {
+    const current = claiming.then((c) => !!c && c.turn === known.turn + 1 && c.version === (known.version ?? 0) + 1, () => false);
+    const reply = new Reply(known, known.turn + 1, current);
+    const started = respond(known, known.turn + 1, reply, userText, spoken, atMs).then(() => true, (err) => {
+      if (err instanceof Abandoned) return false;
+      throw err;
+    });
+    if (await current) {
+      await started;
+      return;
+    }
+    started.catch(() => undefined); // its model request ends on its own; it sends and runs nothing
+  }
+  const claimed = await claiming;
   if (!claimed) return;
   const myTurn = claimed.turn;
   // A reply goes out before its turn is written: the caller's next words may come first, and must see it in their history.
@@ -333,19 +372,26 @@ async function utterance(connectionId: string, userText: string, spoken: string)
     await changeRelayState(connectionId, (s) => ({ turn_done: Math.max(s.turn_done, myTurn) })).catch(() => undefined);
     return;
   }
-  const atMs = clockMs();
-  const seconds = (ms: number) => Math.max(0, Math.round((ms - state.connected_at_ms) / 100) / 10);
   const reply = new Reply(state, myTurn);
-
-  const max = state.agent.max_call_duration_ms;
-  if (max > 0 && atMs - state.connected_at_ms >= max) {
+  if (max(state)) {
     reply.push(RELAY_TIME_UP);
     await reply.finish();
+    const seconds = (ms: number) => Math.max(0, Math.round((ms - state.connected_at_ms) / 100) / 10);
     await finishTurn(state, myTurn, reply, { user: { text: spoken, atMs }, messages: [{ role: 'user', content: userText }, { role: 'agent', content: RELAY_TIME_UP }], tools: [], ending: {} }, seconds);
     await send(state, { type: 'end', handoffData: JSON.stringify({ reasonCode: 'max-duration' }) });
     return;
   }
+  await respond(state, myTurn, reply, userText, spoken, atMs);
+}
 
+/** The turn itself: the engine with the model streaming into `reply`, tools gated on the claim, then the write. */
+async function respond(state: RelayState, myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number): Promise<void> {
+  const seconds = (ms: number) => Math.max(0, Math.round((ms - state.connected_at_ms) / 100) / 10);
+  // No tool runs before the claim held (a dropped start must not have acted on the world).
+  const gatedTool: typeof executeTool = async (...args) => {
+    if (!(await reply.ready())) throw new Abandoned();
+    return executeTool(...args);
+  };
   const added: ConversationMessage[] = [];
   const toolsRun: RelayState['tool_calls'] = [];
   let out: TurnOutput | undefined;
@@ -357,11 +403,12 @@ async function utterance(connectionId: string, userText: string, spoken: string)
     ]);
     const deadlineMs = Date.now() + RELAY_TURN_BUDGET_MS;
     const stream = { onDelta: (delta: string, messageId: string) => reply.push(delta, messageId) };
-    const base = { llm: llm(), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs, stream };
+    const base = { llm: llm(), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs, stream, executeTool: gatedTool };
     out = await runTurn({ ...base, history: state.messages, userText });
     added.push(...out.messages);
     // press_digits is answered here (the engine stops at it as at any caller-answered tool): the tones go out, the turn goes on.
     for (let rounds = 0; out.pending.length && rounds < 5; rounds++) {
+      if (!(await reply.ready())) throw new Abandoned();
       const results = [];
       for (const p of out.pending) {
         const digits = typeof p.arguments.digits === 'string' ? p.arguments.digits.replace(/\s/g, '') : '';
@@ -374,6 +421,11 @@ async function utterance(connectionId: string, userText: string, spoken: string)
       added.push(...out.messages);
     }
   } catch (err) {
+    if (err instanceof Abandoned || !(await reply.ready())) {
+      reply.push(''); // nothing was sent
+      await reply.finish().catch(() => undefined);
+      throw new Abandoned();
+    }
     if (!(err instanceof LlmError) && !(err instanceof TurnDeadlineError)) {
       await reply.finish().catch(() => undefined);
       throw err;
@@ -392,6 +444,7 @@ async function utterance(connectionId: string, userText: string, spoken: string)
     toolsRun.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: (answer?.result ?? null) as never, time_sec: seconds(atMs) });
   }
   await reply.finish();
+  if (reply.abandoned) throw new Abandoned();
 
   const effect = out?.effect ?? {};
   const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transferred', to: effect.transferTo } : effect.end ? {} : undefined;

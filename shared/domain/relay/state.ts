@@ -60,13 +60,37 @@ export interface RelayAgent {
 /** A day: no call lasts longer (max_call_duration_ms is at most four hours). */
 const TTL_SECONDS = 86_400;
 
+/**
+ * The last state of each connection this process read or wrote, exactly as stored (its `version`):
+ * a turn may start its model request from it while its claim is written, and keeps it only when
+ * the claim shows nothing else was written in between (shared/domain/relay/session.ts).
+ */
+const known = new Map<string, RelayState>();
+const MAX_KNOWN = 1000;
+
+function remember(state: RelayState | undefined): RelayState | undefined {
+  if (!state) return state;
+  const seen = known.get(state.connection_id);
+  if (seen && (seen.version ?? 0) > (state.version ?? 0)) return state; // a later write of this process already landed
+  known.delete(state.connection_id);
+  known.set(state.connection_id, state);
+  if (known.size > MAX_KNOWN) known.delete(known.keys().next().value!);
+  return state;
+}
+
+/** The connection's state as this process last saw it (undefined: never, or gone). */
+export function knownRelayState(connectionId: string): RelayState | undefined {
+  return known.get(connectionId);
+}
+
 /** Stores a new connection's state (its key must be new: a connection id is used once). */
 export async function createRelayState(state: RelayState): Promise<void> {
   await transact([putNew({ ...keys.relayConnection(state.connection_id), entity: 'RELAY_CONNECTION', ...state, version: 1, ttl: Math.floor(clockMs() / 1000) + TTL_SECONDS })]);
+  remember({ ...state, version: 1 });
 }
 
 export async function readRelayState(connectionId: string): Promise<RelayState | undefined> {
-  return getItem<RelayState>(keys.relayConnection(connectionId));
+  return remember(await getItem<RelayState>(keys.relayConnection(connectionId)));
 }
 
 /**
@@ -80,7 +104,7 @@ export async function changeRelayState(connectionId: string, change: (s: RelaySt
     const set = change(state);
     try {
       await transact([updateExisting(keys.relayConnection(connectionId), set as Record<string, unknown>, { condition: '#v = :read', values: { ':read': state.version ?? 0 } })]);
-      return { ...state, ...set, version: (state.version ?? 0) + 1 };
+      return remember({ ...state, ...set, version: (state.version ?? 0) + 1 });
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
       state = await readRelayState(connectionId);
@@ -109,7 +133,7 @@ export async function claimTurn(connectionId: string): Promise<RelayState | unde
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return out.Attributes as RelayState | undefined;
+    return remember(out.Attributes as RelayState | undefined);
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) return undefined; // the connection is gone
     throw err;
@@ -124,5 +148,6 @@ export async function interruptOf(connectionId: string, turn: number): Promise<s
 }
 
 export async function deleteRelayState(connectionId: string): Promise<void> {
+  known.delete(connectionId);
   await deleteKeys([keys.relayConnection(connectionId)]);
 }
