@@ -1,6 +1,6 @@
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Operation } from '../../shared/http/operation';
-import { operations } from '../../shared/http/registry';
+import { operations, websocketRoutes } from '../../shared/http/registry';
 import type { JobDefinition } from '../../shared/jobs/definition';
 import { jobs } from '../../shared/jobs/registry';
 import type { VoiceAgentPlatformStackProps } from '../../lib/stack';
@@ -69,7 +69,12 @@ describe('the conversation model settings', () => {
 
   it('gives the model settings to every registry operation or job that declares them, and to no other', () => {
     const s = synth({ llm: { provider: 'openai' } });
-    const declared = new Set([...operations, ...jobs].filter((d) => d.access.llm).map((d) => ('operationId' in d ? `${d.method} ${d.path}: ` : `Job ${d.name}: `)));
+    const declared = new Set([
+      ...[...operations, ...jobs].filter((d) => d.access.llm).map((d) => ('operationId' in d ? `${d.method} ${d.path}: ` : `Job ${d.name}: `)),
+      // A streaming route's second function (served by the streaming REST API) has the same needs.
+      ...operations.filter((d) => d.access.llm && d.streams).map((d) => `${d.method} ${d.path} (streamed): `),
+      ...websocketRoutes.filter((r) => r.access.llm).map((r) => `Relay ${r.routeKey}: `),
+    ]);
     expect(declared.size).toBeGreaterThan(0);
     for (const fn of s.resources('AWS::Lambda::Function')) {
       const description = String(fn.Properties.Description);
