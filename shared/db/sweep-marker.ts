@@ -25,7 +25,7 @@ import { getItem } from './store';
  * consistent: an entry committed in the instant before a sweep's read may be missed by that
  * read; it is found at the marker's horizon at the latest (each sweep's horizon is documented).
  */
-export type SweepName = 'call-recovery' | 'chat-sweep' | 'webhook-sweep';
+export type SweepName = 'call-recovery' | 'chat-sweep' | 'webhook-sweep' | 'campaign-tick';
 
 interface MarkerItem {
   next_due_at?: string;

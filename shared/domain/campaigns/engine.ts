@@ -24,6 +24,7 @@ import {
 import type { PauseReason } from './schemas';
 import { isOpen, nextOpening } from './window';
 import { failPending } from './fail-pending';
+import { armSweep, earlier, noteDue, sweepDue } from '../../db/sweep-marker';
 
 /**
  * The campaign engine.
@@ -57,20 +58,69 @@ const iso = (d: Date) => d.toISOString();
 const campaignKey = (orgId: string, id: string) => keys.campaign(orgId, id);
 const contactKey = (orgId: string, campaignId: string, id: string) => keys.campaignContact(orgId, campaignId, id);
 
-/** The per-minute tick: one dispatch message per campaign in the active index. */
-export async function runTick(): Promise<{ queued: number }> {
+/**
+ * How far ahead the tick's marker may be armed: an idle platform still runs the tick (and a
+ * dispatch of each active campaign) once an hour, so a due entry a racing read missed (global
+ * indexes are eventually consistent) or a dispatch that died waits at most this long.
+ */
+export const TICK_HORIZON_MS = 60 * 60_000;
+
+/**
+ * The per-minute tick: one dispatch message per campaign in the active index, when the tick's
+ * marker (shared/db/sweep-marker.ts, `campaign-tick`) has come. The marker is a lower bound of
+ * what a dispatch could act on: every campaign's due entries (lowered by starts and resumes,
+ * retries and back-offs, undone claims, after their writes) and leases (lowered by the claims).
+ * A tick that runs arms it to its horizon first, then queues the dispatches (flagged `tick`); each
+ * lowers it to the earliest entry it left: a due contact it could not dial (no free slot), the
+ * next due one, the next window opening of a one-zone campaign, a lease. So at night, over
+ * weekends and blackout days an idle minute costs one GetItem.
+ */
+export async function runTick(now = clockNow()): Promise<{ queued: number; ran: boolean }> {
+  const gate = await sweepDue('campaign-tick', iso(now), TICK_HORIZON_MS);
+  if (!gate.due) return { queued: 0, ran: false };
+  await armSweep('campaign-tick', iso(new Date(now.getTime() + TICK_HORIZON_MS)));
   let queued = 0;
-  for (let shard = 0; shard < ACTIVE_SHARDS; shard++) {
-    const entries = queryAll<{ organization_id: string; id: string }>(
-      { index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.activeCampaigns(shard), skName: 'gsi2sk' },
-      ['organization_id', 'id'],
-    );
-    for await (const entry of entries) {
-      await queueDispatch(entry.organization_id, entry.id);
-      queued++;
-    }
+  await Promise.all(
+    Array.from({ length: ACTIVE_SHARDS }, async (_, shard) => {
+      const entries = queryAll<{ organization_id: string; id: string }>(
+        { index: gsi2.name, pkName: 'gsi2pk', pkValue: gsi2.activeCampaigns(shard), skName: 'gsi2sk' },
+        ['organization_id', 'id'],
+      );
+      for await (const entry of entries) {
+        await queueDispatch(entry.organization_id, entry.id, true);
+        queued++;
+      }
+    }),
+  );
+  return { queued, ran: true };
+}
+
+/** The time of the first entry of one of a campaign's sparse indexes (`due_at` or `lease_until`), or undefined. */
+async function firstEntry(pkValue: string, field: 'due_at' | 'lease_until'): Promise<string | undefined> {
+  const page = await queryPage<CampaignContactItem>({ index: gsi1.name, pkName: 'gsi1pk', pkValue, skName: 'gsi1sk' }, { limit: 1 });
+  return page.items[0]?.[field] ?? undefined;
+}
+
+/**
+ * After a dispatch the tick queued: the tick's marker falls to the earliest thing this campaign
+ * left (its first lease; its first due entry when it runs, not before its window's next opening
+ * when one zone applies and the window is closed).
+ */
+async function settleTickMarker(orgId: string, campaignId: string, now: Date): Promise<void> {
+  const campaign = await getItem<CampaignItem>(campaignKey(orgId, campaignId));
+  if (!campaign) return;
+  const running = campaign.status === 'running';
+  const [lease, due] = await Promise.all([
+    firstEntry(gsi1.campaignLeases(orgId, campaignId), 'lease_until'),
+    running ? firstEntry(gsi1.campaignDue(orgId, campaignId), 'due_at') : Promise.resolve(undefined),
+  ]);
+  let dueAt = due;
+  if (dueAt && !campaign.schedule.use_contact_timezone && !isOpen(campaign.schedule, now)) {
+    const opening = nextOpening(campaign.schedule, now);
+    dueAt = opening ? (opening.toISOString() > dueAt ? opening.toISOString() : dueAt) : undefined;
   }
-  return { queued };
+  const left = earlier(lease, dueAt);
+  if (left) await noteDue('campaign-tick', left);
 }
 
 export const DUPLICATE_MESSAGE = 'duplicate phone number';
@@ -262,6 +312,7 @@ async function unclaim(campaign: CampaignItem, cc: CampaignContactItem, now: Dat
           values: { ':completed': 'completed' },
         }),
       ]);
+      await noteDue('campaign-tick', to.due);
       return;
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
@@ -428,7 +479,13 @@ export interface DispatchSummary {
  * One dispatch of one campaign (the `campaign-dispatch` job). Safe to run twice at once or to
  * receive twice: every claim is conditional.
  */
-export async function dispatchCampaign(orgId: string, campaignId: string, now = clockNow()): Promise<DispatchSummary> {
+export async function dispatchCampaign(orgId: string, campaignId: string, now = clockNow(), options: { tick?: boolean } = {}): Promise<DispatchSummary> {
+  const summary = await dispatchOnce(orgId, campaignId, now, options.tick === true);
+  if (options.tick) await settleTickMarker(orgId, campaignId, now);
+  return summary;
+}
+
+async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: boolean): Promise<DispatchSummary> {
   const summary: DispatchSummary = { placed: 0, failedWithoutCall: 0, postponed: 0, recovered: 0, continued: false };
   let campaign = await getItem<CampaignItem>(campaignKey(orgId, campaignId));
   if (!campaign) return summary;
@@ -449,7 +506,7 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
     while (!exhausted && capacity > 0) {
       if (examined >= DISPATCH_BUDGET) {
         summary.continued = true;
-        await queueDispatch(orgId, campaignId);
+        await queueDispatch(orgId, campaignId, tick);
         break;
       }
       const page = await dueEntries(orgId, campaignId, now, cursor, capacity);
@@ -504,6 +561,8 @@ export async function dispatchCampaign(orgId: string, campaignId: string, now = 
         waiting = later;
         const claims = await Promise.all(batch.map((cc) => claim(campaign!, cc, now)));
         const won = claims.filter((c): c is CampaignContactItem => typeof c === 'object');
+        // The claims' leases are committed: the tick's marker falls to them (a worker that stops before placing is found then).
+        if (won.length) await noteDue('campaign-tick', won[0]!.lease_until!);
         for (const [j, c] of claims.entries()) {
           if (c === 'duplicate' && (await failWithoutCall(orgId, batch[j]!, DUPLICATE_MESSAGE, now))) summary.failedWithoutCall++;
         }

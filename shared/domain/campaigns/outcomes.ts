@@ -10,6 +10,7 @@ import type { CampaignCallOutcome } from './dial-port';
 import { campaignView, contactStatusIndex, dueIndex, statusIndex, type CampaignContactItem, type CampaignItem } from './model';
 import type { CampaignContactStatus } from './schemas';
 import { nextOpening } from './window';
+import { noteDue } from '../../db/sweep-marker';
 
 /**
  * The campaign engine's outcome side: what an ended call makes of its campaign contact, and how a
@@ -24,6 +25,8 @@ import { nextOpening } from './window';
 export interface DispatchMessage {
   organization_id: string;
   campaign_id: string;
+  /** Queued by the tick (or continuing one it queued): the dispatch lowers the tick's marker to what it leaves (engine.ts). */
+  tick?: boolean;
 }
 
 const iso = (d: Date) => d.toISOString();
@@ -38,8 +41,8 @@ export function failedItems(err: unknown): number[] {
 }
 
 /** Queues a dispatch of one campaign (the tick, a start, an outcome). */
-export async function queueDispatch(orgId: string, campaignId: string): Promise<void> {
-  await queue().send('campaign-dispatch', { organization_id: orgId, campaign_id: campaignId } satisfies DispatchMessage);
+export async function queueDispatch(orgId: string, campaignId: string, tick = false): Promise<void> {
+  await queue().send('campaign-dispatch', { organization_id: orgId, campaign_id: campaignId, ...(tick ? { tick } : {}) } satisfies DispatchMessage);
 }
 
 /** The first back-off after a placement that did not reach the carrier; it doubles on each one in a row. */
@@ -187,10 +190,12 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
     updated_at: iso(now),
   };
   let next: CampaignContactStatus = result.status;
+  let dueAgain: string | undefined;
   if (retry && undialed) {
     const failures = (cc.dial_failures ?? 0) + 1;
     const due = backoffDue(campaign, cc, now, failures);
     next = 'pending';
+    dueAgain = due;
     Object.assign(contactSet, {
       status: 'pending', next_retry_at: due, error_message: outcome.errorMessage ?? 'call not dialed', dial_failures: failures, undialed_attempts: undialedBefore + 1,
       ...dueIndex(orgId, campaignId, cc.id, due),
@@ -199,6 +204,7 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
     const gapEnd = new Date(Date.parse(outcome.endedAt) + campaign.schedule.retry_gap_min * 60_000);
     const due = nextOpening(campaign.schedule, gapEnd, cc.timezone) ?? new Date('9999-12-31T00:00:00.000Z');
     next = 'pending';
+    dueAgain = iso(due);
     Object.assign(contactSet, { status: 'pending', next_retry_at: iso(due), error_message: '', ...dueIndex(orgId, campaignId, cc.id, iso(due)) });
   } else {
     Object.assign(contactSet, { status: result.status, next_retry_at: null, error_message: result.message });
@@ -225,6 +231,8 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
     if (err.message === 'transaction conflict' || failedItems(err).includes(1)) return 'again';
     return false;
   }
+  // The retry's due entry is committed: the tick's marker falls to it (engine.ts, runTick).
+  if (dueAgain) await noteDue('campaign-tick', dueAgain);
   if (campaign.status === 'running') await queueDispatch(orgId, campaignId);
   await settle(orgId, campaignId);
   return true;

@@ -5,6 +5,7 @@ import { collections, gsi2, keys, Prefix } from '../../db/keys';
 import { ConditionFailed, deleteExisting, getItem, putNew, queryPage, readCounter, transact, type CounterDelta, type Guard, type PageRequest } from '../../db/store';
 import { deletePartition, getMany, putMany } from '../../db/filtered-query';
 import { updateWrite } from '../../db/update';
+import { noteDue } from '../../db/sweep-marker';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { ConflictError, ValidationError } from '../../errors';
 import { listResult } from '../common/list-result';
@@ -406,6 +407,8 @@ export async function startCampaign(orgId: string, id: string): Promise<Campaign
       ? { extra: [numberInUse(orgId, item.phone_number_id, 1)], event: 'campaign.started' as const, guards: [references.agent(orgId, item.agent_id)] }
       : {}),
   }));
+  // Its contacts are due (a resume: the ones it left): the tick's marker comes now (engine.ts, runTick).
+  await noteDue('campaign-tick', nowIso());
   await queue().send('campaign-dispatch', { organization_id: orgId, campaign_id: id });
   return campaign;
 }
