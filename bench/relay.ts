@@ -19,6 +19,8 @@ import { startTwilioCarrier } from '../test/support/twilio-carrier';
 
 const PROMPTS = Number(process.env.BENCH_RELAY_PROMPTS ?? 200);
 const WARMUP = 20;
+/** Prompts per call (then the caller hangs up and calls again). */
+const CALL_PROMPTS = 30;
 /** The second pass's model time to first token. */
 const MODEL_TTFT_MS = Number(process.env.BENCH_RELAY_MODEL_TTFT_MS ?? 100);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -60,8 +62,9 @@ export async function relayBenchmark(): Promise<string> {
     const agent = await api('POST', '/api/v1/agents', { name: 'Bench', voice_pipeline: 'relay', prompt: 'Be brief.', begin_message: 'Hello.' });
     const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).data;
     await api('POST', '/api/v1/phone-numbers/buy', { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agent.data.id });
-    const call = await twilio.incomingCall('+14155550142', choice.phone_number);
-    const relay = call.relay!;
+    // Calls of CALL_PROMPTS prompts each (a long call's length): the history each request holds stays that of a real call.
+    let relay = (await twilio.incomingCall('+14155550142', choice.phone_number)).relay!;
+    let prompts = 0;
     const rows: string[] = [];
     for (const ttft of [0, MODEL_TTFT_MS]) {
       ttftMs = ttft;
@@ -69,6 +72,13 @@ export async function relayBenchmark(): Promise<string> {
       const total: number[] = [];
       const own: number[] = [];
       for (let i = 0; i < WARMUP + PROMPTS; i++) {
+        if (prompts++ === CALL_PROMPTS) {
+          relay.close();
+          await relay.closed;
+          await platform.relay.idle();
+          relay = (await twilio.incomingCall('+14155550142', choice.phone_number)).relay!;
+          prompts = 1;
+        }
         const before = relay.received.length;
         const models = modelMs.length;
         const t0 = performance.now();
@@ -94,7 +104,7 @@ export async function relayBenchmark(): Promise<string> {
     return [
       '## ConversationRelay: platform-added latency',
       '',
-      `From a \`prompt\` message to the first \`text\` token the relay sends back, on the local runtime (the \`/relay\` WebSocket routes as their Lambda handlers, DynamoDB Local), minus the stand-in model's own time to its first streamed token (from its request's arrival); ${PROMPTS} prompts after ${WARMUP} to warm up, one at a time, twice: with a model that streams at once (every serial step of the platform shows) and with one that takes ${MODEL_TTFT_MS} ms to its first token (a hosted model takes a few hundred). The path: the model asked at once from the state the process last saw while the turn's claim (an UpdateItem that also reads the state) is written; the first token waits for the claim; tokens posted as the model gives them. Goal ≤ 10 ms p50. Load average when measured: ${loadavg().map((x) => x.toFixed(1)).join(' / ')} (1/5/15 min) on ${cpus().length} cores, shared with other sessions' work.`,
+      `From a \`prompt\` message to the first \`text\` token the relay sends back, on the local runtime (the \`/relay\` WebSocket routes as their Lambda handlers, DynamoDB Local), minus the stand-in model's own time to its first streamed token (from its request's arrival); ${PROMPTS} prompts after ${WARMUP} to warm up, one at a time, in calls of ${CALL_PROMPTS} prompts (a new call then: the history a request holds stays a real call's), twice: with a model that streams at once (every serial step of the platform shows) and with one that takes ${MODEL_TTFT_MS} ms to its first token (a hosted model takes a few hundred). The path: the model asked at once from the state the process last saw while the turn's claim (an UpdateItem that also reads the state) is written; the first token waits for the claim; tokens posted as the model gives them. Goal ≤ 10 ms p50. Load average when measured: ${loadavg().map((x) => x.toFixed(1)).join(' / ')} (1/5/15 min) on ${cpus().length} cores, shared with other sessions' work.`,
       '',
       '| | p50 | p99 |',
       '|---|---|---|',
