@@ -276,3 +276,42 @@ it('streams each reply\'s tokens to Twilio as the model produces them (text befo
     ['agent', 'Goodbye!', false],
   ]);
 });
+
+it('drops a turn started from a state another invocation has since changed: it says nothing and runs no tool, and the turn starts again from the state its claim read', async () => {
+  const agentId = await relayAgent();
+  const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).body.data;
+  expect((await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agentId } })).status).toBe(200);
+  const call = await twilio.incomingCall('+14155550166', choice.phone_number);
+  const relay = call.relay!;
+  const platform = local().platform;
+  model.script({ text: 'Refunds take five business days.' });
+  relay.say('How long do refunds take?');
+  await relay.until(() => relay.replies().length === 1, 'the first answer');
+  await platform.relay.idle();
+
+  // Another invocation (a container this process knows nothing of) changes the connection's state: its version moves.
+  const { db, tableName } = await import('../../shared/db/client');
+  const { UpdateCommand, ScanCommand } = await import('@aws-sdk/lib-dynamodb');
+  const items = (await db().send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :e', ExpressionAttributeValues: { ':e': 'RELAY_CONNECTION' } }))).Items ?? [];
+  const item = items.find((i) => i.call_sid === call.sid || i.transcript?.some((t: any) => t.text === 'How long do refunds take?'))!;
+  expect(item).toBeDefined();
+  const messages = item.messages.map((m: any) => (m.role === 'agent' && m.content === 'Refunds take five business days.' ? { ...m, content: 'Refunds take five' } : m));
+  await db().send(new UpdateCommand({ TableName: tableName(), Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'SET messages = :m ADD version :one', ExpressionAttributeValues: { ':m': messages, ':one': 1 } }));
+
+  const fresh = (body: any) => body.messages.some((m: any) => m.role === 'assistant' && m.content === 'Refunds take five');
+  const step = (body: any) => (fresh(body) ? { text: 'From the current state.' } : { text: 'From a stale state.', toolCalls: [{ name: 'stock_level', arguments: { sku: 'kettle' } }] });
+  model.script(step, step);
+  const requests = model.requests.length;
+  const stock = stockRequests.length;
+  relay.say('And exchanges?');
+  await relay.until(() => relay.replies().length === 2, 'the second answer');
+  await platform.relay.idle();
+  expect(relay.replies()[1]).toBe('From the current state.');
+  expect(model.requests.slice(requests).map((r) => fresh(r.body))).toEqual([false, true]);
+  expect(stockRequests.length).toBe(stock);
+  expect(relay.received.filter((m) => m.type === 'text' && m.last)).toHaveLength(2);
+  model.reset();
+  relay.close();
+  await relay.closed;
+  await platform.relay.idle();
+});
