@@ -28,7 +28,8 @@ import { isRelayAgent } from './twiml';
  * The relay's side of a ConversationRelay call (docs/api.md, "Two voice pipelines"): `$connect`
  * admits a connection with the call's one-use token; each `prompt` (its `last` one) runs one turn
  * of the chat engine with the agent's model, tools, knowledge base and variables, and the reply
- * goes back as `text` tokens; `interrupt` keeps only the words the caller heard; `dtmf` reaches
+ * goes back as `text` tokens as the model streams them; `interrupt` keeps only the words the caller
+ * heard (and stops a reply still streaming); `dtmf` reaches
  * the model as the caller's keypress; `end_call` and `transfer_call` send `end`; `$disconnect`
  * writes the conversation to the call through the calls service, as the voice runtime does.
  */
