@@ -62,9 +62,10 @@ export const jobs: JobDefinition[] = [
     kind: 'schedule',
     name: 'campaign-tick',
     entry: 'functions/jobs/campaign-tick.ts',
-    description: 'Every minute: queues one dispatch per started campaign (opens windows, recovers expired leases).',
+    description: 'Every minute: queues one dispatch per started campaign (opens windows, recovers expired leases) when its marker has come; one GetItem otherwise.',
     rateMinutes: 1,
-    access: { table: 'R', queues: ['campaign-dispatch'] },
+    // Writes its marker (SWEEP#campaign-tick) before reading the engine's index.
+    access: { table: 'RW', queues: ['campaign-dispatch'] },
   },
   {
     kind: 'queue',

@@ -32,10 +32,14 @@ afterEach(() => jest.useRealTimers());
 /** The test dialer; `holdNext` makes the next placement never answer (its worker died after the claim). */
 class HoldingDialer extends TestDialer {
   holdNext = false;
+  private reached?: () => void;
+  /** Resolves when the held placement has been asked for. */
+  held = new Promise<void>((resolve) => (this.reached = resolve));
   override async placeCampaignCall(input: CampaignCallRequest): Promise<{ callId: string }> {
     if (this.holdNext) {
       this.holdNext = false;
       this.invocations.push(input);
+      this.reached!();
       return new Promise(() => undefined);
     }
     return super.placeCampaignCall(input);
@@ -124,7 +128,7 @@ describe('the campaign tick', () => {
     clock.set('2031-04-02T10:30:00.000Z');
     dialer.holdNext = true;
     const due = await tickAndDispatch({ hold: true });
-    for (let i = 0; i < 200 && dialer.invocations.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    await dialer.held;
     expect(due.queued).toBe(1);
     expect(dialer.invocations).toHaveLength(2);
     clock.advance(LEASE_MS / 2);

@@ -87,7 +87,7 @@ export async function runTick(now = clockNow()): Promise<{ queued: number; ran: 
         ['organization_id', 'id'],
       );
       for await (const entry of entries) {
-        await queueDispatch(entry.organization_id, entry.id, true);
+        await queueDispatch(entry.organization_id, entry.id, 'tick');
         queued++;
       }
     }),
@@ -479,17 +479,17 @@ export interface DispatchSummary {
  * One dispatch of one campaign (the `campaign-dispatch` job). Safe to run twice at once or to
  * receive twice: every claim is conditional.
  */
-export async function dispatchCampaign(orgId: string, campaignId: string, now = clockNow(), options: { tick?: boolean } = {}): Promise<DispatchSummary> {
-  const summary = await dispatchOnce(orgId, campaignId, now, options.tick === true);
+export async function dispatchCampaign(orgId: string, campaignId: string, now = clockNow(), options: { tick?: boolean; outcome?: boolean } = {}): Promise<DispatchSummary> {
+  const summary = await dispatchOnce(orgId, campaignId, now, options.tick === true, options.outcome !== true);
   if (options.tick) await settleTickMarker(orgId, campaignId, now);
   return summary;
 }
 
-async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: boolean): Promise<DispatchSummary> {
+async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: boolean, recover: boolean): Promise<DispatchSummary> {
   const summary: DispatchSummary = { placed: 0, failedWithoutCall: 0, postponed: 0, recovered: 0, continued: false };
   let campaign = await getItem<CampaignItem>(campaignKey(orgId, campaignId));
   if (!campaign) return summary;
-  summary.recovered = await recoverLeases(campaign, now);
+  if (recover) summary.recovered = await recoverLeases(campaign, now);
   if (campaign.status !== 'running') {
     await retireIfDone(orgId, campaignId);
     return summary;
@@ -506,7 +506,7 @@ async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: 
     while (!exhausted && capacity > 0) {
       if (examined >= DISPATCH_BUDGET) {
         summary.continued = true;
-        await queueDispatch(orgId, campaignId, tick);
+        await queueDispatch(orgId, campaignId, tick ? 'tick' : 'other');
         break;
       }
       const page = await dueEntries(orgId, campaignId, now, cursor, capacity);
@@ -578,7 +578,9 @@ async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: 
       }
     }
   }
-  await settle(orgId, campaignId);
+  // Calls placed by a campaign already 'dispatching': it has calls in flight (or their outcomes settle
+  // it), so settling would read it for nothing.
+  if (!(summary.placed > 0 && campaign.execution_status === 'dispatching')) await settle(orgId, campaignId);
   return summary;
 }
 
