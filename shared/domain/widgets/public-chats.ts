@@ -99,19 +99,28 @@ function view(chat: Chat, widgetId: string): WidgetChat {
 export const turnView = (turn: ChatTurn): ChatTurn => ({ chat: turn.chat, messages: visible(turn.messages) });
 
 /**
+ * The widget's agent a visitor's chat or call goes to: `agent_id` when it names one of the
+ * widget's active agents, else the one active agent (a 400 when several are, a 422 when none is).
+ */
+export function widgetAgent(call: PublicCall, agents: { id?: string; status?: string }[], agentId: string | undefined): string {
+  const active = agents.filter((a) => a.status === ACTIVE_AGENT && a.id);
+  if (agentId) {
+    if (!active.some((a) => a.id === agentId)) throw ValidationError.field('agent_id', `agent ${agentId} is not an active agent of this widget`);
+    return agentId;
+  }
+  if (active.length === 1) return active[0]!.id!;
+  if (active.length === 0) throw new UnprocessableError('No active agent is tied to this widget (set an agent\'s widget_settings_id)', { widget_id: call.widgetId });
+  throw ValidationError.field('agent_id', `required: ${active.length} active agents are tied to this widget`);
+}
+
+/**
  * Starts a chat (`channel` `widget`) with the widget's agent: `agent_id` may be left out when
  * exactly one active agent is tied to the widget; otherwise it must name one of them. Spends
  * the client address's and the widget's chat allowances (429) before anything is written.
  */
 export async function startWidgetChat(call: PublicCall, input: StartWidgetChatInput): Promise<WidgetChatStarted> {
   const { widget, agents } = await admit(call, true);
-  const active = agents.filter((a) => a.status === ACTIVE_AGENT && a.id);
-  let agentId = input.agent_id;
-  if (agentId) {
-    if (!active.some((a) => a.id === agentId)) throw ValidationError.field('agent_id', `agent ${agentId} is not an active agent of this widget`);
-  } else if (active.length === 1) agentId = active[0]!.id!;
-  else if (active.length === 0) throw new UnprocessableError('No active agent is tied to this widget (set an agent\'s widget_settings_id)', { widget_id: call.widgetId });
-  else throw ValidationError.field('agent_id', `required: ${active.length} active agents are tied to this widget`);
+  const agentId = widgetAgent(call, agents, input.agent_id);
   const visitor = visitorVariables(widget, input.dynamic_variables);
   await spendChatStart(call.widgetId, call.sourceIp ?? 'unknown');
   const orgId = widget.organization_id!;

@@ -1,10 +1,8 @@
-import { NotFoundError, UnavailableError, UnprocessableError, ValidationError } from '../../errors';
+import { NotFoundError, UnavailableError } from '../../errors';
 import { createWebCall, speechModelProblem, type WidgetCallStarted } from '../calls/web-calls';
 import { spendChatStart } from './abuse-limits';
 import type { StartWidgetChatInput } from './chat-schemas';
-import { admit, visitorVariables, type PublicCall } from './public-chats';
-
-const ACTIVE_AGENT = 'AGENT_STATUS_ACTIVE';
+import { admit, visitorVariables, widgetAgent, type PublicCall } from './public-chats';
 
 /** 404 `voice_disabled`: the widget takes chats but not calls (readable by an allowed page, as every answer after the origin check). */
 class VoiceDisabledError extends NotFoundError {
@@ -27,13 +25,7 @@ class VoiceDisabledError extends NotFoundError {
 export async function startWidgetCall(call: PublicCall, input: StartWidgetChatInput): Promise<WidgetCallStarted> {
   const { widget, agents } = await admit(call, true);
   if (!widget.voice_enabled) throw new VoiceDisabledError(call.widgetId);
-  const active = agents.filter((a) => a.status === ACTIVE_AGENT && a.id);
-  let agentId = input.agent_id;
-  if (agentId) {
-    if (!active.some((a) => a.id === agentId)) throw ValidationError.field('agent_id', `agent ${agentId} is not an active agent of this widget`);
-  } else if (active.length === 1) agentId = active[0]!.id!;
-  else if (active.length === 0) throw new UnprocessableError('No active agent is tied to this widget (set an agent\'s widget_settings_id)', { widget_id: call.widgetId });
-  else throw ValidationError.field('agent_id', `required: ${active.length} active agents are tied to this widget`);
+  const agentId = widgetAgent(call, agents, input.agent_id);
   const visitor = visitorVariables(widget, input.dynamic_variables);
   const problem = speechModelProblem();
   if (problem) throw new UnavailableError(problem, { setting: 'REALTIME_BASE_URL' });
