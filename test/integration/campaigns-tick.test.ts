@@ -10,6 +10,8 @@ import type { CampaignCallRequest } from '../../shared/domain/campaigns/dialer';
 import { installCampaignDialer } from '../../shared/domain/campaigns/dialer';
 import { tryNormalizeE164 } from '../../shared/domain/common/phone';
 import { db } from '../../shared/db/client';
+import { resetConfig } from '../../shared/config';
+import { ensureTable } from '../../shared/local/table';
 import { logger } from '../../shared/logger';
 import { deliver, installTestEngine, TestDialer } from '../support/campaign-dialer';
 
@@ -20,8 +22,15 @@ logger.setLogLevel('SILENT');
  * dispatch jobs under a manual clock: a minute with nothing a dispatch could act on (a closed
  * window, a retry not due yet) costs the tick one GetItem and queues nothing; the window's
  * opening, a retry's due time and a dead worker's lease each bring the tick back on time.
- * Every test leaves the shared marker a true lower bound, so they may run in any order.
+ * The marker is a table-wide item, so this file has a table of its own (campaigns of other test
+ * files, on clocks of their own, cannot move it); every test leaves it a true lower bound, so they may run in any order.
  */
+const TABLE = `vap-test-campaign-tick-${process.pid}`;
+beforeAll(async () => {
+  await ensureTable(process.env.DYNAMODB_ENDPOINT!, TABLE);
+  process.env.TABLE_NAME = TABLE;
+  resetConfig();
+});
 const REAL = ['nextTick', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'queueMicrotask', 'hrtime', 'performance'] as const;
 const clock = {
   set(at: string | number) { jest.setSystemTime(new Date(at)); },

@@ -18,9 +18,12 @@ export async function analyzeCall(orgId: string, callId: string): Promise<void> 
   const key = keys.call(orgId, callId);
   const item = await getItem<CallItem>(key);
   if (!item || item.status !== 'ended') return;
-  // The end in the analytics counters (once: conditioned on the call as read), also when the analysis fails.
-  await syncConversationStats('call', orgId, callId, item);
-  if (item.analysis) return;
+  // The end in the analytics counters (once: conditioned on the call as read), also when the
+  // analysis fails; when it succeeds, the end and the analysis are counted together at the end.
+  if (item.analysis) {
+    await syncConversationStats('call', orgId, callId, item);
+    return;
+  }
   let analysis;
   try {
     analysis = await analyzer().analyze({
@@ -33,6 +36,7 @@ export async function analyzeCall(orgId: string, callId: string): Promise<void> 
       ...(await typedOutcomeSettings(orgId, item.agent_id, item.agent_version)),
     });
   } catch (err) {
+    await syncConversationStats('call', orgId, callId, item);
     const reason = err instanceof AnalysisError ? err.reason : 'error';
     await transact([updateExisting(key, { analysis_error: reason, updated_at: new Date().toISOString() }, { condition: 'attribute_not_exists(analysis) OR analysis = :null', values: { ':null': null } })])
       .catch(ignoreConditionFailed);
@@ -47,10 +51,13 @@ export async function analyzeCall(orgId: string, callId: string): Promise<void> 
       event.write,
     ]);
   } catch (err) {
-    ignoreConditionFailed(err); // analysed by another delivery meanwhile
+    ignoreConditionFailed(err); // analysed by another delivery meanwhile (which counts it)
+    await syncConversationStats('call', orgId, callId);
     return;
   }
   await dispatchEvents([event.event]);
-  // The analysis in the analytics counters (a redelivery after a crash here counts it at its start).
-  await syncConversationStats('call', orgId, callId);
+  // The end and the analysis in the analytics counters, from the item as just written (one
+  // transaction; it reads the call again only when that changed meanwhile). A redelivery after a
+  // crash here counts them at its start.
+  await syncConversationStats('call', orgId, callId, { ...next, version: ((next as { version?: number }).version ?? 0) + 1 } as CallItem);
 }

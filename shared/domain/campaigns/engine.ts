@@ -588,8 +588,9 @@ async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: 
 async function dueEntries(orgId: string, campaignId: string, now: Date, cursor: string | undefined, capacity: number) {
   const page = await queryPage<CampaignContactItem>(
     { index: gsi1.name, pkName: 'gsi1pk', pkValue: gsi1.campaignDue(orgId, campaignId), skName: 'gsi1sk', skBelow: `${iso(now)}$` },
-    // As many as there are free slots (a few more for those failed without a call), never more than a page.
-    { limit: Math.min(PAGE, capacity + 5), cursor },
+    // As many as there are free slots, never more than a page: each one read costs a do-not-call
+    // GetItem (and a contact read); those failed without a call or postponed leave slots the next page fills.
+    { limit: Math.min(PAGE, capacity), cursor },
   );
   return { items: page.items, next: page.nextCursor ?? undefined };
 }
