@@ -125,9 +125,9 @@ export async function runLoadedWebhookTool({ item: tool, secrets }: LoadedWebhoo
     answer = await safeRequest(request.url, { method: request.method, headers: request.headers, body: request.body, timeoutMs, maxBytes: MAX_TOOL_RESULT_BYTES, accept: 'application/json, text/plain;q=0.9, */*;q=0.5', signal: options.signal });
   } catch (err) {
     if (err instanceof EgressRefusedError) return failed(`the tool's URL is refused: ${err.reason}`);
+    if (options.signal?.aborted) return failed(`timed out: the tool was cancelled at the turn's deadline after ${Date.now() - started} ms`);
     const message = (err as Error).message ?? String(err);
     if (/timed out/i.test(message) || Date.now() - started >= timeoutMs) return failed(`the tool timed out after ${timeoutMs} ms`);
-    if (options.signal?.aborted) return failed(`timed out: the tool was cancelled at the turn's deadline after ${Date.now() - started} ms`);
     return failed(`the tool could not be reached: ${message.replace(/^request failed: /, '')}`);
   }
   const { status } = answer;
