@@ -6,40 +6,23 @@
  * refusals before the turn are plain JSON envelopes; a model that fails mid-stream ends the
  * stream with an `error` event and the turn keeps what the turn's rules keep.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
+import { createWeatherTool, startChatModelSetup, type ChatModelSetup } from '../support/chat-model-setup';
+import type { OpenAiStandIn } from '../support/openai-stand-in';
 import { allSse, readSse, type SseEvent } from '../support/sse';
 import { ApiError, createClient, type ChatStreamEvent } from '../../client/src/index';
-import { expectNoUnexpected5xx, startTestPlatform, type TestPlatform } from '../support/platform';
+import type { TestPlatform } from '../support/platform';
 
+let setup: ChatModelSetup;
 let model: OpenAiStandIn;
 let local: TestPlatform;
-let tool: Server;
 let toolUrl = '';
-const toolCalls: any[] = [];
+/** The bodies the weather tool's receiver got. */
+let toolCalls: any[] = [];
 
 beforeAll(async () => {
-  model = await startOpenAiStandIn();
-  tool = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      toolCalls.push(JSON.parse(Buffer.concat(parts).toString('utf8')));
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ temperature_c: 21 }));
-    });
-  });
-  await new Promise<void>((r) => tool.listen(0, '127.0.0.1', r));
-  toolUrl = `http://127.0.0.1:${(tool.address() as AddressInfo).port}/weather`;
-  local = await startTestPlatform({ env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', LLM_TIMEOUT_MS: '4000' } });
+  ({ model, local, toolUrl, toolBodies: toolCalls } = setup = await startChatModelSetup());
 }, 60_000);
-afterAll(async () => {
-  await local?.stop();
-  if (local) expectNoUnexpected5xx(local);
-  await model?.close();
-  await new Promise<void>((r) => tool.close(() => r()));
-});
+afterAll(() => setup?.stop());
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${local.url}${path}`, { method: 'POST', headers: { 'x-api-key': local.key, 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: JSON.stringify(body) });
@@ -53,11 +36,7 @@ async function newChat(selected_tools: unknown[] = []): Promise<string> {
 
 let weatherToolId = '';
 async function weatherTool(): Promise<string> {
-  if (weatherToolId) return weatherToolId;
-  const created = await local.api('POST', '/api/v1/tools', {
-    body: { name: 'Weather', type: 'webhook', url: toolUrl, definition: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
-  });
-  return (weatherToolId = created.body.data.id);
+  return (weatherToolId ||= await createWeatherTool(local, toolUrl));
 }
 
 it('streams the reply: the first delta arrives while the model still holds the rest', async () => {

@@ -5,51 +5,30 @@
  * StatusCallback is set) and a scripted Realtime stand-in. Call lengths are real: the platform's
  * clock is shifted by hand while a call is live, and the carrier counts on the same clock.
  */
-import { clockMs, installTimeSource } from '../../shared/clock';
+import { clockMs } from '../../shared/clock';
 import { startVoiceServer, type VoiceServer } from '../../voice/server';
-import { usePlatform } from '../support/platform';
-import { startRealtimeStandIn, type ModelConnection, type RealtimeStandIn } from '../support/realtime-stand-in';
+import type { ModelConnection } from '../support/realtime-stand-in';
 import { startTwilioCarrier, type StandInCall, type TwilioCarrierStandIn } from '../support/twilio-carrier';
 import { mulawRecording, TwilioMediaClient } from '../support/twilio-media-client';
 import { until } from '../support/until';
+import { useVoiceCallWiring } from '../support/voice-call-wiring';
 
-let offsetMs = 0;
-const shifted = { now: () => Date.now() + offsetMs };
 let twilio: TwilioCarrierStandIn;
-let model: RealtimeStandIn;
-const scripts = new Map<string, (m: ModelConnection) => Promise<void>>();
 
 const SID = 'AC0000000000000000000000000000ab25';
 const TOKEN = 'inbound-end-auth-token';
 
-// The stand-ins start before the platform, which reads their URLs from its environment.
-const ready = (async () => {
+// The carrier starts before the platform, which reads its URL from its environment (the helper
+// starts the Realtime stand-in the same way).
+const carrierReady = (async () => {
   twilio = await startTwilioCarrier({ accountSid: SID, authToken: TOKEN, now: () => clockMs() });
-  model = await startRealtimeStandIn(async (m) => {
-    const script = scripts.get(m.model ?? '');
-    if (!script) throw new Error(`no script for model ${m.model}`);
-    await script(m);
-  });
 })();
-beforeAll(() => ready);
+beforeAll(() => carrierReady);
 
-const local = usePlatform({
-  get env() {
-    return {
-      TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN,
-      REALTIME_BASE_URL: model.url, REALTIME_API_KEY: 'sk-stand-in',
-    };
-  },
-} as never);
-const api = (...args: Parameters<ReturnType<typeof local>['api']>) => local().api(...args);
-
-beforeAll(() => installTimeSource(shifted));
-afterAll(async () => {
-  installTimeSource(undefined);
-  await model?.close();
-  await twilio?.close();
-});
-afterEach(() => expect(model.errors).toEqual([]));
+const { local, api, scripts, advanceClock, callOf, chargesOf, eventsOf } = useVoiceCallWiring(() => ({
+  TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN,
+}));
+afterAll(() => twilio?.close());
 
 const session = (m: ModelConnection) => m.next('session.update');
 const tone = (seconds: number, seed: number) => mulawRecording(seconds, seed);
@@ -70,9 +49,7 @@ async function answeringNumber(agent: Record<string, unknown>) {
 const closedWithin = (client: TwilioMediaClient, ms = 5000) =>
   Promise.race([client.closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the stream was admitted')), ms).unref())]);
 
-const callOf = async (id: string) => (await api('GET', `/api/v1/calls/${id}`)).body.data;
-const chargesOf = async (id: string) => (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === id);
-const endedEventsOf = async (id: string) => (await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === id);
+const endedEventsOf = (id: string) => eventsOf('call.ended', id);
 
 it('a number bought through Twilio gets the status callback as well as the voice URL; a rejected call\'s callback changes nothing', async () => {
   const { number, id, phone } = await answeringNumber({ s2s_model: 'unused', begin_message: 'Hello.' });
@@ -115,7 +92,7 @@ it('ends an inbound call `completed` when the caller hangs up and the carrier se
   }
   expect(call.stream!.open).toBe(true);
 
-  offsetMs += 75_000; // the caller talks for 75 s
+  advanceClock(75_000); // the caller talks for 75 s
   const hungUpAt = Date.now();
   await twilio.hangUp(call.sid);
   const ended = await until(() => callOf(callId), (c) => c.status === 'ended', 'the call ending');
@@ -151,7 +128,7 @@ it('ends a transferred inbound call at the transfer, then corrects its duration 
   const call = await twilio.incomingCall('+14155550178', phone);
   const callId = parameters(call).call_id!;
   await call.stream!.until(() => call.stream!.media.length > 0, 'the greeting');
-  offsetMs += 30_000;
+  advanceClock(30_000);
   await call.stream!.play(tone(0.1, 4));
   await call.stream!.closed; // the transfer's <Dial> left the stream
   expect(twilio.calls.get(call.sid)).toMatchObject({ status: 'in-progress', dialled: '+14155550199' });
@@ -164,7 +141,7 @@ it('ends a transferred inbound call at the transfer, then corrects its duration 
   expect((await chargesOf(callId)).map((c: any) => c.amount_units)).toEqual([Math.round(pricePerMinute * 10_000)]);
 
   // The caller talks to the person for 150 s; then Twilio reports the whole call.
-  offsetMs += 150_000;
+  advanceClock(150_000);
   await twilio.hangUp(call.sid);
   const [callback] = twilio.callbacks.filter((c) => c.params.CallSid === call.sid);
   expect(callback).toMatchObject({ url: `${local().url}/api/v1/telephony/twilio/status`, status: 200, params: { CallStatus: 'completed' } });

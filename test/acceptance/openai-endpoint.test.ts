@@ -4,45 +4,27 @@
  * OpenAI-compatible server. Plain and streamed completions, a caller's tool round trip, an agent's
  * webhook tool run on the platform, models listed, and errors raised as the SDK's own classes.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
-import { expectNoUnexpected5xx, startTestPlatform, type TestPlatform } from '../support/platform';
+import { createWeatherTool, startChatModelSetup, type ChatModelSetup } from '../support/chat-model-setup';
+import type { OpenAiStandIn } from '../support/openai-stand-in';
+import type { TestPlatform } from '../support/platform';
 
+let setup: ChatModelSetup;
 let model: OpenAiStandIn;
 let local: TestPlatform;
 let client: OpenAI;
 let agentId = '';
-let tool: Server;
-const toolBodies: any[] = [];
+/** The bodies the weather tool's receiver got. */
+let toolBodies: any[] = [];
 
 beforeAll(async () => {
-  model = await startOpenAiStandIn();
-  tool = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      toolBodies.push(JSON.parse(Buffer.concat(parts).toString('utf8')));
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ temperature_c: 21 }));
-    });
-  });
-  await new Promise<void>((r) => tool.listen(0, '127.0.0.1', r));
-  local = await startTestPlatform({ env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', LLM_TIMEOUT_MS: '4000' } });
-  const weather = await local.api('POST', '/api/v1/tools', {
-    body: { name: 'Weather', type: 'webhook', url: `http://127.0.0.1:${(tool.address() as AddressInfo).port}/weather`, definition: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
-  });
-  const agent = await local.api('POST', '/api/v1/agents', { body: { name: 'Concierge', agent_name: 'Ada', model: 'gpt-test', prompt: 'You are {{agent_name}}.', begin_message: '', selected_tools: [{ tool_id: weather.body.data.id }] } });
+  ({ model, local, toolBodies } = setup = await startChatModelSetup());
+  const weatherId = await createWeatherTool(local, setup.toolUrl);
+  const agent = await local.api('POST', '/api/v1/agents', { body: { name: 'Concierge', agent_name: 'Ada', model: 'gpt-test', prompt: 'You are {{agent_name}}.', begin_message: '', selected_tools: [{ tool_id: weatherId }] } });
   agentId = agent.body.data.id;
   client = new OpenAI({ apiKey: local.key, baseURL: `${local.url}/api/v1/openai/v1`, maxRetries: 0 });
 }, 60_000);
-afterAll(async () => {
-  await local?.stop();
-  if (local) expectNoUnexpected5xx(local);
-  await model?.close();
-  await new Promise<void>((r) => tool.close(() => r()));
-});
+afterAll(() => setup?.stop());
 
 it('lists the organization\'s active agents as models (Bearer or X-Api-Key)', async () => {
   const models = [];

@@ -3,44 +3,13 @@
  * HTTP, a browser client speaking the documented JSON protocol to the voice runtime's `/web`, and
  * a scripted Realtime stand-in in the format the browser chose (PCM16 24 kHz or μ-law 8 kHz).
  */
-import { clockMs, installTimeSource } from '../../shared/clock';
-import { usePlatform } from '../support/platform';
-import { startRealtimeStandIn, type ModelConnection, type RealtimeStandIn } from '../support/realtime-stand-in';
+import { clockMs } from '../../shared/clock';
 import { mulawRecording } from '../support/twilio-media-client';
 import { until } from '../support/until';
+import { useVoiceCallWiring } from '../support/voice-call-wiring';
 import { pcm16Tone, WebCallClient } from '../support/web-call-client';
 
-let offsetMs = 0;
-const shifted = { now: () => Date.now() + offsetMs };
-let model: RealtimeStandIn;
-const scripts = new Map<string, (m: ModelConnection) => Promise<void>>();
-
-const ready = (async () => {
-  model = await startRealtimeStandIn(async (m) => {
-    const script = scripts.get(m.model ?? '');
-    if (!script) throw new Error(`no script for model ${m.model}`);
-    await script(m);
-  });
-})();
-beforeAll(() => ready);
-
-const local = usePlatform({
-  get env() {
-    return { REALTIME_BASE_URL: model.url, REALTIME_API_KEY: 'sk-stand-in' };
-  },
-} as never);
-const api = (...args: Parameters<ReturnType<typeof local>['api']>) => local().api(...args);
-
-beforeAll(() => installTimeSource(shifted));
-afterAll(async () => {
-  installTimeSource(undefined);
-  await model?.close();
-});
-afterEach(() => expect(model.errors).toEqual([]));
-
-const callOf = async (id: string) => (await api('GET', `/api/v1/calls/${id}`)).body.data;
-const chargesOf = async (id: string) => (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === id);
-const eventsOf = async (type: string, id: string) => (await api('GET', `/api/v1/events?type=${type}&limit=100`)).body.data.filter((e: any) => e.data?.id === id);
+const { local, api, model, scripts, advanceClock, callOf, chargesOf, eventsOf } = useVoiceCallWiring();
 
 async function agent(body: Record<string, unknown>): Promise<string> {
   const created = await api('POST', '/api/v1/agents', { body: { name: 'Web', agent_name: 'Ava', reminder_trigger_ms: 0, ...body } });
@@ -102,7 +71,7 @@ it('a PCM16 web call: greeting, audio both ways byte-exact, barge-in clears the 
   const mic = pcm16Tone(1, 200);
   browser.sendAudio(mic);
   await browser.until(() => browser.of('clear').length > 0, 'clear on barge-in');
-  const m = model.connections.at(-1)!;
+  const m = model().connections.at(-1)!;
   expect(m.inputAudio().subarray(0, mic.length).equals(mic)).toBe(true);
   expect(browser.audio().subarray(greeting.length).equals(long.subarray(0, browser.audio().length - greeting.length))).toBe(true);
   // Cut where the browser was: well inside the 3 s answer.
@@ -118,7 +87,7 @@ it('a PCM16 web call: greeting, audio both ways byte-exact, barge-in clears the 
   ]);
   expect(browser.of('speaking')).toEqual(expect.arrayContaining([{ type: 'speaking', role: 'agent', active: true }, { type: 'speaking', role: 'user', active: true }]));
 
-  offsetMs += 30_000;
+  advanceClock(30_000);
   browser.hangUp();
   await browser.until(() => browser.of('ended').length > 0, 'ended');
   expect(browser.of('ended')).toEqual([{ type: 'ended', reason: 'client_hangup' }]);
@@ -161,7 +130,7 @@ it('a μ-law web call: the model\'s session is audio/pcmu, audio passes untouche
   await browser.until(() => browser.of('ended').length > 0, 'ended', 20_000);
   expect(browser.of('ended')).toEqual([{ type: 'ended', reason: 'agent_hangup' }]);
   expect((await browser.closed).code).toBe(1000);
-  expect(model.connections.at(-1)!.inputAudio().subarray(0, mic.length).equals(mic)).toBe(true);
+  expect(model().connections.at(-1)!.inputAudio().subarray(0, mic.length).equals(mic)).toBe(true);
   const ended = await until(() => callOf(started.call.id), (c) => c.status === 'ended', 'the call ending');
   expect(ended).toMatchObject({ channel: 'web', disconnection_reason: 'completed', dynamic_variables: { plan: 'gold' } });
   expect(ended.transcript.map((t: any) => t.text)).toEqual(['Hi, this is Ava.', 'That is all, goodbye.', 'Goodbye!']);
@@ -187,7 +156,7 @@ it('a token admits one browser, once: a second start with it is refused, and so 
   expect((await refused(late)).code).toBe(1008);
 
   const second = await webCall(agentId);
-  offsetMs += 61_000;
+  advanceClock(61_000);
   const expired = await WebCallClient.start(second.url, second.token, 'pcm16');
   expect(await refused(expired)).toMatchObject({ code: 1008, error: 'invalid or expired token' });
   expect((await callOf(second.call.id)).status).toBe('ringing');

@@ -11,6 +11,7 @@
  * `window.VoiceAgentWidget.call` exposes the call's counters (audio bytes sent and played, the
  * state), for tests and for pages that want to show them.
  */
+import { el, icon } from './dom';
 
 export interface CallStats {
   state: 'idle' | 'starting' | 'live' | 'ended';
@@ -72,26 +73,6 @@ const others: Record<string, Partial<Text>> = {
   de: { call: 'Anrufen', hangUp: 'Auflegen', connecting: 'Verbinde…', listening: 'Hört zu', agentSpeaking: '{a} spricht', youSpeaking: 'Sie sprechen', ended: 'Anruf beendet.',
     micRefused: 'Das Mikrofon wurde nicht erlaubt, daher kann der Anruf nicht beginnen. Um mit {a} zu sprechen, erlauben Sie das Mikrofon für diese Seite (Symbol in der Adressleiste) und drücken Sie erneut auf Anrufen.' },
 };
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, attrs?: Record<string, string>, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  for (const [k, v] of Object.entries(attrs ?? {})) node.setAttribute(k, v);
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function icon(path: string): SVGSVGElement {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('aria-hidden', 'true');
-  svg.setAttribute('focusable', 'false');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', path);
-  svg.appendChild(p);
-  return svg;
-}
 
 function toBase64(bytes: Uint8Array): string {
   let s = '';

@@ -12,6 +12,7 @@
  */
 import { ApiError, client, type Chat, type ChatState, type Client, type Message, type PendingToolCall, type TurnListener, type WidgetConfig } from './api';
 import { mountCall, type CallStats } from './call';
+import { el, icon } from './dom';
 import { styles } from './styles';
 import { texts } from './text';
 
@@ -41,26 +42,6 @@ const ICON_CHAT = 'M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2
 const ICON_CLOSE = 'M6.4 5L12 10.6 17.6 5 19 6.4 13.4 12 19 17.6 17.6 19 12 13.4 6.4 19 5 17.6 10.6 12 5 6.4z';
 const ICON_SEND = 'M3 20.5l18-8.5L3 3.5v6.6l12 1.9-12 1.9z';
 const MAX_TOOL_ROUNDS = 5;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, attrs?: Record<string, string>, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  for (const [k, v] of Object.entries(attrs ?? {})) node.setAttribute(k, v);
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function icon(path: string): SVGSVGElement {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('aria-hidden', 'true');
-  svg.setAttribute('focusable', 'false');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', path);
-  svg.appendChild(p);
-  return svg;
-}
 
 /** Black or white, whichever reads better on `hex` (WCAG relative luminance). */
 function textOn(hex: string): string {

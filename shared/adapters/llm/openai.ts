@@ -31,37 +31,49 @@ export interface OpenAiModelOptions {
 /** The longest wait a provider's Retry-After may ask of the caller. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
 
+/** `T`, absent or null: how these APIs leave a member out. */
+const maybe = <T extends z.ZodMiniType>(t: T) => z.optional(z.nullable(t));
+
+/**
+ * One tool call, declared once for both kinds of answer: a completion's message holds each call
+ * whole, a stream's deltas hold it in fragments (`index` says whose; the first carries the id and
+ * name, the rest pieces of the arguments). So every member may be missing here, and each reader
+ * refuses a call that ends up without a name.
+ */
+const ToolCall = z.object({
+  index: maybe(z.number()),
+  id: maybe(z.string()),
+  type: maybe(z.string()),
+  function: maybe(
+    z.object({
+      name: maybe(z.string()),
+      // Some servers send the arguments as an object instead of JSON text.
+      arguments: maybe(z.union([z.string(), z.record(z.string(), z.unknown())])),
+    }),
+  ),
+});
+
+/** The token counts of a completion, or of a stream's last chunk. */
+const Usage = maybe(z.object({ prompt_tokens: maybe(z.number()), completion_tokens: maybe(z.number()) }));
+
+/** The arguments as JSON text, whichever way the server sent them. */
+const argumentsText = (args: string | Record<string, unknown> | null | undefined) => (typeof args === 'string' ? args : JSON.stringify(args ?? {}));
+
 /** What a chat completion must hold for us (other members are ignored). */
 const ChatCompletion = z.object({
   choices: z
     .array(
       z.object({
         message: z.object({
-          content: z.optional(z.nullable(z.string())),
-          refusal: z.optional(z.nullable(z.string())),
-          tool_calls: z.optional(
-            z.nullable(
-              z.array(
-                z.object({
-                  id: z.optional(z.nullable(z.string())),
-                  type: z.optional(z.nullable(z.string())),
-                  function: z.object({
-                    name: z.string().check(z.minLength(1)),
-                    // Some servers send the arguments as an object instead of JSON text.
-                    arguments: z.optional(z.nullable(z.union([z.string(), z.record(z.string(), z.unknown())]))),
-                  }),
-                }),
-              ),
-            ),
-          ),
+          content: maybe(z.string()),
+          refusal: maybe(z.string()),
+          tool_calls: maybe(z.array(ToolCall)),
         }),
-        finish_reason: z.optional(z.nullable(z.string())),
+        finish_reason: maybe(z.string()),
       }),
     )
     .check(z.minLength(1)),
-  usage: z.optional(
-    z.nullable(z.object({ prompt_tokens: z.optional(z.nullable(z.number())), completion_tokens: z.optional(z.nullable(z.number())) })),
-  ),
+  usage: Usage,
 });
 
 /** The tags that delimit untrusted text; the same tags inside that text are defused (their `<` escaped). */
@@ -189,13 +201,13 @@ export function parseCompletion(text: string): { text: string; toolCalls: LlmToo
     throw malformed(`The model provider's answer is not a chat completion (${where})`);
   }
   const choice = completion.data.choices[0];
-  const toolCalls: LlmToolCall[] = (choice.message.tool_calls ?? [])
-    .filter((c) => !c.type || c.type === 'function')
-    .map((c) => ({
-      id: c.id || `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
-      name: c.function.name,
-      arguments: typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments ?? {}),
-    }));
+  const calls = (choice.message.tool_calls ?? []).filter((c) => !c.type || c.type === 'function');
+  if (calls.some((c) => !c.function?.name)) throw malformed('The model\'s answer holds a tool call without a name');
+  const toolCalls: LlmToolCall[] = calls.map((c) => ({
+    id: c.id || `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+    name: c.function!.name!,
+    arguments: argumentsText(c.function!.arguments),
+  }));
   // A refusal is what the model says to the user.
   const reply = choice.message.content ?? choice.message.refusal ?? '';
   if (choice.finish_reason === 'length' && toolCalls.length) throw malformed('The model\'s tool call was cut off (finish_reason "length")');
@@ -251,39 +263,22 @@ export function openAiModel(options: OpenAiModelOptions = {}): LlmPort {
 
 /** One chunk of a streamed chat completion (other members are ignored). */
 const ChatCompletionChunk = z.object({
-  choices: z.optional(
-    z.nullable(
-      z.array(
-        z.object({
-          index: z.optional(z.nullable(z.number())),
-          delta: z.optional(
-            z.nullable(
-              z.object({
-                content: z.optional(z.nullable(z.string())),
-                refusal: z.optional(z.nullable(z.string())),
-                tool_calls: z.optional(
-                  z.nullable(
-                    z.array(
-                      z.object({
-                        index: z.optional(z.nullable(z.number())),
-                        id: z.optional(z.nullable(z.string())),
-                        type: z.optional(z.nullable(z.string())),
-                        function: z.optional(z.nullable(z.object({ name: z.optional(z.nullable(z.string())), arguments: z.optional(z.nullable(z.string())) }))),
-                      }),
-                    ),
-                  ),
-                ),
-              }),
-            ),
-          ),
-          finish_reason: z.optional(z.nullable(z.string())),
-        }),
-      ),
+  choices: maybe(
+    z.array(
+      z.object({
+        index: maybe(z.number()),
+        delta: maybe(
+          z.object({
+            content: maybe(z.string()),
+            refusal: maybe(z.string()),
+            tool_calls: maybe(z.array(ToolCall)),
+          }),
+        ),
+        finish_reason: maybe(z.string()),
+      }),
     ),
   ),
-  usage: z.optional(
-    z.nullable(z.object({ prompt_tokens: z.optional(z.nullable(z.number())), completion_tokens: z.optional(z.nullable(z.number())) })),
-  ),
+  usage: Usage,
   error: z.optional(z.unknown()),
 });
 
@@ -416,7 +411,7 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
         if (!call) calls.set(index, (call = { id: '', name: '', arguments: '' }));
         if (fragment.id) call.id = fragment.id;
         if (fragment.function?.name) call.name += fragment.function.name;
-        if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
+        if (fragment.function?.arguments) call.arguments += argumentsText(fragment.function.arguments);
       }
     }
   } catch (err) {

@@ -11,6 +11,7 @@ import { runTurn, TurnDeadlineError, type ConversationMessage } from '../convers
 import { executeTool, type ExecutedTool } from '../conversations/tools/executor';
 import { argumentIssues } from '../conversations/tools/arguments';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
+import { agentTurnInput, type AgentConversation } from '../conversations/turn-input';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import type { ConversationRef, ToolInvocation } from '../conversations/types';
 import { dispatchEvents, newEvent } from '../events/publish';
@@ -137,6 +138,7 @@ async function converse(orgId: string, runId: string, agent: Agent, test: TestIt
     history.push({ role: 'agent', content: setup.beginMessage });
     out.transcript.push({ role: 'agent', content: setup.beginMessage });
   }
+  const run: AgentConversation = { agent, system: setup.system, tools, conversation, history, turnBudgetMs: TURN_BUDGET_MS, executeTool: executor };
   const scripted = 'turns' in test.user ? test.user.turns : undefined;
   const persona = 'persona' in test.user ? test.user : undefined;
   const maxTurns = scripted ? scripted.length : persona!.max_turns ?? 10;
@@ -153,19 +155,7 @@ async function converse(orgId: string, runId: string, agent: Agent, test: TestIt
     const passages = agent.knowledge_base
       ? await import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base, userText))
       : [];
-    const result = await runTurn({
-      llm: llm(),
-      model: effectiveModel(agent),
-      temperature: agent.temperature,
-      system: setup.system,
-      tools,
-      conversation,
-      history,
-      userText,
-      passages,
-      deadlineMs: Date.now() + TURN_BUDGET_MS,
-      executeTool: executor,
-    });
+    const result = await runTurn(agentTurnInput(run, userText, passages));
     history.push(...result.messages);
     out.usage.llm_requests += result.usage.requests;
     out.usage.prompt_tokens += result.usage.promptTokens;

@@ -1,4 +1,3 @@
-import { llm } from '../../adapters/llm';
 import { LlmError } from '../../adapters/llm/port';
 import { keys } from '../../db/keys';
 import { getItem } from '../../db/store';
@@ -8,8 +7,8 @@ import type { Contact } from '../contacts/schemas';
 import { runTurn, TurnDeadlineError, type ConversationMessage } from '../conversations/engine';
 import { groundingSource } from '../conversations/grounding';
 import { toolsForAgent } from '../conversations/tools/catalog';
+import { agentTurnInput, type AgentConversation } from '../conversations/turn-input';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
-import { effectiveModel } from '../agents/models';
 import { clockNow } from '../../clock';
 import type { CallToolCalls, Transcript } from './schemas';
 import type { CallItem } from './service';
@@ -68,25 +67,20 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
   if (speaksFirst && opening) history.push({ role: 'agent', content: opening });
   const result: SimulatedConversation = { transcript: [], toolCalls: [] };
   if (agent) {
-    const tools = await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'call');
-    const conversation = conversationRef('call', call, setup.timezone);
+    const run: AgentConversation = {
+      agent,
+      system: setup.system,
+      tools: await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'call'),
+      conversation: conversationRef('call', call, setup.timezone),
+      history,
+      turnBudgetMs: TURN_BUDGET_MS,
+    };
     // The knowledge base's index is read once for the whole call, each caller line ranked against it.
     const ground = agent.knowledge_base ? await groundingSource(orgId, agent.knowledge_base) : async () => [];
     for (const line of callerScript(call.metadata)) {
       try {
         const passages = await ground(line);
-        const out = await runTurn({
-          llm: llm(),
-          model: effectiveModel(agent),
-          temperature: agent.temperature,
-          system: setup.system,
-          tools,
-          conversation,
-          history,
-          userText: line,
-          passages,
-          deadlineMs: Date.now() + TURN_BUDGET_MS,
-        });
+        const out = await runTurn(agentTurnInput(run, line, passages));
         history.push(...out.messages);
         if (out.effect.transferTo) {
           result.endedBy = 'transfer';

@@ -219,17 +219,33 @@ describe('rate-limit leases', () => {
     warn.mockRestore();
   });
 
-  it('stops waiting for a claim at the bound and serves the request uncounted', async () => {
-    jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
-    let signal: AbortSignal | undefined;
-    const h = stack(op({ auth: true }), () => ({ statusCode: 200, body: '{}' }), withCaller(5),
-      rateLimit({ mode: 'lease', now: () => 0, claim: (r) => { signal = r.signal; return new Promise(() => undefined); }, exhausted: new Map(), timeoutMs: 10 }));
-    const started = Date.now();
-    expect(parsed(await h(apiEvent(), lambdaContext)).status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(90);
-    // The claim itself is aborted at ten times the bound.
-    expect(signal?.aborted).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(signal?.aborted).toBe(true);
+  describe('on a manual clock', () => {
+    // Jest's fake timers: time moves only when the test moves it, so "at the bound" is exact.
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));
+    afterEach(() => jest.useRealTimers());
+
+    it('stops waiting for a claim at the bound and serves the request uncounted', async () => {
+      // Prepare: a claim that never answers; the request's bound is 10 ms.
+      jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+      let signal: AbortSignal | undefined;
+      const h = stack(op({ auth: true }), () => ({ statusCode: 200, body: '{}' }), withCaller(5),
+        rateLimit({ mode: 'lease', now: () => 0, claim: (r) => { signal = r.signal; return new Promise(() => undefined); }, exhausted: new Map(), timeoutMs: 10 }));
+      // Act: the request, then the clock moved to just before the bound, then to it.
+      let answered = false;
+      const reply = h(apiEvent(), lambdaContext).then((r) => ((answered = true), r));
+      await jest.advanceTimersByTimeAsync(9);
+      const answeredBeforeBound = answered;
+      await jest.advanceTimersByTimeAsync(1);
+      // Assess: it waited for the claim until the bound and no longer: served (uncounted) at 10 ms,
+      // while the claim itself is still running; the claim is aborted at ten times the bound.
+      expect(answeredBeforeBound).toBe(false);
+      expect(answered).toBe(true);
+      expect(parsed(await reply).status).toBe(200);
+      expect(signal?.aborted).toBe(false);
+      await jest.advanceTimersByTimeAsync(89);
+      expect(signal?.aborted).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(signal?.aborted).toBe(true);
+    });
   });
 });
