@@ -97,7 +97,8 @@ describe('chats', () => {
 
   it('of two racing turns the first claims the chat; the other is a 409 before it reaches the model, and leaves nothing', async () => {
     const orgId = newOrg();
-    const agent = await agentIn(orgId, { begin_message: '' });
+    // An agent with a tool: its turns claim the chat before anything runs.
+    const agent = await agentIn(orgId, { begin_message: '', selected_tools: [{ type: 'check_availability' }] });
     const chat = await startChat(orgId, { agent_id: agent.id });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -127,15 +128,62 @@ describe('chats', () => {
 
   it('frees a chat whose turn crashed once its claim lapses', async () => {
     const orgId = newOrg();
-    const agent = await agentIn(orgId, { begin_message: '' });
+    const agent = await agentIn(orgId, { begin_message: '', selected_tools: [{ type: 'check_availability' }] });
     const chat = await startChat(orgId, { agent_id: agent.id });
     await transact([updateExisting(keys.chat(orgId, chat.id), { turn_claim: 'crashed', turn_claim_until: Date.now() + 60_000 })]);
-    installLlm(scripted({ text: 'hi' }));
+    const llm = scripted({ text: 'hi' });
+    installLlm(llm);
     await expect(sendMessage(orgId, chat.id, 'hello')).rejects.toBeInstanceOf(ConflictError);
+    expect(llm.requests).toHaveLength(0);
     await transact([updateExisting(keys.chat(orgId, chat.id), { turn_claim_until: Date.now() - 1 })]);
     expect((await sendMessage(orgId, chat.id, 'hello')).messages.map((m) => m.content)).toEqual(['hello', 'hi']);
     const item = await getItem<Record<string, unknown>>(keys.chat(orgId, chat.id));
     expect(item!.turn_claim).toBeUndefined();
+  });
+
+  it('a turn that can run no tool takes no claim: of two racing turns one lands, the other is a 409 that stores nothing', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let arrivals = 0;
+    let bothReached!: () => void;
+    const atModel = new Promise<void>((r) => (bothReached = r));
+    const held = async () => {
+      if (++arrivals === 2) bothReached();
+      await gate;
+      return { text: 'answer' };
+    };
+    installLlm(scripted(held, held));
+    const first = sendMessage(orgId, chat.id, 'one');
+    const second = sendMessage(orgId, chat.id, 'two');
+    await atModel;
+    const item = await getItem<Record<string, unknown>>(keys.chat(orgId, chat.id));
+    expect(item!.turn_claim).toBeUndefined(); // no claim write for a turn without tools
+    release();
+    const settled = await Promise.allSettled([first, second]);
+    const won = settled.filter((r) => r.status === 'fulfilled');
+    const lost = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.reason).toBeInstanceOf(ConflictError);
+    const read = await getChat(orgId, chat.id);
+    expect(read.messages.map((m) => m.role)).toEqual(['user', 'agent']);
+    expect(read.user_messages).toBe(1);
+  });
+
+  it('a turn without a claim of its own never lands while another turn holds a live claim', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    await transact([updateExisting(keys.chat(orgId, chat.id), { turn_claim: 'running', turn_claim_until: Date.now() + 60_000 })]);
+    installLlm(scripted({ text: 'hi' }));
+    await expect(sendMessage(orgId, chat.id, 'hello')).rejects.toBeInstanceOf(ConflictError);
+    const read = await getChat(orgId, chat.id);
+    expect(read.messages).toHaveLength(0);
+    const item = await getItem<Record<string, unknown>>(keys.chat(orgId, chat.id));
+    expect(item!.turn_claim).toBe('running'); // the other turn's claim stands
   });
 
   it('keeps a turn whose model fails after its tools ran; the same message continues it, another starts a new turn', async () => {

@@ -60,12 +60,31 @@ export const TURN_CLAIM_MS = TURN_BUDGET_MS + 5_000;
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
 
-/** The condition every write of a claimed turn carries: the chat as read, and the claim still ours. */
-const claimed = (item: ChatItem, claim: string) => ({
-  condition: '#mc = :mc AND #st = :st AND #tc = :tc',
-  names: { '#mc': 'message_count', '#st': 'status', '#tc': 'turn_claim' },
-  values: { ':mc': item.message_count, ':st': item.status, ':tc': claim },
-});
+/**
+ * The condition every turn's write carries: the chat as read, and the claim still ours; a turn that
+ * took no claim (it can run no tool: `needsClaim`) writes only while no other turn holds a live one,
+ * so it never lands under a turn whose tools are running.
+ */
+const claimed = (item: ChatItem, claim: string | undefined): { condition: string; names: Record<string, string>; values: Record<string, unknown> } =>
+  claim
+    ? {
+        condition: '#mc = :mc AND #st = :st AND #tc = :tc',
+        names: { '#mc': 'message_count', '#st': 'status', '#tc': 'turn_claim' },
+        values: { ':mc': item.message_count, ':st': item.status, ':tc': claim },
+      }
+    : {
+        condition: '#mc = :mc AND #st = :st AND (attribute_not_exists(#tu) OR #tu < :now)',
+        names: { '#mc': 'message_count', '#st': 'status', '#tu': 'turn_claim_until' },
+        values: { ':mc': item.message_count, ':st': item.status, ':now': Date.now() },
+      };
+
+/**
+ * Whether a turn claims the chat before it runs: when it can run a tool (the agent selects any), is
+ * streamed (every refusal must come before its first event) or continues a kept turn. A turn that can
+ * run no tool changes nothing outside its own write, which is conditioned as the claim would be: of
+ * two racing turns the second still answers 409 and stores nothing, one write request sooner.
+ */
+const needsClaim = (agent: Agent, turn: TurnRequest) => (agent.selected_tools ?? []).length > 0 || !!turn.listener || !!turn.resume || !!turn.toolResults;
 
 /** Claims the chat's next turn (see the module comment); 409 while another turn runs or when the chat changed. */
 async function claimTurn(item: ChatItem): Promise<string> {
@@ -141,12 +160,14 @@ interface TurnRequest {
  * Runs the engine for one claimed turn and stores what it added, releasing the claim; see the
  * module comment. A model failure after platform tools ran stores the turn as incomplete.
  */
-async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[], turn: TurnRequest, claim: string): Promise<ChatTurn> {
+async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[], turn: TurnRequest): Promise<ChatTurn> {
+  const claim = needsClaim(agent, turn) ? await claimTurn(item) : undefined;
+  turn.listener?.started();
   try {
     return await runClaimed(item, agent, history, turn, claim);
   } catch (err) {
     // A turn that stored nothing gives its claim back; one that stored released it in the same write.
-    if (!(err instanceof StoredFailure)) await releaseClaim(item, claim);
+    if (!(err instanceof StoredFailure) && claim) await releaseClaim(item, claim);
     throw err instanceof StoredFailure ? err.answer : err;
   }
 }
@@ -158,7 +179,7 @@ class StoredFailure extends Error {
   }
 }
 
-async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], turn: TurnRequest, claim: string): Promise<ChatTurn> {
+async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], turn: TurnRequest, claim: string | undefined): Promise<ChatTurn> {
   const orgId = item.organization_id;
   const deadlineMs = Date.now() + TURN_BUDGET_MS;
   const now = clockNow().toISOString();
@@ -253,7 +274,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
  * (the user's, every tool call with its result), `incomplete_turn`, the usage; the chat stays
  * `active` and the claim is released in the same write.
  */
-async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn, claim: string, userText: string): Promise<void> {
+async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn, claim: string | undefined, userText: string): Promise<void> {
   const orgId = item.organization_id;
   const at = clockNow().toISOString();
   const { writes } = messageWrites(orgId, item.id, item.message_count, kept.messages, at);
@@ -283,10 +304,35 @@ async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn
   }
 }
 
-async function agentFor(item: ChatItem): Promise<Agent> {
+/**
+ * The agent of each chat on a draft this container served, by `<org>/<chat>` (a chat's agent never
+ * changes): its next turn reads the agent beside the chat and its messages instead of after them.
+ * The agent itself is always read, so an edit to the draft applies at the next turn.
+ */
+const draftChatAgents = new Map<string, string>();
+const MAX_DRAFT_CHAT_AGENTS = 2_000;
+
+/** The chat and its messages, and the agent of a chat on a draft this container knows, read at once. */
+async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem; history: MessageItem[]; agent: Promise<Agent> }> {
+  const key = `${orgId}/${chatId}`;
+  const knownAgent = draftChatAgents.get(key);
+  const early = knownAgent ? findAgent(orgId, knownAgent) : undefined;
+  early?.catch(() => undefined); // awaited below, or unused when the chat is gone
+  const [item, history] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
+  if (typeof item.agent_version !== 'number') {
+    draftChatAgents.delete(key);
+    draftChatAgents.set(key, item.agent_id);
+    if (draftChatAgents.size > MAX_DRAFT_CHAT_AGENTS) draftChatAgents.delete(draftChatAgents.keys().next().value!);
+  }
+  const agent = agentFor(item, knownAgent === item.agent_id ? early : undefined);
+  agent.catch(() => undefined); // the caller awaits it after its own refusals
+  return { item, history, agent };
+}
+
+async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Promise<Agent> {
   // A chat on a published version reads no agent: the version is immutable and kept in memory (agents/versions.ts).
   if (typeof item.agent_version === 'number') return agentOfConversation(item.organization_id, item.agent_id, item.agent_version);
-  const agent = await findAgent(item.organization_id, item.agent_id);
+  const agent = await (read ?? findAgent(item.organization_id, item.agent_id));
   if (!agent) throw new UnprocessableError('The chat\'s agent has been deleted; start a chat with another agent', { agent_id: item.agent_id });
   if (!isActive(agent)) throw new UnprocessableError('The chat\'s agent is inactive', { agent_id: item.agent_id });
   return agent;
@@ -297,7 +343,7 @@ async function agentFor(item: ChatItem): Promise<Agent> {
  * With a `listener` the turn streams (stream.ts): every refusal comes before `listener.started()`.
  */
 export async function sendMessage(orgId: string, chatId: string, content: string, listener?: ChatTurnListener): Promise<ChatTurn> {
-  const [item, history] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
+  const { item, history, agent: agentRead } = await readTurn(orgId, chatId);
   const refused = refusal(item);
   if (refused) throw new ConflictError(refused, { id: chatId, status: item.status });
   const incomplete = item.incomplete_turn ?? undefined;
@@ -306,15 +352,13 @@ export async function sendMessage(orgId: string, chatId: string, content: string
     await endChatItem(item, 'max_turns', history.map(messageView));
     throw new ConflictError(`The chat reached ${MAX_USER_MESSAGES} user messages and has ended (max_turns)`, { id: chatId, status: 'ended' });
   }
-  const agent = await agentFor(item);
-  const claim = await claimTurn(item);
-  listener?.started();
-  return runAndStore(item, agent, history, resume ? { resume, listener } : { userText: content, listener }, claim);
+  const agent = await agentRead;
+  return runAndStore(item, agent, history, resume ? { resume, listener } : { userText: content, listener });
 }
 
 /** The caller's answers to every pending `function` tool call; the turn goes on. */
 export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], listener?: ChatTurnListener): Promise<ChatTurn> {
-  const [item, history] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
+  const { item, history, agent: agentRead } = await readTurn(orgId, chatId);
   if (item.status !== 'requires_action') throw new ConflictError(item.status === 'ended' ? `The chat has ended (${item.end_reason})` : 'The chat has no pending tool calls', { id: chatId, status: item.status });
   const pending = new Map((item.pending_tool_calls ?? []).map((p: PendingToolCall) => [p.id, p]));
   const given = new Set<string>();
@@ -326,9 +370,7 @@ export async function submitToolResults(orgId: string, chatId: string, results: 
   });
   for (const id of pending.keys()) if (!given.has(id)) fields.push({ path: 'results', message: `the pending tool call "${id}" has no result` });
   if (fields.length) throw new ValidationError(`Validation failed: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
-  const agent = await agentFor(item);
-  const claim = await claimTurn(item);
-  listener?.started();
-  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener }, claim);
+  const agent = await agentRead;
+  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener });
 }
 
