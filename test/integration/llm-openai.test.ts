@@ -270,10 +270,14 @@ describe('the openai model adapter: failures', () => {
       { raw: JSON.stringify({ object: 'error' }) },
       { text: '   ' },
       { toolCalls: [{ name: 'lookup', arguments: '{"id":' }], finishReason: 'length' },
+      { raw: JSON.stringify({ choices: [{ message: { content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { arguments: '{}' } }] }, finish_reason: 'tool_calls' }] }) },
+      { raw: JSON.stringify({ choices: [{ message: { content: null, tool_calls: [{ id: 'call_2', type: 'function', function: { name: '', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] }) },
     );
-    const reasons: string[] = [];
-    for (let i = 0; i < 5; i++) reasons.push((await failure(model().complete(request()))).reason);
-    expect(reasons).toEqual(['malformed', 'malformed', 'malformed', 'malformed', 'malformed']);
+    const failures = [];
+    for (let i = 0; i < 7; i++) failures.push(await failure(model().complete(request())));
+    expect(failures.map((f) => f.reason)).toEqual(['malformed', 'malformed', 'malformed', 'malformed', 'malformed', 'malformed', 'malformed']);
+    // A tool call without a name (absent or empty) is named as the problem.
+    expect(failures.slice(5).map((f) => f.message)).toEqual([expect.stringContaining('tool call without a name'), expect.stringContaining('tool call without a name')]);
   });
 
   it('is unreachable when nothing listens', async () => {
