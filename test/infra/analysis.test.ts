@@ -1,10 +1,9 @@
-import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Operation } from '../../shared/http/operation';
 import { operations } from '../../shared/http/registry';
 import type { JobDefinition } from '../../shared/jobs/definition';
 import { jobs } from '../../shared/jobs/registry';
 import type { VoiceAgentPlatformStackProps } from '../../lib/stack';
-import { actionsOf, synth, type FoundResource, type Synthesized } from './synth';
+import { byDescription, nagErrors, readsSecrets, synth, variables, type Synthesized } from './synth';
 
 /** A job that analyses calls and an operation that does not, the two sides of the grant. */
 const analyse: JobDefinition = {
@@ -18,16 +17,7 @@ const other: Operation = {
 
 const build = (analysis?: VoiceAgentPlatformStackProps['analysis']) => synth({ operations: [other], jobs: [analyse], analysis });
 
-const byDescription = (s: Synthesized, prefix: string): FoundResource => {
-  const found = s.resources('AWS::Lambda::Function').filter((fn) => String(fn.Properties.Description).startsWith(prefix));
-  expect(found).toHaveLength(1);
-  return found[0];
-};
-const variables = (fn: FoundResource): Record<string, unknown> => fn.Properties.Environment.Variables;
-const readsSecrets = (s: Synthesized, fn: FoundResource) => s.statementsOf(fn).filter((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
 const analysisSecrets = (s: Synthesized) => s.resources('AWS::SecretsManager::Secret').filter((r) => r.logicalId.startsWith('AnalysisApiKey'));
-const nagErrors = (s: Synthesized) =>
-  new AwsSolutionsChecks(s.app).validateScope(s.stack).violations.filter((v) => v.severity === 'error').map((v) => v.ruleName);
 
 describe('the post-call analysis settings', () => {
   it('runs the local analyzer by default: the setting only where declared, no key secret and no grant', () => {

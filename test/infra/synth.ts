@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -102,3 +103,20 @@ export function jobFunction(s: Synthesized, job: JobDefinition): FoundResource {
 export function actionsOf(statement: { Action: string | string[] }): string[] {
   return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 }
+
+/** The one function whose description starts with `prefix` (fails the test when there is not exactly one). */
+export function byDescription(s: Synthesized, prefix: string): FoundResource {
+  const found = s.resources('AWS::Lambda::Function').filter((fn) => String(fn.Properties.Description).startsWith(prefix));
+  expect(found).toHaveLength(1);
+  return found[0]!;
+}
+
+/** A function's environment variables. */
+export const variables = (fn: FoundResource): Record<string, unknown> => fn.Properties.Environment.Variables;
+
+/** The statements of a function's policy that let it read secrets. */
+export const readsSecrets = (s: Synthesized, fn: FoundResource) => s.statementsOf(fn).filter((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
+
+/** The cdk-nag AwsSolutions rules the stack breaks at error level. */
+export const nagErrors = (s: Synthesized) =>
+  new AwsSolutionsChecks(s.app).validateScope(s.stack).violations.filter((v) => v.severity === 'error').map((v) => v.ruleName);
