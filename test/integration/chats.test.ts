@@ -4,8 +4,8 @@ import { LlmError, type LlmPort, type LlmRequest, type LlmResponse } from '../..
 import { installTimeSource } from '../../shared/clock';
 import { keys } from '../../shared/db/keys';
 import { getItem, queryAll, transact, updateExisting } from '../../shared/db/store';
-import { createAgent } from '../../shared/domain/agents/service';
-import { CreateAgentBody } from '../../shared/domain/agents/schemas';
+import { createAgent, updateAgent } from '../../shared/domain/agents/service';
+import { CreateAgentBody, UpdateAgentBody } from '../../shared/domain/agents/schemas';
 import { createContact } from '../../shared/domain/contacts/service';
 import { listActivities } from '../../shared/domain/contacts/service';
 import { createTool } from '../../shared/domain/tools/service';
@@ -184,6 +184,22 @@ describe('chats', () => {
     expect(read.messages).toHaveLength(0);
     const item = await getItem<Record<string, unknown>>(keys.chat(orgId, chat.id));
     expect(item!.turn_claim).toBe('running'); // the other turn's claim stands
+  });
+
+  it('a chat on a draft reads the agent at every turn: an edit applies at the next turn, a deactivation refuses it', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '', prompt: 'First prompt.' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    const llm = scripted({ text: 'one' }, { text: 'two' }, { text: 'three' });
+    installLlm(llm);
+    await sendMessage(orgId, chat.id, 'hello');
+    // From here the container knows the chat's agent and reads it beside the chat: still read, never remembered.
+    await updateAgent(orgId, agent.id, UpdateAgentBody.parse({ prompt: 'Second prompt.' }));
+    await sendMessage(orgId, chat.id, 'again');
+    expect(llm.requests.map((r) => r.system)).toEqual([expect.stringContaining('First prompt.'), expect.stringContaining('Second prompt.')]);
+    await updateAgent(orgId, agent.id, UpdateAgentBody.parse({ status: 'AGENT_STATUS_INACTIVE' }));
+    await expect(sendMessage(orgId, chat.id, 'once more')).rejects.toThrow(/inactive/);
+    expect(llm.requests).toHaveLength(2);
   });
 
   it('keeps a turn whose model fails after its tools ran; the same message continues it, another starts a new turn', async () => {
