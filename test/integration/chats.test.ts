@@ -3,7 +3,7 @@ import { installLlm } from '../../shared/adapters/llm';
 import { LlmError, type LlmPort, type LlmRequest, type LlmResponse } from '../../shared/adapters/llm/port';
 import { installTimeSource } from '../../shared/clock';
 import { keys } from '../../shared/db/keys';
-import { getItem, queryAll, transact, updateExisting } from '../../shared/db/store';
+import { deleteKeys, getItem, queryAll, transact, updateExisting } from '../../shared/db/store';
 import { createAgent, updateAgent } from '../../shared/domain/agents/service';
 import { CreateAgentBody, UpdateAgentBody } from '../../shared/domain/agents/schemas';
 import { createContact } from '../../shared/domain/contacts/service';
@@ -285,6 +285,50 @@ describe('chats', () => {
     expect(read.pending_tool_calls).toEqual([]);
     expect(read.messages.map((m) => m.role)).toEqual(['user', 'tool_call', 'tool_call', 'tool_result', 'tool_result', 'agent']);
     await expect(submitToolResults(orgId, chat.id, [{ tool_call_id: 'call_a', output: 1 }])).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it('stores a plain turn in one write: its messages ride on the chat until they fill 4 KiB, then are filed as items', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    const filed = async () => {
+      const out: { seq: number }[] = [];
+      for await (const m of queryAll<{ seq: number }>({ pkName: 'pk', pkValue: keys.chatMessages(orgId, chat.id), skName: 'sk', skPrefix: 'MSG#' }, undefined, true)) out.push(m);
+      return out.map((m) => m.seq);
+    };
+    const latest = async () => ((await getItem<Record<string, any>>(keys.chat(orgId, chat.id)))!.latest_messages ?? []).map((m: any) => m.seq);
+    const contents = async () => (await getChat(orgId, chat.id)).messages.map((m) => m.content);
+    const long = (c: string) => c.repeat(1_500);
+    const llm = scripted({ text: 'one' }, { text: 'two' }, { text: long('w') }, { text: 'x'.repeat(3_900) });
+    installLlm(llm);
+    await sendMessage(orgId, chat.id, 'first');
+    expect([await latest(), await filed()]).toEqual([[0, 1], []]);
+    await sendMessage(orgId, chat.id, 'second');
+    expect([await latest(), await filed()]).toEqual([[0, 1, 2, 3], []]);
+    expect(await contents()).toEqual(['first', 'one', 'second', 'two']);
+    // The model gets the whole history, merged from the chat.
+    await sendMessage(orgId, chat.id, long('z'));
+    expect(llm.requests[2]!.messages.map((m) => m.content)).toEqual(['first', 'one', 'second', 'two', long('z')]);
+    // They no longer fit with the turn's own: the earlier ones are filed, the turn's ride on the chat.
+    expect([await latest(), await filed()]).toEqual([[4, 5], [0, 1, 2, 3]]);
+    expect(await contents()).toEqual(['first', 'one', 'second', 'two', long('z'), long('w')]);
+    // A turn too large to ride on the chat is written in one transaction with its messages, after filing the chat's.
+    await sendMessage(orgId, chat.id, 'y'.repeat(3_990));
+    expect([await latest(), await filed()]).toEqual([[], [0, 1, 2, 3, 4, 5, 6, 7]]);
+    expect(await contents()).toEqual(['first', 'one', 'second', 'two', long('z'), long('w'), 'y'.repeat(3_990), 'x'.repeat(3_900)]);
+  });
+
+  it('never answers a history with a hole in it', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    installLlm(scripted({ text: 'one' }));
+    await sendMessage(orgId, chat.id, 'first');
+    // A message neither filed nor on the chat (no writer leaves this: the reads would be straddling a filing).
+    await deleteKeys([keys.chatMessage(orgId, chat.id, 0)]);
+    await transact([updateExisting(keys.chat(orgId, chat.id), {}, { remove: ['latest_messages'] })]);
+    await expect(getChat(orgId, chat.id)).rejects.toThrow(/kept changing/);
+    await deleteKeys([keys.chat(orgId, chat.id)]); // out of the other tests' sweeps
   });
 
   it('ends when the agent calls end_call, emits chat.ended, and is analysed once', async () => {

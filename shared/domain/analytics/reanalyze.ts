@@ -8,7 +8,7 @@ import { findAgent } from '../agents/service';
 import { view, type CallItem } from '../calls/service';
 import type { Call } from '../calls/schemas';
 import type { Chat } from '../chats/schemas';
-import { eventData, messageView, readMessages, summary, type ChatItem } from '../chats/store';
+import { eventData, loadChat, messageView, summary, type ChatItem } from '../chats/store';
 import { dispatchEvents, newEvent } from '../events/publish';
 import { statsWrites, type Channel, type CountedItem } from './counters';
 import { settingsOf, type AnalysisSettings } from './settings';
@@ -90,8 +90,9 @@ export async function reanalyzeCall(orgId: string, callId: string): Promise<Call
 
 export async function reanalyzeChat(orgId: string, chatId: string): Promise<Chat> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const [item, messages] = await Promise.all([getItem<ChatItem & CountedItem>(keys.chat(orgId, chatId)), readMessages(orgId, chatId)]);
-    if (!item) throw new NotFoundError('Chat', chatId);
+    const loaded = await loadChat(orgId, chatId);
+    const item = loaded.item as ChatItem & CountedItem;
+    const messages = loaded.messages;
     if (item.status !== 'ended') throw notEnded('chat', chatId, item.status);
     const start = Date.parse(item.started_at);
     const transcript = messages

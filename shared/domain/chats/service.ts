@@ -4,7 +4,7 @@ import { clockMs, clockNow } from '../../clock';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
 import { ConditionFailed, getItem, queryPage, readCounter, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
 import { countRange, equalityFilter, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
-import { ConflictError, ValidationError } from '../../errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
 import { listResult } from '../common/list-result';
 import type { Contact } from '../contacts/schemas';
@@ -24,10 +24,9 @@ import {
   IDLE_MS,
   idleEntry,
   isActive,
-  liveChat,
   messageView,
   messageWrites,
-  readMessages,
+  loadChat,
   statusPartition,
   summary,
   setupOf,
@@ -40,10 +39,11 @@ export { IDLE_MS, CHAT_IDLE_SHARDS, ENTITY, type ChatItem };
  * Chats: text conversations with an agent through the API (and the web widget), run by the
  * conversation engine. Storage (docs/data-model.md): the chat item in the organization's
  * partition (status in gsi1, the idle entry in gsi2 while open) and its messages as items of
- * their own (`ORG#<org>#CHAT#<id>`, `MSG#<seq>`). A turn reads the chat, the agent and the
- * messages, runs the engine, then writes the messages it added and the chat in ONE transaction
- * conditioned on the chat's `message_count` and `status` as read: of two racing turns exactly one
- * lands and the other answers 409; a model failure writes nothing.
+ * their own (`ORG#<org>#CHAT#<id>`, `MSG#<seq>`), the latest few riding on the chat item
+ * (`latest_messages`) until filed: readers merge the two (store.ts, `loadChat`). A turn reads the
+ * chat and its messages, runs the engine, then stores what it added in ONE write conditioned on
+ * the chat's `message_count` and `status` as read (store.ts, `storeTurn`): of two racing turns
+ * exactly one lands and the other answers 409; a model failure writes nothing.
  */
 
 /** Where a chat starts from: the API (default) or a widget. */
@@ -123,14 +123,14 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
 }
 
 export async function getChat(orgId: string, chatId: string): Promise<Chat> {
-  const [item, messages] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
+  const { item, messages } = await loadChat(orgId, chatId);
   return { ...summary(item), messages: messages.map(messageView) };
 }
 
 /** Ends a chat (`user_ended`); an ended chat is answered unchanged. */
 export async function endChat(orgId: string, chatId: string): Promise<Chat> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const [item, messages] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
+    const { item, messages } = await loadChat(orgId, chatId);
     const views = messages.map(messageView);
     if (item.status === 'ended') return { ...summary(item), messages: views };
     if (await endChatItem(item, 'user_ended', views)) return getChat(orgId, chatId);
@@ -195,7 +195,14 @@ export async function sweepIdleChats(now: Date = clockNow()): Promise<{ found: n
           earliestLeft = earlierIso(earliestLeft, new Date(Date.parse(item.last_message_at) + IDLE_MS).toISOString());
           continue;
         }
-        if (await endChatItem(item, 'inactivity', (await readMessages(item.organization_id, item.id)).map(messageView))) ended++;
+        // The chat with its messages (re-read with them); ended conditioned on it as read.
+        const loaded = await loadChat(item.organization_id, item.id).catch((err: unknown) => {
+          if (err instanceof NotFoundError) return undefined; // deleted meanwhile
+          throw err;
+        });
+        if (!loaded) continue;
+        if (loaded.item.message_count !== item.message_count || loaded.item.status !== item.status) continue; // a turn landed: not idle
+        if (await endChatItem(loaded.item, 'inactivity', loaded.messages.map(messageView))) ended++;
       }
       cursor = page.nextCursor ?? undefined;
     } while (cursor && !pastNow);
@@ -215,7 +222,7 @@ export async function analyzeChat(orgId: string, chatId: string): Promise<void> 
   const { syncConversationStats } = await import('../analytics/counters');
   await syncConversationStats('chat', orgId, chatId, item);
   if (item.analysis) return;
-  const messages = await readMessages(orgId, chatId);
+  const { messages } = await loadChat(orgId, chatId);
   const start = Date.parse(item.started_at);
   const transcript = messages
     .filter((m) => (m.role === 'agent' || m.role === 'user') && m.content)

@@ -2,7 +2,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { queue } from '../../adapters/queue';
 import { clockNow } from '../../clock';
 import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS } from '../../db/keys';
-import { ConditionFailed, getItem, queryAll, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
+import { ConditionFailed, getItem, queryAll, storedBytes, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
+import { putMany } from '../../db/filtered-query';
 import { NotFoundError } from '../../errors';
 import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
@@ -50,6 +51,11 @@ export interface ChatItem extends Omit<ChatSummary, 'usage'> {
   turn_claim_until?: number;
   /** A turn kept after its model failed, which the same message sent again continues (turns.ts). */
   incomplete_turn?: IncompleteTurn | null;
+  /**
+   * The chat's latest messages not yet filed as items of their own, stored with the chat in each
+   * turn's one write (at most LATEST_MESSAGES_MAX_BYTES: see `storeTurn`); readers merge them.
+   */
+  latest_messages?: MessageItem[];
 }
 
 /** A turn kept after its model failed: what continues it (turns.ts). */
@@ -126,7 +132,8 @@ export function eventData(item: ChatItem, messages?: ChatMessage[]): Record<stri
   return data;
 }
 
-export async function readMessages(orgId: string, chatId: string): Promise<MessageItem[]> {
+/** The chat's messages filed as items of their own (the latest turn's may not be yet: `loadChat` reads both). */
+async function readFiledMessages(orgId: string, chatId: string): Promise<MessageItem[]> {
   const out: MessageItem[] = [];
   for await (const m of queryAll<MessageItem>({ pkName: 'pk', pkValue: keys.chatMessages(orgId, chatId), skName: 'sk', skPrefix: keys.chatMessagePrefix }, undefined, true)) out.push(m);
   return out;
@@ -140,10 +147,87 @@ export async function liveChat(orgId: string, chatId: string): Promise<ChatItem>
   return item;
 }
 
-/** The messages a write adds, numbered from `from`. */
-export function messageWrites(orgId: string, chatId: string, from: number, messages: ConversationMessage[], at: string): { writes: TransactItem[]; views: ChatMessage[] } {
+/** A chat as read with all its messages; `unfiled`: its latest turn's messages not yet filed as items. */
+export interface LoadedChat {
+  item: ChatItem;
+  messages: MessageItem[];
+  unfiled: MessageItem[];
+}
+
+/**
+ * The chat's messages 0…message_count-1 from the filed items and the chat's `latest_messages`
+ * (undefined when one is missing: the two reads straddled a turn's filing, so read again).
+ */
+function mergeMessages(item: ChatItem, filed: MessageItem[]): Omit<LoadedChat, 'item'> | undefined {
+  const bySeq = new Map(filed.map((m) => [m.seq, m]));
+  const latest = item.latest_messages ?? [];
+  const unfiled = latest.filter((m) => !bySeq.has(m.seq));
+  for (const m of latest) bySeq.set(m.seq, m);
+  const messages: MessageItem[] = [];
+  for (let seq = 0; seq < item.message_count; seq++) {
+    const m = bySeq.get(seq);
+    if (!m) return undefined;
+    messages.push(m);
+  }
+  return { messages, unfiled };
+}
+
+/** The chat (404 when there is none) and all its messages, read in parallel (see `storeTurn`). */
+export async function loadChat(orgId: string, chatId: string): Promise<LoadedChat> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const [item, filed] = await Promise.all([liveChat(orgId, chatId), readFiledMessages(orgId, chatId)]);
+    const merged = mergeMessages(item, filed);
+    if (merged) return { item, ...merged };
+  }
+  throw new Error(`The messages of chat ${chatId} kept changing while they were read`);
+}
+
+/**
+ * How much of a chat's latest messages ride on the chat item (as stored) before they are filed as
+ * items of their own: a few short turns. The chat item is copied into both indexes on every write,
+ * so this bound is what each turn's write pays for it (docs/benchmarks.md, (f)).
+ */
+export const LATEST_MESSAGES_MAX_BYTES = 4 * 1024;
+
+/** Writes messages as items of their own (idempotent: a message never changes). */
+async function fileMessages(messages: MessageItem[]): Promise<void> {
+  if (messages.length) await putMany(messages as unknown as Record<string, unknown>[]);
+}
+
+/**
+ * Stores a turn: the chat's update (`set`, `options`: its condition, what it removes) and the
+ * messages it adds, atomically. A turn that ends nothing (no `events`) writes ONE UpdateItem while
+ * the chat's unfiled messages and its own fit LATEST_MESSAGES_MAX_BYTES: they ride on the chat as
+ * `latest_messages` (every reader merges them with the filed ones: `loadChat`). When they do not
+ * fit, the unfiled ones are filed first (a BatchWriteItem) and the turn's own start the chat's
+ * `latest_messages` again. A turn that ends the chat, or whose own messages are larger, files the
+ * unfiled ones and writes the chat, its messages and its events in one transaction.
+ */
+export async function storeTurn(
+  item: ChatItem,
+  unfiled: MessageItem[],
+  set: Record<string, unknown>,
+  options: { remove: string[]; condition: string; names: Record<string, string>; values: Record<string, unknown> },
+  messages: MessageItem[],
+  events: TransactItem[] = [],
+): Promise<void> {
+  const key = keys.chat(item.organization_id, item.id);
+  if (!events.length && messages.length && storedBytes(messages) <= LATEST_MESSAGES_MAX_BYTES) {
+    const carried = [...unfiled, ...messages];
+    if (storedBytes(carried) > LATEST_MESSAGES_MAX_BYTES) await fileMessages(unfiled);
+    const latest = storedBytes(carried) > LATEST_MESSAGES_MAX_BYTES ? messages : carried;
+    await transact([updateExisting(key, { ...set, latest_messages: latest }, options)]);
+    return;
+  }
+  await fileMessages(unfiled);
+  await transact([updateExisting(key, set, { ...options, remove: [...options.remove, 'latest_messages'] }), ...messages.map((m) => putNew({ ...m })), ...events]);
+}
+
+/** The messages a write adds, numbered from `from`: their items, puts and views. */
+export function messageWrites(orgId: string, chatId: string, from: number, messages: ConversationMessage[], at: string): { writes: TransactItem[]; views: ChatMessage[]; items: MessageItem[] } {
   const writes: TransactItem[] = [];
   const views: ChatMessage[] = [];
+  const items: MessageItem[] = [];
   messages.forEach((m, i) => {
     const seq = from + i;
     const item = {
@@ -161,9 +245,10 @@ export function messageWrites(orgId: string, chatId: string, from: number, messa
       created_at: m.created_at ?? at,
     };
     writes.push(putNew(item));
+    items.push(item as unknown as MessageItem);
     views.push(messageView(item as unknown as MessageItem));
   });
-  return { writes, views };
+  return { writes, views, items };
 }
 
 export async function findAgent(orgId: string, agentId: string): Promise<Agent | undefined> {

@@ -22,13 +22,13 @@ import {
   findAgent,
   idleEntry,
   isActive,
-  liveChat,
+  loadChat,
   messageView,
   messageWrites,
-  readMessages,
   refusal,
   statusPartition,
   setupOf,
+  storeTurn,
   type ChatItem,
   type IncompleteTurn,
   type MessageItem,
@@ -154,6 +154,8 @@ interface TurnRequest {
   resume?: IncompleteTurn;
   /** Streams the turn (stream.ts): told once the chat is claimed, then each message as it comes. */
   listener?: ChatTurnListener;
+  /** The previous turn's messages not yet filed as items (store.ts, `storeTurn`). */
+  unfiled: MessageItem[];
 }
 
 /**
@@ -220,7 +222,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
     throw err;
   }
   const at = clockNow().toISOString();
-  const { writes, views } = messageWrites(orgId, item.id, item.message_count, out.messages, at);
+  const { items, views } = messageWrites(orgId, item.id, item.message_count, out.messages, at);
   // A continued turn answers the messages kept from its failed attempt too: the whole turn.
   const keptViews = turn.resume ? history.filter((m) => m.seq >= turn.resume!.from_seq).map(messageView) : [];
   const userAdded = turn.userText !== undefined ? 1 : 0;
@@ -256,11 +258,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
     eventWrites.push(ended.write);
   }
   try {
-    await transact([
-      updateExisting(keys.chat(orgId, item.id), set, { remove, ...claimed(item, claim) }),
-      ...writes,
-      ...eventWrites,
-    ]);
+    await storeTurn(item, turn.unfiled, set, { remove, ...claimed(item, claim) }, items, eventWrites);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); read it and try again', { id: item.id });
     throw err;
@@ -277,7 +275,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
 async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn, claim: string | undefined, userText: string): Promise<void> {
   const orgId = item.organization_id;
   const at = clockNow().toISOString();
-  const { writes } = messageWrites(orgId, item.id, item.message_count, kept.messages, at);
+  const { items } = messageWrites(orgId, item.id, item.message_count, kept.messages, at);
   const incomplete: IncompleteTurn = { user_text: userText, from_seq: turn.resume?.from_seq ?? item.message_count, rounds_used: kept.roundsUsed };
   const set: Record<string, unknown> = {
     status: 'active',
@@ -297,7 +295,7 @@ async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn
     ...idleEntry(orgId, item.id, at),
   };
   try {
-    await transact([updateExisting(keys.chat(orgId, item.id), set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }), ...writes]);
+    await storeTurn(item, turn.unfiled, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new StoredFailure(new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); its tools ran but their results could not be kept', { id: item.id }));
     throw err;
@@ -313,12 +311,12 @@ const draftChatAgents = new Map<string, string>();
 const MAX_DRAFT_CHAT_AGENTS = 2_000;
 
 /** The chat and its messages, and the agent of a chat on a draft this container knows, read at once. */
-async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem; history: MessageItem[]; agent: Promise<Agent> }> {
+async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem; history: MessageItem[]; unfiled: MessageItem[]; agent: Promise<Agent> }> {
   const key = `${orgId}/${chatId}`;
   const knownAgent = draftChatAgents.get(key);
   const early = knownAgent ? findAgent(orgId, knownAgent) : undefined;
   early?.catch(() => undefined); // awaited below, or unused when the chat is gone
-  const [item, history] = await Promise.all([liveChat(orgId, chatId), readMessages(orgId, chatId)]);
+  const { item, messages: history, unfiled } = await loadChat(orgId, chatId);
   if (typeof item.agent_version !== 'number') {
     draftChatAgents.delete(key);
     draftChatAgents.set(key, item.agent_id);
@@ -326,7 +324,7 @@ async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem
   }
   const agent = agentFor(item, knownAgent === item.agent_id ? early : undefined);
   agent.catch(() => undefined); // the caller awaits it after its own refusals
-  return { item, history, agent };
+  return { item, history, unfiled, agent };
 }
 
 async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Promise<Agent> {
@@ -343,7 +341,7 @@ async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Prom
  * With a `listener` the turn streams (stream.ts): every refusal comes before `listener.started()`.
  */
 export async function sendMessage(orgId: string, chatId: string, content: string, listener?: ChatTurnListener): Promise<ChatTurn> {
-  const { item, history, agent: agentRead } = await readTurn(orgId, chatId);
+  const { item, history, unfiled, agent: agentRead } = await readTurn(orgId, chatId);
   const refused = refusal(item);
   if (refused) throw new ConflictError(refused, { id: chatId, status: item.status });
   const incomplete = item.incomplete_turn ?? undefined;
@@ -353,12 +351,12 @@ export async function sendMessage(orgId: string, chatId: string, content: string
     throw new ConflictError(`The chat reached ${MAX_USER_MESSAGES} user messages and has ended (max_turns)`, { id: chatId, status: 'ended' });
   }
   const agent = await agentRead;
-  return runAndStore(item, agent, history, resume ? { resume, listener } : { userText: content, listener });
+  return runAndStore(item, agent, history, resume ? { resume, listener, unfiled } : { userText: content, listener, unfiled });
 }
 
 /** The caller's answers to every pending `function` tool call; the turn goes on. */
 export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], listener?: ChatTurnListener): Promise<ChatTurn> {
-  const { item, history, agent: agentRead } = await readTurn(orgId, chatId);
+  const { item, history, unfiled, agent: agentRead } = await readTurn(orgId, chatId);
   if (item.status !== 'requires_action') throw new ConflictError(item.status === 'ended' ? `The chat has ended (${item.end_reason})` : 'The chat has no pending tool calls', { id: chatId, status: item.status });
   const pending = new Map((item.pending_tool_calls ?? []).map((p: PendingToolCall) => [p.id, p]));
   const given = new Set<string>();
@@ -371,6 +369,6 @@ export async function submitToolResults(orgId: string, chatId: string, results: 
   for (const id of pending.keys()) if (!given.has(id)) fields.push({ path: 'results', message: `the pending tool call "${id}" has no result` });
   if (fields.length) throw new ValidationError(`Validation failed: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
   const agent = await agentRead;
-  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener });
+  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener, unfiled });
 }
 
