@@ -142,6 +142,8 @@ async function converse(orgId: string, runId: string, agent: Agent, test: TestIt
   const scripted = 'turns' in test.user ? test.user.turns : undefined;
   const persona = 'persona' in test.user ? test.user : undefined;
   const maxTurns = scripted ? scripted.length : persona!.max_turns ?? 10;
+  // The knowledge base's index is read once for the whole test, each user message ranked against it (as a simulated call does).
+  const ground = agent.knowledge_base ? await import('../conversations/grounding').then((g) => g.groundingSource(orgId, agent.knowledge_base)) : async () => [];
   for (let turn = 0; ; turn++) {
     if (turn >= maxTurns) {
       out.endReason = scripted ? 'user_ended' : 'max_turns';
@@ -152,9 +154,7 @@ async function converse(orgId: string, runId: string, agent: Agent, test: TestIt
       out.endReason = 'user_ended';
       break;
     }
-    const passages = agent.knowledge_base
-      ? await import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base, userText))
-      : [];
+    const passages = await ground(userText);
     const result = await runTurn(agentTurnInput(run, userText, passages));
     history.push(...result.messages);
     out.usage.llm_requests += result.usage.requests;
