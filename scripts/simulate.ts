@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- --contacts N --days D --out report.json [--seed S] [--concurrent C] [--tick-seconds T]`
+ * `npm run simulate -- --contacts N --days D --out report.json [--seed S] [--concurrent C] [--tick-seconds T] [--progress]`
  *
  * A week (or D days) of one campaign on virtual time: the local platform (DynamoDB Local, the
  * queue runner, the scheduler and the REAL job handlers: campaign-tick, campaign-dispatch,
@@ -47,6 +47,8 @@ export interface SimulationOptions {
   start?: string;
   /** Virtual seconds per scheduler "minute" (default 300): how often the tick, sweeps and retries' dispatch run. */
   tickSeconds?: number;
+  /** Called once a virtual hour with the virtual time and the wall seconds so far (`--progress`: to stderr). */
+  progress?: (line: string) => void;
 }
 
 export interface SimulationReport {
@@ -131,6 +133,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       if (clock.now() - lastCheck >= 3_600_000) {
         lastCheck = clock.now();
         completed = (await getItem<CampaignItem>(keys.campaign(orgId, campaign.id)))?.status === 'completed';
+        options.progress?.(`${new Date(clock.now()).toISOString()} (virtual) after ${Math.round((performance.now() - wallStart) / 1000)} s`);
         if (completed) break;
       }
       const next = clock.nextDueAt();
@@ -231,6 +234,7 @@ if (require.main === module) {
     seed: Number(arg('seed') ?? 1),
     ...(arg('concurrent') ? { maxConcurrent: Number(arg('concurrent')) } : {}),
     ...(arg('tick-seconds') ? { tickSeconds: Number(arg('tick-seconds')) } : {}),
+    ...(process.argv.includes('--progress') ? { progress: (line: string) => console.error(line) } : {}),
   };
   const out = arg('out');
   simulate(options).then(

@@ -5,7 +5,7 @@ import { installTimeSource } from '../../shared/clock';
 import { resetConfig } from '../../shared/config';
 import { db } from '../../shared/db/client';
 import { keys } from '../../shared/db/keys';
-import { getItem, transact } from '../../shared/db/store';
+import { getItem, putNew, transact } from '../../shared/db/store';
 import { createAgent } from '../../shared/domain/agents/service';
 import { CreateAgentBody } from '../../shared/domain/agents/schemas';
 import { runCallRecovery } from '../../shared/domain/calls/recovery';
@@ -13,7 +13,7 @@ import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall, type CallItem } from '../../shared/domain/calls/service';
 import { getChat, IDLE_MS, startChat, sweepIdleChats } from '../../shared/domain/chats/service';
 import { dispatchEvents, newEvent } from '../../shared/domain/events/publish';
-import { sweepWebhooks } from '../../shared/domain/webhooks/deliveries';
+import { fanOutEvent, sweepWebhooks } from '../../shared/domain/webhooks/deliveries';
 import { BuyBody } from '../../shared/domain/phone-numbers/schemas';
 import { buyPhoneNumber, listAvailablePhoneNumbers } from '../../shared/domain/phone-numbers/service';
 import { ensureTable } from '../../shared/local/table';
@@ -50,6 +50,13 @@ afterAll(() => {
   installTimeSource(undefined);
 });
 
+/** An enabled endpoint for every event, written straight to the table (as another container's request would). */
+async function putEndpoint(org: string): Promise<void> {
+  const id = uuidv7();
+  const at = new Date().toISOString();
+  await transact([putNew({ ...keys.webhook(org, id), entity: 'WEBHOOK', version: 1, id, organization_id: org, url: 'https://hooks.example.com/x', events: ['*'], description: '', enabled: true, created_at: at, updated_at: at, secret_sealed: 'x' })]);
+}
+
 /** The DynamoDB requests `work` makes. */
 async function requests<T>(work: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
   const spy = jest.spyOn(db(), 'send');
@@ -77,8 +84,9 @@ it('the webhook sweep: an idle minute is one GetItem; an event whose fan-out cou
   await sweepWebhooks(t0);
   const idle = await requests(() => sweepWebhooks(t0 + 60_000));
   expect(idle.commands).toEqual(['GetCommand']);
-  // An event is stored and its fan-out message is lost.
+  // An event of an organization with an endpoint is stored and its fan-out message is lost.
   const org = uuidv7();
+  await putEndpoint(org);
   const built = newEvent(org, 'call.ended', { id: 'x' });
   await transact([built.write]);
   failSends = true;
@@ -87,10 +95,43 @@ it('the webhook sweep: an idle minute is one GetItem; an event whose fan-out cou
   sent.length = 0;
   const swept = await sweepWebhooks(Date.parse(built.event.created_at) + 31_000);
   expect(swept.events).toBe(1);
-  expect(sent).toEqual([{ queue: 'event-fanout', body: { organization_id: org, event_id: built.event.id } }]);
+  expect(sent).toEqual([{ queue: 'event-fanout', body: { organization_id: org, event_id: built.event.id, type: 'call.ended' } }]);
   // Its fan-out queued again, the sweep looks again a minute later, should that message be lost too.
   const again = await requests(() => sweepWebhooks(Date.parse(built.event.created_at) + 45_000));
   expect(again.commands).toEqual(['GetCommand']);
+  // Its fan-out runs at last (it clears the mark, which would otherwise hold the next test's sweeps back).
+  expect(await fanOutEvent(org, built.event.id, Date.parse(built.event.created_at) + 50_000, 'call.ended')).toEqual({ jobs: 1 });
+});
+
+it('an event no endpoint wants: its fan-out makes no request, the sweep passes over it once, and fans out one an endpoint wants by then', async () => {
+  // Prepare: an organization without endpoints; its first fan-out reads them (the container's copy).
+  const org = uuidv7();
+  const t = Date.now() + 5 * 60_000;
+  const first = newEvent(org, 'call.ended', { id: 'a' }, new Date(t));
+  await transact([first.write]);
+  expect(await fanOutEvent(org, first.event.id, t, 'call.ended')).toEqual({ jobs: 0 });
+  // Act: another event's fan-out, then a sweep past both.
+  const second = newEvent(org, 'call.ended', { id: 'b' }, new Date(t + 1000));
+  await transact([second.write]);
+  const fanout = await requests(() => fanOutEvent(org, second.event.id, t + 1000, 'call.ended'));
+  sent.length = 0;
+  await sweepWebhooks(t + 5 * 60_000);
+  // (Only this organization's messages: the previous test's delivery job is due meanwhile.)
+  const queuedFor = () => sent.filter((m) => m.body.organization_id === org);
+  // Assess: no request, the marks left, nothing queued by the sweep.
+  expect(fanout.commands).toEqual([]);
+  expect(await getItem(keys.event(org, first.event.id))).toHaveProperty('gsi2pk');
+  expect(queuedFor()).toEqual([]);
+
+  // An endpoint is created elsewhere (this container's copy still says none): a later event's
+  // fan-out passes it over, the next sweep reads the endpoints afresh and fans that event out,
+  // not the ones it already read past.
+  await putEndpoint(org);
+  const third = newEvent(org, 'call.ended', { id: 'c' }, new Date(t + 10 * 60_000));
+  await transact([third.write]);
+  expect(await fanOutEvent(org, third.event.id, t + 10 * 60_000, 'call.ended')).toEqual({ jobs: 0 });
+  await sweepWebhooks(t + 21 * 60_000);
+  expect(queuedFor()).toEqual([{ queue: 'event-fanout', body: { organization_id: org, event_id: third.event.id, type: 'call.ended' } }]);
 });
 
 it('the recovery sweep: an idle minute is one GetItem; a new call lowers the marker, and the sweep ends it when due', async () => {

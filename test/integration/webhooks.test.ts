@@ -15,10 +15,10 @@ import {
   sweepWebhooks,
   type DeliveryMessage,
 } from '../../shared/domain/webhooks/deliveries';
-import { createWebhook, updateWebhook } from '../../shared/domain/webhooks/service';
+import { createWebhook, ENDPOINTS_CACHE_MS, updateWebhook } from '../../shared/domain/webhooks/service';
 import { keys } from '../../shared/db/keys';
 import { queryRange } from '../../shared/db/filtered-query';
-import { getItem } from '../../shared/db/store';
+import { getItem, putNew, transact, updateExisting } from '../../shared/db/store';
 import { ManualClock } from '../../shared/local/clock';
 import { QueueRunner } from '../../shared/local/queue-runner';
 import { logger } from '../../shared/logger';
@@ -102,6 +102,22 @@ describe('outbox', () => {
     } finally {
       await runner.stop();
     }
+  });
+});
+
+describe('a new endpoint', () => {
+  it('makes the webhook sweep due once other containers\' copies of the endpoints have lapsed, not at its 15-minute horizon', async () => {
+    // Prepare: the sweep's marker far ahead (an idle platform).
+    const far = new Date(Date.now() + 14 * 60_000).toISOString();
+    await transact([updateExisting(keys.sweepMarker('webhook-sweep'), { next_due_at: far })]).catch(async () => transact([putNew({ ...keys.sweepMarker('webhook-sweep'), next_due_at: far })]));
+    // Act
+    const before = Date.now();
+    await orgWithEndpoint('/new');
+    // Assess: due a copy's life (60 s) and a margin after the creation.
+    const marker = await getItem<{ next_due_at: string }>(keys.sweepMarker('webhook-sweep'));
+    const dueIn = Date.parse(marker!.next_due_at) - before;
+    expect(dueIn).toBeGreaterThanOrEqual(ENDPOINTS_CACHE_MS);
+    expect(dueIn).toBeLessThan(ENDPOINTS_CACHE_MS + 60_000);
   });
 });
 

@@ -35,8 +35,7 @@ async function existingCall(input: CampaignCallRequest): Promise<{ callId: strin
 /** The campaign dialer the engine uses unless a test or the simulation installs another. */
 export const callsServiceDialer: CampaignDialer = {
   async placeCampaignCall(input) {
-    const found = await existingCall(input);
-    if (found) return found;
+    // A repeated attempt is found by createCall's one read (its marker), answered below as a race is.
     const variables = Object.fromEntries(Object.entries(input.dynamicVariables).filter(([, v]) => typeof v === 'string'));
     try {
       const call = await createCall(
@@ -46,11 +45,15 @@ export const callsServiceDialer: CampaignDialer = {
           // The campaign's version (null: the draft, pinned as such so a later publish does not change its calls).
           ...(input.agentVersion !== undefined ? { agent_version: input.agentVersion ?? 'draft' } : {}),
         },
-        { campaignId: input.campaignId, campaignAttempt: { campaignContactId: input.campaignContactId, attempt: input.attempt } },
+        {
+          campaignId: input.campaignId,
+          campaignAttempt: { campaignContactId: input.campaignContactId, attempt: input.attempt },
+          ...(input.phoneNumberId ? { phoneNumberId: input.phoneNumberId } : {}),
+        },
       );
       return { callId: call.id };
     } catch (err) {
-      // Another placement of the same attempt wrote its call first: answer that one.
+      // The attempt has its call already (a repeat, or another placement wrote it first): answer that one.
       if (err instanceof ConditionFailed) {
         const raced = await existingCall(input);
         if (raced) return raced;

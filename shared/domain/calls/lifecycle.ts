@@ -12,7 +12,8 @@ import { NotFoundError } from '../../errors';
 import { logger } from '../../logger';
 import { callChargeId, chargeWrite } from '../billing/service';
 import { recordContactCall } from '../contacts/calls';
-import { DNC_MESSAGES, dialBlock } from '../dnc/service';
+import { DNC_MESSAGES, dialBlock, type DialBlock } from '../dnc/service';
+import { getMany } from '../../db/filtered-query';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { campaignCallEnded } from './campaign-calls';
 import { syncConversationStats } from '../analytics/counters';
@@ -281,6 +282,15 @@ export function twilioCallbackUrl(kind: 'status' | 'twiml' | 'recording', orgId:
   return `${base.replace(/\/$/, '')}/api/v1/telephony/twilio/${kind}?${new URLSearchParams({ organization_id: orgId, call_id: callId })}`;
 }
 
+/** dialBlock's answer (dnc/service.ts) for a call, its contact and do-not-call entry read in one BatchGetItem. */
+async function dialBlockOf(orgId: string, item: CallItem): Promise<DialBlock | null> {
+  if (!item.contact_id) return dialBlock(orgId, item.to_phone_number, null);
+  const dnc = keys.dnc(orgId, item.to_phone_number);
+  const found = await getMany<{ sk: string; opt_out?: boolean }>([keys.contact(orgId, item.contact_id), dnc]);
+  const contact = found.find((f) => f.sk !== dnc.sk);
+  return contact?.opt_out ? 'opt_out' : found.some((f) => f.sk === dnc.sk) ? 'do_not_call' : null;
+}
+
 /**
  * The call-place job: dials a queued call once. Checks the do-not-call list and the contact's
  * opt-out again right before dialing (a number listed since the call was queued is never dialed:
@@ -293,8 +303,7 @@ export function twilioCallbackUrl(kind: 'status' | 'twiml' | 'recording', orgId:
 export async function placeQueuedCall(orgId: string, callId: string): Promise<void> {
   const item = await callOf(orgId, callId);
   if (!item || item.status !== 'queued' || item.dial_claimed_at) return;
-  const contact = item.contact_id ? await getItem<{ opt_out?: boolean }>(keys.contact(orgId, item.contact_id)) : null;
-  const blocked = await dialBlock(orgId, item.to_phone_number, contact);
+  const blocked = await dialBlockOf(orgId, item);
   const now = clockNow().toISOString();
   if (blocked) {
     await moveCall(item, endMove('canceled'), { at: now, errorMessage: DNC_MESSAGES[blocked] });
@@ -363,9 +372,14 @@ export type CallEventMessage =
  * one placed is dropped. When the simulated carrier reports an answered call's end, its
  * conversation is produced here as a voice runtime would have: the transcript (the agent's begin
  * message with the call's variables, then scripted turns) and a real recording of the call's
- * length, stored before the end is written so `call.ended` carries both.
+ * length, stored before the end is written so `call.ended` carries both. Undefined for an unknown
+ * call, and (without reading the call) for an event that moves no call or only rings it.
  */
 export async function applyCarrierEvent(orgId: string, callId: string, event: CallStatusEvent, provider: string): Promise<MoveResult | undefined> {
+  let move = moveFor(event);
+  // An event that moves nothing (`queued`, a machine's `in-progress`) needs no read: only a `completed` may correct a duration.
+  if (!move && event.status !== 'completed') return undefined;
+  if (move?.status === 'ringing' && event.providerCallId) return void (await ring(orgId, callId, move, event));
   const item = await callOf(orgId, callId);
   if (!item) {
     logger.warn('Carrier event for an unknown call', { organization_id: orgId, call_id: callId });
@@ -375,7 +389,6 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
     logger.warn('Carrier event for another carrier call; dropped', { call_id: callId, provider_call_id: event.providerCallId });
     return { moved: false, item };
   }
-  let move = moveFor(event);
   if (!move) return { moved: false, item };
   const details: MoveDetails = { at: event.at, durationSec: event.durationSec, providerCallId: event.providerCallId };
   if (provider === 'simulated' && move.status === 'ended' && move.answered && advances(item.status_rank, move)) {
@@ -395,6 +408,22 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
     await correctDuration(result.item, event.durationSec);
   }
   return result;
+}
+
+/**
+ * `ringing` moves the call and nothing else (no event, no end, no answer): the move's conditional
+ * write alone, without reading the call first. The condition is the one moveCall would check (the
+ * call exists, its rank is lower) and that the event is for the carrier call placed; when it fails
+ * the event is stale or foreign and is dropped, as it would be after a read.
+ */
+async function ring(orgId: string, callId: string, move: Move, event: CallStatusEvent): Promise<void> {
+  await transact([
+    updateExisting(keys.call(orgId, callId), { status: move.status, status_rank: move.rank, updated_at: clockNow().toISOString(), gsi1pk: statusPartition(orgId, move.status), provider_call_id: event.providerCallId }, {
+      condition: '#rank < :rank AND (attribute_not_exists(#pcid) OR #pcid = :pcid)',
+      names: { '#rank': 'status_rank', '#pcid': 'provider_call_id' },
+      values: { ':rank': move.rank, ':pcid': event.providerCallId },
+    }),
+  ]).catch(ignoreConditionFailed);
 }
 
 /** Copies a finished carrier recording into the bucket and links it to the call (Twilio's recording callback). */

@@ -3,13 +3,13 @@ import { noteDue } from '../../db/sweep-marker';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '../../db/keys';
 import { countRange, equalityFilter, getMany, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
-import { getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
+import { ConditionFailed, getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
 import { resolveAgentVersion } from '../agents/versions';
 import { listResult } from '../common/list-result';
 import { clockNow } from '../../clock';
 import { getOr404 } from '../common/collection';
-import { DNC_MESSAGES, dialBlock } from '../dnc/service';
+import { DNC_MESSAGES, type DialBlock } from '../dnc/service';
 import type { PhoneNumberItem } from '../phone-numbers/model';
 import { recordingUrl } from './recordings';
 import type { Call, CallAnalysisValue, CallListInput, CallStatus, CreateCallInput, DisconnectionReason, Transcript } from './schemas';
@@ -143,6 +143,35 @@ export interface CallOrigin {
    * (a second creation fails with ConditionFailed; the campaign dialer then answers the first call).
    */
   campaignAttempt?: { campaignContactId: string; attempt: number };
+  /** The id of the `from_phone_number` the caller already knows (a campaign's): read with the other checks, not after the claim. */
+  phoneNumberId?: string;
+}
+
+/**
+ * What creating a call checks, in one strongly consistent BatchGetItem: the agent, the number's
+ * claim, the contact, the destination's do-not-call entry, and (when the caller knows them) the
+ * number the claim should name and a campaign attempt's marker.
+ */
+async function readCallInputs(orgId: string, input: CreateCallInput, origin: CallOrigin) {
+  const attempt = origin.campaignAttempt;
+  const wanted = {
+    agent: keys.agent(orgId, input.agent_id),
+    claim: keys.numberClaim(input.from_phone_number),
+    listed: keys.dnc(orgId, input.to_phone_number),
+    ...(input.contact_id ? { contact: keys.contact(orgId, input.contact_id) } : {}),
+    ...(origin.phoneNumberId ? { number: keys.phoneNumber(orgId, origin.phoneNumberId) } : {}),
+    ...(attempt && origin.campaignId ? { marker: keys.campaignAttemptCall(orgId, origin.campaignId, attempt.campaignContactId, attempt.attempt) } : {}),
+  };
+  const found = new Map((await getMany<{ pk: string; sk: string }>(Object.values(wanted))).map((item) => [`${item.pk}|${item.sk}`, item]));
+  const of = <T>(key: { pk: string; sk: string } | undefined) => (key ? (found.get(`${key.pk}|${key.sk}`) as T | undefined) : undefined);
+  return {
+    agent: of<AgentItem>(wanted.agent),
+    claim: of<ClaimItem>(wanted.claim),
+    contact: of<{ opt_out?: boolean }>(wanted.contact),
+    number: of<PhoneNumberItem>(wanted.number),
+    listed: of<object>(wanted.listed),
+    marker: of<object>(wanted.marker),
+  };
 }
 
 /**
@@ -152,19 +181,20 @@ export interface CallOrigin {
  * out, is a 422 with `error.details.reason` (`do_not_call`, `opt_out`), and nothing is written.
  */
 export async function createCall(orgId: string, input: CreateCallInput, origin: CallOrigin = {}): Promise<Call> {
-  const [agent, claim, contact] = await Promise.all([
-    getItem<AgentItem>(keys.agent(orgId, input.agent_id)),
-    getItem<ClaimItem>(keys.numberClaim(input.from_phone_number)),
-    input.contact_id ? getItem<{ opt_out?: boolean }>(keys.contact(orgId, input.contact_id)) : Promise.resolve(null),
-  ]);
+  const { agent, claim, contact, number: known, listed, marker: placed } = await readCallInputs(orgId, input, origin);
+  // An attempt already placed: the same answer as its marker's put failing in the transaction below.
+  if (placed) throw new ConditionFailed('campaign attempt already has a call');
   const issues = [];
   if (!agent) issues.push({ path: 'agent_id', message: 'is not an agent of this organization' });
-  const number = claim?.organization_id === orgId ? await getItem<PhoneNumberItem>(keys.phoneNumber(orgId, claim.phone_number_id)) : undefined;
+  const number = claim?.organization_id !== orgId
+    ? undefined
+    : claim.phone_number_id === origin.phoneNumberId ? known : await getItem<PhoneNumberItem>(keys.phoneNumber(orgId, claim.phone_number_id));
   if (!number || number.status !== 'active') issues.push({ path: 'from_phone_number', message: 'is not an active phone number of this organization' });
   if (input.contact_id && !contact) issues.push({ path: 'contact_id', message: 'is not a contact of this organization' });
   if (issues.length) throw new ValidationError(`Validation failed: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, issues);
 
-  const blocked = await dialBlock(orgId, input.to_phone_number, contact);
+  // dialBlock's rule (dnc/service.ts), from the entry read in the batch: opt-out first, then the list.
+  const blocked: DialBlock | null = contact?.opt_out ? 'opt_out' : listed ? 'do_not_call' : null;
   if (blocked) {
     throw new UnprocessableError(`The call cannot be placed: ${DNC_MESSAGES[blocked]}`, { reason: blocked, to_phone_number: input.to_phone_number });
   }

@@ -21,6 +21,8 @@ export interface CampaignCallRequest {
   /** The agent version the campaign fixed (null: the draft); absent: the calls service's default. */
   agentVersion?: number | null;
   fromPhoneNumber: string;
+  /** The id of `fromPhoneNumber` (the campaign's), so the dialer need not look it up. */
+  phoneNumberId?: string;
   toPhoneNumber: string;
   contactId: string;
   dynamicVariables: Record<string, string>;

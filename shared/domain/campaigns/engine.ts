@@ -6,7 +6,7 @@ import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { deletePartition, getMany } from '../../db/filtered-query';
 import { updateWrite } from '../../db/update';
 import { logger } from '../../logger';
-import { dialBlock, DNC_MESSAGES } from '../dnc/service';
+import { DNC_MESSAGES } from '../dnc/service';
 import { dispatchEvents, newEvent } from '../events/publish';
 import { campaignDialer } from './dialer';
 import { backoffDue, failedItems, queueDispatch, retireIfDone, settle, type DispatchMessage } from './outcomes';
@@ -125,13 +125,35 @@ async function settleTickMarker(orgId: string, campaignId: string, now: Date): P
 
 export const DUPLICATE_MESSAGE = 'duplicate phone number';
 
-/** Why a due contact is failed without a call, or null when it may be dialed. */
-async function blockReason(orgId: string, cc: CampaignContactItem, contact: { phone?: string; opt_out?: boolean } | undefined): Promise<string | null> {
+/**
+ * Why a due contact is failed without a call, or null when it may be dialed: dialBlock's rule
+ * (dnc/service.ts: opt-out first, then the list), from the contact and do-not-call entry read with the page.
+ */
+function blockReason(cc: CampaignContactItem, contact: { phone?: string; opt_out?: boolean } | undefined, listed: boolean): string | null {
   if (!contact) return 'contact deleted';
   if (!cc.phone) return 'contact has no phone number';
   if (cc.duplicate_of) return DUPLICATE_MESSAGE;
-  const block = await dialBlock(orgId, cc.phone, contact);
-  return block ? DNC_MESSAGES[block] : null;
+  if (contact.opt_out) return DNC_MESSAGES.opt_out;
+  return listed ? DNC_MESSAGES.do_not_call : null;
+}
+
+/**
+ * What a page of due contacts needs, in one strongly consistent BatchGetItem (as many as 100 keys
+ * take): their contacts, their numbers' do-not-call entries, and the campaign's agent and number
+ * (lineProblem's reads, for the first claim).
+ */
+async function readForPage(campaign: CampaignItem, due: CampaignContactItem[]) {
+  const orgId = campaign.organization_id;
+  const line = { agent: keys.agent(orgId, campaign.agent_id), number: keys.phoneNumber(orgId, campaign.phone_number_id) };
+  const wanted = new Map<string, { pk: string; sk: string }>();
+  const id = (k: { pk: string; sk: string }) => `${k.pk}|${k.sk}`;
+  for (const k of [line.agent, line.number, ...due.flatMap((cc) => [keys.contact(orgId, cc.contact_id), ...(cc.phone ? [keys.dnc(orgId, cc.phone)] : [])])]) wanted.set(id(k), k);
+  const found = new Map((await getMany<{ pk: string; sk: string; id?: string; phone?: string; opt_out?: boolean; status?: string }>([...wanted.values()], { projection: ['id', 'phone', 'opt_out', 'status'] })).map((item) => [id(item), item]));
+  return {
+    contact: (cc: CampaignContactItem) => found.get(id(keys.contact(orgId, cc.contact_id))),
+    listed: (cc: CampaignContactItem) => !!cc.phone && found.has(id(keys.dnc(orgId, cc.phone))),
+    line: lineProblemOf(found.get(id(line.agent)), found.get(id(line.number))),
+  };
 }
 
 /** A pending contact failed without a call (do-not-call, opt-out, duplicate…), with its counters. */
@@ -235,6 +257,11 @@ async function lineProblem(campaign: CampaignItem): Promise<PauseReason | null> 
     getItem<{ status?: string }>(keys.agent(orgId, campaign.agent_id)),
     getItem<{ status?: string }>(keys.phoneNumber(orgId, campaign.phone_number_id)),
   ]);
+  return lineProblemOf(agent, number);
+}
+
+/** lineProblem's rule, from the agent and number as read. */
+function lineProblemOf(agent: { status?: string } | undefined, number: { status?: string } | undefined): PauseReason | null {
   if (!agent) return 'agent_deleted';
   if (agent.status === 'AGENT_STATUS_INACTIVE') return 'agent_inactive';
   if (number?.status !== 'active') return 'number_inactive';
@@ -373,6 +400,7 @@ async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date)
       // Every call of the campaign uses the version fixed at its first start.
       agentVersion: campaign.agent_version ?? null,
       fromPhoneNumber: campaign.from_phone_number,
+      phoneNumberId: campaign.phone_number_id,
       toPhoneNumber: cc.phone,
       contactId: cc.contact_id,
       dynamicVariables: { contact_name: cc.name, contact_email: cc.email, campaign_name: campaign.name },
@@ -514,10 +542,7 @@ async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: 
       exhausted = !page.next;
       examined += page.items.length;
       const due = page.items.filter((cc) => cc.status === 'pending' && cc.due_at !== undefined && cc.due_at <= iso(now));
-      const contacts = new Map(
-        (await getMany<{ id: string; phone?: string; opt_out?: boolean }>(due.map((cc) => keys.contact(orgId, cc.contact_id)), { projection: ['id', 'phone', 'opt_out'] }))
-          .map((c) => [c.id, c]),
-      );
+      const read = due.length ? await readForPage(campaign, due) : undefined;
       const dialable: CampaignContactItem[] = [];
       for (const cc of due) {
         const opening = nextOpening(schedule, now, cc.timezone);
@@ -528,7 +553,7 @@ async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: 
         }
         dialable.push(cc);
       }
-      const reasons = await Promise.all(dialable.map((cc) => blockReason(orgId, cc, contacts.get(cc.contact_id))));
+      const reasons = dialable.map((cc) => blockReason(cc, read!.contact(cc), read!.listed(cc)));
       // In due order (the due index's), which decides who keeps a shared number.
       const toDial = dialable.filter((_, i) => !reasons[i]);
       await Promise.all(
@@ -540,7 +565,7 @@ async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: 
       if (toDial.length && !lineChecked) {
         // Before the first claim: a line that can no longer dial pauses the campaign, and no contact is claimed.
         lineChecked = true;
-        const problem = await lineProblem(campaign);
+        const problem = read!.line;
         if (problem) {
           await pauseForLine(campaign, problem, now);
           return summary;

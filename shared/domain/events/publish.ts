@@ -11,8 +11,8 @@ import { logger } from '../../logger';
  * The event item is the outbox. It is written in the SAME transaction as the state change that
  * causes it, carrying a sparse "undispatched" entry (gsi2 `EVENTQ#<shard>`). After the commit,
  * `dispatchEvents` queues one fan-out message per event (the fast path); the fan-out job writes
- * the delivery jobs and removes the entry. A crash between commit and dispatch leaves the entry,
- * and the minute sweep (webhook-sweep) queues the fan-out again. So a committed change never loses
+ * the delivery jobs and removes the entry (an event no endpoint wants keeps it, read past once by
+ * the sweep: webhooks/deliveries.ts). A crash between commit and dispatch leaves the entry, and the minute sweep (webhook-sweep) queues the fan-out again. So a committed change never loses
  * its event, and nothing but this module runs on the request path (no egress, no endpoint reads).
  */
 
@@ -24,10 +24,12 @@ export const EVENT_TTL_DAYS = 30;
 /** The queue the fan-out job reads. */
 export const FANOUT_QUEUE = 'event-fanout';
 
-/** The fan-out message: which event of which organization. */
+/** The fan-out message: which event of which organization, and its type (so an event no endpoint wants is not read). */
 export interface FanoutMessage {
   organization_id: string;
   event_id: string;
+  /** Absent on messages queued before it was added: the fan-out then reads the event. */
+  type?: EventType;
 }
 
 /** Epoch seconds when an item created at `createdAt` expires with its event. */
@@ -67,7 +69,7 @@ export async function dispatchEvents(events: PlatformEvent[]): Promise<void> {
   await Promise.all(
     events.map(async (event) => {
       try {
-        const message: FanoutMessage = { organization_id: event.organization_id, event_id: event.id };
+        const message: FanoutMessage = { organization_id: event.organization_id, event_id: event.id, type: event.type };
         await queue().send(FANOUT_QUEUE, message);
       } catch (err) {
         // The event is stored with its undispatched entry: the minute sweep fans it out.

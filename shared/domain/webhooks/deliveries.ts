@@ -4,14 +4,14 @@ import { queue } from '../../adapters/queue';
 import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS } from '../../db/keys';
 import { countRange, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConditionFailed, getItem, ignoreConditionFailed, putNew, queryPage, transact, updateExisting } from '../../db/store';
-import { armSweep, earlier, noteDue, settleSweep, sweepDue } from '../../db/sweep-marker';
+import { armSweep, earlier, noteDue, recordSweptThrough, settleSweep, sweepDue } from '../../db/sweep-marker';
 import { NotFoundError, UnprocessableError } from '../../errors';
 import { listResult } from '../common/list-result';
 import { logger } from '../../logger';
 import { eventTtl, eventWrite, FANOUT_QUEUE, newEvent, type FanoutMessage } from '../events/publish';
 import type { EventType } from '../events/types';
 import type { Delivery, DeliveryListInput } from './schemas';
-import { allWebhooks, findWebhook, signingSecrets, subscribes, webhookOr404, type WebhookItem } from './service';
+import { allWebhooks, anyEndpointFor, findWebhook, knownWebhooks, signingSecrets, subscribes, webhookOr404, type WebhookItem } from './service';
 import { webhookHeaders } from './signature';
 
 /**
@@ -130,14 +130,16 @@ async function queueDeliveries(messages: DeliveryMessage[], delaySeconds = 0): P
  * Writes one delivery job per enabled endpoint subscribed to the event and queues its first
  * attempt, then clears the event's undispatched mark. Idempotent: an event already dispatched
  * is skipped; a job already written (a crashed earlier run) is left to its due-index entry.
+ *
+ * An event no endpoint wants (the organization has none enabled and subscribed to its `type`, by
+ * the container's copy of its endpoints: webhooks/service.ts, knownWebhooks) costs no request: its
+ * mark is left, and expires with the event. The minute sweep reads past such marks once, with the
+ * endpoints read afresh, and fans the event out if an endpoint wants it by then (sweepWebhooks).
  */
-export async function fanOutEvent(orgId: string, eventId: string, now: number = Date.now()): Promise<{ jobs: number }> {
+export async function fanOutEvent(orgId: string, eventId: string, now: number = Date.now(), type?: EventType): Promise<{ jobs: number }> {
+  if (!anyEndpointFor(await knownWebhooks(orgId), type)) return { jobs: 0 };
   const enabled = (await allWebhooks(orgId)).filter((w) => w.enabled);
-  if (!enabled.length) {
-    // No endpoint to deliver to (most organizations, every simulated campaign): the mark is cleared without reading the event.
-    await transact([updateExisting(keys.event(orgId, eventId), { dispatched_at: iso(now) }, { remove: ['gsi2pk', 'gsi2sk'], condition: 'attribute_exists(gsi2pk)' })]).catch(ignoreConditionFailed);
-    return { jobs: 0 };
-  }
+  if (!anyEndpointFor(enabled, type)) return { jobs: 0 };
   const event = await getItem<EventItem>(keys.event(orgId, eventId));
   if (!event || !event.gsi2pk) return { jobs: 0 };
   const endpoints = enabled.filter((w) => subscribes(w, event.type));
@@ -308,6 +310,8 @@ export interface SweepSummary {
   jobs: number;
 }
 
+/** How far before the last sweep's reach a sweep reads undispatched events again (a global index shows an entry late). */
+const EVENTS_SWEPT_MARGIN_MS = 2 * 60_000;
 /** How far ahead the sweep's marker may be left when nothing is pending (see sweepWebhooks). */
 export const WEBHOOK_SWEEP_HORIZON_MS = 15 * 60_000;
 
@@ -323,21 +327,43 @@ const entryTime = (sk: string) => sk.slice(0, sk.indexOf('#'));
  * writer (fan-out, a retry) lowers it; an event's does only when its fan-out message could not be
  * queued (dispatchEvents). An event whose writer died between its write and its dispatch is
  * fanned out when the marker comes, within WEBHOOK_SWEEP_HORIZON_MS.
+ *
+ * Undispatched events are read from where the last complete sweep left them (the marker's
+ * `swept_through`, less EVENTS_SWEPT_MARGIN_MS), since the marks of events no endpoint wanted stay
+ * until the event expires: each is read by one sweep (two, in the margin) and passed over, unless
+ * its organization (read afresh, once per sweep) now has an endpoint for it. An event whose fan-out
+ * is queued again holds `swept_through` back until its fan-out clears its mark.
  */
 export async function sweepWebhooks(now: number = Date.now()): Promise<SweepSummary> {
   const summary: SweepSummary = { events: 0, jobs: 0 };
-  if (!(await sweepDue('webhook-sweep', iso(now), WEBHOOK_SWEEP_HORIZON_MS)).due) return summary;
+  const gate = await sweepDue('webhook-sweep', iso(now), WEBHOOK_SWEEP_HORIZON_MS);
+  if (!gate.due) return summary;
   const horizon = iso(now + WEBHOOK_SWEEP_HORIZON_MS);
   await armSweep('webhook-sweep', horizon);
   let earliestLeft: string | undefined;
   const eventsBefore = iso(now - EVENT_SWEEP_AGE_MS);
   const nowIso = iso(now);
-  /** Entries of one shard below `upTo`, oldest first, up to the first one later than `dueBy` (which only sets the marker). */
-  async function* dueEntries<T extends { gsi2sk: string }>(pkValue: string, dueBy: string, upTo: string, leadMs: number): AsyncGenerator<T> {
+  // Events: from the last sweep that read them all (less a margin), since marks no endpoint wanted stay behind it.
+  const eventsFrom = gate.sweptThrough ? iso(Date.parse(gate.sweptThrough) - EVENTS_SWEPT_MARGIN_MS) : undefined;
+  let eventsSweptTo = eventsBefore;
+  // Each organization's endpoints read afresh once per sweep: a container's copy may miss a new one.
+  const endpointsOf = new Map<string, Promise<WebhookItem[]>>();
+  const wanted = async (entry: { gsi2sk: string; type?: EventType }) => {
+    const orgId = entry.gsi2sk.split('#')[1]!;
+    if (!endpointsOf.has(orgId)) endpointsOf.set(orgId, allWebhooks(orgId));
+    return anyEndpointFor(await endpointsOf.get(orgId)!, entry.type);
+  };
+  /**
+   * Entries of one shard below `upTo` (from `from`), oldest first, up to the first one later than
+   * `dueBy` (which only sets the marker); entries `keep` refuses are passed over.
+   */
+  async function* dueEntries<T extends { gsi2sk: string }>(pkValue: string, dueBy: string, upTo: string, leadMs: number, from?: string, keep?: (entry: T) => Promise<boolean>): AsyncGenerator<T> {
     let cursor: string | undefined;
+    const range = from ? { skFrom: from, skTo: `${upTo}$` } : { skBelow: `${upTo}$` };
     do {
-      const page = await queryPage<T>({ index: gsi2.name, pkName: 'gsi2pk', pkValue, skName: 'gsi2sk', skBelow: `${upTo}$` }, { limit: 50, ...(cursor ? { cursor } : {}) });
+      const page = await queryPage<T>({ index: gsi2.name, pkName: 'gsi2pk', pkValue, skName: 'gsi2sk', ...range }, { limit: 50, ...(cursor ? { cursor } : {}) });
       for (const entry of page.items) {
+        if (keep && !(await keep(entry))) continue;
         if (entryTime(entry.gsi2sk) > dueBy) {
           earliestLeft = earlier(earliestLeft, iso(Date.parse(entryTime(entry.gsi2sk)) + leadMs));
           return;
@@ -350,9 +376,11 @@ export async function sweepWebhooks(now: number = Date.now()): Promise<SweepSumm
   await Promise.all(
     Array.from({ length: SWEEP_SHARDS }, async (_, shard) => {
       const fanouts: FanoutMessage[] = [];
-      for await (const e of dueEntries<{ gsi2sk: string }>(gsi2.eventsUndispatched(shard), eventsBefore, horizon, EVENT_SWEEP_AGE_MS)) {
+      for await (const e of dueEntries<{ gsi2sk: string; type?: EventType }>(gsi2.eventsUndispatched(shard), eventsBefore, horizon, EVENT_SWEEP_AGE_MS, eventsFrom, wanted)) {
         const [, orgId, eventId] = e.gsi2sk.split('#');
-        fanouts.push({ organization_id: orgId!, event_id: eventId! });
+        fanouts.push({ organization_id: orgId!, event_id: eventId!, ...(e.type ? { type: e.type } : {}) });
+        // Read again by the next sweep until its fan-out clears it.
+        eventsSweptTo = earlier(eventsSweptTo, entryTime(e.gsi2sk))!;
       }
       await Promise.all(fanouts.map((m) => queue().send(FANOUT_QUEUE, m)));
       summary.events += fanouts.length;
@@ -375,6 +403,7 @@ export async function sweepWebhooks(now: number = Date.now()): Promise<SweepSumm
       }
     }),
   );
+  await recordSweptThrough('webhook-sweep', eventsSweptTo);
   await settleSweep('webhook-sweep', earliestLeft);
   if (summary.events || summary.jobs) logger.info('webhook sweep', { ...summary });
   return summary;

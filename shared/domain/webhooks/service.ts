@@ -2,8 +2,10 @@ import { v7 as uuidv7 } from 'uuid';
 import { secrets } from '../../adapters/secrets';
 import { collections, keys, Prefix } from '../../db/keys';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
+import { noteDue } from '../../db/sweep-marker';
 import { cappedCounterIncrement, ConditionFailed, deleteExisting, getItem, putNew, queryAll, transact, updateExisting, type PageRequest } from '../../db/store';
 import { ConflictError, NotFoundError, UnprocessableError } from '../../errors';
+import { logger } from '../../logger';
 import { listCollection, requireSomeField } from '../common/collection';
 import type { EventType } from '../events/types';
 import { MAX_WEBHOOKS_PER_ORG, type CreateWebhookInput, type UpdateWebhookInput, type Webhook } from './schemas';
@@ -62,11 +64,48 @@ async function webhookOr404(orgId: string, id: string): Promise<WebhookItem> {
   return item;
 }
 
-/** The organization's endpoints (at most MAX_WEBHOOKS_PER_ORG: one small Query). */
+/** The organization's endpoints (at most MAX_WEBHOOKS_PER_ORG: one small Query); the container's copy is refreshed with them. */
 export async function allWebhooks(orgId: string): Promise<WebhookItem[]> {
   const items: WebhookItem[] = [];
   for await (const item of queryAll<WebhookItem>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.webhook }, undefined, true)) items.push(item);
+  if (known.size >= KNOWN_ORGS_MAX) known.clear();
+  known.set(orgId, { until: Date.now() + ENDPOINTS_CACHE_MS, items });
   return items;
+}
+
+/** How long a container trusts its copy of an organization's endpoints to say that an event goes nowhere. */
+export const ENDPOINTS_CACHE_MS = 60_000;
+const KNOWN_ORGS_MAX = 10_000;
+const known = new Map<string, { until: number; items: WebhookItem[] }>();
+
+/**
+ * The organization's endpoints as this container last read them (read now when it has no copy, or
+ * one older than ENDPOINTS_CACHE_MS). Only ever used to decide that no endpoint wants an event:
+ * an endpoint created, enabled or subscribed since (in another container) is missed for at most
+ * that long, and the event is not lost: its undispatched entry stays, and the minute sweep, which
+ * reads the endpoints afresh, fans it out (deliveries.ts). This container's own changes drop the copy.
+ */
+export async function knownWebhooks(orgId: string): Promise<WebhookItem[]> {
+  const copy = known.get(orgId);
+  return copy && copy.until > Date.now() ? copy.items : allWebhooks(orgId);
+}
+
+/**
+ * After an endpoint is created or changed: this container's copy is dropped, and the webhook sweep
+ * is made due once every other container's copy has lapsed (ENDPOINTS_CACHE_MS), so an event a
+ * stale copy passed over in that minute reaches the endpoint a minute or two late, not at the
+ * sweep's 15-minute horizon.
+ */
+async function endpointsChanged(orgId: string): Promise<void> {
+  known.delete(orgId);
+  await noteDue('webhook-sweep', new Date(Date.now() + ENDPOINTS_CACHE_MS + 5_000).toISOString()).catch((err: unknown) =>
+    logger.warn('The webhook sweep could not be made due after an endpoint changed; it comes at its horizon', { organization_id: orgId, error: err as Error }),
+  );
+}
+
+/** Whether any enabled endpoint wants an event of `type` (of any type when it is not known). */
+export function anyEndpointFor(endpoints: WebhookItem[], type: EventType | undefined): boolean {
+  return endpoints.some((w) => w.enabled && (!type || subscribes(w, type)));
 }
 
 /**
@@ -93,6 +132,7 @@ export async function createWebhook(orgId: string, input: CreateWebhookInput): P
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     try {
       await transact([putNew(item), cappedCounterIncrement(orgId, collections.webhooks, MAX_WEBHOOKS_PER_ORG)]);
+      await endpointsChanged(orgId);
       return { ...webhook, secret };
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
@@ -123,6 +163,7 @@ export async function updateWebhook(orgId: string, id: string, input: UpdateWebh
     const updated_at = new Date().toISOString();
     try {
       await transact([updateExisting(keys.webhook(orgId, id), { ...set, updated_at }, { condition: '#ver = :ver', names: { '#ver': 'version' }, values: { ':ver': item.version } })]);
+      await endpointsChanged(orgId);
       return webhookView({ ...item, ...set, updated_at } as WebhookItem);
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
@@ -137,6 +178,7 @@ export async function deleteWebhook(orgId: string, id: string): Promise<void> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     try {
       await transact([deleteExisting(keys.webhook(orgId, id))], [{ orgId, collection: collections.webhooks, delta: -1 }]);
+      known.delete(orgId);
       return;
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
