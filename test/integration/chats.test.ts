@@ -3,7 +3,8 @@ import { installLlm } from '../../shared/adapters/llm';
 import { LlmError, type LlmPort, type LlmRequest, type LlmResponse } from '../../shared/adapters/llm/port';
 import { installTimeSource } from '../../shared/clock';
 import { keys } from '../../shared/db/keys';
-import { deleteKeys, getItem, queryAll, transact, updateExisting } from '../../shared/db/store';
+import { deleteKeys, getItem, putNew, queryAll, transact, updateExisting } from '../../shared/db/store';
+import { db } from '../../shared/db/client';
 import { createAgent, updateAgent } from '../../shared/domain/agents/service';
 import { CreateAgentBody, UpdateAgentBody } from '../../shared/domain/agents/schemas';
 import { createContact } from '../../shared/domain/contacts/service';
@@ -287,18 +288,24 @@ describe('chats', () => {
     await expect(submitToolResults(orgId, chat.id, [{ tool_call_id: 'call_a', output: 1 }])).rejects.toBeInstanceOf(ConflictError);
   });
 
-  it('stores a plain turn in one write: its messages ride on the chat until they fill 4 KiB, then are filed as items', async () => {
+  it('stores a plain turn in one write: its messages ride on the chat until they fill 2 KiB, then are filed as one page item', async () => {
     const orgId = newOrg();
     const agent = await agentIn(orgId, { begin_message: '' });
     const chat = await startChat(orgId, { agent_id: agent.id });
+    // The filed messages' numbers, and how many items hold them (the messages filed together are one page).
+    let items = 0;
     const filed = async () => {
-      const out: { seq: number }[] = [];
-      for await (const m of queryAll<{ seq: number }>({ pkName: 'pk', pkValue: keys.chatMessages(orgId, chat.id), skName: 'sk', skPrefix: 'MSG#' }, undefined, true)) out.push(m);
-      return out.map((m) => m.seq);
+      const out: number[] = [];
+      items = 0;
+      for await (const m of queryAll<{ seq: number; messages?: { seq: number }[] }>({ pkName: 'pk', pkValue: keys.chatMessages(orgId, chat.id), skName: 'sk', skPrefix: 'MSG#' }, undefined, true)) {
+        items++;
+        out.push(...(m.messages ? m.messages.map((x) => x.seq) : [m.seq]));
+      }
+      return out;
     };
     const latest = async () => ((await getItem<Record<string, any>>(keys.chat(orgId, chat.id)))!.latest_messages ?? []).map((m: any) => m.seq);
     const contents = async () => (await getChat(orgId, chat.id)).messages.map((m) => m.content);
-    const long = (c: string) => c.repeat(1_500);
+    const long = (c: string) => c.repeat(600);
     const llm = scripted({ text: 'one' }, { text: 'two' }, { text: long('w') }, { text: 'x'.repeat(3_900) });
     installLlm(llm);
     await sendMessage(orgId, chat.id, 'first');
@@ -311,11 +318,39 @@ describe('chats', () => {
     expect(llm.requests[2]!.messages.map((m) => m.content)).toEqual(['first', 'one', 'second', 'two', long('z')]);
     // They no longer fit with the turn's own: the earlier ones are filed, the turn's ride on the chat.
     expect([await latest(), await filed()]).toEqual([[4, 5], [0, 1, 2, 3]]);
+    expect(items).toBe(1); // one page
     expect(await contents()).toEqual(['first', 'one', 'second', 'two', long('z'), long('w')]);
     // A turn too large to ride on the chat is written in one transaction with its messages, after filing the chat's.
     await sendMessage(orgId, chat.id, 'y'.repeat(3_990));
     expect([await latest(), await filed()]).toEqual([[], [0, 1, 2, 3, 4, 5, 6, 7]]);
+    expect(items).toBe(4); // the two pages, and the large turn's two messages as items of their own
     expect(await contents()).toEqual(['first', 'one', 'second', 'two', long('z'), long('w'), 'y'.repeat(3_990), 'x'.repeat(3_900)]);
+  });
+
+  it('reads the chat alone while this container holds its filed messages, and the messages again once another container filed more', async () => {
+    const orgId = newOrg();
+    const agent = await agentIn(orgId, { begin_message: '' });
+    const chat = await startChat(orgId, { agent_id: agent.id });
+    installLlm(scripted({ text: 'one' }, { text: 'two' }, { text: 'three' }));
+    await sendMessage(orgId, chat.id, 'first');
+    await sendMessage(orgId, chat.id, 'second');
+    const spy = jest.spyOn(db(), 'send');
+    try {
+      expect((await getChat(orgId, chat.id)).messages.map((m) => m.content)).toEqual(['first', 'one', 'second', 'two']);
+      expect(spy.mock.calls.map(([command]) => command.constructor.name)).toEqual(['GetCommand']);
+      // Another container's turn files the latest messages (a page) and moves filed_count: this one reads them.
+      const item = (await getItem<Record<string, any>>(keys.chat(orgId, chat.id)))!;
+      const latest = item.latest_messages as { pk: string; sk: string; seq: number }[];
+      await transact([putNew({ pk: latest[0]!.pk, sk: latest[0]!.sk, entity: 'CHAT_MESSAGE_PAGE', seq: latest[0]!.seq, messages: latest })]);
+      await transact([updateExisting(keys.chat(orgId, chat.id), { filed_count: item.message_count }, { remove: ['latest_messages'] })]);
+      spy.mockClear();
+      expect((await getChat(orgId, chat.id)).messages.map((m) => m.content)).toEqual(['first', 'one', 'second', 'two']);
+      expect(spy.mock.calls.map(([command]) => command.constructor.name)).toEqual(['GetCommand', 'QueryCommand']);
+    } finally {
+      spy.mockRestore();
+    }
+    await sendMessage(orgId, chat.id, 'third');
+    expect((await getChat(orgId, chat.id)).messages.map((m) => m.content)).toEqual(['first', 'one', 'second', 'two', 'third', 'three']);
   });
 
   it('never answers a history with a hole in it', async () => {

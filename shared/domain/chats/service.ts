@@ -114,6 +114,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
   }
   const { writes, views } = messageWrites(orgId, id, 0, opening, now);
   item.message_count = opening.length;
+  item.filed_count = opening.length;
   const chat: Chat = { ...summary(item), messages: views };
   const started = newEvent(orgId, 'chat.started', eventData(item, views));
   const extra: TransactItem[] = contact ? [activityPut(orgId, contact.id, 'chat', `Chat started with agent ${agent.name}`, now)] : [];

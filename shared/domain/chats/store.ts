@@ -1,9 +1,11 @@
 import { v7 as uuidv7 } from 'uuid';
 import { queue } from '../../adapters/queue';
 import { clockNow } from '../../clock';
-import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS } from '../../db/keys';
+import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS, type Key } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, storedBytes, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
-import { putMany } from '../../db/filtered-query';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { getMany } from '../../db/filtered-query';
+import { db, tableName } from '../../db/client';
 import { NotFoundError } from '../../errors';
 import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
@@ -56,6 +58,8 @@ export interface ChatItem extends Omit<ChatSummary, 'usage'> {
    * turn's one write (at most LATEST_MESSAGES_MAX_BYTES: see `storeTurn`); readers merge them.
    */
   latest_messages?: MessageItem[];
+  /** How many of the chat's first messages are filed as items (the rest are `latest_messages`); absent on chats from before it: read them. */
+  filed_count?: number;
 }
 
 /** A turn kept after its model failed: what continues it (turns.ts). */
@@ -132,10 +136,22 @@ export function eventData(item: ChatItem, messages?: ChatMessage[]): Record<stri
   return data;
 }
 
-/** The chat's messages filed as items of their own (the latest turn's may not be yet: `loadChat` reads both). */
+/** Several messages filed together under the first one's key (`fileMessages`), in order. */
+interface MessagePage {
+  pk: string;
+  sk: string;
+  entity: 'CHAT_MESSAGE_PAGE';
+  seq: number;
+  messages: MessageItem[];
+}
+
+/** The chat's filed messages, pages opened (the latest ones may not be filed yet: `loadChat` reads both). */
 async function readFiledMessages(orgId: string, chatId: string): Promise<MessageItem[]> {
   const out: MessageItem[] = [];
-  for await (const m of queryAll<MessageItem>({ pkName: 'pk', pkValue: keys.chatMessages(orgId, chatId), skName: 'sk', skPrefix: keys.chatMessagePrefix }, undefined, true)) out.push(m);
+  for await (const m of queryAll<MessageItem | MessagePage>({ pkName: 'pk', pkValue: keys.chatMessages(orgId, chatId), skName: 'sk', skPrefix: keys.chatMessagePrefix }, undefined, true)) {
+    if ('messages' in m && Array.isArray(m.messages)) out.push(...m.messages);
+    else out.push(m as MessageItem);
+  }
   return out;
 }
 
@@ -173,11 +189,47 @@ function mergeMessages(item: ChatItem, filed: MessageItem[]): Omit<LoadedChat, '
 }
 
 /** The chat (404 when there is none) and all its messages, read in parallel (see `storeTurn`). */
-export async function loadChat(orgId: string, chatId: string): Promise<LoadedChat> {
+/**
+ * Each chat's filed messages 0…n-1 this container has read, by `<org>/<chat>`: a filed message never
+ * changes, so a chat whose `filed_count` the copy covers is read with its GetItem alone (no Query).
+ */
+const filedCopies = new Map<string, MessageItem[]>();
+const MAX_FILED_COPIES = 500;
+
+function keepFiledCopy(key: string, messages: MessageItem[]): void {
+  filedCopies.delete(key);
+  filedCopies.set(key, messages);
+  if (filedCopies.size > MAX_FILED_COPIES) filedCopies.delete(filedCopies.keys().next().value!);
+}
+
+/**
+ * The chat (404 when there is none) and all its messages. The chat and its filed messages are read
+ * in parallel, unless this container holds the chat's filed messages (`filedCopies`): then the
+ * chat is read alone, and the messages only when its `filed_count` shows more were filed since.
+ */
+export async function loadChat(orgId: string, chatId: string): Promise<LoadedChat>;
+/** …and the item at `beside`, read with the chat in one BatchGetItem (undefined when there is none). */
+export async function loadChat<T extends object>(orgId: string, chatId: string, beside: Key): Promise<LoadedChat & { beside: T | undefined }>;
+export async function loadChat(orgId: string, chatId: string, beside?: Key): Promise<LoadedChat & { beside?: unknown }> {
+  const key = `${orgId}/${chatId}`;
+  let besideItem: unknown;
+  const readChat = async (): Promise<ChatItem> => {
+    if (!beside) return liveChat(orgId, chatId);
+    const chatKey = keys.chat(orgId, chatId);
+    const found = await getMany<ChatItem>([chatKey, beside]);
+    besideItem = found.find((f) => f.pk === beside.pk && f.sk === beside.sk);
+    const item = found.find((f) => f.pk === chatKey.pk && f.sk === chatKey.sk);
+    if (!item) throw new NotFoundError('Chat', chatId);
+    return item;
+  };
   for (let attempt = 0; attempt < 5; attempt++) {
-    const [item, filed] = await Promise.all([liveChat(orgId, chatId), readFiledMessages(orgId, chatId)]);
+    const copy = attempt === 0 ? filedCopies.get(key) : undefined;
+    const [item, read] = await Promise.all([readChat(), copy ? undefined : readFiledMessages(orgId, chatId)]);
+    const filed = read ?? (typeof item.filed_count === 'number' && item.filed_count <= copy!.length ? copy! : await readFiledMessages(orgId, chatId));
     const merged = mergeMessages(item, filed);
-    if (merged) return { item, ...merged };
+    if (!merged) continue;
+    if (typeof item.filed_count === 'number') keepFiledCopy(key, merged.messages.slice(0, item.filed_count));
+    return { item, ...merged, ...(beside ? { beside: besideItem } : {}) };
   }
   throw new Error(`The messages of chat ${chatId} kept changing while they were read`);
 }
@@ -187,11 +239,18 @@ export async function loadChat(orgId: string, chatId: string): Promise<LoadedCha
  * items of their own: a few short turns. The chat item is copied into both indexes on every write,
  * so this bound is what each turn's write pays for it (docs/benchmarks.md, (f)).
  */
-export const LATEST_MESSAGES_MAX_BYTES = 4 * 1024;
+export const LATEST_MESSAGES_MAX_BYTES = 2 * 1024;
 
-/** Writes messages as items of their own (idempotent: a message never changes). */
+/**
+ * Files messages (at most LATEST_MESSAGES_MAX_BYTES of them) as ONE page item under the first one's
+ * key, so the messages Query reads a few items however long the chat. Idempotent: a message never
+ * changes, and a message filed twice (in two pages) is read once (`loadChat` keys them by number).
+ */
 async function fileMessages(messages: MessageItem[]): Promise<void> {
-  if (messages.length) await putMany(messages as unknown as Record<string, unknown>[]);
+  if (!messages.length) return;
+  const first = messages[0]!;
+  const page: MessagePage = { pk: first.pk, sk: first.sk, entity: 'CHAT_MESSAGE_PAGE', seq: first.seq, messages };
+  await db().send(new PutCommand({ TableName: tableName(), Item: page }));
 }
 
 /**
@@ -205,22 +264,30 @@ async function fileMessages(messages: MessageItem[]): Promise<void> {
  */
 export async function storeTurn(
   item: ChatItem,
-  unfiled: MessageItem[],
+  loaded: Pick<LoadedChat, 'messages' | 'unfiled'>,
   set: Record<string, unknown>,
   options: { remove: string[]; condition: string; names: Record<string, string>; values: Record<string, unknown> },
   messages: MessageItem[],
   events: TransactItem[] = [],
 ): Promise<void> {
   const key = keys.chat(item.organization_id, item.id);
+  const { unfiled } = loaded;
+  // This container's copy of the filed messages follows what it files (loadChat).
+  const copyKey = `${item.organization_id}/${item.id}`;
   if (!events.length && messages.length && storedBytes(messages) <= LATEST_MESSAGES_MAX_BYTES) {
     const carried = [...unfiled, ...messages];
-    if (storedBytes(carried) > LATEST_MESSAGES_MAX_BYTES) await fileMessages(unfiled);
-    const latest = storedBytes(carried) > LATEST_MESSAGES_MAX_BYTES ? messages : carried;
-    await transact([updateExisting(key, { ...set, latest_messages: latest }, options)]);
+    const full = storedBytes(carried) > LATEST_MESSAGES_MAX_BYTES;
+    if (full) await fileMessages(unfiled);
+    // Filed: every message before the turn's once the chat's were filed, else as before.
+    const filed = full ? { filed_count: item.message_count } : {};
+    await transact([updateExisting(key, { ...set, ...filed, latest_messages: full ? messages : carried }, options)]);
+    if (full) keepFiledCopy(copyKey, loaded.messages);
     return;
   }
   await fileMessages(unfiled);
-  await transact([updateExisting(key, set, { ...options, remove: [...options.remove, 'latest_messages'] }), ...messages.map((m) => putNew({ ...m })), ...events]);
+  const filedCount = item.message_count + messages.length;
+  await transact([updateExisting(key, { ...set, filed_count: filedCount }, { ...options, remove: [...options.remove, 'latest_messages'] }), ...messages.map((m) => putNew({ ...m })), ...events]);
+  keepFiledCopy(copyKey, [...loaded.messages, ...messages]);
 }
 
 /** The messages a write adds, numbered from `from`: their items, puts and views. */

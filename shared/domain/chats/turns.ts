@@ -213,7 +213,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
       const kept = keptTurnOf(err);
       if (kept && kept.toolsRan > 0) {
         logger.warn('A chat turn failed at the model after its tools ran; the turn is kept', { chat_id: item.id, error: err as Error });
-        await storeIncomplete(item, turn, kept, claim, groundOn);
+        await storeIncomplete(item, history, turn, kept, claim, groundOn);
         throw new StoredFailure(modelFailure(err, true));
       }
       logger.warn('A chat turn failed at the model; nothing more kept', { chat_id: item.id, error: err as Error });
@@ -258,7 +258,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
     eventWrites.push(ended.write);
   }
   try {
-    await storeTurn(item, turn.unfiled, set, { remove, ...claimed(item, claim) }, items, eventWrites);
+    await storeTurn(item, { messages: history, unfiled: turn.unfiled }, set, { remove, ...claimed(item, claim) }, items, eventWrites);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); read it and try again', { id: item.id });
     throw err;
@@ -272,7 +272,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
  * (the user's, every tool call with its result), `incomplete_turn`, the usage; the chat stays
  * `active` and the claim is released in the same write.
  */
-async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn, claim: string | undefined, userText: string): Promise<void> {
+async function storeIncomplete(item: ChatItem, history: MessageItem[], turn: TurnRequest, kept: KeptTurn, claim: string | undefined, userText: string): Promise<void> {
   const orgId = item.organization_id;
   const at = clockNow().toISOString();
   const { items } = messageWrites(orgId, item.id, item.message_count, kept.messages, at);
@@ -295,7 +295,7 @@ async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn
     ...idleEntry(orgId, item.id, at),
   };
   try {
-    await storeTurn(item, turn.unfiled, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items);
+    await storeTurn(item, { messages: history, unfiled: turn.unfiled }, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new StoredFailure(new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); its tools ran but their results could not be kept', { id: item.id }));
     throw err;
@@ -304,7 +304,7 @@ async function storeIncomplete(item: ChatItem, turn: TurnRequest, kept: KeptTurn
 
 /**
  * The agent of each chat on a draft this container served, by `<org>/<chat>` (a chat's agent never
- * changes): its next turn reads the agent beside the chat and its messages instead of after them.
+ * changes): its next turn reads the agent with the chat, in one BatchGetItem, instead of after it.
  * The agent itself is always read, so an edit to the draft applies at the next turn.
  */
 const draftChatAgents = new Map<string, string>();
@@ -314,9 +314,10 @@ const MAX_DRAFT_CHAT_AGENTS = 2_000;
 async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem; history: MessageItem[]; unfiled: MessageItem[]; agent: Promise<Agent> }> {
   const key = `${orgId}/${chatId}`;
   const knownAgent = draftChatAgents.get(key);
-  const early = knownAgent ? findAgent(orgId, knownAgent) : undefined;
-  early?.catch(() => undefined); // awaited below, or unused when the chat is gone
-  const { item, messages: history, unfiled } = await loadChat(orgId, chatId);
+  // The agent of a chat this container knows is read in the chat's own request (one BatchGetItem).
+  const loaded = knownAgent ? await loadChat<Agent>(orgId, chatId, keys.agent(orgId, knownAgent)) : await loadChat(orgId, chatId);
+  const { item, messages: history, unfiled } = loaded;
+  const early = knownAgent && 'beside' in loaded ? Promise.resolve(loaded.beside as Agent | undefined) : undefined;
   if (typeof item.agent_version !== 'number') {
     draftChatAgents.delete(key);
     draftChatAgents.set(key, item.agent_id);
