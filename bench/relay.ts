@@ -37,7 +37,8 @@ const goal = (p50s: number[]) => {
   const [atOnce, ...timed] = p50s;
   const met = timed.every((x) => x <= 10);
   const timedText = timed.map((x, i) => `${x.toFixed(1)} ms with ${PASSES_TTFT_MS[i + 1]} ms to first token`).join(', ');
-  return `the goal (≤ 10 ms p50 added) is ${met ? 'met' : 'not met'} with a model that takes time to its first token (${timedText}); with a model answering at once it is ${atOnce!.toFixed(1)} ms, the claim's round trip to DynamoDB Local showing (the first token waits for it).`;
+  const atOnceText = `${atOnce!.toFixed(1)} ms${atOnce! <= 10 ? ', within the goal too' : ''}, the claim's round trip to DynamoDB Local showing (the first token waits for it)`;
+  return `the goal (≤ 10 ms p50 added) is ${met ? 'met' : 'not met'} with a model that takes time to its first token (${timedText}); with a model answering at once it is ${atOnceText}.`;
 };
 
 export async function relayBenchmark(): Promise<string> {
