@@ -1,5 +1,5 @@
 import { defineOperation } from '../../http/operation';
-import { CreateWebCallBody, WebCallStarted } from './web-calls';
+import { CreateWebCallBody, WebCallStarted } from './web-call-schemas';
 
 export const createWebCall = defineOperation({
   method: 'POST', path: '/api/v1/web-calls', operationId: 'createWebCall', tag: 'Calls', auth: true,

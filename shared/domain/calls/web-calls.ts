@@ -1,4 +1,3 @@
-import * as z from 'zod/mini';
 import { signToken } from '../../adapters/signed-token';
 import { clockMs, clockNow } from '../../clock';
 import { config } from '../../config';
@@ -6,13 +5,8 @@ import { collections, keys } from '../../db/keys';
 import { getItem, putNew, transact } from '../../db/store';
 import { UnavailableError, UnprocessableError, ValidationError } from '../../errors';
 import { noteDue } from '../../db/sweep-marker';
-import { AgentVersionPin } from '../agents/schemas';
 import { resolveAgentVersion } from '../agents/versions';
-import { lazy } from '../common/lazy';
-import { named } from '../common/named';
-import { DynamicVariables, uuid } from '../common/schemas';
 import { moveCall, type MoveResult } from './lifecycle';
-import { Call } from './schemas';
 import { newCallWrites, view, type AgentItem, type CallItem } from './service';
 import { STATUS_RANK } from './state';
 
@@ -37,30 +31,9 @@ export const WEB_CALL_TOKEN_TTL_SECONDS = 60;
 /** The voice runtime's path for browsers (beside `/stream`, Twilio's). */
 export const WEB_CALL_PATH = '/web';
 
-export const CreateWebCallBody = named('CreateWebCallRequest', () => z.strictObject({
-  agent_id: uuid(),
-  contact_id: z.optional(uuid()),
-  /** Filled into the agent's `{{name}}` placeholders (begin message, prompt). */
-  dynamic_variables: z.optional(DynamicVariables),
-  /** A published version (1, 2, …) or "draft"; default the agent's published_version, else the draft. */
-  agent_version: z.optional(AgentVersionPin),
-}), 'A call in the browser to start with an agent');
-export type CreateWebCallInput = z.output<typeof CreateWebCallBody>;
-
-const admission = lazy(() => ({
-  /** The voice runtime's WebSocket for browsers (`wss://…/web`): connect, then send `start` with the token. */
-  url: z.string(),
-  /** One use, valid 60 s: the `start` message's `token`. */
-  token: z.string(),
-  token_expires_at: z.string(),
-}));
-
-export const WebCallStarted = named('WebCallStarted', () => z.object({ call: Call, ...admission }), 'A web call created, with where and how the browser joins it');
-export type WebCallStarted = z.output<typeof WebCallStarted>;
-
-/** What a widget's page learns of the call it starts (no organization data). */
-export const WidgetCallStarted = named('WidgetCallStarted', () => z.object({ call_id: z.string(), agent_id: z.string(), ...admission }), 'A web call started through a widget, with where and how the browser joins it');
-export type WidgetCallStarted = z.output<typeof WidgetCallStarted>;
+// The schemas live apart (web-call-schemas.ts): operation modules import them without this module's code.
+export { CreateWebCallBody, WebCallStarted, WidgetCallStarted, type CreateWebCallInput } from './web-call-schemas';
+import type { CreateWebCallInput, WebCallStarted } from './web-call-schemas';
 
 /**
  * Why no web call can be made here, or undefined. Deployed, the stack always runs the voice

@@ -1,4 +1,3 @@
-import { DateTime } from 'luxon';
 import { agentWorkingHoursZone } from '../agents/timezone';
 
 /**
@@ -30,8 +29,28 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
 const asText = (value: unknown): string =>
   value === undefined || value === null ? '' : typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
 
-/** True when luxon knows the IANA zone `name`. */
-const isZone = (name: string | null | undefined): name is string => !!name && DateTime.now().setZone(name).isValid;
+/**
+ * Each zone's wall-clock formatter (null: not a zone Intl knows), built once: building one is the
+ * dear part. Intl rather than luxon: a chat function loads this module, and luxon is ~70 KB at its start.
+ */
+const zoneFormatters = new Map<string, Intl.DateTimeFormat | null>();
+const MAX_ZONE_FORMATTERS = 1000;
+
+function zoneFormatter(zone: string): Intl.DateTimeFormat | null {
+  let formatter = zoneFormatters.get(zone);
+  if (formatter === undefined) {
+    try {
+      formatter = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    } catch {
+      formatter = null; // RangeError: not a time zone
+    }
+    if (zoneFormatters.size < MAX_ZONE_FORMATTERS) zoneFormatters.set(zone, formatter);
+  }
+  return formatter;
+}
+
+/** True for an IANA zone name Intl knows (and `UTC`). */
+const isZone = (name: string | null | undefined): name is string => !!name && zoneFormatter(name) !== null;
 
 /**
  * The conversation's time zone: the contact's `timezone`, else the zone of the agent's working
@@ -54,7 +73,14 @@ export async function loadConversationTimezone(orgId: string, agentId: string, c
 
 /** `now` in `zone` as ISO 8601 with its offset, to the second: `2026-11-26T09:05:00+09:00` (`+00:00` for UTC). */
 export function localTime(now: Date, zone: string): string {
-  return DateTime.fromJSDate(now, { zone: isZone(zone) ? zone : 'UTC' }).toFormat("yyyy-MM-dd'T'HH:mm:ssZZ");
+  const formatter = zoneFormatter(isZone(zone) ? zone : 'UTC')!;
+  const p = Object.fromEntries(formatter.formatToParts(now).map((part) => [part.type, part.value])) as Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', string>;
+  // The zone's offset: its wall clock read as UTC, less the instant (to the second).
+  const wall = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second));
+  const offset = Math.round((wall - Math.floor(now.getTime() / 1000) * 1000) / 60_000);
+  const two = (n: number) => String(n).padStart(2, '0');
+  const sign = offset < 0 ? '-' : '+';
+  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}${sign}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { IdParams } from '../common/schemas';
 import { objectKeys } from '../rag/object-keys';
 import { ChatMessageBody, ChatTurn, ToolResultsBody } from '../chats/schemas';
 import { StartWidgetChatBody, WidgetChat, WidgetChatParams, WidgetChatStarted } from './chat-schemas';
-import { WidgetCallStarted } from '../calls/web-calls';
+import { WidgetCallStarted } from '../calls/web-call-schemas';
 import { CreateWidgetBody, UpdateWidgetBody, WidgetConfig, WidgetListQuery, WidgetSettings } from './schemas';
 
 const tag = 'Widget settings';

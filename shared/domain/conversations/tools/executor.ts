@@ -1,4 +1,3 @@
-import { DateTime } from 'luxon';
 import { logger } from '../../../logger';
 import { AppError } from '../../../errors';
 import type { ConversationRef, ToolInvocation, ToolOutcome } from '../types';
@@ -35,8 +34,10 @@ function failureOf(err: unknown, tool: string): ExecutedTool {
 }
 
 /** A local start time the model wrote without an offset (`2026-12-01T15:00`) read in `zone`; one with an offset or Z is kept as written. */
-function withZone(start: string, zone: string): string {
+async function withZone(start: string, zone: string): Promise<string> {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(start)) return start;
+  // luxon loads with the calendar tools that need it, not with every chat function.
+  const { DateTime } = await import('luxon');
   const local = DateTime.fromISO(start, { zone });
   return local.isValid ? local.toISO({ suppressMilliseconds: true })! : start;
 }
@@ -82,7 +83,7 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
           ...(str(args.email) ? { attendee_email: str(args.email) } : {}),
           ...(str(args.phone) ? { attendee_phone: str(args.phone) } : {}),
           ...(zone ? { attendee_timezone: zone } : {}),
-          start_time: withZone(str(args.start_time)!, zone ?? 'UTC'),
+          start_time: await withZone(str(args.start_time)!, zone ?? 'UTC'),
           duration_minutes: int(args.duration_minutes) ?? DEFAULT_DURATION,
         } as never);
         return {
