@@ -307,7 +307,8 @@ it('drops a turn started from a state another invocation has since changed: it s
   await relay.until(() => relay.replies().length === 2, 'the second answer');
   await platform.relay.idle();
   expect(relay.replies()[1]).toBe('From the current state.');
-  expect(model.requests.slice(requests).map((r) => fresh(r.body))).toEqual([false, true]);
+  // One request from the stale state (dropped: nothing said, no tool run) and one from the current state; which reaches the model first is the machine's business.
+  expect(model.requests.slice(requests).map((r) => fresh(r.body)).sort()).toEqual([false, true]);
   expect(stockRequests.length).toBe(stock);
   expect(relay.received.filter((m) => m.type === 'text' && m.last)).toHaveLength(2);
   model.reset();
