@@ -1,7 +1,6 @@
 import { checkLlm } from '../../access/enforce';
 import { config } from '../../config';
-import { localModel } from './local';
-import type { LlmPort } from './port';
+import type { LlmPort, LlmProviderName } from './port';
 
 export type * from './port';
 export { LlmError } from './port';
@@ -9,16 +8,23 @@ export { LlmError } from './port';
 let port: LlmPort | undefined;
 let installed: LlmPort | undefined;
 
+/** Each adapter's module, imported when its first request is made. */
+const adapters: Record<LlmProviderName, () => Promise<LlmPort>> = {
+  openai: () => import('./openai').then((m) => m.openAiModel()),
+  local: () => import('./local').then((m) => m.localModel()),
+};
+
 /**
- * The `openai` adapter, loaded on the first request: its module (zod, the secret reader) stays
- * off the chat functions' start path, and a process that never asks the model never loads it.
+ * The configured adapter, loaded on the first request: its module (for `openai` zod and the
+ * secret reader, for `local` the stand-in's text rules) stays off the chat functions' start
+ * path, and a process that never asks the model never loads it.
  */
-function lazyOpenAi(): LlmPort {
+function lazyAdapter(name: LlmProviderName): LlmPort {
   let loading: Promise<LlmPort> | undefined;
   return {
-    name: 'openai',
+    name,
     async complete(request) {
-      const adapter = await (loading ??= import('./openai').then((m) => m.openAiModel()).catch((err: unknown) => {
+      const adapter = await (loading ??= adapters[name]().catch((err: unknown) => {
         loading = undefined; // a failed load is tried again by the next request
         throw err;
       }));
@@ -35,7 +41,7 @@ function lazyOpenAi(): LlmPort {
 export function llm(): LlmPort {
   checkLlm();
   if (installed) return installed;
-  return (port ??= config().llm.provider === 'openai' ? lazyOpenAi() : localModel());
+  return (port ??= lazyAdapter(config().llm.provider === 'openai' ? 'openai' : 'local'));
 }
 
 /** Puts a model in place of the configured one (tests: a scripted model, or the real adapter with options); `undefined` restores the configured one. */

@@ -17,39 +17,39 @@ import {
 
 const tag = 'Agents';
 
-export const createAgent = defineOperation({
+export const createAgent = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/agents', operationId: 'createAgent', tag, auth: true,
   summary: 'Create an agent (`name` required; see docs/api.md for defaults)',
   entry: 'functions/agents/create.ts', body: CreateAgentBody, response: Agent,
   successMessage: 'Agent created successfully', access: { table: 'RW' },
 });
 
-export const listAgents = defineOperation({
+export const listAgents = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents', operationId: 'listAgents', tag, auth: true,
   summary: 'List the organization\'s agents, optionally by status',
   entry: 'functions/agents/list.ts', query: AgentListQuery, response: Agent, list: true, access: { table: 'R' },
 });
 
-export const getAgent = defineOperation({
+export const getAgent = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}', operationId: 'getAgent', tag, auth: true,
   summary: 'Get one agent', entry: 'functions/agents/get.ts', params: IdParams, response: Agent, access: { table: 'R' },
 });
 
-export const updateAgent = defineOperation({
+export const updateAgent = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/agents/{id}', operationId: 'updateAgent', tag, auth: true,
   summary: 'Update an agent; only supplied fields change',
   entry: 'functions/agents/update.ts', params: IdParams, body: UpdateAgentBody, response: Agent,
   successMessage: 'Agent updated successfully', access: { table: 'RW' },
 });
 
-export const updateAgentStatus = defineOperation({
+export const updateAgentStatus = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/agents/{id}/status', operationId: 'updateAgentStatus', tag, auth: true,
   summary: 'Change an agent\'s status', entry: 'functions/agents/update-status.ts',
   params: IdParams, body: AgentStatusBody, response: Agent,
   successMessage: 'Agent status updated successfully', access: { table: 'RW' },
 });
 
-export const deleteAgent = defineOperation({
+export const deleteAgent = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/agents/{id}', operationId: 'deleteAgent', tag, auth: true,
   summary: 'Delete an agent permanently', entry: 'functions/agents/delete.ts', params: IdParams,
   successMessage: 'Agent deleted successfully', access: { table: 'RW' },
@@ -59,7 +59,7 @@ export const deleteAgent = defineOperation({
 
 const versionsTag = 'Agent versions and tests';
 
-export const publishAgentVersion = defineOperation({
+export const publishAgentVersion = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/agents/{id}/versions', operationId: 'publishAgentVersion', tag: versionsTag, auth: true,
   summary: 'Publish the draft as the next version (optionally only when every test passes)',
   entry: 'functions/agents/versions-create.ts', params: IdParams, body: PublishVersionBody, bodyOptional: true, response: AgentVersion,
@@ -70,13 +70,13 @@ export const publishAgentVersion = defineOperation({
   access: { table: 'RW', queues: ['agent-test-run'] },
 });
 
-export const listAgentVersions = defineOperation({
+export const listAgentVersions = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}/versions', operationId: 'listAgentVersions', tag: versionsTag, auth: true,
   summary: 'List an agent\'s published versions, newest first',
   entry: 'functions/agents/versions-list.ts', params: IdParams, query: AgentTestListQuery, response: AgentVersion, list: true, access: { table: 'R' },
 });
 
-export const getAgentVersion = defineOperation({
+export const getAgentVersion = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}/versions/{version}', operationId: 'getAgentVersion', tag: versionsTag, auth: true,
   summary: 'Get one published version with its frozen config',
   entry: 'functions/agents/versions-get.ts', params: AgentVersionParams, response: AgentVersion, access: { table: 'R' },
@@ -84,50 +84,50 @@ export const getAgentVersion = defineOperation({
 
 // ---- Tests ----
 
-export const createAgentTest = defineOperation({
+export const createAgentTest = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/agents/{id}/tests', operationId: 'createAgentTest', tag: versionsTag, auth: true,
   summary: 'Create a test: a scripted or simulated user, tool mocks and criteria',
   entry: 'functions/agents/tests-create.ts', params: IdParams, body: CreateAgentTestBody, response: AgentTest,
   successMessage: 'Test created successfully', errors: { 422: 'The agent has 200 tests already.' }, access: { table: 'RW' },
 });
 
-export const listAgentTests = defineOperation({
+export const listAgentTests = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}/tests', operationId: 'listAgentTests', tag: versionsTag, auth: true,
   summary: 'List an agent\'s tests', entry: 'functions/agents/tests-list.ts', params: IdParams, query: AgentTestListQuery, response: AgentTest, list: true, access: { table: 'R' },
 });
 
-export const getAgentTest = defineOperation({
+export const getAgentTest = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}/tests/{test_id}', operationId: 'getAgentTest', tag: versionsTag, auth: true,
   summary: 'Get one test', entry: 'functions/agents/tests-get.ts', params: AgentTestParams, response: AgentTest, access: { table: 'R' },
 });
 
-export const updateAgentTest = defineOperation({
+export const updateAgentTest = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/agents/{id}/tests/{test_id}', operationId: 'updateAgentTest', tag: versionsTag, auth: true,
   summary: 'Update a test; only supplied fields change', entry: 'functions/agents/tests-update.ts', params: AgentTestParams, body: UpdateAgentTestBody, response: AgentTest,
   successMessage: 'Test updated successfully', access: { table: 'RW' },
 });
 
-export const deleteAgentTest = defineOperation({
+export const deleteAgentTest = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/agents/{id}/tests/{test_id}', operationId: 'deleteAgentTest', tag: versionsTag, auth: true,
   summary: 'Delete a test', entry: 'functions/agents/tests-delete.ts', params: AgentTestParams, successMessage: 'Test deleted successfully', access: { table: 'RW' },
 });
 
 // ---- Test runs ----
 
-export const startAgentTestRun = defineOperation({
+export const startAgentTestRun = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/agents/{id}/test-runs', operationId: 'startAgentTestRun', tag: versionsTag, auth: true,
   summary: 'Run tests (default all) against a version or the draft; answers the run, queued',
   entry: 'functions/agents/test-runs-create.ts', params: IdParams, body: StartTestRunBody, bodyOptional: true, response: TestRun,
   successMessage: 'Test run queued', errors: { 422: 'The agent has no tests.' }, access: { table: 'RW', queues: ['agent-test-run'] },
 });
 
-export const listAgentTestRuns = defineOperation({
+export const listAgentTestRuns = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}/test-runs', operationId: 'listAgentTestRuns', tag: versionsTag, auth: true,
   summary: 'List an agent\'s test runs, newest first (without their results)',
   entry: 'functions/agents/test-runs-list.ts', params: IdParams, query: AgentTestListQuery, response: TestRun, list: true, access: { table: 'R' },
 });
 
-export const getAgentTestRun = defineOperation({
+export const getAgentTestRun = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}/test-runs/{run_id}', operationId: 'getAgentTestRun', tag: versionsTag, auth: true,
   summary: 'Get a test run with its results', entry: 'functions/agents/test-runs-get.ts', params: AgentTestRunParams, response: TestRun, access: { table: 'R' },
 });

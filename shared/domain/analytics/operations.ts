@@ -11,21 +11,21 @@ const analysisErrors = {
   503: 'The analysis provider failed or timed out and retrying may cure it (`Retry-After`); the stored analysis is unchanged',
 } as const;
 
-export const getConversationAnalytics = defineOperation({
+export const getConversationAnalytics = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/analytics/conversations', operationId: 'getConversationAnalytics', tag: 'Analytics', auth: true,
   summary: 'Conversations ended per UTC day or week and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days)',
   entry: 'functions/analytics/conversations.ts', query: ConversationAnalyticsQuery, response: ConversationAnalytics,
   access: { table: 'R' },
 });
 
-export const reanalyzeCall = defineOperation({
+export const reanalyzeCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/calls/{id}/analysis', operationId: 'reanalyzeCall', tag: 'Calls', auth: true,
   summary: 'Run an ended call\'s analysis again with its agent\'s current settings (analysis fields, success criteria, model, prompt); replaces the analysis, emits `call.analyzed` again and moves the analytics counts',
   entry: 'functions/calls/analyze.ts', params: IdParams, response: Call, errors: analysisErrors, timeoutSeconds: 29,
   successMessage: 'Call analysed', access: { table: 'RW', analysis: true, queues: ['event-fanout'], bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns },
 });
 
-export const reanalyzeChat = defineOperation({
+export const reanalyzeChat = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/chats/{id}/analysis', operationId: 'reanalyzeChat', tag: 'Chats', auth: true,
   summary: 'Run an ended chat\'s analysis again with its agent\'s current settings (analysis fields, success criteria, model, prompt); replaces the analysis, emits `chat.analyzed` again and moves the analytics counts',
   entry: 'functions/chats/analyze.ts', params: IdParams, response: Chat, errors: analysisErrors, timeoutSeconds: 29,

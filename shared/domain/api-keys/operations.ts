@@ -2,7 +2,7 @@ import { defineOperation } from '../../http/operation';
 import { IdParams } from '../common/schemas';
 import { ApiKey, ApiKeyListQuery, CreateApiKeyBody, IssuedApiKey } from './schemas';
 
-export const createApiKey = defineOperation({
+export const createApiKey = /* @__PURE__ */ defineOperation({
   method: 'POST',
   path: '/api/v1/api-keys',
   operationId: 'createApiKey',
@@ -15,7 +15,7 @@ export const createApiKey = defineOperation({
   access: { table: 'RW' },
 });
 
-export const listApiKeys = defineOperation({
+export const listApiKeys = /* @__PURE__ */ defineOperation({
   method: 'GET',
   path: '/api/v1/api-keys',
   operationId: 'listApiKeys',
@@ -29,7 +29,7 @@ export const listApiKeys = defineOperation({
   access: { table: 'R' },
 });
 
-export const revokeApiKey = defineOperation({
+export const revokeApiKey = /* @__PURE__ */ defineOperation({
   method: 'DELETE',
   path: '/api/v1/api-keys/{id}',
   operationId: 'revokeApiKey',

@@ -15,14 +15,14 @@ import { AgentIdParams, CalcomWebhookBody, CalcomWebhookResult, Integration, Int
 const tag = 'Appointments';
 const integrationTag = 'Scheduling integration';
 
-export const getAvailability = defineOperation({
+export const getAvailability = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/scheduler/availability', operationId: 'getAvailability', tag, auth: true,
   summary: 'Free slots of an agent in [start, end) for `duration_minutes`, shown in `timezone` (a start every 15 minutes)',
   entry: 'functions/scheduler/availability.ts', query: AvailabilityQuery, response: Availability, access: { table: 'R', secrets: true },
   errors: { 422: 'Cal.com (when connected) refused or is unavailable' },
 });
 
-export const bookAppointment = defineOperation({
+export const bookAppointment = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments', operationId: 'bookAppointment', tag, auth: true,
   summary: 'Book an appointment (422 when the slot is taken or outside working hours)',
   entry: 'functions/scheduler/book.ts', body: BookAppointmentBody, response: Appointment,
@@ -30,19 +30,19 @@ export const bookAppointment = defineOperation({
   errors: { 422: 'The slot is in the past, outside working hours or taken, or Cal.com refused the booking' },
 });
 
-export const listAppointments = defineOperation({
+export const listAppointments = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/scheduler/appointments', operationId: 'listAppointments', tag, auth: true,
   summary: 'List appointments; filters `agent_id`, `status`, `from`/`to` (start time)',
   entry: 'functions/scheduler/list.ts', query: AppointmentListQuery, response: Appointment, list: true, access: { table: 'R' },
 });
 
-export const getAppointment = defineOperation({
+export const getAppointment = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/scheduler/appointments/{id}', operationId: 'getAppointment', tag, auth: true,
   summary: 'Get one appointment (`org_id`, when given, must be the key\'s organization, else 404)',
   entry: 'functions/scheduler/get.ts', params: IdParams, query: GetAppointmentQuery, response: Appointment, access: { table: 'R' },
 });
 
-export const rescheduleAppointment = defineOperation({
+export const rescheduleAppointment = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments/{id}/reschedule', operationId: 'rescheduleAppointment', tag, auth: true,
   summary: 'Move an appointment: the old one becomes `rescheduled`, a new `accepted` one is returned (422 when taken)',
   entry: 'functions/scheduler/reschedule.ts', params: IdParams, body: RescheduleBody, response: Appointment,
@@ -53,7 +53,7 @@ export const rescheduleAppointment = defineOperation({
   },
 });
 
-export const cancelAppointment = defineOperation({
+export const cancelAppointment = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/scheduler/appointments/{id}/cancel', operationId: 'cancelAppointment', tag, auth: true,
   summary: 'Cancel an appointment and free its slot',
   entry: 'functions/scheduler/cancel.ts', params: IdParams, body: CancelBody, response: Appointment,
@@ -61,27 +61,27 @@ export const cancelAppointment = defineOperation({
   errors: { 409: 'The appointment is not `accepted`', 422: 'Booked through Cal.com, which refused or is no longer connected' },
 });
 
-export const putWorkingHours = defineOperation({
+export const putWorkingHours = /* @__PURE__ */ defineOperation({
   method: 'PUT', path: '/api/v1/scheduler/working-hours/{agent_id}', operationId: 'putWorkingHours', tag, auth: true,
   summary: 'Set an agent\'s working hours (days 0–6 with 0 = Sunday, start, end, IANA timezone)',
   entry: 'functions/scheduler/put-working-hours.ts', params: AgentIdParams, body: WorkingHoursBody, response: WorkingHours,
   successMessage: 'Working hours saved', access: { table: 'RW' },
 });
 
-export const getWorkingHours = defineOperation({
+export const getWorkingHours = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/scheduler/working-hours/{agent_id}', operationId: 'getWorkingHours', tag, auth: true,
   summary: 'An agent\'s working hours (`configured` false: bookable at any time)',
   entry: 'functions/scheduler/get-working-hours.ts', params: AgentIdParams, response: WorkingHours, access: { table: 'R' },
 });
 
-export const deleteWorkingHours = defineOperation({
+export const deleteWorkingHours = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/scheduler/working-hours/{agent_id}', operationId: 'deleteWorkingHours', tag, auth: true,
   summary: 'Remove an agent\'s working hours (bookable at any time again)',
   entry: 'functions/scheduler/delete-working-hours.ts', params: AgentIdParams,
   successMessage: 'Working hours removed', access: { table: 'RW' },
 });
 
-export const connectSchedulingIntegration = defineOperation({
+export const connectSchedulingIntegration = /* @__PURE__ */ defineOperation({
   method: 'PUT', path: '/api/v1/scheduler/integration', operationId: 'connectSchedulingIntegration', tag: integrationTag, auth: true,
   summary: 'Connect Cal.com (`api_key` verified with Cal.com, then stored encrypted; optional `webhook_secret`)',
   entry: 'functions/scheduler/connect-integration.ts', body: IntegrationBody, response: Integration,
@@ -89,13 +89,13 @@ export const connectSchedulingIntegration = defineOperation({
   errors: { 422: 'Cal.com refused the API key or the event type, or is unavailable' },
 });
 
-export const getSchedulingIntegration = defineOperation({
+export const getSchedulingIntegration = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/scheduler/integration', operationId: 'getSchedulingIntegration', tag: integrationTag, auth: true,
   summary: 'The connection state (never the secrets) and the webhook URL to give Cal.com',
   entry: 'functions/scheduler/get-integration.ts', response: Integration, access: { table: 'R' },
 });
 
-export const disconnectSchedulingIntegration = defineOperation({
+export const disconnectSchedulingIntegration = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/scheduler/integration', operationId: 'disconnectSchedulingIntegration', tag: integrationTag, auth: true,
   summary: 'Disconnect the scheduling integration (the built-in calendar books again)',
   entry: 'functions/scheduler/disconnect-integration.ts',
@@ -103,7 +103,7 @@ export const disconnectSchedulingIntegration = defineOperation({
   errors: { 404: 'No scheduling integration is connected' },
 });
 
-export const calcomWebhook = defineOperation({
+export const calcomWebhook = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/scheduler/webhooks/calcom/{org_id}', operationId: 'receiveCalcomWebhook', tag: integrationTag, auth: false,
   summary: 'Cal.com booking webhooks (BOOKING_CREATED, BOOKING_RESCHEDULED, BOOKING_CANCELLED), verified with X-Cal-Signature-256',
   entry: 'functions/scheduler/calcom-webhook.ts', params: WebhookParams, body: CalcomWebhookBody,

@@ -3,13 +3,13 @@ import { Charge, ChargeListQuery, ChargesTotal, ChargesTotalQuery } from './sche
 
 const tag = 'Billing';
 
-export const listCharges = defineOperation({
+export const listCharges = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/billing/charges', operationId: 'listCharges', tag, auth: true,
   summary: 'The organization\'s billing ledger, oldest first: every charge with amount, currency, reason, resource and time',
   entry: 'functions/billing/list-charges.ts', query: ChargeListQuery, response: Charge, list: true, access: { table: 'R' },
 });
 
-export const getChargesTotal = defineOperation({
+export const getChargesTotal = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/billing/total', operationId: 'getChargesTotal', tag, auth: true,
   summary: 'The exact sum of the ledger per currency (integer units of 1/10,000), optionally of the charges created in [from, to)',
   entry: 'functions/billing/get-total.ts', query: ChargesTotalQuery, response: ChargesTotal, access: { table: 'R' },

@@ -1,5 +1,4 @@
 import { clockNow } from '../../clock';
-import { DateTime } from 'luxon';
 import { gsi2, keys, type Key } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, transact, updateExisting } from '../../db/store';
 import { logger } from '../../logger';
@@ -13,7 +12,7 @@ import { chargeWrite, renewalChargeId } from './service';
  *   month) and `periods_billed` (1), and sits in the sparse due-renewals index on gsi2
  *   (`RENEWAL#<due day>`, sort `<next_renewal_at>#<org>#<id>`). Imported numbers never enter it.
  * - Periods are counted from the purchase time, not chained from the last renewal, so a number
- *   bought on Jan 31 renews on Feb 28 and then Mar 31 (luxon clamps to the month's end, UTC).
+ *   bought on Jan 31 renews on Feb 28 and then Mar 31 (the day clamped to the month's end, UTC).
  * - Each renewal is one transaction: the charge (its id derived from number and period, put
  *   with attribute_not_exists), `next_renewal_at` / `periods_billed` / index moved one month on,
  *   and the charges counter, conditioned on the number being `active` with the
@@ -35,11 +34,25 @@ const MAX_CONFLICTS = 5;
 /** The attributes release removes so a number leaves the due-renewals index. */
 export const RENEWAL_ATTRIBUTES = ['next_renewal_at', 'gsi2pk', 'gsi2sk'];
 
-/** `anchor` plus `months` calendar months, UTC, the day clamped to the month's end; ISO with milliseconds. */
+/** An ISO 8601 date-time with a zone (`Z` or an offset): what the platform stores. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * `anchor` plus `months` calendar months, UTC, the day clamped to the month's end; ISO with
+ * milliseconds. Plain UTC arithmetic (no zone, no DST), so no luxon: it would load with every
+ * phone-number function (~70 KB parsed on each cold start).
+ */
 export function monthsAfter(anchor: string, months: number): string {
-  const start = DateTime.fromISO(anchor, { zone: 'utc' });
-  if (!start.isValid) throw new Error(`Not an ISO time: ${anchor}`);
-  return start.plus({ months }).toJSDate().toISOString();
+  const start = new Date(anchor);
+  // Date would roll 2027-02-30 over into March: the written day must exist.
+  const [y, m, d] = [0, 5, 8].map((at, i) => Number(anchor.slice(at, at + (i ? 2 : 4))));
+  if (!ISO_TIME.test(anchor) || Number.isNaN(start.getTime()) || d! > new Date(Date.UTC(y!, m!, 0)).getUTCDate()) throw new Error(`Not an ISO time: ${anchor}`);
+  const year = start.getUTCFullYear();
+  const month = start.getUTCMonth() + months;
+  // Day 0 of the month after is the target month's last day.
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  const day = Math.min(start.getUTCDate(), lastDay);
+  return new Date(Date.UTC(year, month, day, start.getUTCHours(), start.getUTCMinutes(), start.getUTCSeconds(), start.getUTCMilliseconds())).toISOString();
 }
 
 /**
@@ -206,8 +219,8 @@ function renewalWrite(item: PhoneNumberItem, now: string) {
 
 /** The UTC days from `lookback` days before `now` to `now`, oldest first. */
 function dueDays(now: string, lookback: number): string[] {
-  const today = DateTime.fromISO(now, { zone: 'utc' }).startOf('day');
-  return Array.from({ length: lookback + 1 }, (_, i) => today.minus({ days: lookback - i }).toISODate()!);
+  const today = Date.parse(`${now.slice(0, 10)}T00:00:00.000Z`);
+  return Array.from({ length: lookback + 1 }, (_, i) => new Date(today - (lookback - i) * 86_400_000).toISOString().slice(0, 10));
 }
 
 function boundedLookback(days: number | undefined): number {

@@ -11,21 +11,21 @@ const telephonyTag = 'Telephony';
 /** Reading a call signs its recording link: the signer must be allowed to read the object. */
 const recordingsRead = { bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns } as const;
 
-export const createCall = defineOperation({
+export const createCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/calls', operationId: 'createCall', tag, auth: true,
   summary: 'Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number',
   entry: 'functions/calls/create.ts', body: CreateCallBody, response: Call,
   successMessage: 'Call queued successfully', access: { table: 'RW', queues: ['call-place'], ...recordingsRead },
 });
 
-export const listCalls = defineOperation({
+export const listCalls = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/calls', operationId: 'listCalls', tag, auth: true,
   summary: 'Calls, newest first; filters agent_id, campaign_id, contact_id, status, from and to (created time)',
   entry: 'functions/calls/list.ts', query: CallListQuery, response: Call, list: true,
   access: { table: 'R', ...recordingsRead },
 });
 
-export const getCall = defineOperation({
+export const getCall = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/calls/{id}', operationId: 'getCall', tag, auth: true,
   summary: 'One call session, with its transcript, a fresh 15-minute recording link and its analysis',
   entry: 'functions/calls/get.ts', params: IdParams, response: Call,
@@ -43,28 +43,28 @@ const TwilioStatusQuery = lazy(() => z.strictObject({ organization_id: z.optiona
 const TwilioForm = named('TwilioCallbackForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
 const Received = named('TwilioCallbackReceipt', () => z.object({ received: z.boolean() }), 'Whether the callback changed anything');
 
-export const receiveTwilioStatus = defineOperation({
+export const receiveTwilioStatus = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,
   summary: 'Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine. Calls we place carry `organization_id` and `call_id` in the URL; a number\'s StatusCallback (incoming calls) carries none, the call is found from its CallSid',
   entry: 'functions/telephony/twilio-status.ts', query: TwilioStatusQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
   access: { queues: ['call-events'], telephony: true },
 });
 
-export const receiveTwilioRecording = defineOperation({
+export const receiveTwilioRecording = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/recording', operationId: 'receiveTwilioRecording', tag: telephonyTag, auth: false,
   summary: 'Twilio recording status callback (form-encoded, X-Twilio-Signature verified); the recording is copied into the bucket',
   entry: 'functions/telephony/twilio-recording.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
   access: { queues: ['call-events'], telephony: true },
 });
 
-export const getTwilioCallInstructions = defineOperation({
+export const getTwilioCallInstructions = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/twiml', operationId: 'getTwilioCallInstructions', tag: telephonyTag, auth: false,
   summary: 'TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL) with a short-lived stream token; X-Twilio-Signature verified',
   entry: 'functions/telephony/twilio-twiml.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form',
   rawResponse: true, rawContentType: 'text/xml', access: { table: 'R', telephony: true, tokens: true },
 });
 
-export const receiveTwilioInboundCall = defineOperation({
+export const receiveTwilioInboundCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/inbound', operationId: 'receiveTwilioInboundCall', tag: telephonyTag, auth: false,
   summary: 'Twilio incoming-call webhook (a number\'s voice URL; X-Twilio-Signature verified): a call session `inbound` answered by the number\'s `inbound_agent_id` through the voice runtime, or <Reject/> when the number has none',
   entry: 'functions/telephony/twilio-inbound.ts', body: TwilioForm, bodyFormat: 'form',

@@ -1,7 +1,7 @@
 import { defineOperation } from '../../http/operation';
 import { CreateWebCallBody, WebCallStarted } from './web-call-schemas';
 
-export const createWebCall = defineOperation({
+export const createWebCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/web-calls', operationId: 'createWebCall', tag: 'Calls', auth: true,
   summary: 'Start a call in the browser (`channel` `web`): the call session `ringing`, the voice runtime\'s WebSocket `url` and a one-use `token` valid 60 s (docs/api.md, "Web calls", has the browser protocol); no number, no carrier, no charge',
   entry: 'functions/web-calls/create.ts', body: CreateWebCallBody, response: WebCallStarted,

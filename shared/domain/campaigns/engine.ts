@@ -414,7 +414,7 @@ async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date)
       return 'paused';
     }
     const failures = (cc.dial_failures ?? 0) + 1;
-    const due = backoffDue(campaign, cc, now, failures);
+    const due = await backoffDue(campaign, cc, now, failures);
     logger.warn('A campaign call could not be placed; the contact is due again after a back-off', { campaign_id: campaign.id, campaign_contact_id: cc.id, due_at: due, error: err as Error });
     await unclaim(campaign, cc, now, { due, dialFailures: failures });
     return 'due_again';

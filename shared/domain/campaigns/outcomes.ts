@@ -10,7 +10,6 @@ import { dispatchEvents, newEvent } from '../events/publish';
 import type { CampaignCallOutcome } from './dial-port';
 import { campaignView, contactStatusIndex, dueIndex, statusIndex, type CampaignContactItem, type CampaignItem } from './model';
 import type { CampaignContactStatus } from './schemas';
-import { nextOpening } from './window';
 import { noteDue } from '../../db/sweep-marker';
 
 /**
@@ -59,8 +58,16 @@ const BACKOFF_MAX_MS = 30 * 60_000;
 /** Attempts the carrier never dialed that do not count against `retry_attempts`, per contact; later ones count. */
 export const MAX_UNDIALED = 8;
 
+/**
+ * The calling-window rules (and luxon with them), imported when a retry is due: every call's
+ * lifecycle reaches this module, and most calls are not campaign retries (a chat or widget
+ * function that loaded them at start paid ~70 KB of parsing on every cold start).
+ */
+const windowRules = () => import('./window');
+
 /** When a contact whose placement failed `failures` times in a row is due again: 1, 2, 4 … 30 minutes on, in its window. */
-export function backoffDue(campaign: CampaignItem, cc: CampaignContactItem, now: Date, failures: number): string {
+export async function backoffDue(campaign: CampaignItem, cc: CampaignContactItem, now: Date, failures: number): Promise<string> {
+  const { nextOpening } = await windowRules();
   const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, failures - 1));
   const opening = nextOpening(campaign.schedule, new Date(now.getTime() + delay), cc.timezone);
   return iso(opening ?? new Date('9999-12-31T00:00:00.000Z'));
@@ -201,7 +208,7 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
   let dueAgain: string | undefined;
   if (retry && undialed) {
     const failures = (cc.dial_failures ?? 0) + 1;
-    const due = backoffDue(campaign, cc, now, failures);
+    const due = await backoffDue(campaign, cc, now, failures);
     next = 'pending';
     dueAgain = due;
     Object.assign(contactSet, {
@@ -210,6 +217,7 @@ async function applyOutcome(orgId: string, campaignId: string, campaignContactId
     });
   } else if (retry) {
     const gapEnd = new Date(Date.parse(outcome.endedAt) + campaign.schedule.retry_gap_min * 60_000);
+    const { nextOpening } = await windowRules();
     const due = nextOpening(campaign.schedule, gapEnd, cc.timezone) ?? new Date('9999-12-31T00:00:00.000Z');
     next = 'pending';
     dueAgain = iso(due);

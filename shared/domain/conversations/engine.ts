@@ -1,6 +1,6 @@
 import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmToolCall, type LlmUsage } from '../../adapters/llm/port';
 import { contextTokenLimit, fitHistory } from './context-budget';
-import { executeTool, type ExecutedTool, type ToolEffect } from './tools/executor';
+import type { executeTool, ExecutedTool, ToolEffect } from './tools/executor';
 import { capResult } from './tools/results';
 import { checkToolArguments, parseArguments } from './tools/arguments';
 import type { RunnableTool } from './tools/catalog';
@@ -17,6 +17,13 @@ import { v7 as uuidv7 } from 'uuid';
  * keep it and a retry continue from it instead of running the tools again. Each model request
  * holds as much recent history as fits the context budget (context-budget.ts).
  */
+
+/**
+ * The tool executor (webhook requests and their egress checks, the built-in tools), imported by
+ * the first tool call a process runs: a turn that calls no tool never needs it, and every chat,
+ * widget and call function would otherwise compile it on each cold start.
+ */
+const toolExecutor = () => import('./tools/executor').then((m) => m.executeTool);
 
 /** Rounds of tool calls one turn may make before the model must answer in text. */
 export const MAX_TOOL_ROUNDS = 5;
@@ -241,13 +248,14 @@ async function turnLoop(
         }
         // A tool gets what remains of the turn's budget at most: then it is cancelled (its request
         // aborted) and its call recorded as timed out.
+        const run = input.executeTool ?? (await toolExecutor());
         const left = input.deadlineMs - Date.now();
         const abort = new AbortController();
         const timer = setTimeout(() => abort.abort(), Math.max(0, left));
         const late = new Promise<ExecutedTool>((resolve) => {
           abort.signal.addEventListener('abort', () => resolve({ ok: false, result: timedOutResult(left) }), { once: true });
         });
-        const outcome = await Promise.race([(input.executeTool ?? executeTool)(tool, { id: call.id, name: call.name, arguments: args }, input.conversation, { signal: abort.signal }), late]).finally(() => clearTimeout(timer));
+        const outcome = await Promise.race([run(tool, { id: call.id, name: call.name, arguments: args }, input.conversation, { signal: abort.signal }), late]).finally(() => clearTimeout(timer));
         progress.toolsRan++;
         if (outcome.effect?.end) effect.end = outcome.effect.end;
         if (outcome.effect?.transferTo) effect.transferTo = outcome.effect.transferTo;

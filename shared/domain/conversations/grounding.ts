@@ -1,6 +1,11 @@
 import type { LlmPassage } from '../../adapters/llm/port';
-import { currentIndex } from '../rag/index-store';
-import { rankPassages } from '../rag/query';
+
+/**
+ * The knowledge-base search (its index store, ranker and MiniSearch), imported by the first turn
+ * that grounds: every conversation function reaches this module, and a turn of an agent without
+ * a knowledge base never needs the ~25 KB of code behind it at start.
+ */
+const search = () => Promise.all([import('../rag/index-store'), import('../rag/query')]);
 
 /** How many passages ground one user turn. */
 export const GROUNDING_PASSAGES = 3;
@@ -23,7 +28,9 @@ export async function groundingPassages(orgId: string, kbId: string, query: stri
  * not hold that version), then each question is ranked against it.
  */
 export async function groundingSource(orgId: string, kbId: string): Promise<(query: string, topK?: number) => Promise<LlmPassage[]>> {
-  const state = kbId ? await currentIndex(orgId, kbId) : undefined;
+  if (!kbId) return async () => [];
+  const [{ currentIndex }, { rankPassages }] = await search();
+  const state = await currentIndex(orgId, kbId);
   if (!state || state.ranker.size() === 0) return async () => [];
   return async (query, topK = GROUNDING_PASSAGES) => {
     if (!query.trim()) return [];

@@ -10,7 +10,7 @@ const Readiness = named(
   'Each dependency and its state (`ok`, or `failed: <reason>`)',
 );
 
-export const getHealth = defineOperation({
+export const getHealth = /* @__PURE__ */ defineOperation({
   method: 'GET',
   path: '/api/v1/health',
   operationId: 'getHealth',
@@ -22,7 +22,7 @@ export const getHealth = defineOperation({
   access: {},
 });
 
-export const getReadiness = defineOperation({
+export const getReadiness = /* @__PURE__ */ defineOperation({
   method: 'GET',
   path: '/api/v1/health/ready',
   operationId: 'getReadiness',
@@ -35,7 +35,7 @@ export const getReadiness = defineOperation({
   errors: { 503: 'The table or the bucket does not answer; `error.details.checks` names each' },
 });
 
-export const getOpenApi = defineOperation({
+export const getOpenApi = /* @__PURE__ */ defineOperation({
   method: 'GET',
   path: '/api/v1/openapi.json',
   operationId: 'getOpenApi',
@@ -49,7 +49,7 @@ export const getOpenApi = defineOperation({
   bundleFiles: [{ from: 'docs/openapi.json', to: 'openapi.json' }],
 });
 
-export const getApiReference = defineOperation({
+export const getApiReference = /* @__PURE__ */ defineOperation({
   method: 'GET',
   path: '/api/v1/docs',
   operationId: 'getApiReference',
@@ -62,7 +62,7 @@ export const getApiReference = defineOperation({
   access: {},
 });
 
-export const getApiReferenceScript = defineOperation({
+export const getApiReferenceScript = /* @__PURE__ */ defineOperation({
   method: 'GET',
   path: '/api/v1/docs/redoc.js',
   operationId: 'getApiReferenceScript',

@@ -13,7 +13,7 @@ import {
 
 const tag = 'Phone numbers';
 
-export const listAvailablePhoneNumbers = defineOperation({
+export const listAvailablePhoneNumbers = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/phone-numbers/available', operationId: 'listAvailablePhoneNumbers', tag, auth: true,
   summary: 'Numbers the carrier offers, with monthly and per-minute prices (country default US, area_code, contains, limit)',
   entry: 'functions/phone-numbers/available.ts', query: AvailableNumbersQuery, response: AvailableNumber, list: true,
@@ -21,7 +21,7 @@ export const listAvailablePhoneNumbers = defineOperation({
   errors: { 503: 'The carrier cannot be reached; retry later' },
 });
 
-export const buyPhoneNumber = defineOperation({
+export const buyPhoneNumber = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/phone-numbers/buy', operationId: 'buyPhoneNumber', tag, auth: true,
   summary: 'Buy a listed number at its listed price (422 otherwise); charges the account once, in the same transaction',
   entry: 'functions/phone-numbers/buy.ts', body: BuyBody, response: PhoneNumber,
@@ -33,7 +33,7 @@ export const buyPhoneNumber = defineOperation({
   },
 });
 
-export const importPhoneNumber = defineOperation({
+export const importPhoneNumber = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/phone-numbers/import', operationId: 'importPhoneNumber', tag, auth: true,
   summary: 'Import a number you already hold (SIP trunk or PSTN); 409 when anyone holds it already',
   entry: 'functions/phone-numbers/import.ts', body: ImportBody, response: PhoneNumber,
@@ -41,34 +41,34 @@ export const importPhoneNumber = defineOperation({
   errors: { 409: 'The number is held already, by this or another organization' },
 });
 
-export const updateImportedPhoneNumber = defineOperation({
+export const updateImportedPhoneNumber = /* @__PURE__ */ defineOperation({
   method: 'PUT', path: '/api/v1/phone-numbers/import/{id}', operationId: 'updateImportedPhoneNumber', tag, auth: true,
   summary: 'Update an imported number: only the fields given (name, termination_uri, sip_username, sip_password) are replaced',
   entry: 'functions/phone-numbers/update-import.ts', params: IdParams, body: UpdateImportBody, response: PhoneNumber,
   successMessage: 'Phone number updated successfully', access: { table: 'RW', secrets: true },
 });
 
-export const listPhoneNumbers = defineOperation({
+export const listPhoneNumbers = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/phone-numbers', operationId: 'listPhoneNumbers', tag, auth: true,
   summary: 'Every number the organization holds or held, bought and imported (`source`); released ones carry status `released`',
   entry: 'functions/phone-numbers/list.ts', query: PhoneNumberListQuery, response: PhoneNumber, list: true,
   access: { table: 'R', secrets: true },
 });
 
-export const getPhoneNumber = defineOperation({
+export const getPhoneNumber = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/phone-numbers/{id}', operationId: 'getPhoneNumber', tag, auth: true,
   summary: 'Get one phone number', entry: 'functions/phone-numbers/get.ts', params: IdParams, response: PhoneNumber,
   access: { table: 'R', secrets: true },
 });
 
-export const updatePhoneNumber = defineOperation({
+export const updatePhoneNumber = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/phone-numbers/{id}', operationId: 'updatePhoneNumber', tag, auth: true,
   summary: 'Rename a number or set the agent that answers its calls (`inbound_agent_id`, or null)',
   entry: 'functions/phone-numbers/update.ts', params: IdParams, body: UpdatePhoneNumberBody, response: PhoneNumber,
   successMessage: 'Phone number updated successfully', access: { table: 'RW', secrets: true },
 });
 
-export const releasePhoneNumber = defineOperation({
+export const releasePhoneNumber = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/phone-numbers/{id}', operationId: 'releasePhoneNumber', tag, auth: true,
   summary: 'Release a number: status `released`, billing stops, it returns to the pool; 409 while a campaign uses it',
   entry: 'functions/phone-numbers/release.ts', params: IdParams,

@@ -21,31 +21,31 @@ import {
 
 const tag = 'Knowledge base (RAG)';
 
-export const createKnowledgeBase = defineOperation({
+export const createKnowledgeBase = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/rag/knowledge-bases', operationId: 'createKnowledgeBase', tag, auth: true,
   summary: 'Create a knowledge base', entry: 'functions/rag/create-knowledge-base.ts',
   body: CreateKnowledgeBaseBody, response: KnowledgeBase, successMessage: 'Knowledge base created successfully', access: { table: 'RW' },
 });
 
-export const listKnowledgeBases = defineOperation({
+export const listKnowledgeBases = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/rag/knowledge-bases', operationId: 'listKnowledgeBases', tag, auth: true,
   summary: 'List knowledge bases with their document counts', entry: 'functions/rag/list-knowledge-bases.ts',
   query: KbListQuery, response: KnowledgeBase, list: true, access: { table: 'R' },
 });
 
-export const getKnowledgeBase = defineOperation({
+export const getKnowledgeBase = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/rag/knowledge-bases/{kb_id}', operationId: 'getKnowledgeBase', tag, auth: true,
   summary: 'Get one knowledge base', entry: 'functions/rag/get-knowledge-base.ts',
   params: KbParams, response: KnowledgeBase, access: { table: 'R' },
 });
 
-export const deleteKnowledgeBase = defineOperation({
+export const deleteKnowledgeBase = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/rag/knowledge-bases/{kb_id}', operationId: 'deleteKnowledgeBase', tag, auth: true,
   summary: 'Delete a knowledge base; its documents, chunks and index are removed in the background', entry: 'functions/rag/delete-knowledge-base.ts',
   params: KbParams, successMessage: 'Knowledge base deleted successfully', access: { table: 'RW', queues: ['kb-cleanup'] },
 });
 
-export const discoverUrls = defineOperation({
+export const discoverUrls = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/rag/discover', operationId: 'discoverUrls', tag, auth: true,
   summary: 'Crawl a site (sitemap, then links breadth-first) and return the URLs found',
   entry: 'functions/rag/discover.ts', body: DiscoverBody, response: DiscoverResult,
@@ -53,14 +53,14 @@ export const discoverUrls = defineOperation({
   errors: { 422: 'The root URL cannot be resolved or fetched' },
 });
 
-export const createKbUpload = defineOperation({
+export const createKbUpload = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/rag/uploads', operationId: 'createKbUpload', tag, auth: true,
   summary: 'Get a presigned URL to upload a file (PDF, HTML, Markdown, plain text) for ingestion',
   entry: 'functions/rag/create-upload.ts', body: CreateUploadBody, response: Upload,
   successMessage: 'Upload URL issued', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns },
 });
 
-export const ingestDocuments = defineOperation({
+export const ingestDocuments = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/rag/ingest', operationId: 'ingestDocuments', tag, auth: true,
   summary: 'Queue text, a URL, a list of URLs or an uploaded file for indexing; documents start `pending`',
   entry: 'functions/rag/ingest.ts', body: IngestBody, response: IngestResult,
@@ -71,7 +71,7 @@ export const ingestDocuments = defineOperation({
   },
 });
 
-export const queryKnowledgeBase = defineOperation({
+export const queryKnowledgeBase = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/rag/query', operationId: 'queryKnowledgeBase', tag, auth: true,
   summary: 'The `top_k` passages of a knowledge base that best answer a query (BM25)',
   entry: 'functions/rag/query.ts', body: QueryBody, response: QueryResult,
@@ -79,21 +79,21 @@ export const queryKnowledgeBase = defineOperation({
   errors: { 404: 'The knowledge base does not exist' },
 });
 
-export const listKbDocuments = defineOperation({
+export const listKbDocuments = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/rag/documents', operationId: 'listKbDocuments', tag, auth: true,
   summary: 'List the documents of a knowledge base (without their text)', entry: 'functions/rag/list-documents.ts',
   query: DocumentListQuery, response: KbDocumentSummary, list: true, access: { table: 'R' },
   errors: { 404: 'The knowledge base does not exist' },
 });
 
-export const getKbDocument = defineOperation({
+export const getKbDocument = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/rag/document', operationId: 'getKbDocument', tag, auth: true,
   summary: 'Get one document with its extracted text', entry: 'functions/rag/get-document.ts',
   query: DocumentQuery, response: KbDocument, access: { table: 'R', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns },
   errors: { 404: 'No such document, or `org_id` is not your organization' },
 });
 
-export const deleteKbDocument = defineOperation({
+export const deleteKbDocument = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/rag/document', operationId: 'deleteKbDocument', tag, auth: true,
   summary: 'Delete a document and remove it from the index', entry: 'functions/rag/delete-document.ts',
   query: DocumentQuery, successMessage: 'Document deleted successfully', access: { table: 'RW', bucket: 'RW', bucketPrefixes: objectKeys.grantPatterns, bucketList: true }, timeoutSeconds: 29,

@@ -17,7 +17,7 @@ import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type 
 import { TextChannel } from '../common/stream-body';
 import { groundingPassages } from '../conversations/grounding';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
-import { executeTool } from '../conversations/tools/executor';
+import type { executeTool } from '../conversations/tools/executor';
 import { conversationRef } from '../conversations/types';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import { DIGITS, parseRelayMessage, type RelayOutbound, type SetupMessage } from './protocol';
@@ -391,7 +391,9 @@ async function respond(state: RelayState, myTurn: number, reply: Reply, userText
   // No tool runs before the claim held (a dropped start must not have acted on the world).
   const gatedTool: typeof executeTool = async (...args) => {
     if (!(await reply.ready())) throw new Abandoned();
-    return executeTool(...args);
+    // Imported by the first tool call (a turn without one never loads the executor).
+    const { executeTool: run } = await import('../conversations/tools/executor');
+    return run(...args);
   };
   const added: ConversationMessage[] = [];
   const toolsRun: RelayState['tool_calls'] = [];

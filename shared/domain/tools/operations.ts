@@ -4,39 +4,39 @@ import { CreateToolBody, Tool, ToolListQuery, ToolWithSecret, UpdateToolBody } f
 
 const tag = 'Tools';
 
-export const createTool = defineOperation({
+export const createTool = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/tools', operationId: 'createTool', tag, auth: true,
   summary: 'Create a tool (`name` and `definition` required; `webhook` tools also need `url` and get a signing `secret`, shown once)',
   entry: 'functions/tools/create.ts', body: CreateToolBody, response: ToolWithSecret,
   successMessage: 'Tool created successfully', access: { table: 'RW', secrets: true },
 });
 
-export const listTools = defineOperation({
+export const listTools = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/tools', operationId: 'listTools', tag, auth: true,
   summary: 'List the organization\'s tools',
   entry: 'functions/tools/list.ts', query: ToolListQuery, response: Tool, list: true, access: { table: 'R' },
 });
 
-export const getTool = defineOperation({
+export const getTool = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/tools/{id}', operationId: 'getTool', tag, auth: true,
   summary: 'Get one tool', entry: 'functions/tools/get.ts', params: IdParams, response: Tool, access: { table: 'R' },
 });
 
-export const updateTool = defineOperation({
+export const updateTool = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/tools/{id}', operationId: 'updateTool', tag, auth: true,
   summary: 'Update a tool; only supplied fields change (`definition` is replaced as a whole)',
   entry: 'functions/tools/update.ts', params: IdParams, body: UpdateToolBody, response: Tool,
   successMessage: 'Tool updated successfully', access: { table: 'RW' },
 });
 
-export const deleteTool = defineOperation({
+export const deleteTool = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/tools/{id}', operationId: 'deleteTool', tag, auth: true,
   summary: 'Delete a tool permanently; agents that selected it lose it from `selected_tools`',
   entry: 'functions/tools/delete.ts', params: IdParams,
   successMessage: 'Tool deleted successfully', access: { table: 'RW' },
 });
 
-export const rotateToolSecret = defineOperation({
+export const rotateToolSecret = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/tools/{id}/rotate-secret', operationId: 'rotateToolSecret', tag, auth: true,
   summary: 'A new signing secret for a webhook tool, answered once; the old one keeps signing beside it for 24 h',
   entry: 'functions/tools/rotate-secret.ts', params: IdParams, response: ToolWithSecret,

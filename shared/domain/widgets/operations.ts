@@ -8,46 +8,46 @@ import { CreateWidgetBody, UpdateWidgetBody, WidgetConfig, WidgetListQuery, Widg
 
 const tag = 'Widget settings';
 
-export const createWidgetSettings = defineOperation({
+export const createWidgetSettings = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/widget-settings', operationId: 'createWidgetSettings', tag, auth: true,
   summary: 'Create widget settings (`name` required; see docs/api.md for defaults)',
   entry: 'functions/widget-settings/create.ts', body: CreateWidgetBody, response: WidgetSettings,
   successMessage: 'Widget settings created successfully', access: { table: 'RW' },
 });
 
-export const listWidgetSettings = defineOperation({
+export const listWidgetSettings = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/widget-settings', operationId: 'listWidgetSettings', tag, auth: true,
   summary: 'List the organization\'s widget settings (deactivated ones included)',
   entry: 'functions/widget-settings/list.ts', query: WidgetListQuery, response: WidgetSettings, list: true, access: { table: 'R' },
 });
 
-export const getWidgetSettings = defineOperation({
+export const getWidgetSettings = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/widget-settings/{id}', operationId: 'getWidgetSettings', tag, auth: true,
   summary: 'Get widget settings (also once deactivated)', entry: 'functions/widget-settings/get.ts',
   params: IdParams, response: WidgetSettings, access: { table: 'R' },
 });
 
-export const updateWidgetSettings = defineOperation({
+export const updateWidgetSettings = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/widget-settings/{id}', operationId: 'updateWidgetSettings', tag, auth: true,
   summary: 'Update widget settings; only supplied fields change (`is_active: true` reactivates)',
   entry: 'functions/widget-settings/update.ts', params: IdParams, body: UpdateWidgetBody, response: WidgetSettings,
   successMessage: 'Widget settings updated successfully', access: { table: 'RW' },
 });
 
-export const deleteWidgetSettings = defineOperation({
+export const deleteWidgetSettings = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/widget-settings/{id}', operationId: 'deleteWidgetSettings', tag, auth: true,
   summary: 'Deactivate widget settings: the agents tied to them are no longer reachable through the widget',
   entry: 'functions/widget-settings/deactivate.ts', params: IdParams,
   successMessage: 'Widget settings deactivated successfully', access: { table: 'RW' },
 });
 
-export const getWidgetConfig = defineOperation({
+export const getWidgetConfig = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/widget/{id}/config', operationId: 'getWidgetConfig', tag: 'Widget', auth: false,
   summary: 'Public (no key): what the embeddable widget needs; 404 once deactivated or for an origin not in `allowed_origins`',
   entry: 'functions/widget/config.ts', params: IdParams, response: WidgetConfig, access: { table: 'R' },
 });
 
-export const preflightWidgetConfig = defineOperation({
+export const preflightWidgetConfig = /* @__PURE__ */ defineOperation({
   method: 'OPTIONS', path: '/api/v1/widget/{id}/config', operationId: 'preflightWidgetConfig', tag: 'Widget', auth: false,
   summary: 'Public (no key): CORS preflight of the widget config, under the same origin rule',
   entry: 'functions/widget/preflight.ts', params: IdParams,
@@ -72,7 +72,7 @@ const turnErrors = {
   503: 'The model failed or timed out and retrying may cure it (`Retry-After` says when); when its tools had run, the turn is kept (`details.kept`) and the same message continues it',
 } as const;
 
-export const getWidgetEmbedScript = defineOperation({
+export const getWidgetEmbedScript = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/widget/embed.js', operationId: 'getWidgetEmbedScript', tag: chatTag, auth: false,
   summary: 'Public (no key): the embeddable widget\'s script (a `script` element with this `src`, `data-widget-id` and `async`); cacheable, with a strong `ETag` (304 on `If-None-Match`), gzip-encoded when accepted',
   entry: 'functions/widget/embed.ts', rawResponse: true, rawContentType: 'text/javascript', access: {},
@@ -81,7 +81,7 @@ export const getWidgetEmbedScript = defineOperation({
   headers: [{ name: 'If-None-Match', description: 'The `ETag` of a copy the client holds: 304 when it is current', required: false }],
 });
 
-export const headWidgetEmbedScript = defineOperation({
+export const headWidgetEmbedScript = /* @__PURE__ */ defineOperation({
   method: 'HEAD', path: '/api/v1/widget/embed.js', operationId: 'headWidgetEmbedScript', tag: chatTag, auth: false,
   summary: 'Public (no key): the headers `GET /widget/embed.js` answers (`ETag`, `Content-Length`, caching; 304 on `If-None-Match`) and no body',
   entry: 'functions/widget/embed-head.ts', rawResponse: true, rawContentType: 'text/javascript', access: {},
@@ -89,7 +89,7 @@ export const headWidgetEmbedScript = defineOperation({
   headers: [{ name: 'If-None-Match', description: 'The `ETag` of a copy the client holds: 304 when it is current', required: false }],
 });
 
-export const startWidgetChat = defineOperation({
+export const startWidgetChat = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats', operationId: 'startWidgetChat', tag: chatTag, auth: false,
   summary: 'Public (no key): start a chat (`channel` `widget`) with the widget\'s agent; answers the chat and a `token` for it alone, valid 24 h. `dynamic_variables` only of the widget\'s `public_variables`, no `metadata` (400). Limits: 10 new chats a minute per client address, 600 per widget (429 with `Retry-After`)',
   entry: 'functions/widget/start-chat.ts', params: IdParams, body: StartWidgetChatBody, bodyOptional: true, response: WidgetChatStarted,
@@ -97,35 +97,35 @@ export const startWidgetChat = defineOperation({
   errors: { 404: chatErrors[404], 422: 'No active agent is tied to the widget' },
 });
 
-export const sendWidgetChatMessage = defineOperation({
+export const sendWidgetChatMessage = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/messages', operationId: 'sendWidgetChatMessage', tag: chatTag, auth: false,
   summary: 'Public (token): one visitor message, a turn as on `POST /chats/{id}/messages`; at most 20 turns a minute per chat and the widget\'s `daily_message_limit` a UTC day (429 with `Retry-After`)',
   entry: 'functions/widget/send-message.ts', params: WidgetChatParams, body: ChatMessageBody, response: ChatTurn, headers: tokenHeader,
   successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024, streams: true,
 });
 
-export const submitWidgetChatToolResults = defineOperation({
+export const submitWidgetChatToolResults = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/tool-results', operationId: 'submitWidgetChatToolResults', tag: chatTag, auth: false,
   summary: 'Public (token): the page answers the chat\'s pending `function` tool calls (the script calls `window.VoiceAgentWidget.onToolCall`); the turn goes on, counted toward the chat\'s 20 turns a minute (429 with `Retry-After`)',
   entry: 'functions/widget/tool-results.ts', params: WidgetChatParams, body: ToolResultsBody, response: ChatTurn, headers: tokenHeader,
   successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024, streams: true,
 });
 
-export const getWidgetChat = defineOperation({
+export const getWidgetChat = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/widget/{id}/chats/{chat_id}', operationId: 'getWidgetChat', tag: chatTag, auth: false,
   summary: 'Public (token): the chat with what was said (user and agent messages)',
   entry: 'functions/widget/get-chat.ts', params: WidgetChatParams, response: WidgetChat, headers: tokenHeader,
   access: { table: 'R', tokens: true }, errors: chatErrors,
 });
 
-export const endWidgetChat = defineOperation({
+export const endWidgetChat = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/chats/{chat_id}/end', operationId: 'endWidgetChat', tag: chatTag, auth: false,
   summary: 'Public (token): end the chat (`user_ended`); an ended chat is answered unchanged',
   entry: 'functions/widget/end-chat.ts', params: WidgetChatParams, response: WidgetChat, headers: tokenHeader,
   successMessage: 'Chat ended', access: { table: 'RW', tokens: true, queues: ['event-fanout', 'chat-analysis'] }, errors: chatErrors,
 });
 
-export const startWidgetCall = defineOperation({
+export const startWidgetCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/widget/{id}/calls', operationId: 'startWidgetCall', tag: chatTag, auth: false,
   summary: 'Public (no key): start a web call with the widget\'s agent (its `voice_enabled` must be true): the call\'s id, the voice runtime\'s WebSocket `url` and a one-use `token` valid 60 s (docs/api.md, "Web calls"). Origin, deactivation and the new-chat limits as `POST /widget/{id}/chats`',
   entry: 'functions/widget/start-call.ts', params: IdParams, body: StartWidgetChatBody, bodyOptional: true, response: WidgetCallStarted,
@@ -142,9 +142,9 @@ const preflight = (operationId: string, path: string, entry: string, params: typ
   ...(streams ? { streams: true } : {}),
 });
 
-export const preflightWidgetCalls = preflight('preflightWidgetCalls', '/api/v1/widget/{id}/calls', 'functions/widget/preflight-calls.ts', IdParams);
-export const preflightWidgetChats = preflight('preflightWidgetChats', '/api/v1/widget/{id}/chats', 'functions/widget/preflight-chats.ts', IdParams);
-export const preflightWidgetChat = preflight('preflightWidgetChat', '/api/v1/widget/{id}/chats/{chat_id}', 'functions/widget/preflight-chat.ts', WidgetChatParams);
-export const preflightWidgetChatMessages = preflight('preflightWidgetChatMessages', '/api/v1/widget/{id}/chats/{chat_id}/messages', 'functions/widget/preflight-chat-messages.ts', WidgetChatParams, true);
-export const preflightWidgetChatToolResults = preflight('preflightWidgetChatToolResults', '/api/v1/widget/{id}/chats/{chat_id}/tool-results', 'functions/widget/preflight-chat-tool-results.ts', WidgetChatParams, true);
-export const preflightWidgetChatEnd = preflight('preflightWidgetChatEnd', '/api/v1/widget/{id}/chats/{chat_id}/end', 'functions/widget/preflight-chat-end.ts', WidgetChatParams);
+export const preflightWidgetCalls = /* @__PURE__ */ preflight('preflightWidgetCalls', '/api/v1/widget/{id}/calls', 'functions/widget/preflight-calls.ts', IdParams);
+export const preflightWidgetChats = /* @__PURE__ */ preflight('preflightWidgetChats', '/api/v1/widget/{id}/chats', 'functions/widget/preflight-chats.ts', IdParams);
+export const preflightWidgetChat = /* @__PURE__ */ preflight('preflightWidgetChat', '/api/v1/widget/{id}/chats/{chat_id}', 'functions/widget/preflight-chat.ts', WidgetChatParams);
+export const preflightWidgetChatMessages = /* @__PURE__ */ preflight('preflightWidgetChatMessages', '/api/v1/widget/{id}/chats/{chat_id}/messages', 'functions/widget/preflight-chat-messages.ts', WidgetChatParams, true);
+export const preflightWidgetChatToolResults = /* @__PURE__ */ preflight('preflightWidgetChatToolResults', '/api/v1/widget/{id}/chats/{chat_id}/tool-results', 'functions/widget/preflight-chat-tool-results.ts', WidgetChatParams, true);
+export const preflightWidgetChatEnd = /* @__PURE__ */ preflight('preflightWidgetChatEnd', '/api/v1/widget/{id}/chats/{chat_id}/end', 'functions/widget/preflight-chat-end.ts', WidgetChatParams);

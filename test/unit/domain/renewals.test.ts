@@ -8,7 +8,13 @@ describe('renewal periods', () => {
       '2027-02-28T23:30:00.000Z', '2027-03-31T23:30:00.000Z', '2027-04-30T23:30:00.000Z', '2028-02-29T23:30:00.000Z',
     ]);
     expect(monthsAfter('2027-03-15T10:00:00Z', 1)).toBe('2027-04-15T10:00:00.000Z');
+    // Across a year end, twelve months on, and an anchor with an offset (read as its UTC instant).
+    expect(monthsAfter('2027-12-31T00:00:00.000Z', 2)).toBe('2028-02-29T00:00:00.000Z');
+    expect(monthsAfter('2027-05-31T12:00:00.000Z', 12)).toBe('2028-05-31T12:00:00.000Z');
+    expect(monthsAfter('2027-01-31T23:30:00-02:00', 1)).toBe('2027-03-01T01:30:00.000Z');
     expect(() => monthsAfter('not a time', 1)).toThrow(/Not an ISO time/);
+    expect(() => monthsAfter('Jan 31 2027', 1)).toThrow(/Not an ISO time/);
+    expect(() => monthsAfter('2027-02-30T00:00:00Z', 1)).toThrow(/Not an ISO time/);
   });
 
   it('files a number under its due day in the renewals index', () => {

@@ -23,6 +23,15 @@ describe('route registry', () => {
     expect(missing).toEqual([]);
   });
 
+  it('marks every operation declaration pure, so a bundle drops its area\'s other operations', () => {
+    const unmarked = filesUnder(join(root, 'shared')).filter((f) => f.endsWith('.ts') && f !== join('shared', 'http', 'operation.ts'))
+      .flatMap((f) => readFileSync(join(root, f), 'utf8').split('\n').map((line, i) => ({ where: `${f}:${i + 1}`, line })))
+      .filter(({ line }) => /^export const \w+ = (?!\/\* @__PURE__ \*\/ )/.test(line) && /defineOperation\(|preflight\(/.test(line))
+      .map(({ where }) => where);
+    expect(unmarked).toEqual([]);
+    // What the mark buys: a function's bundle holds its own operation, not its area's others (test/infra/cold-start.test.ts).
+  });
+
   it('has a registry entry for every entry file', () => {
     const orphans = filesUnder(join(root, 'functions')).filter((f) => f.endsWith('.ts') && !entries.has(f));
     expect(orphans).toEqual([]);
