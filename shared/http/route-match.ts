@@ -27,6 +27,12 @@ function matchSegments(template: string[], actual: string[]): Record<string, str
   return params;
 }
 
+/** Whether one request path can match both templates: at each segment a parameter in either, or the same literal. */
+function overlap(a: string[], b: string[]): boolean {
+  const param = (s: string) => s.startsWith('{');
+  return a.length === b.length && a.every((s, i) => param(s) || param(b[i]) || s === b[i]);
+}
+
 /** Specificity: more literal segments first, so `/health/ready` beats `/health/{x}`. */
 function literalCount(segments: string[]): number {
   return segments.filter((s) => !s.startsWith('{')).length;
@@ -72,4 +78,20 @@ export function fixedPathMethods<T>(routes: CompiledRoute<T>[], template: string
 /** The methods and paths of the registry, all the fallback function needs (kept in route-table.json). */
 export function routeTable(routes: { method: string; path: string }[]): { method: string; path: string }[] {
   return routes.map(({ method, path }) => ({ method, path }));
+}
+
+/**
+ * The routes `fixedPathMethods` can answer with (kept in shadowing-routes.json, bundled with every
+ * `{param}` function): every route of a path with more literal segments than another route some
+ * request path matches together with it (`GET /contacts/search` beside `PATCH /contacts/{id}`).
+ * A function checks its requests against these alone, not against the whole route table.
+ */
+export function shadowingRoutes(routes: { method: string; path: string }[]): { method: string; path: string }[] {
+  const compiled = compileRoutes(routes);
+  const shadowing = new Set(
+    compiled
+      .filter((r) => compiled.some((p) => literalCount(p.segments) < literalCount(r.segments) && overlap(p.segments, r.segments)))
+      .map((r) => r.value.path),
+  );
+  return routeTable(routes.filter((r) => shadowing.has(r.path)));
 }

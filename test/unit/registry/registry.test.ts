@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { operations, fallbackEntry, websocketRoutes } from '../../../shared/http/registry';
 import { jobs } from '../../../shared/jobs/registry';
 import { buildOpenApi } from '../../../shared/http/openapi';
-import { routeTable } from '../../../shared/http/route-match';
+import { routeTable, shadowingRoutes } from '../../../shared/http/route-match';
 import pkg from '../../../package.json';
 
 const root = join(__dirname, '..', '..', '..');
@@ -56,6 +56,14 @@ describe('route registry', () => {
   it('keeps shared/http/route-table.json in step with the registry (run `npm run openapi`)', () => {
     const written = JSON.parse(readFileSync(join(root, 'shared', 'http', 'route-table.json'), 'utf8'));
     expect(written).toEqual(routeTable(operations));
+  });
+
+  it('keeps shared/http/shadowing-routes.json in step with the registry (run `npm run openapi`)', () => {
+    const written = JSON.parse(readFileSync(join(root, 'shared', 'http', 'shadowing-routes.json'), 'utf8'));
+    expect(written).toEqual(shadowingRoutes(operations));
+    // Every fixed path that shadows a `{param}` route of the same shape, with all its methods.
+    expect(written).toEqual(expect.arrayContaining([{ method: 'GET', path: '/api/v1/contacts/search' }, { method: 'POST', path: '/api/v1/phone-numbers/buy' }]));
+    expect(written.length).toBeLessThan(routeTable(operations).length / 4);
   });
 
   it('keeps docs/openapi.json in step with the registry (run `npm run openapi`)', () => {
