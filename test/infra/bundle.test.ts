@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { bundleEntries, DEFAULT_EXTERNAL_AWS_SDK } from '../../lib/bundle';
 import { ROOT_DIR } from '../../lib/stack';
+import { fallbackEntry, operations } from '../../shared/http/registry';
 
 // Inside the repository (and git-ignored), so the bundle resolves the external AWS SDK from
 // node_modules the way the Lambda runtime resolves it from its own.
@@ -78,6 +79,34 @@ describe('bundleEntries', () => {
     expect(JSON.parse(runIsolated(dir))).toEqual({ greeting: 'hello from the chunk' });
     // Without the chunk it still loads (Node has not read it) and fails only when the handler runs.
     expect(runIsolated(dir, (copy) => rmSync(path.join(copy, 'chunks', lazyChunk!)))).toMatch(/^loaded; handler failed: .*lazy-greeting/s);
+  });
+
+  it('bundles real functions that answer as they do unbundled (package.json sideEffects drops unused modules, nothing needed)', () => {
+    const entry = (id: string) => operations.find((o) => o.operationId === id)!.entry;
+    const built = bundleEntries(
+      [{ name: 'getHealth', entry: entry('getHealth') }, { name: 'getWidgetConfig', entry: entry('getWidgetConfig') }, { name: 'fallback', entry: fallbackEntry }],
+      { rootDir: ROOT_DIR, outDir },
+    );
+    const event = (method: string, path: string, pathParameters: Record<string, string> = {}) => ({
+      version: '2.0', rawPath: path, rawQueryString: '', headers: { origin: 'https://shop.example' }, pathParameters,
+      requestContext: { requestId: 'req-1', http: { method, path, sourceIp: '203.0.113.9', userAgent: 'jest' } }, isBase64Encoded: false,
+    });
+    const invoke = (name: string, e: object) => {
+      const file = path.join(built.dirs.get(name)!, 'index.mjs');
+      const script = `const m = await import(${JSON.stringify(file)}); const r = await m.handler(${JSON.stringify(e)}, { awsRequestId: 'a', getRemainingTimeInMillis: () => 10000 }); console.log(JSON.stringify({ status: r.statusCode, body: JSON.parse(r.body) }));`;
+      return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        encoding: 'utf8', env: { ...process.env, TABLE_NAME: 'bench', BUCKET_NAME: 'bench', AWS_REGION: 'us-east-1', LOG_LEVEL: 'SILENT', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      }));
+    };
+    expect(invoke('getHealth', event('GET', '/api/v1/health'))).toMatchObject({ status: 200, body: { success: true } });
+    // Validation before any table read: the middleware stack, zod and the error envelope are all there.
+    expect(invoke('getWidgetConfig', event('GET', '/api/v1/widget/nope/config', { id: 'nope' }))).toMatchObject({
+      status: 400, body: { success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining('must be a UUID') } },
+    });
+    expect(invoke('getWidgetConfig', event('GET', '/api/v1/widget/x/config', { id: '0190a6f4-0000-7000-8000-000000000000', extra: '1' }))).toMatchObject({
+      status: 400, body: { error: { code: 'VALIDATION_ERROR', details: { fields: [{ path: 'extra', message: 'is not a known field', in: 'path' }] } } },
+    });
+    expect(invoke('fallback', event('GET', '/api/v1/nothing-here'))).toMatchObject({ status: 404, body: { success: false } });
   });
 });
 

@@ -71,3 +71,32 @@ describe('route registry', () => {
     expect(written).toEqual(JSON.parse(JSON.stringify(buildOpenApi(operations, pkg.version))));
   });
 });
+
+/**
+ * package.json says which of our modules do something when imported (`sideEffects`); esbuild
+ * drops every other module a function imports without using (its own transitive imports too),
+ * which keeps code off the functions' cold starts (docs/operations.md, "Bundles and cold starts").
+ * The tests run the sources unbundled, so only this check stands between a module whose import
+ * does something and a bundle that silently leaves it out.
+ */
+describe('modules that act when imported', () => {
+  const listed = new Set(pkg.sideEffects.map((f) => f.replace(/^\.\//, '')));
+  const sources = [...filesUnder(join(root, 'shared')), ...filesUnder(join(root, 'functions'))].filter((f) => f.endsWith('.ts') && !f.startsWith(join('shared', 'local')));
+
+  it('are listed in package.json sideEffects: a statement at the top level that is not a declaration', () => {
+    const acting = sources.filter((f) => readFileSync(join(root, f), 'utf8').split('\n').some((line) => /^(void |if |for |while |try|await |[A-Za-z_$][\w$.]*\(|[A-Za-z_$][\w$.]*\s*=[^=>])/.test(line)));
+    expect(acting.filter((f) => !listed.has(f))).toEqual([]);
+  });
+
+  it('are listed when imported for their effect alone (`import "./module"`)', () => {
+    const bare = sources.flatMap((f) =>
+      [...readFileSync(join(root, f), 'utf8').matchAll(/^import ['"](\.[^'"]+)['"];/gm)].map((m) => relative(root, join(root, f, '..', `${m[1]}.ts`))),
+    );
+    expect(bare.length).toBeGreaterThan(0);
+    expect(bare.filter((f) => !listed.has(f))).toEqual([]);
+  });
+
+  it('lists only files that exist', () => {
+    expect([...listed].filter((f) => !sources.includes(f))).toEqual([]);
+  });
+});
