@@ -170,6 +170,9 @@ export interface LoadedChat {
   unfiled: MessageItem[];
 }
 
+/** A chat's messages as a turn read them: what `storeTurn` needs to file the unfiled ones with the turn's. */
+export type StoredMessages = Pick<LoadedChat, 'messages' | 'unfiled'>;
+
 /**
  * The chat's messages 0…message_count-1 from the filed items and the chat's `latest_messages`
  * (undefined when one is missing: the two reads straddled a turn's filing, so read again).
@@ -264,7 +267,7 @@ async function fileMessages(messages: MessageItem[]): Promise<void> {
  */
 export async function storeTurn(
   item: ChatItem,
-  loaded: Pick<LoadedChat, 'messages' | 'unfiled'>,
+  loaded: StoredMessages,
   set: Record<string, unknown>,
   options: { remove: string[]; condition: string; names: Record<string, string>; values: Record<string, unknown> },
   messages: MessageItem[],

@@ -32,6 +32,7 @@ import {
   type ChatItem,
   type IncompleteTurn,
   type MessageItem,
+  type StoredMessages,
   type Usage,
 } from './store';
 
@@ -154,19 +155,17 @@ interface TurnRequest {
   resume?: IncompleteTurn;
   /** Streams the turn (stream.ts): told once the chat is claimed, then each message as it comes. */
   listener?: ChatTurnListener;
-  /** The previous turn's messages not yet filed as items (store.ts, `storeTurn`). */
-  unfiled: MessageItem[];
 }
 
 /**
  * Runs the engine for one claimed turn and stores what it added, releasing the claim; see the
  * module comment. A model failure after platform tools ran stores the turn as incomplete.
  */
-async function runAndStore(item: ChatItem, agent: Agent, history: MessageItem[], turn: TurnRequest): Promise<ChatTurn> {
+async function runAndStore(item: ChatItem, agent: Agent, stored: StoredMessages, turn: TurnRequest): Promise<ChatTurn> {
   const claim = needsClaim(agent, turn) ? await claimTurn(item) : undefined;
   turn.listener?.started();
   try {
-    return await runClaimed(item, agent, history, turn, claim);
+    return await runClaimed(item, agent, stored, turn, claim);
   } catch (err) {
     // A turn that stored nothing gives its claim back; one that stored released it in the same write.
     if (!(err instanceof StoredFailure) && claim) await releaseClaim(item, claim);
@@ -181,8 +180,9 @@ class StoredFailure extends Error {
   }
 }
 
-async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], turn: TurnRequest, claim: string | undefined): Promise<ChatTurn> {
+async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, turn: TurnRequest, claim: string | undefined): Promise<ChatTurn> {
   const orgId = item.organization_id;
+  const history = stored.messages;
   const deadlineMs = Date.now() + TURN_BUDGET_MS;
   const now = clockNow().toISOString();
   const setup = setupOf(item, agent, now);
@@ -213,7 +213,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
       const kept = keptTurnOf(err);
       if (kept && kept.toolsRan > 0) {
         logger.warn('A chat turn failed at the model after its tools ran; the turn is kept', { chat_id: item.id, error: err as Error });
-        await storeIncomplete(item, history, turn, kept, claim, groundOn);
+        await storeIncomplete(item, stored, turn, kept, claim, groundOn);
         throw new StoredFailure(modelFailure(err, true));
       }
       logger.warn('A chat turn failed at the model; nothing more kept', { chat_id: item.id, error: err as Error });
@@ -258,7 +258,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
     eventWrites.push(ended.write);
   }
   try {
-    await storeTurn(item, { messages: history, unfiled: turn.unfiled }, set, { remove, ...claimed(item, claim) }, items, eventWrites);
+    await storeTurn(item, stored, set, { remove, ...claimed(item, claim) }, items, eventWrites);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); read it and try again', { id: item.id });
     throw err;
@@ -272,7 +272,7 @@ async function runClaimed(item: ChatItem, agent: Agent, history: MessageItem[], 
  * (the user's, every tool call with its result), `incomplete_turn`, the usage; the chat stays
  * `active` and the claim is released in the same write.
  */
-async function storeIncomplete(item: ChatItem, history: MessageItem[], turn: TurnRequest, kept: KeptTurn, claim: string | undefined, userText: string): Promise<void> {
+async function storeIncomplete(item: ChatItem, stored: StoredMessages, turn: TurnRequest, kept: KeptTurn, claim: string | undefined, userText: string): Promise<void> {
   const orgId = item.organization_id;
   const at = clockNow().toISOString();
   const { items } = messageWrites(orgId, item.id, item.message_count, kept.messages, at);
@@ -295,7 +295,7 @@ async function storeIncomplete(item: ChatItem, history: MessageItem[], turn: Tur
     ...idleEntry(orgId, item.id, at),
   };
   try {
-    await storeTurn(item, { messages: history, unfiled: turn.unfiled }, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items);
+    await storeTurn(item, stored, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new StoredFailure(new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); its tools ran but their results could not be kept', { id: item.id }));
     throw err;
@@ -311,12 +311,12 @@ const draftChatAgents = new Map<string, string>();
 const MAX_DRAFT_CHAT_AGENTS = 2_000;
 
 /** The chat and its messages, and the agent of a chat on a draft this container knows, read at once. */
-async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem; history: MessageItem[]; unfiled: MessageItem[]; agent: Promise<Agent> }> {
+async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem; stored: StoredMessages; agent: Promise<Agent> }> {
   const key = `${orgId}/${chatId}`;
   const knownAgent = draftChatAgents.get(key);
   // The agent of a chat this container knows is read in the chat's own request (one BatchGetItem).
   const loaded = knownAgent ? await loadChat<Agent>(orgId, chatId, keys.agent(orgId, knownAgent)) : await loadChat(orgId, chatId);
-  const { item, messages: history, unfiled } = loaded;
+  const { item, messages, unfiled } = loaded;
   const early = knownAgent && 'beside' in loaded ? Promise.resolve(loaded.beside as Agent | undefined) : undefined;
   if (typeof item.agent_version !== 'number') {
     draftChatAgents.delete(key);
@@ -325,7 +325,7 @@ async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem
   }
   const agent = agentFor(item, knownAgent === item.agent_id ? early : undefined);
   agent.catch(() => undefined); // the caller awaits it after its own refusals
-  return { item, history, unfiled, agent };
+  return { item, stored: { messages, unfiled }, agent };
 }
 
 async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Promise<Agent> {
@@ -342,22 +342,22 @@ async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Prom
  * With a `listener` the turn streams (stream.ts): every refusal comes before `listener.started()`.
  */
 export async function sendMessage(orgId: string, chatId: string, content: string, listener?: ChatTurnListener): Promise<ChatTurn> {
-  const { item, history, unfiled, agent: agentRead } = await readTurn(orgId, chatId);
+  const { item, stored, agent: agentRead } = await readTurn(orgId, chatId);
   const refused = refusal(item);
   if (refused) throw new ConflictError(refused, { id: chatId, status: item.status });
   const incomplete = item.incomplete_turn ?? undefined;
   const resume = incomplete && incomplete.user_text.trim() === content.trim() ? incomplete : undefined;
   if (!resume && item.user_messages >= MAX_USER_MESSAGES) {
-    await endChatItem(item, 'max_turns', history.map(messageView));
+    await endChatItem(item, 'max_turns', stored.messages.map(messageView));
     throw new ConflictError(`The chat reached ${MAX_USER_MESSAGES} user messages and has ended (max_turns)`, { id: chatId, status: 'ended' });
   }
   const agent = await agentRead;
-  return runAndStore(item, agent, history, resume ? { resume, listener, unfiled } : { userText: content, listener, unfiled });
+  return runAndStore(item, agent, stored, resume ? { resume, listener } : { userText: content, listener });
 }
 
 /** The caller's answers to every pending `function` tool call; the turn goes on. */
 export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], listener?: ChatTurnListener): Promise<ChatTurn> {
-  const { item, history, unfiled, agent: agentRead } = await readTurn(orgId, chatId);
+  const { item, stored, agent: agentRead } = await readTurn(orgId, chatId);
   if (item.status !== 'requires_action') throw new ConflictError(item.status === 'ended' ? `The chat has ended (${item.end_reason})` : 'The chat has no pending tool calls', { id: chatId, status: item.status });
   const pending = new Map((item.pending_tool_calls ?? []).map((p: PendingToolCall) => [p.id, p]));
   const given = new Set<string>();
@@ -370,6 +370,6 @@ export async function submitToolResults(orgId: string, chatId: string, results: 
   for (const id of pending.keys()) if (!given.has(id)) fields.push({ path: 'results', message: `the pending tool call "${id}" has no result` });
   if (fields.length) throw new ValidationError(`Validation failed: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
   const agent = await agentRead;
-  return runAndStore(item, agent, history, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener, unfiled });
+  return runAndStore(item, agent, stored, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener });
 }
 
