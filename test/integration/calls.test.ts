@@ -3,9 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { v7 as uuidv7 } from 'uuid';
 import { installLocalQueue } from '../../shared/adapters/queue';
 import { resetTelephony } from '../../shared/adapters/telephony';
-import { resetTwilioCredentials } from '../../shared/adapters/telephony/twilio';
 import { twilioSignature } from '../../shared/adapters/telephony/twilio-signature';
-import { resetConfig } from '../../shared/config';
 import { keys, Prefix } from '../../shared/db/keys';
 import { getItem, queryAll } from '../../shared/db/store';
 import { createAgent } from '../../shared/domain/agents/service';
@@ -25,6 +23,7 @@ import { handler as twilioRecording } from '../../functions/telephony/twilio-rec
 import { handler as twilioTwiml } from '../../functions/telephony/twilio-twiml';
 import { logger } from '../../shared/logger';
 import { apiEvent, lambdaContext } from '../support/events';
+import { twilioAuthorized, twilioEnvironment } from '../support/twilio-env';
 import { readBody } from '../support/stand-in';
 
 logger.setLogLevel('SILENT');
@@ -201,12 +200,12 @@ describe('Twilio', () => {
   let server: Server;
   let base: string;
   const posted: URLSearchParams[] = [];
-  const saved: Record<string, string | undefined> = {};
+  const environment = twilioEnvironment();
 
   beforeAll(async () => {
     server = createServer(async (req, res) => {
       const url = new URL(req.url!, 'http://stand-in');
-      if (req.headers.authorization !== `Basic ${Buffer.from(`${SID}:${TOKEN}`).toString('base64')}`) {
+      if (!twilioAuthorized(req, SID, TOKEN)) {
         res.writeHead(401, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ code: 20003, message: 'Authenticate', status: 401 }));
       }
@@ -223,24 +222,11 @@ describe('Twilio', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const env = { TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: base, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN, PUBLIC_BASE_URL: PUBLIC, VOICE_RUNTIME_URL: 'wss://voice.example.test/stream' };
-    for (const [k, v] of Object.entries(env)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
-    resetConfig();
-    resetTelephony();
-    resetTwilioCredentials();
+    environment.set({ TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: base, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN, PUBLIC_BASE_URL: PUBLIC, VOICE_RUNTIME_URL: 'wss://voice.example.test/stream' });
   });
 
   afterAll(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    resetConfig();
-    resetTelephony();
-    resetTwilioCredentials();
+    environment.restore();
     await new Promise((r) => server.close(r));
   });
 

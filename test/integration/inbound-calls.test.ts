@@ -4,9 +4,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { installLocalQueue } from '../../shared/adapters/queue';
 import { verifyToken } from '../../shared/adapters/signed-token';
 import { resetTelephony } from '../../shared/adapters/telephony';
-import { resetTwilioCredentials, twilioCarrier } from '../../shared/adapters/telephony/twilio';
+import { twilioCarrier } from '../../shared/adapters/telephony/twilio';
 import { twilioSignature } from '../../shared/adapters/telephony/twilio-signature';
-import { resetConfig } from '../../shared/config';
 import { keys } from '../../shared/db/keys';
 import { getItem } from '../../shared/db/store';
 import { createAgent, updateAgent } from '../../shared/domain/agents/service';
@@ -32,6 +31,7 @@ import { asFunction } from '../support/access';
 import { apiEvent, lambdaContext } from '../support/events';
 import { rejection } from '../support/rejection';
 import { readBody } from '../support/stand-in';
+import { twilioAuthorized, twilioEnvironment } from '../support/twilio-env';
 
 logger.setLogLevel('SILENT');
 
@@ -52,12 +52,12 @@ const RUNTIME = 'wss://voice.example.test/stream';
 let server: Server;
 let base: string;
 const posted: { path: string; form: URLSearchParams }[] = [];
-const saved: Record<string, string | undefined> = {};
+const environment = twilioEnvironment();
 
 beforeAll(async () => {
   server = createServer(async (req, res) => {
     const url = new URL(req.url!, 'http://stand-in');
-    if (req.headers.authorization !== `Basic ${Buffer.from(`${SID}:${TOKEN}`).toString('base64')}`) return res.writeHead(401).end('{}');
+    if (!twilioAuthorized(req, SID, TOKEN)) return res.writeHead(401).end('{}');
     if (req.method === 'POST' && url.pathname === `/2010-04-01/Accounts/${SID}/Calls.json`) {
       posted.push({ path: url.pathname, form: new URLSearchParams(await readBody(req)) });
       res.writeHead(201, { 'content-type': 'application/json' });
@@ -73,24 +73,11 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const env = { TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: base, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN, PUBLIC_BASE_URL: PUBLIC, VOICE_RUNTIME_URL: RUNTIME };
-  for (const [k, v] of Object.entries(env)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-  resetConfig();
-  resetTelephony();
-  resetTwilioCredentials();
+  environment.set({ TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: base, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN, PUBLIC_BASE_URL: PUBLIC, VOICE_RUNTIME_URL: RUNTIME });
 });
 
 afterAll(async () => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  resetConfig();
-  resetTelephony();
-  resetTwilioCredentials();
+  environment.restore();
   await new Promise((r) => server.close(r));
 });
 

@@ -4,7 +4,6 @@ import { v7 as uuidv7 } from 'uuid';
 import WebSocket from 'ws';
 import { installLocalQueue } from '../../shared/adapters/queue';
 import { resetTelephony } from '../../shared/adapters/telephony';
-import { resetTwilioCredentials } from '../../shared/adapters/telephony/twilio';
 import { twilioSignature } from '../../shared/adapters/telephony/twilio-signature';
 import { resetConfig } from '../../shared/config';
 import { keys } from '../../shared/db/keys';
@@ -30,6 +29,7 @@ import { startVoiceServer, type VoiceServer } from '../../voice/server';
 import { apiEvent, lambdaContext } from '../support/events';
 import { startRealtimeStandIn, type ModelConnection, type RealtimeStandIn } from '../support/realtime-stand-in';
 import { readBody } from '../support/stand-in';
+import { twilioEnvironment } from '../support/twilio-env';
 import { mulawRecording, TwilioMediaClient } from '../support/twilio-media-client';
 
 logger.setLogLevel('SILENT');
@@ -55,7 +55,7 @@ const updates: { sid: string; form: URLSearchParams }[] = [];
 const streams = new Map<string, TwilioMediaClient>();
 const scripts = new Map<string, (m: ModelConnection) => Promise<void>>();
 let sidSeq = 0;
-const saved: Record<string, string | undefined> = {};
+const environment = twilioEnvironment();
 
 beforeAll(async () => {
   installLocalQueue({ send: async (queue, body) => void queued.push({ queue, body }) });
@@ -91,16 +91,9 @@ beforeAll(async () => {
     REALTIME_BASE_URL: model.url,
     REALTIME_API_KEY: 'sk-stand-in',
   };
-  for (const [k, v] of Object.entries(env)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
+  environment.set(env);
   voice = await startVoiceServer({ port: 0, host: '127.0.0.1' });
-  saved.VOICE_RUNTIME_URL = process.env.VOICE_RUNTIME_URL;
-  process.env.VOICE_RUNTIME_URL = voice.url;
-  resetConfig();
-  resetTelephony();
-  resetTwilioCredentials();
+  environment.set({ VOICE_RUNTIME_URL: voice.url });
 });
 
 afterAll(async () => {
@@ -108,13 +101,7 @@ afterAll(async () => {
   await model?.close();
   await new Promise((r) => twilio.close(r));
   installLocalQueue(undefined);
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  resetConfig();
-  resetTelephony();
-  resetTwilioCredentials();
+  environment.restore();
 });
 
 afterEach(() => expect(model.errors).toEqual([]));
