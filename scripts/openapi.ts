@@ -1,4 +1,4 @@
-// Writes docs/openapi.json, shared/http/route-table.json and shared/http/shadowing-routes.json from the route registry (`npm run openapi`); a test keeps both current.
+// Writes docs/openapi.json, shared/http/route-table.json and shared/http/shadowing-routes.json from the route registry (`npm run openapi`); a test keeps each current.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { operations } from '../shared/http/registry';

@@ -124,28 +124,47 @@ async function eachChunk<T>(chunks: T[], parallel: number, fn: (chunk: T) => Pro
 const chunked = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 const backoff = (attempt: number) => new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
 
-/**
- * Many items by key (BatchGetItem in chunks of 100, up to `parallel` chunks at once, unprocessed
- * keys retried); missing keys are skipped; the answer keeps the order of `keys`.
- */
-export async function getMany<T extends object>(keys: { pk: string; sk: string }[], options: { parallel?: number; projection?: string[] } = {}): Promise<T[]> {
+type ItemKey = { pk: string; sk: string };
+const keyId = (k: ItemKey) => `${k.pk}|${k.sk}`;
+
+/** Reads items by key (BatchGetItem in chunks of 100, keys once each, unprocessed keys retried), by `pk|sk`. */
+async function readByKey<T extends object>(keys: ItemKey[], options: { parallel?: number; projection?: string[] }): Promise<Map<string, T>> {
   const found = new Map<string, T>();
+  const unique = [...new Map(keys.map((k) => [keyId(k), { pk: k.pk, sk: k.sk }])).values()];
   const projection = options.projection
     ? {
         ProjectionExpression: ['pk', 'sk', ...options.projection].map((_, i) => `#p${i}`).join(', '),
         ExpressionAttributeNames: Object.fromEntries(['pk', 'sk', ...options.projection].map((p, i) => [`#p${i}`, p])),
       }
     : {};
-  await eachChunk(chunked(keys, 100), options.parallel ?? 4, async (chunk) => {
-    let request: { pk: string; sk: string }[] = chunk;
+  await eachChunk(chunked(unique, 100), options.parallel ?? 4, async (chunk) => {
+    let request: ItemKey[] = chunk;
     for (let attempt = 0; request.length; attempt++) {
       const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: request, ConsistentRead: true, ...projection } } }));
-      for (const item of (out.Responses?.[tableName()] ?? []) as (T & { pk: string; sk: string })[]) found.set(`${item.pk}|${item.sk}`, item);
+      for (const item of (out.Responses?.[tableName()] ?? []) as (T & ItemKey)[]) found.set(keyId(item), item);
       request = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as typeof request;
       if (request.length) await backoff(attempt);
     }
   });
-  return keys.map((k) => found.get(`${k.pk}|${k.sk}`)).filter((v): v is T => v !== undefined);
+  return found;
+}
+
+/**
+ * Many items by key (BatchGetItem in chunks of 100, up to `parallel` chunks at once, unprocessed
+ * keys retried, strongly consistent); missing keys are skipped; the answer keeps the order of `keys`.
+ */
+export async function getMany<T extends object>(keys: ItemKey[], options: { parallel?: number; projection?: string[] } = {}): Promise<T[]> {
+  const found = await readByKey<T>(keys, options);
+  return keys.map((k) => found.get(keyId(k))).filter((v): v is T => v !== undefined);
+}
+
+/**
+ * Items of different kinds read together (one BatchGetItem for up to 100 keys, as `getMany`),
+ * answered as a lookup: `item(key)` is the item at that key, undefined when there is none.
+ */
+export async function getKeyed(keys: ItemKey[], options: { parallel?: number; projection?: string[] } = {}): Promise<<T extends object>(key: ItemKey) => T | undefined> {
+  const found = await readByKey<object>(keys, options);
+  return <T extends object>(key: ItemKey) => found.get(keyId(key)) as T | undefined;
 }
 
 /**

@@ -12,8 +12,8 @@ import { NotFoundError } from '../../errors';
 import { logger } from '../../logger';
 import { callChargeId, chargeWrite } from '../billing/service';
 import { recordContactCall } from '../contacts/calls';
-import { DNC_MESSAGES, dialBlock, type DialBlock } from '../dnc/service';
-import { getMany } from '../../db/filtered-query';
+import { blockOf, DNC_MESSAGES, dialBlock, type DialBlock } from '../dnc/service';
+import { getKeyed } from '../../db/filtered-query';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { campaignCallEnded } from './campaign-calls';
 import { syncConversationStats } from '../analytics/counters';
@@ -285,10 +285,9 @@ export function twilioCallbackUrl(kind: 'status' | 'twiml' | 'recording', orgId:
 /** dialBlock's answer (dnc/service.ts) for a call, its contact and do-not-call entry read in one BatchGetItem. */
 async function dialBlockOf(orgId: string, item: CallItem): Promise<DialBlock | null> {
   if (!item.contact_id) return dialBlock(orgId, item.to_phone_number, null);
-  const dnc = keys.dnc(orgId, item.to_phone_number);
-  const found = await getMany<{ sk: string; opt_out?: boolean }>([keys.contact(orgId, item.contact_id), dnc]);
-  const contact = found.find((f) => f.sk !== dnc.sk);
-  return contact?.opt_out ? 'opt_out' : found.some((f) => f.sk === dnc.sk) ? 'do_not_call' : null;
+  const [contact, dnc] = [keys.contact(orgId, item.contact_id), keys.dnc(orgId, item.to_phone_number)];
+  const read = await getKeyed([contact, dnc]);
+  return blockOf(read<{ opt_out?: boolean }>(contact), read(dnc) !== undefined);
 }
 
 /**

@@ -2,14 +2,14 @@ import { v7 as uuidv7 } from 'uuid';
 import { noteDue } from '../../db/sweep-marker';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '../../db/keys';
-import { countRange, equalityFilter, getMany, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
+import { countRange, equalityFilter, getKeyed, getMany, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConditionFailed, getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
 import { resolveAgentVersion } from '../agents/versions';
 import { listResult } from '../common/list-result';
 import { clockNow } from '../../clock';
 import { getOr404 } from '../common/collection';
-import { DNC_MESSAGES, type DialBlock } from '../dnc/service';
+import { blockOf, DNC_MESSAGES } from '../dnc/service';
 import type { PhoneNumberItem } from '../phone-numbers/model';
 import { recordingUrl } from './recordings';
 import type { Call, CallAnalysisValue, CallListInput, CallStatus, CreateCallInput, DisconnectionReason, Transcript } from './schemas';
@@ -162,15 +162,14 @@ async function readCallInputs(orgId: string, input: CreateCallInput, origin: Cal
     ...(origin.phoneNumberId ? { number: keys.phoneNumber(orgId, origin.phoneNumberId) } : {}),
     ...(attempt && origin.campaignId ? { marker: keys.campaignAttemptCall(orgId, origin.campaignId, attempt.campaignContactId, attempt.attempt) } : {}),
   };
-  const found = new Map((await getMany<{ pk: string; sk: string }>(Object.values(wanted))).map((item) => [`${item.pk}|${item.sk}`, item]));
-  const of = <T>(key: { pk: string; sk: string } | undefined) => (key ? (found.get(`${key.pk}|${key.sk}`) as T | undefined) : undefined);
+  const item = await getKeyed(Object.values(wanted));
   return {
-    agent: of<AgentItem>(wanted.agent),
-    claim: of<ClaimItem>(wanted.claim),
-    contact: of<{ opt_out?: boolean }>(wanted.contact),
-    number: of<PhoneNumberItem>(wanted.number),
-    listed: of<object>(wanted.listed),
-    marker: of<object>(wanted.marker),
+    agent: item<AgentItem>(wanted.agent),
+    claim: item<ClaimItem>(wanted.claim),
+    contact: wanted.contact && item<{ opt_out?: boolean }>(wanted.contact),
+    number: wanted.number && item<PhoneNumberItem>(wanted.number),
+    listed: item(wanted.listed) !== undefined,
+    marker: wanted.marker && item(wanted.marker),
   };
 }
 
@@ -193,8 +192,7 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
   if (input.contact_id && !contact) issues.push({ path: 'contact_id', message: 'is not a contact of this organization' });
   if (issues.length) throw new ValidationError(`Validation failed: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, issues);
 
-  // dialBlock's rule (dnc/service.ts), from the entry read in the batch: opt-out first, then the list.
-  const blocked: DialBlock | null = contact?.opt_out ? 'opt_out' : listed ? 'do_not_call' : null;
+  const blocked = blockOf(contact, listed);
   if (blocked) {
     throw new UnprocessableError(`The call cannot be placed: ${DNC_MESSAGES[blocked]}`, { reason: blocked, to_phone_number: input.to_phone_number });
   }

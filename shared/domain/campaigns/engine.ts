@@ -3,10 +3,10 @@ import { ConditionFailed, getItem, queryAll, queryPage, transact } from '../../d
 import { tableName } from '../../db/client';
 import { clockNow } from '../../clock';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
-import { deletePartition, getMany } from '../../db/filtered-query';
+import { deletePartition, getKeyed, getMany } from '../../db/filtered-query';
 import { updateWrite } from '../../db/update';
 import { logger } from '../../logger';
-import { DNC_MESSAGES } from '../dnc/service';
+import { blockOf, DNC_MESSAGES } from '../dnc/service';
 import { dispatchEvents, newEvent } from '../events/publish';
 import { campaignDialer } from './dialer';
 import { backoffDue, failedItems, queueDispatch, retireIfDone, settle, type DispatchMessage } from './outcomes';
@@ -133,8 +133,8 @@ function blockReason(cc: CampaignContactItem, contact: { phone?: string; opt_out
   if (!contact) return 'contact deleted';
   if (!cc.phone) return 'contact has no phone number';
   if (cc.duplicate_of) return DUPLICATE_MESSAGE;
-  if (contact.opt_out) return DNC_MESSAGES.opt_out;
-  return listed ? DNC_MESSAGES.do_not_call : null;
+  const block = blockOf(contact, listed);
+  return block ? DNC_MESSAGES[block] : null;
 }
 
 /**
@@ -145,14 +145,12 @@ function blockReason(cc: CampaignContactItem, contact: { phone?: string; opt_out
 async function readForPage(campaign: CampaignItem, due: CampaignContactItem[]) {
   const orgId = campaign.organization_id;
   const line = { agent: keys.agent(orgId, campaign.agent_id), number: keys.phoneNumber(orgId, campaign.phone_number_id) };
-  const wanted = new Map<string, { pk: string; sk: string }>();
-  const id = (k: { pk: string; sk: string }) => `${k.pk}|${k.sk}`;
-  for (const k of [line.agent, line.number, ...due.flatMap((cc) => [keys.contact(orgId, cc.contact_id), ...(cc.phone ? [keys.dnc(orgId, cc.phone)] : [])])]) wanted.set(id(k), k);
-  const found = new Map((await getMany<{ pk: string; sk: string; id?: string; phone?: string; opt_out?: boolean; status?: string }>([...wanted.values()], { projection: ['id', 'phone', 'opt_out', 'status'] })).map((item) => [id(item), item]));
+  const wanted = [line.agent, line.number, ...due.flatMap((cc) => [keys.contact(orgId, cc.contact_id), ...(cc.phone ? [keys.dnc(orgId, cc.phone)] : [])])];
+  const item = await getKeyed(wanted, { projection: ['id', 'phone', 'opt_out', 'status'] });
   return {
-    contact: (cc: CampaignContactItem) => found.get(id(keys.contact(orgId, cc.contact_id))),
-    listed: (cc: CampaignContactItem) => !!cc.phone && found.has(id(keys.dnc(orgId, cc.phone))),
-    line: lineProblemOf(found.get(id(line.agent)), found.get(id(line.number))),
+    contact: (cc: CampaignContactItem) => item<{ phone?: string; opt_out?: boolean }>(keys.contact(orgId, cc.contact_id)),
+    listed: (cc: CampaignContactItem) => !!cc.phone && item(keys.dnc(orgId, cc.phone)) !== undefined,
+    line: lineProblemOf(item<{ status?: string }>(line.agent), item<{ status?: string }>(line.number)),
   };
 }
 

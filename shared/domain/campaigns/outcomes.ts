@@ -2,7 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { queue } from '../../adapters/queue';
 import { collections, keys } from '../../db/keys';
 import { ConditionFailed, getItem, transact } from '../../db/store';
-import { getMany } from '../../db/filtered-query';
+import { getKeyed } from '../../db/filtered-query';
 import { clockNow } from '../../clock';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { updateWrite } from '../../db/update';
@@ -187,9 +187,10 @@ export async function recordCampaignCallOutcome(
 
 async function applyOutcome(orgId: string, campaignId: string, campaignContactId: string, attempt: number, outcome: CampaignCallOutcome): Promise<boolean | 'again'> {
   // Both in one BatchGetItem (strongly consistent, as the GetItems were).
-  const found = await getMany<CampaignContactItem | CampaignItem>([contactKey(orgId, campaignId, campaignContactId), campaignKey(orgId, campaignId)]);
-  const cc = found.find((i): i is CampaignContactItem => i.sk === contactKey(orgId, campaignId, campaignContactId).sk);
-  const campaign = found.find((i): i is CampaignItem => i.sk === campaignKey(orgId, campaignId).sk);
+  const [ccKey, cKey] = [contactKey(orgId, campaignId, campaignContactId), campaignKey(orgId, campaignId)];
+  const read = await getKeyed([ccKey, cKey]);
+  const cc = read<CampaignContactItem>(ccKey);
+  const campaign = read<CampaignItem>(cKey);
   if (!cc || !campaign || cc.status !== 'in_progress' || cc.attempt_count !== attempt) return false;
   const result = classify(outcome);
   const undialedBefore = cc.undialed_attempts ?? 0;

@@ -3,9 +3,7 @@ import { queue } from '../../adapters/queue';
 import { clockNow } from '../../clock';
 import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS, type Key } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, storedBytes, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { getMany } from '../../db/filtered-query';
-import { db, tableName } from '../../db/client';
+import { getKeyed, putItem } from '../../db/filtered-query';
 import { NotFoundError } from '../../errors';
 import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
@@ -191,13 +189,13 @@ function mergeMessages(item: ChatItem, filed: MessageItem[]): Omit<LoadedChat, '
   return { messages, unfiled };
 }
 
-/** The chat (404 when there is none) and all its messages, read in parallel (see `storeTurn`). */
 /**
  * Each chat's filed messages 0…n-1 this container has read, by `<org>/<chat>`: a filed message never
  * changes, so a chat whose `filed_count` the copy covers is read with its GetItem alone (no Query).
  */
 const filedCopies = new Map<string, MessageItem[]>();
 const MAX_FILED_COPIES = 500;
+const copyKeyOf = (orgId: string, chatId: string) => `${orgId}/${chatId}`;
 
 function keepFiledCopy(key: string, messages: MessageItem[]): void {
   filedCopies.delete(key);
@@ -214,14 +212,14 @@ export async function loadChat(orgId: string, chatId: string): Promise<LoadedCha
 /** …and the item at `beside`, read with the chat in one BatchGetItem (undefined when there is none). */
 export async function loadChat<T extends object>(orgId: string, chatId: string, beside: Key): Promise<LoadedChat & { beside: T | undefined }>;
 export async function loadChat(orgId: string, chatId: string, beside?: Key): Promise<LoadedChat & { beside?: unknown }> {
-  const key = `${orgId}/${chatId}`;
+  const key = copyKeyOf(orgId, chatId);
   let besideItem: unknown;
   const readChat = async (): Promise<ChatItem> => {
     if (!beside) return liveChat(orgId, chatId);
     const chatKey = keys.chat(orgId, chatId);
-    const found = await getMany<ChatItem>([chatKey, beside]);
-    besideItem = found.find((f) => f.pk === beside.pk && f.sk === beside.sk);
-    const item = found.find((f) => f.pk === chatKey.pk && f.sk === chatKey.sk);
+    const read = await getKeyed([chatKey, beside]);
+    besideItem = read(beside);
+    const item = read<ChatItem>(chatKey);
     if (!item) throw new NotFoundError('Chat', chatId);
     return item;
   };
@@ -253,7 +251,7 @@ async function fileMessages(messages: MessageItem[]): Promise<void> {
   if (!messages.length) return;
   const first = messages[0]!;
   const page: MessagePage = { pk: first.pk, sk: first.sk, entity: 'CHAT_MESSAGE_PAGE', seq: first.seq, messages };
-  await db().send(new PutCommand({ TableName: tableName(), Item: page }));
+  await transact([putItem({ ...page })]);
 }
 
 /**
@@ -276,7 +274,7 @@ export async function storeTurn(
   const key = keys.chat(item.organization_id, item.id);
   const { unfiled } = loaded;
   // This container's copy of the filed messages follows what it files (loadChat).
-  const copyKey = `${item.organization_id}/${item.id}`;
+  const copyKey = copyKeyOf(item.organization_id, item.id);
   if (!events.length && messages.length && storedBytes(messages) <= LATEST_MESSAGES_MAX_BYTES) {
     const carried = [...unfiled, ...messages];
     const full = storedBytes(carried) > LATEST_MESSAGES_MAX_BYTES;

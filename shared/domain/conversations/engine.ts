@@ -19,11 +19,11 @@ import { v7 as uuidv7 } from 'uuid';
  */
 
 /**
- * The tool executor (webhook requests and their egress checks, the built-in tools), imported by
- * the first tool call a process runs: a turn that calls no tool never needs it, and every chat,
- * widget and call function would otherwise compile it on each cold start.
+ * `executeTool`, its module (webhook requests and their egress checks, the built-in tools)
+ * imported by the first tool call a process runs: a turn that calls no tool never needs it, and
+ * every chat, widget and call function would otherwise compile it on each cold start.
  */
-const toolExecutor = () => import('./tools/executor').then((m) => m.executeTool);
+export const executeToolOnDemand: typeof executeTool = async (...args) => (await import('./tools/executor')).executeTool(...args);
 
 /** Rounds of tool calls one turn may make before the model must answer in text. */
 export const MAX_TOOL_ROUNDS = 5;
@@ -248,7 +248,7 @@ async function turnLoop(
         }
         // A tool gets what remains of the turn's budget at most: then it is cancelled (its request
         // aborted) and its call recorded as timed out.
-        const run = input.executeTool ?? (await toolExecutor());
+        const run = input.executeTool ?? executeToolOnDemand;
         const left = input.deadlineMs - Date.now();
         const abort = new AbortController();
         const timer = setTimeout(() => abort.abort(), Math.max(0, left));

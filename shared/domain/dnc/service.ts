@@ -71,5 +71,11 @@ export async function removeDncEntry(orgId: string, phone: string): Promise<void
  */
 export async function dialBlock(orgId: string, phoneE164: string, contact?: { opt_out?: boolean } | null): Promise<DialBlock | null> {
   if (contact?.opt_out) return 'opt_out';
-  return (await getItem(keys.dnc(orgId, phoneE164))) ? 'do_not_call' : null;
+  return blockOf(contact, !!(await getItem(keys.dnc(orgId, phoneE164))));
+}
+
+/** dialBlock's rule on what the caller read itself (the contact, whether the number is listed): opt-out first, then the list. */
+export function blockOf(contact: { opt_out?: boolean } | null | undefined, listed: boolean): DialBlock | null {
+  if (contact?.opt_out) return 'opt_out';
+  return listed ? 'do_not_call' : null;
 }

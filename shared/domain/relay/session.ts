@@ -13,7 +13,7 @@ import type { CallItem } from '../calls/service';
 import { openVoiceSession, recordConversation } from '../calls/voice-session';
 import { STREAM_PARAMETERS } from '../calls/voice-stream';
 import type { Contact } from '../contacts/schemas';
-import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
+import { executeToolOnDemand, keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
 import { TextChannel } from '../common/stream-body';
 import { groundingPassages } from '../conversations/grounding';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
@@ -391,9 +391,7 @@ async function respond(state: RelayState, myTurn: number, reply: Reply, userText
   // No tool runs before the claim held (a dropped start must not have acted on the world).
   const gatedTool: typeof executeTool = async (...args) => {
     if (!(await reply.ready())) throw new Abandoned();
-    // Imported by the first tool call (a turn without one never loads the executor).
-    const { executeTool: run } = await import('../conversations/tools/executor');
-    return run(...args);
+    return executeToolOnDemand(...args);
   };
   const added: ConversationMessage[] = [];
   const toolsRun: RelayState['tool_calls'] = [];

@@ -11,7 +11,7 @@ import { logger } from '../../logger';
 import { eventTtl, eventWrite, FANOUT_QUEUE, newEvent, type FanoutMessage } from '../events/publish';
 import type { EventType } from '../events/types';
 import type { Delivery, DeliveryListInput } from './schemas';
-import { allWebhooks, anyEndpointFor, findWebhook, knownWebhooks, signingSecrets, subscribes, webhookOr404, type WebhookItem } from './service';
+import { allWebhooks, anyEndpointFor, cachedWebhooks, findWebhook, signingSecrets, subscribes, webhookOr404, type WebhookItem } from './service';
 import { webhookHeaders } from './signature';
 
 /**
@@ -132,12 +132,14 @@ async function queueDeliveries(messages: DeliveryMessage[], delaySeconds = 0): P
  * is skipped; a job already written (a crashed earlier run) is left to its due-index entry.
  *
  * An event no endpoint wants (the organization has none enabled and subscribed to its `type`, by
- * the container's copy of its endpoints: webhooks/service.ts, knownWebhooks) costs no request: its
+ * the container's copy of its endpoints: webhooks/service.ts, cachedWebhooks) costs no request: its
  * mark is left, and expires with the event. The minute sweep reads past such marks once, with the
  * endpoints read afresh, and fans the event out if an endpoint wants it by then (sweepWebhooks).
  */
 export async function fanOutEvent(orgId: string, eventId: string, now: number = Date.now(), type?: EventType): Promise<{ jobs: number }> {
-  if (!anyEndpointFor(await knownWebhooks(orgId), type)) return { jobs: 0 };
+  const copy = cachedWebhooks(orgId);
+  if (copy && !anyEndpointFor(copy, type)) return { jobs: 0 };
+  // Read afresh when some endpoint may want it (a copy saying so may be stale), or when there is no copy.
   const enabled = (await allWebhooks(orgId)).filter((w) => w.enabled);
   if (!anyEndpointFor(enabled, type)) return { jobs: 0 };
   const event = await getItem<EventItem>(keys.event(orgId, eventId));

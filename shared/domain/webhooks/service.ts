@@ -79,15 +79,15 @@ const KNOWN_ORGS_MAX = 10_000;
 const known = new Map<string, { until: number; items: WebhookItem[] }>();
 
 /**
- * The organization's endpoints as this container last read them (read now when it has no copy, or
- * one older than ENDPOINTS_CACHE_MS). Only ever used to decide that no endpoint wants an event:
- * an endpoint created, enabled or subscribed since (in another container) is missed for at most
- * that long, and the event is not lost: its undispatched entry stays, and the minute sweep, which
- * reads the endpoints afresh, fans it out (deliveries.ts). This container's own changes drop the copy.
+ * The organization's endpoints as this container read them within ENDPOINTS_CACHE_MS (undefined
+ * when it has no such copy). Only ever used to decide that no endpoint wants an event: an
+ * endpoint created, enabled or subscribed since (in another container) is missed for at most that
+ * long, and the event is not lost: its undispatched entry stays, and the minute sweep, which reads
+ * the endpoints afresh, fans it out (deliveries.ts). This container's own changes drop the copy.
  */
-export async function knownWebhooks(orgId: string): Promise<WebhookItem[]> {
+export function cachedWebhooks(orgId: string): WebhookItem[] | undefined {
   const copy = known.get(orgId);
-  return copy && copy.until > Date.now() ? copy.items : allWebhooks(orgId);
+  return copy && copy.until > Date.now() ? copy.items : undefined;
 }
 
 /**
