@@ -13,8 +13,8 @@ import {
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { db, tableName } from './client';
 import { keys, type Key } from './keys';
-import { ItemTooLargeError, ValidationError } from '../errors';
-import { pause } from './retry';
+import { ItemTooLargeError, UnavailableError, ValidationError } from '../errors';
+import { CONFLICT_ATTEMPTS, pause } from './retry';
 
 type Item = Record<string, unknown>;
 /** One write of a TransactWriteItems call. */
@@ -39,8 +39,44 @@ export interface Guard {
   onFail: () => Error;
 }
 
-/** Thrown by `transact` when the main write's own condition fails. */
+/** Thrown by `transact` when the main write's own condition fails (never for a transaction conflict: see TransactionConflict). */
 export class ConditionFailed extends Error {}
+
+/**
+ * Thrown by `transact` when DynamoDB kept cancelling the write for a conflict with another
+ * transaction (`TransactionConflict`, or `TransactionConflictException` on a lone write) after
+ * CONFLICT_ATTEMPTS tries. Nothing was written and no condition failed: retryable, never "already
+ * stored" (a caller that reads ConditionFailed as "done" must not see this). A 503 with Retry-After.
+ */
+export class TransactionConflict extends UnavailableError {
+  constructor(options?: { cause?: unknown }) {
+    super('The write collided with concurrent writes to the same items; retry', { reason: 'transaction_conflict' }, 1);
+    if (options?.cause) Object.defineProperty(this, 'cause', { value: options.cause, enumerable: false });
+  }
+}
+
+/** True for a conflict with another transaction: the whole write was refused, nothing landed, and no condition failed. */
+export function isTransactionConflict(err: unknown): boolean {
+  if (err instanceof TransactionCanceledException) {
+    const reasons = err.CancellationReasons ?? [];
+    return reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
+  }
+  const name = (err as { name?: string } | null)?.name;
+  return name === 'TransactionConflictException' || name === 'TransactionInProgressException';
+}
+
+/** Sends a write again while DynamoDB cancels it for a transaction conflict (same request: nothing of it landed), then gives up with TransactionConflict. */
+async function retryingConflicts<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (!isTransactionConflict(err)) throw err;
+      if (attempt + 1 >= CONFLICT_ATTEMPTS) throw new TransactionConflict({ cause: err });
+      await pause(attempt);
+    }
+  }
+}
 
 /** For `.catch()` on a write whose condition failing means there is nothing left to do. */
 export function ignoreConditionFailed(err: unknown): void {
@@ -124,14 +160,16 @@ function assertStorable(item: TransactItem): void {
 
 /**
  * Runs one transaction: the main write first, then counters and guards. A failed guard
- * throws its own error; a failed main condition throws ConditionFailed.
+ * throws its own error; a failed main condition throws ConditionFailed. A conflict with another
+ * transaction (references.md: retryable, not a failed condition) is sent again, and after
+ * CONFLICT_ATTEMPTS throws TransactionConflict, never ConditionFailed.
  */
 export async function transact(main: TransactItem[], counters: CounterDelta[] = [], guards: Guard[] = []): Promise<void> {
   main.forEach(assertStorable);
   const items = [...main, ...counters.filter((c) => c.delta !== 0).map(counterUpdate), ...guards.map(guardCheck)];
   if (items.length === 1) return single(items[0]);
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    await retryingConflicts(() => db().send(new TransactWriteCommand({ TransactItems: items })));
   } catch (err) {
     if (err instanceof TransactionCanceledException) {
       const reasons = err.CancellationReasons ?? [];
@@ -139,21 +177,23 @@ export async function transact(main: TransactItem[], counters: CounterDelta[] = 
       if (failed >= 0 && failed < main.length) throw new ConditionFailed('condition failed', { cause: err });
       const guardIndex = failed - main.length - counters.filter((c) => c.delta !== 0).length;
       if (failed >= 0 && guards[guardIndex]) throw guards[guardIndex].onFail();
-      if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new ConditionFailed('transaction conflict', { cause: err });
     }
     throw err;
   }
 }
 
-/** A lone write skips the transaction: half the write cost and no transaction conflicts. */
+/** A lone write skips the transaction: half the write cost (it can still meet a transaction in flight on its item: retried as one). */
 async function single(item: TransactItem): Promise<void> {
   try {
-    if (item.Put) await db().send(new PutCommand(item.Put));
-    else if (item.Update) await db().send(new UpdateCommand(item.Update as UpdateCommandInput));
-    else if (item.Delete) await db().send(new DeleteCommand(item.Delete));
-    else await db().send(new TransactWriteCommand({ TransactItems: [item] }));
+    await retryingConflicts(async () => {
+      if (item.Put) await db().send(new PutCommand(item.Put));
+      else if (item.Update) await db().send(new UpdateCommand(item.Update as UpdateCommandInput));
+      else if (item.Delete) await db().send(new DeleteCommand(item.Delete));
+      else await db().send(new TransactWriteCommand({ TransactItems: [item] }));
+    });
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) throw new ConditionFailed('condition failed', { cause: err });
+    if (err instanceof TransactionCanceledException && err.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')) throw new ConditionFailed('condition failed', { cause: err });
     throw err;
   }
 }
