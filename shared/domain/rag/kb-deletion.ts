@@ -1,5 +1,5 @@
 import { collections, gsi1, keys, Prefix } from '../../db/keys';
-import { deleteKeys, getItem, ignoreConditionFailed, queryAll, transact, updateExisting } from '../../db/store';
+import { deleteExisting, deleteKeys, getItem, ignoreConditionFailed, queryAll, transact, updateExisting } from '../../db/store';
 import { deletePrefixPage } from '../../adapters/kb-objects';
 import { queue } from '../../adapters/queue';
 import { logger } from '../../logger';
@@ -57,7 +57,7 @@ export async function cleanUpKnowledgeBase(m: KbCleanupMessage, pageSize = CLEAN
     if (docs.length >= pageSize) break;
   }
   if (docs.length) {
-    await deleteKeys(docs);
+    await deleteOwnDocuments(m, docs);
     return 'more';
   }
   const objects = await deletePrefixPage(objectKeys.kbPrefix(m.org_id, m.kb_id));
@@ -65,6 +65,27 @@ export async function cleanUpKnowledgeBase(m: KbCleanupMessage, pageSize = CLEAN
   await deleteKeys([keys.counter(m.org_id, collections.kbDocuments(m.kb_id))]);
   await clearAgentReferences(m.org_id, m.kb_id);
   return 'done';
+}
+
+/** Conditioned deletes sent at once (a page is at most CLEANUP_PAGE_SIZE of them). */
+const DELETES_IN_FLIGHT = 25;
+
+/**
+ * Deletes document items of the deleted knowledge base, each conditioned on still belonging to
+ * it. A document item's key is the organization and its `doc_id` alone, and a deleted knowledge
+ * base's ids are free at once: between this run's read of its page (a GSI query, which may also
+ * be stale) and its delete, the same id may have been ingested into another knowledge base, under
+ * the same key. An unconditional delete removed that new document, whose ingestion then took it
+ * out of the new index (issue 36.5). Single conditioned DeleteItems cost the same writes as a batch.
+ */
+async function deleteOwnDocuments(m: KbCleanupMessage, docs: { pk: string; sk: string }[]): Promise<void> {
+  for (let i = 0; i < docs.length; i += DELETES_IN_FLIGHT) {
+    await Promise.all(
+      docs.slice(i, i + DELETES_IN_FLIGHT).map((key) =>
+        transact([deleteExisting(key, '#kb = :kb', { ':kb': m.kb_id }, { '#kb': 'kb_id' })]).catch(ignoreConditionFailed),
+      ),
+    );
+  }
 }
 
 /** Agents that named the deleted knowledge base get `knowledge_base` "" (conditioned, never clobbering). */
