@@ -8,14 +8,12 @@ import { chargesTotal, chargeWrite, listCharges, toUnits, unitsToDecimal } from 
 import { handleCallEventMessage, placeQueuedCall, type CallEventMessage } from '../../shared/domain/calls/lifecycle';
 import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall } from '../../shared/domain/calls/service';
-import { BuyBody } from '../../shared/domain/phone-numbers/schemas';
-import { buyPhoneNumber, listAvailablePhoneNumbers } from '../../shared/domain/phone-numbers/service';
 import { createOrganizationWithKey } from '../../shared/domain/api-keys/provision';
-import { ConflictError, UnprocessableError } from '../../shared/errors';
 import { handler as getTotal } from '../../functions/billing/get-total';
 import { handler as listChargesHandler } from '../../functions/billing/list-charges';
 import { logger } from '../../shared/logger';
 import { apiEvent, lambdaContext, parsed } from '../support/events';
+import { buyFromPool } from '../support/numbers';
 
 logger.setLogLevel('SILENT');
 
@@ -29,17 +27,7 @@ beforeEach(() => {
   resetTelephony();
 });
 
-async function buyNumber(org: string) {
-  for (let attempt = 1; ; attempt++) {
-    const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: '206', limit: 5 });
-    const choice = items[Math.floor(Math.random() * items.length)]!;
-    try {
-      return { number: await buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price })), choice };
-    } catch (err) {
-      if (attempt >= 5 || !(err instanceof ConflictError || err instanceof UnprocessableError)) throw err;
-    }
-  }
-}
+const buyNumber = (org: string) => buyFromPool(org, '206');
 
 /** 1,000 one-minute call charges at 0.014 USD, written 50 to a transaction. */
 async function thousandCallCharges(org: string, at: string) {

@@ -13,16 +13,14 @@ import { runCallRecovery } from '../../shared/domain/calls/recovery';
 import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall, getCall, type CallItem } from '../../shared/domain/calls/service';
 import { createContact } from '../../shared/domain/contacts/service';
-import { ConflictError, UnprocessableError } from '../../shared/errors';
 import { addDncEntry } from '../../shared/domain/dnc/service';
-import { BuyBody } from '../../shared/domain/phone-numbers/schemas';
-import { buyPhoneNumber, listAvailablePhoneNumbers } from '../../shared/domain/phone-numbers/service';
 import { AddDncBody } from '../../shared/domain/dnc/schemas';
 import { handler as twilioStatus } from '../../functions/telephony/twilio-status';
 import { handler as twilioRecording } from '../../functions/telephony/twilio-recording';
 import { handler as twilioTwiml } from '../../functions/telephony/twilio-twiml';
 import { logger } from '../../shared/logger';
 import { apiEvent, lambdaContext } from '../support/events';
+import { buyFromPool } from '../support/numbers';
 import { twilioAuthorized, twilioEnvironment } from '../support/twilio-env';
 import { readBody } from '../support/stand-in';
 
@@ -44,25 +42,15 @@ async function organization(agent: Record<string, unknown> = {}) {
   const carrier = process.env.TELEPHONY_PROVIDER;
   process.env.TELEPHONY_PROVIDER = 'simulated';
   resetTelephony();
-  let number;
-  let choice;
+  let bought;
   try {
-    // Other test files buy from the same pool in parallel: a number listed a moment ago may be gone.
-    for (let attempt = 1; ; attempt++) {
-      const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: '206', limit: 5 });
-      choice = items[Math.floor(Math.random() * items.length)]!;
-      try {
-        number = await buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price }));
-        break;
-      } catch (err) {
-        if (attempt >= 5 || !(err instanceof ConflictError || err instanceof UnprocessableError)) throw err;
-      }
-    }
+    bought = await buyFromPool(org, '206');
   } finally {
     if (carrier === undefined) delete process.env.TELEPHONY_PROVIDER;
     else process.env.TELEPHONY_PROVIDER = carrier;
     resetTelephony();
   }
+  const { number, choice } = bought;
   const created = await createAgent(org, { name: 'Caller', begin_message: 'Hello {{name}}', ...agent } as never);
   return { org, agentId: created.id, from: number.phone_number, price: choice.per_minute_price_outbound };
 }

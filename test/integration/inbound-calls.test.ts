@@ -13,21 +13,20 @@ import { handleCallEventMessage, placeQueuedCall } from '../../shared/domain/cal
 import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall, getCall, listCalls, type CallItem } from '../../shared/domain/calls/service';
 import { createContact } from '../../shared/domain/contacts/service';
-import { BuyBody, ImportBody, UpdateImportBody, UpdatePhoneNumberBody } from '../../shared/domain/phone-numbers/schemas';
+import { ImportBody, UpdateImportBody, UpdatePhoneNumberBody } from '../../shared/domain/phone-numbers/schemas';
 import {
-  buyPhoneNumber,
   getPhoneNumber,
   importPhoneNumber,
-  listAvailablePhoneNumbers,
   updateImportedPhoneNumber,
   updatePhoneNumber,
 } from '../../shared/domain/phone-numbers/service';
-import { ConflictError, UnprocessableError, ValidationError } from '../../shared/errors';
+import { ValidationError } from '../../shared/errors';
 import { handler as twilioInbound } from '../../functions/telephony/twilio-inbound';
 import { handler as twilioTwiml } from '../../functions/telephony/twilio-twiml';
 import { handler as twilioStatus } from '../../functions/telephony/twilio-status';
 import { logger } from '../../shared/logger';
 import { asFunction } from '../support/access';
+import { buyFromPool } from '../support/numbers';
 import { apiEvent, lambdaContext } from '../support/events';
 import { rejection } from '../support/rejection';
 import { readBody } from '../support/stand-in';
@@ -95,17 +94,7 @@ async function withSimulatedCarrier<T>(work: () => Promise<T>): Promise<T> {
 
 /** A number bought from the simulated pool (other test files buy from it in parallel: retried). */
 async function boughtNumber(org: string, extra: Record<string, unknown> = {}) {
-  return withSimulatedCarrier(async () => {
-    for (let attempt = 1; ; attempt++) {
-      const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: '206', limit: 5 });
-      const choice = items[Math.floor(Math.random() * items.length)]!;
-      try {
-        return await asFunction('buyPhoneNumber', () => buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price, ...extra })));
-      } catch (err) {
-        if (attempt >= 5 || !(err instanceof ConflictError || err instanceof UnprocessableError)) throw err;
-      }
-    }
-  });
+  return withSimulatedCarrier(async () => (await buyFromPool(org, '206', { extra, wrap: (work) => asFunction('buyPhoneNumber', work) })).number);
 }
 
 /** A fresh E.164 number nobody holds, for imports. */

@@ -114,7 +114,7 @@ describe('buying numbers', () => {
   });
 
   it('gives the number back to the carrier when it cannot be recorded (someone imported it meanwhile)', async () => {
-    const choice = await listed('206');
+    const choice = await listed('404');
     const importer = uuidv7();
     await importNumber(importer, { phone: choice.phone_number, type: 'pstn' });
     const buyer = uuidv7();

@@ -14,10 +14,9 @@ import { createCall, type CallItem } from '../../shared/domain/calls/service';
 import { getChat, IDLE_MS, startChat, sweepIdleChats } from '../../shared/domain/chats/service';
 import { dispatchEvents, newEvent } from '../../shared/domain/events/publish';
 import { fanOutEvent, sweepWebhooks } from '../../shared/domain/webhooks/deliveries';
-import { BuyBody } from '../../shared/domain/phone-numbers/schemas';
-import { buyPhoneNumber, listAvailablePhoneNumbers } from '../../shared/domain/phone-numbers/service';
 import { ensureTable } from '../../shared/local/table';
 import { logger } from '../../shared/logger';
+import { buyFromPool } from '../support/numbers';
 
 logger.setLogLevel('SILENT');
 
@@ -72,8 +71,7 @@ async function callingOrganization() {
   const org = uuidv7();
   process.env.TELEPHONY_PROVIDER = 'simulated';
   resetTelephony();
-  const { items } = await listAvailablePhoneNumbers(org, { country: 'US', area_code: '206', limit: 1 });
-  const number = await buyPhoneNumber(org, BuyBody.parse({ phone_number: items[0]!.phone_number, price: items[0]!.price }));
+  const { number } = await buyFromPool(org, '206');
   const agent = await createAgent(org, CreateAgentBody.parse({ name: 'Caller', begin_message: '', ring_duration_ms: 1000, max_call_duration_ms: 60_000 }));
   return { org, agentId: agent.id, from: number.phone_number };
 }

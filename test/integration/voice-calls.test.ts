@@ -14,9 +14,6 @@ import { handleCallEventMessage, placeQueuedCall } from '../../shared/domain/cal
 import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall, type CallItem } from '../../shared/domain/calls/service';
 import { createContact } from '../../shared/domain/contacts/service';
-import { BuyBody } from '../../shared/domain/phone-numbers/schemas';
-import { buyPhoneNumber, listAvailablePhoneNumbers } from '../../shared/domain/phone-numbers/service';
-import { ConflictError, UnprocessableError } from '../../shared/errors';
 import { createKnowledgeBase, ingest } from '../../shared/domain/rag/service';
 import { IngestBody } from '../../shared/domain/rag/schemas';
 import { ingestBatchHandler } from '../../shared/domain/rag/ingest-worker';
@@ -27,6 +24,7 @@ import { logger } from '../../shared/logger';
 import { handler as twilioTwiml } from '../../functions/telephony/twilio-twiml';
 import { startVoiceServer, type VoiceServer } from '../../voice/server';
 import { apiEvent, lambdaContext } from '../support/events';
+import { buyFromPool, ownNumber } from '../support/numbers';
 import { startRealtimeStandIn, type ModelConnection, type RealtimeStandIn } from '../support/realtime-stand-in';
 import { readBody } from '../support/stand-in';
 import { twilioEnvironment } from '../support/twilio-env';
@@ -107,37 +105,25 @@ afterAll(async () => {
 afterEach(() => expect(model.errors).toEqual([]));
 
 /**
- * Area codes other integration tests use less (each has 40 numbers in the simulated pool, which
- * every integration test file shares): tried at random, and an area sold out is skipped.
+ * An organization with a number of its own and an agent. The number is imported (no other test file
+ * can take it) unless the test needs one bought (its minutes charged): then from Vancouver (604) of the
+ * simulated pool, which no other integration file buys from.
  */
-const AREAS: [country: string, area: string][] = [['US', '512'], ['US', '305'], ['US', '213'], ['US', '404'], ['US', '312'], ['CA', '416'], ['CA', '604'], ['CA', '514'], ['CA', '403']];
-
-/** An organization with a number (from the simulated carrier's pool) and an agent. */
-async function organization(agent: Record<string, unknown>) {
-  const org = uuidv7();
+/** Runs `work` with the simulated carrier configured (its pool sells numbers), then Twilio again. */
+async function withSimulatedCarrier<T>(work: () => Promise<T>): Promise<T> {
   process.env.TELEPHONY_PROVIDER = 'simulated';
   resetTelephony();
-  let number;
   try {
-    for (let attempt = 1; ; attempt++) {
-      const [country, area] = AREAS[Math.floor(Math.random() * AREAS.length)]!;
-      const { items } = await listAvailablePhoneNumbers(org, { country, area_code: area, limit: 5 });
-      if (!items.length) {
-        if (attempt >= 20) throw new Error('the simulated pool has no number left in the test areas');
-        continue;
-      }
-      const choice = items[Math.floor(Math.random() * items.length)]!;
-      try {
-        number = await buyPhoneNumber(org, BuyBody.parse({ phone_number: choice.phone_number, price: choice.price }));
-        break;
-      } catch (err) {
-        if (attempt >= 20 || !(err instanceof ConflictError || err instanceof UnprocessableError)) throw err;
-      }
-    }
+    return await work();
   } finally {
     process.env.TELEPHONY_PROVIDER = 'twilio';
     resetTelephony();
   }
+}
+
+async function organization(agent: Record<string, unknown>, o: { bought?: boolean } = {}) {
+  const org = uuidv7();
+  const number = o.bought ? await withSimulatedCarrier(async () => (await buyFromPool(org, '604', { country: 'CA' })).number) : await ownNumber(org);
   const created = await createAgent(org, { name: 'Voice', agent_name: 'Ava', reminder_trigger_ms: 0, ...agent } as never);
   return { org, agentId: created.id, from: number.phone_number };
 }
@@ -563,7 +549,7 @@ describe('an inbound call', () => {
       m.userSays('u1', 'I need a person.');
       m.speak({ responseId: 'r2', itemId: 'i2', audio: tone(0.2, 72), transcript: 'Transferring you now.', calls: [{ callId: 'c1', name: 'transfer_call', args: { reason: 'asked for a person' } }] });
     });
-    const { org, agentId, from } = await organization({ s2s_model: 'script-inbound', begin_message: 'Thanks for calling.', selected_tools: [{ type: 'transfer_call', phone_number: '+14155550199' }] });
+    const { org, agentId, from } = await organization({ s2s_model: 'script-inbound', begin_message: 'Thanks for calling.', selected_tools: [{ type: 'transfer_call', phone_number: '+14155550199' }] }, { bought: true });
     const number = (await listPhoneNumbers(org, { limit: 10 } as never)).items.find((n: any) => n.phone_number === from)!;
     await updatePhoneNumber(org, number.id, { inbound_agent_id: agentId } as never);
     const sid = `CA${'9'.repeat(28)}${String(++sidSeq).padStart(4, '0')}`;
