@@ -53,7 +53,8 @@ export class ApiArea extends NestedStack {
       props.api.addOperation(this, operation, fn);
       props.monitoring.alarmOnErrors(fn);
       this.functions.set(operation.operationId, fn);
-      if (operation.streams && props.streamingApi) {
+      // Every OpenAI-compatible route goes there too, streaming or not: an SDK takes one base URL.
+      if ((operation.streams || operation.openAiCompatible) && props.streamingApi) {
         // The same bundle, its `streamHandler` export: Lambda response streaming for the REST API.
         const streamFn = new ApiFunction(this, `${pascalCase(operation.operationId)}StreamFunction`, {
           code: props.code.code(operationBundleName(operation)),

@@ -234,7 +234,7 @@ export class VoiceAgentPlatformStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
-    if (streamingApi) new CfnOutput(this, 'StreamingApiUrl', { value: streamingApi.url, description: 'Base URL of the streaming routes (Accept: text/event-stream; the OpenAI-compatible completions): same paths and key' });
+    if (streamingApi) new CfnOutput(this, 'StreamingApiUrl', { value: streamingApi.url, description: 'Base URL where streams arrive as produced (Accept: text/event-stream turns, the widget\'s turns) and every /api/v1/openai/v1 route (an OpenAI SDK\'s baseURL: this + /api/v1/openai/v1): same paths and key' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName });
     new CfnOutput(this, 'BucketName', { value: this.storage.bucket.bucketName });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });

@@ -18,6 +18,13 @@ export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type Webhoo
 export interface ClientConfig {
   /** Where the API is: `http://localhost:3000` locally, the stack's API URL deployed (paths carry `/api/v1`). */
   baseUrl: string;
+  /**
+   * Where streamed turns (`chats.streamMessage`, `chats.streamToolResults`) are sent: deployed, the
+   * stack's `StreamingApiUrl` output, whose REST API streams each event as it is produced (the HTTP
+   * API at `baseUrl` answers the same events only once the turn ends). Default `baseUrl` (locally
+   * one server streams).
+   */
+  streamUrl?: string;
   /** Sent as `X-Api-Key`; leave it out for the public operations only (health, widget config). */
   apiKey?: string;
   /** Retries of 429 and 503 answers; `false` turns them off. */
@@ -125,7 +132,7 @@ export function createClient(config: ClientConfig): PlatformClient {
   const streamFetch = retryingFetch(baseFetch, config.retry ?? {});
   const stream = (what: string) => (chatId: string, body: unknown, options: { signal?: AbortSignal; idempotencyKey?: string } = {}) => {
     const headers = new Headers(mergeHeaders(config.headers, config.apiKey ? { 'X-Api-Key': config.apiKey } : {}, options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {}));
-    return streamTurn(streamFetch, `${config.baseUrl.replace(/\/+$/, '')}/api/v1/chats/${encodeURIComponent(chatId)}/${what}`, headers, body, options.signal);
+    return streamTurn(streamFetch, `${(config.streamUrl ?? config.baseUrl).replace(/\/+$/, '')}/api/v1/chats/${encodeURIComponent(chatId)}/${what}`, headers, body, options.signal);
   };
 
   return Object.assign(raw, {

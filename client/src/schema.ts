@@ -2340,12 +2340,34 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organization's active agents as OpenAI models (`{ object: "list", data: [{ id, object: "model", created, owned_by }] }`)
-         * @description The organization's active agents as OpenAI models (`{ object: "list", data: [{ id, object: "model", created, owned_by }] }`)
+         * The organization's active agents as OpenAI models, with `<id>@draft` and `<id>@<version>` for each published version (`{ object: "list", data: [{ id, object: "model", created, owned_by }] }`)
+         * @description The organization's active agents as OpenAI models, with `<id>@draft` and `<id>@<version>` for each published version (`{ object: "list", data: [{ id, object: "model", created, owned_by }] }`)
          *
          *     Requires an API key (`X-Api-Key`).
          */
         get: operations["openAiListModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/openai/v1/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One model (`<agent id>`, `<agent id>@<version>` or `<agent id>@draft`) as OpenAI's `GET /models/{model}` answers it (`{ id, object: "model", created, owned_by }`)
+         * @description One model (`<agent id>`, `<agent id>@<version>` or `<agent id>@draft`) as OpenAI's `GET /models/{model}` answers it (`{ id, object: "model", created, owned_by }`)
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["openAiRetrieveModel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2385,6 +2407,18 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+            };
+        };
+        /** @description Every 4xx and 5xx answer of the OpenAI-compatible paths (`/openai/v1/*`), shaped as OpenAI's so its SDKs raise their own error classes */
+        OpenAiError: {
+            error: {
+                message: string;
+                /** @description `invalid_request_error`, `rate_limit_exceeded` or `server_error` */
+                type: string;
+                /** @description The request field at fault (`model`, `messages.0.content.1.type`, `n`, …) */
+                param: string | null;
+                /** @description `invalid_api_key`, `model_not_found`, `rate_limit_exceeded`, `model_unavailable`, `model_error`, … */
+                code: string | null;
             };
         };
         /** @description Paging of a list answer */
@@ -2465,6 +2499,8 @@ export interface components {
             start_speaker: "agent" | "user";
             analysis_fields: components["schemas"]["AnalysisField"][];
             success_criteria: string;
+            /** @enum {string} */
+            openai_system_messages: "demote" | "refuse" | "trust";
             published_version: number | null;
             created_at: string;
             updated_at: string;
@@ -3100,6 +3136,8 @@ export interface components {
             start_speaker?: "agent" | "user";
             analysis_fields?: components["schemas"]["AnalysisField"][];
             success_criteria?: string;
+            /** @enum {string} */
+            openai_system_messages?: "demote" | "refuse" | "trust";
         };
         /** @description A test of an agent */
         CreateAgentTestRequest: {
@@ -3846,6 +3884,8 @@ export interface components {
             start_speaker?: "agent" | "user";
             analysis_fields?: components["schemas"]["AnalysisField"][];
             success_criteria?: string;
+            /** @enum {string} */
+            openai_system_messages?: "demote" | "refuse" | "trust";
             published_version?: number | null;
         };
         /** @description Fields of a test to change */
@@ -4314,6 +4354,7 @@ export interface components {
 }
 export type FieldIssue = components['schemas']['FieldIssue'];
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+export type OpenAiError = components['schemas']['OpenAiError'];
 export type ListMeta = components['schemas']['ListMeta'];
 export type OpenApiDocument = components['schemas']['OpenApiDocument'];
 export type Activity = components['schemas']['Activity'];
@@ -4900,6 +4941,7 @@ export interface operations {
                      *             }
                      *           ],
                      *           "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *           "openai_system_messages": "demote",
                      *           "published_version": 3,
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5026,6 +5068,7 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "openai_system_messages": "demote",
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5420,6 +5463,7 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "openai_system_messages": "demote",
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5572,6 +5616,7 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "openai_system_messages": "demote",
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -6613,6 +6658,7 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "openai_system_messages": "demote",
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -7930,6 +7976,14 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            /** @description Not modified: the `ETag` sent in `If-None-Match` is current; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
@@ -7956,6 +8010,14 @@ export interface operations {
                 content: {
                     "text/javascript": string;
                 };
+            };
+            /** @description Not modified: the `ETag` sent in `If-None-Match` is current; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
@@ -16392,13 +16454,210 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            /** @description Invalid path, query, headers or body; `error.details.fields` names each field (`x-should-retry: false`: the SDKs do not retry it) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "n: only 1 choice is generated per request",
+                     *         "type": "invalid_request_error",
+                     *         "param": "n",
+                     *         "code": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key (`x-should-retry: false`: the SDKs do not retry it) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Invalid API key",
+                     *         "type": "invalid_request_error",
+                     *         "param": null,
+                     *         "code": "invalid_api_key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description No active agent (or version of it) of that `model` (`code` `model_not_found`) (`x-should-retry: false`: the SDKs do not retry it) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "The model `01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90@7` does not exist or you do not have access to it",
+                     *         "type": "invalid_request_error",
+                     *         "param": "model",
+                     *         "code": "model_not_found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The path exists but not with this method; `Allow` lists the methods it answers (`x-should-retry: false`: the SDKs do not retry it) */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Method PUT is not allowed on /api/v1/agents",
+                     *         "type": "invalid_request_error",
+                     *         "param": null,
+                     *         "code": "method_not_allowed"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Conflicts with the current state, the resource kept changing, or an `Idempotency-Key` was reused with another body or is still in progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Idempotency-Key was already used with a different request body",
+                     *         "type": "invalid_request_error",
+                     *         "param": null,
+                     *         "code": "conflict"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The body exceeds 1 MiB (`x-should-retry: false`: the SDKs do not retry it) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Request body exceeds 1048576 bytes",
+                     *         "type": "invalid_request_error",
+                     *         "param": null,
+                     *         "code": "payload_too_large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Over the API key's rate; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "type": "rate_limit_exceeded",
+                     *         "param": null,
+                     *         "code": "rate_limit_exceeded"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A fault of ours; `error.details.request_id` names the request for support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Internal server error",
+                     *         "type": "server_error",
+                     *         "param": null,
+                     *         "code": "internal"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The agent's model refused the request in a way retrying cannot cure (`x-should-retry: false`: the SDKs do not retry it) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "The agent's model refused the request (unknown_model)",
+                     *         "type": "server_error",
+                     *         "param": null,
+                     *         "code": "model_error"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The agent's model did not answer; retry later (`Retry-After`) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "The agent's model did not answer; retry later",
+                     *         "type": "server_error",
+                     *         "param": null,
+                     *         "code": "model_unavailable"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
         };
     };
     openAiListModels: {
@@ -16445,11 +16704,259 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            /** @description Invalid path, query, headers or body; `error.details.fields` names each field (`x-should-retry: false`: the SDKs do not retry it) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "n: only 1 choice is generated per request",
+                     *         "type": "invalid_request_error",
+                     *         "param": "n",
+                     *         "code": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key (`x-should-retry: false`: the SDKs do not retry it) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Invalid API key",
+                     *         "type": "invalid_request_error",
+                     *         "param": null,
+                     *         "code": "invalid_api_key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The path exists but not with this method; `Allow` lists the methods it answers (`x-should-retry: false`: the SDKs do not retry it) */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Method PUT is not allowed on /api/v1/agents",
+                     *         "type": "invalid_request_error",
+                     *         "param": null,
+                     *         "code": "method_not_allowed"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Over the API key's rate; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "type": "rate_limit_exceeded",
+                     *         "param": null,
+                     *         "code": "rate_limit_exceeded"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A fault of ours; `error.details.request_id` names the request for support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Internal server error",
+                     *         "type": "server_error",
+                     *         "param": null,
+                     *         "code": "internal"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    openAiRetrieveModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Invalid path, query, headers or body; `error.details.fields` names each field (`x-should-retry: false`: the SDKs do not retry it) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "n: only 1 choice is generated per request",
+                     *         "type": "invalid_request_error",
+                     *         "param": "n",
+                     *         "code": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key (`x-should-retry: false`: the SDKs do not retry it) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Invalid API key",
+                     *         "type": "invalid_request_error",
+                     *         "param": null,
+                     *         "code": "invalid_api_key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description No such resource in your organization (another organization's ids answer the same) (`x-should-retry: false`: the SDKs do not retry it) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "The model `01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90@7` does not exist or you do not have access to it",
+                     *         "type": "invalid_request_error",
+                     *         "param": "model",
+                     *         "code": "model_not_found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The path exists but not with this method; `Allow` lists the methods it answers (`x-should-retry: false`: the SDKs do not retry it) */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Method PUT is not allowed on /api/v1/agents",
+                     *         "type": "invalid_request_error",
+                     *         "param": null,
+                     *         "code": "method_not_allowed"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Over the API key's rate; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "type": "rate_limit_exceeded",
+                     *         "param": null,
+                     *         "code": "rate_limit_exceeded"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A fault of ours; `error.details.request_id` names the request for support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Internal server error",
+                     *         "type": "server_error",
+                     *         "param": null,
+                     *         "code": "internal"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
         };
     };
 }

@@ -1,5 +1,9 @@
 import { http } from '../../shared/http/handler';
+import { streamResponses } from '../../shared/http/streaming';
 import { openAiListModels as op } from '../../shared/domain/openai-compat/operations';
 import { listModels } from '../../shared/domain/openai-compat/completions';
 
 export const handler = http(op, ({ caller }) => listModels(caller.organizationId));
+
+/** Also behind the streaming REST API, so the whole of /openai/v1 is on one base URL (lib/api-area.ts). */
+export const streamHandler = streamResponses(handler);

@@ -9,7 +9,7 @@ export interface IdempotencyRecord {
   status: 'in_progress' | 'completed';
   body_hash: string;
   lease_until: number;
-  response?: { statusCode: number; body: string };
+  response?: { statusCode: number; body: string; contentType?: string };
 }
 
 const RETAIN_SECONDS = 24 * 60 * 60;
@@ -48,7 +48,7 @@ export async function claimIdempotencyKey(
 }
 
 /** Stores the answer so repeats replay it. */
-export async function completeIdempotencyKey(orgId: string, operationId: string, idemKey: string, response: { statusCode: number; body: string }): Promise<void> {
+export async function completeIdempotencyKey(orgId: string, operationId: string, idemKey: string, response: { statusCode: number; body: string; contentType?: string }): Promise<void> {
   await db().send(
     new UpdateCommand({
       TableName: tableName(),

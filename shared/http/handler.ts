@@ -12,6 +12,7 @@ import { apiKeyAuth } from './middleware/auth';
 import { rateLimit } from './middleware/rate-limit';
 import { validate } from './middleware/validate';
 import { idempotency } from './middleware/idempotency';
+import { bufferStream } from './middleware/buffer-stream';
 import { successEnvelope } from './middleware/success-envelope';
 import { materialize } from '../domain/common/lazy';
 
@@ -33,7 +34,8 @@ export interface HandlerInput<P, Q, B> {
  * Wraps an operation's function in the shared middleware stack, in this fixed order:
  * request context (request id, access log, response headers) → error envelope → fixed path (405
  * for a wrong method on a fixed path that API Gateway routed to a `{param}` route) → JSON (or form)
- * body → API-key auth → rate limit → validation → idempotency (POST that writes) → success envelope.
+ * body → API-key auth → rate limit → validation → stream buffering (a stream answered whole where the
+ * response cannot stream) → idempotency (POST that writes) → success envelope.
  * Middy runs `before` in that order and `after`/`onError` in reverse.
  */
 export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
@@ -64,6 +66,8 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
     .use(op.bodyFormat === 'form' ? formBody() : jsonBody());
   if (op.auth) handler.use(apiKeyAuth()).use(rateLimit());
   handler.use(validate());
+  // Before idempotency, so its `after` (a stream read whole where the response cannot stream) runs after idempotency's.
+  handler.use(bufferStream());
   // A POST whose function may not write the table (discover, query) changes nothing, so a repeat
   // is already safe: it ignores Idempotency-Key rather than store an answer it is not granted to.
   if (op.auth && op.method === 'POST' && op.access.table === 'RW') handler.use(idempotency());

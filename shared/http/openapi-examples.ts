@@ -74,6 +74,7 @@ const Agent = {
     { name: 'outcome', type: 'enum', description: 'How the call ended for the practice', options: ['booked', 'callback', 'not_interested'] },
   ],
   success_criteria: 'The caller booked a check-up or asked to be called back.',
+  openai_system_messages: 'demote',
   published_version: 3,
   created_at: created,
   updated_at: updated,

@@ -141,6 +141,23 @@ const envelopeSchemas: Record<string, Json> = {
       },
     },
   },
+  OpenAiError: {
+    type: 'object',
+    description: 'Every 4xx and 5xx answer of the OpenAI-compatible paths (`/openai/v1/*`), shaped as OpenAI\'s so its SDKs raise their own error classes',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['message', 'type', 'param', 'code'],
+        properties: {
+          message: { type: 'string' },
+          type: { type: 'string', description: '`invalid_request_error`, `rate_limit_exceeded` or `server_error`' },
+          param: { type: ['string', 'null'], description: 'The request field at fault (`model`, `messages.0.content.1.type`, `n`, …)' },
+          code: { type: ['string', 'null'], description: '`invalid_api_key`, `model_not_found`, `rate_limit_exceeded`, `model_unavailable`, `model_error`, …' },
+        },
+      },
+    },
+  },
   ListMeta: {
     type: 'object',
     description: 'Paging of a list answer',
@@ -210,6 +227,27 @@ function errorResponse(status: number, description?: string): Json {
         example: { success: false, message: e.message, error: { code: e.code, message: e.message, details: e.details } },
       },
     },
+  };
+}
+
+/** The OpenAI-compatible paths' errors: OpenAI's error object, no envelope (shared/domain/openai-compat/errors.ts). */
+const OPENAI_ERROR_EXAMPLES: Record<number, { message: string; type: string; param: string | null; code: string | null }> = {
+  400: { message: 'n: only 1 choice is generated per request', type: 'invalid_request_error', param: 'n', code: null },
+  401: { message: 'Invalid API key', type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
+  404: { message: 'The model `01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90@7` does not exist or you do not have access to it', type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
+  429: { message: 'Rate limit exceeded; retry after 3 s', type: 'rate_limit_exceeded', param: null, code: 'rate_limit_exceeded' },
+  502: { message: 'The agent\'s model refused the request (unknown_model)', type: 'server_error', param: null, code: 'model_error' },
+  503: { message: 'The agent\'s model did not answer; retry later', type: 'server_error', param: null, code: 'model_unavailable' },
+};
+
+function openAiErrorResponse(status: number, description?: string): Json {
+  const e = ERRORS[status];
+  const example = OPENAI_ERROR_EXAMPLES[status] ?? { message: e.message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: e.code.toLowerCase() };
+  const permanent = status < 500 && ![408, 409, 429].includes(status) || status === 502;
+  return {
+    description: `${description ?? e.description}${permanent ? ' (`x-should-retry: false`: the SDKs do not retry it)' : ''}`,
+    headers: headerRefs('XRequestId', ...(e.headers ?? [])),
+    content: { 'application/json': { schema: ref('OpenAiError'), example: { error: example } } },
   };
 }
 
@@ -391,8 +429,13 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
         },
       },
     };
+    // A conditional GET answers 304 with no body when the client's copy is current.
+    if (op.headers?.some((h) => h.name.toLowerCase() === 'if-none-match')) {
+      responses[304] = { description: 'Not modified: the `ETag` sent in `If-None-Match` is current; no body', headers: headerRefs('XRequestId') };
+    }
     for (const [status, text] of errorStatuses(op)) {
-      responses[status] = text === undefined ? { $ref: `#/components/responses/${ERRORS[status].component}` } : errorResponse(status, text);
+      if (op.openAiCompatible) responses[status] = openAiErrorResponse(status, text);
+      else responses[status] = text === undefined ? { $ref: `#/components/responses/${ERRORS[status].component}` } : errorResponse(status, text);
     }
     let requestBody: Json | undefined;
     if (op.body) {

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { isStreamBody } from '../domain/common/stream-body';
+import { isStreamBody, streamingInvocation } from '../domain/common/stream-body';
 
 /**
  * Deployed response streaming (docs/architecture.md, "Streaming routes"). The streaming routes are
@@ -72,7 +72,7 @@ export function streamResponses(handler: Handler): unknown {
   if (typeof lambda?.streamifyResponse !== 'function') return handler;
   return lambda.streamifyResponse(async (event, responseStream, context) => {
     const v2 = (event as { version?: string }).version === '2.0' ? (event as APIGatewayProxyEventV2) : restEventToV2(event as APIGatewayProxyEvent);
-    const result = (await handler(v2, context)) as { statusCode?: number; headers?: Record<string, unknown>; body?: unknown; isBase64Encoded?: boolean };
+    const result = (await handler(v2, streamingInvocation(context))) as { statusCode?: number; headers?: Record<string, unknown>; body?: unknown; isBase64Encoded?: boolean };
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
     const out = lambda.HttpResponseStream.from(responseStream, { statusCode: result.statusCode ?? 200, headers });

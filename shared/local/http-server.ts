@@ -10,7 +10,7 @@ import { errorBody } from '../http/envelope';
 import type { ErrorCode } from '../errors';
 import { createHandlerLoader, type HandlerLoader } from './handler-loader';
 import { createLambdaContext } from './lambda-context';
-import { isStreamBody, type StreamBody } from '../domain/common/stream-body';
+import { isStreamBody, streamingInvocation, type StreamBody } from '../domain/common/stream-body';
 
 /** What the server needs of an operation (the route registry's `Operation` has all of it). */
 export interface HttpRoute {
@@ -115,11 +115,12 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
     const functionName = route?.operationId ?? 'fallback';
     try {
       const handler = await loadHandler<ApiHandler>(route?.entry ?? fallback);
-      const context = createLambdaContext({
+      // The local server writes a stream as it is produced (writeStream), as the streaming REST API does.
+      const context = streamingInvocation(createLambdaContext({
         functionName,
         timeoutMs: Math.min(route?.timeoutSeconds ?? GATEWAY_TIMEOUT_SECONDS, GATEWAY_TIMEOUT_SECONDS) * 1000,
         memoryMb: route?.memoryMb,
-      });
+      }));
       // The fallback function is granted nothing; a route runs with its operation's access.
       const access = route ? route.access : {};
       const result = access ? await runAs({ name: functionName, access }, () => handler(event, context)) : await handler(event, context);

@@ -50,6 +50,27 @@ it('serves the widget\'s turns and their preflights on the REST API, each stream
   }
 });
 
+it('serves every /openai/v1 route on the REST API, so the SDK\'s one baseURL is StreamingApiUrl + /api/v1/openai/v1', () => {
+  const routes = restRoutes();
+  const openAi = operations.filter((o) => o.path.startsWith('/api/v1/openai/v1/'));
+  expect(openAi.map((o) => `${o.method} ${o.path}`).sort()).toEqual([
+    'GET /api/v1/openai/v1/models',
+    'GET /api/v1/openai/v1/models/{model}',
+    'POST /api/v1/openai/v1/chat/completions',
+  ]);
+  for (const op of openAi) {
+    const route = `${op.method} ${op.path}`;
+    expect({ route, integration: routes.get(route)?.Properties.Integration }).toMatchObject({ route, integration: { Type: 'AWS_PROXY', ResponseTransferMode: 'STREAM' } });
+  }
+  // Still on the HTTP API too (buffered), under the same paths.
+  const httpRoutes = s.resources('AWS::ApiGatewayV2::Route').map((r) => String(r.Properties.RouteKey));
+  for (const op of openAi) expect(httpRoutes).toContain(`${op.method} ${op.path}`);
+  // The stack names the streaming base URL, which the docs give as the SDK's base.
+  const outputs = s.parent.toJSON().Outputs as Record<string, { Description?: string }>;
+  expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'StreamingApiUrl']));
+  expect(outputs.StreamingApiUrl!.Description).toMatch(/openai\/v1/);
+});
+
 it('tells the functions the REST API\'s base URL from its id and stage name, not from the stage resource (which would be a cycle)', () => {
   const config = functionFor(s, operations.find((o) => o.operationId === 'getWidgetConfig')!);
   const value = config.Properties.Environment.Variables.STREAMING_API_URL;

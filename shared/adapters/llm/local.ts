@@ -163,11 +163,31 @@ export function localModel(options: LocalModelOptions = {}): LlmPort {
   return {
     name: 'local',
     complete: async (request) => {
-      const response = localStep(request, newId);
+      const response = withOptions(localStep(request, newId), request, newId);
       if (request.onDelta && response.text) await streamWords(response.text, request.onDelta);
       return response;
     },
   };
+}
+
+/**
+ * The OpenAI-compatible endpoint's fields, as the local model honours them: a forced tool is
+ * called (with no arguments) when the step did not call one; `maxTokens` keeps that many words;
+ * a JSON `responseFormat` answers `{"reply": text}`.
+ */
+function withOptions(response: LlmResponse, request: LlmRequest, newId: () => string): LlmResponse {
+  const options = request.options;
+  if (!options) return response;
+  const forced = options.toolChoice && request.tools.length && request.messages.at(-1)?.role !== 'tool'
+    ? request.tools.find((t) => options.toolChoice === 'required' || t.name === (options.toolChoice as { name: string }).name)
+    : undefined;
+  if (forced && !response.toolCalls.some((c) => c.name === forced.name || options.toolChoice === 'required')) {
+    return { text: '', toolCalls: [{ id: newId(), name: forced.name, arguments: '{}' }], usage: response.usage };
+  }
+  let text = response.text;
+  if (text && options.maxTokens !== undefined) text = (text.match(/\S+\s*/g) ?? []).slice(0, options.maxTokens).join('').trimEnd();
+  if (text && options.responseFormat && options.responseFormat.type !== 'text') text = JSON.stringify({ reply: text });
+  return { ...response, text };
 }
 
 /** Gives a reply word by word (each word with the spaces after it), a turn of the event loop apart, as a streaming model would. */

@@ -142,6 +142,13 @@ export function requestBody(request: LlmRequest, defaultModel: string): Record<s
   if (request.tools.length) {
     body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
   }
+  const options = request.options;
+  if (options) {
+    Object.assign(body, options.sampling);
+    if (options.maxTokens !== undefined) body.max_completion_tokens = options.maxTokens;
+    if (options.responseFormat) body.response_format = options.responseFormat;
+    if (options.toolChoice && request.tools.length) body.tool_choice = options.toolChoice === 'required' ? 'required' : { type: 'function', function: { name: options.toolChoice.name } };
+  }
   return body;
 }
 

@@ -59,6 +59,24 @@ export interface LlmRequest {
    * An adapter that cannot stream may never call it (the engine then passes the text on whole).
    */
   onDelta?: (text: string) => void;
+  /** What a caller of the OpenAI-compatible endpoint asked of the model beyond the agent's settings (absent elsewhere). */
+  options?: LlmCallOptions;
+}
+
+/**
+ * Chat Completions request fields a caller of the OpenAI-compatible endpoint may set
+ * (shared/domain/openai-compat): each is sent to an OpenAI-compatible model as that field, and the
+ * local model honours the ones that shape its answer (`maxTokens`, `toolChoice`, `responseFormat`).
+ */
+export interface LlmCallOptions {
+  /** `max_completion_tokens`: the most tokens the reply may have. */
+  maxTokens?: number;
+  /** `tool_choice` other than `auto` (`none` is sent as no tools). */
+  toolChoice?: 'required' | { name: string };
+  /** `response_format` (`json_object` or `json_schema`). */
+  responseFormat?: Record<string, unknown>;
+  /** Sampling fields passed as they are: `top_p`, `seed`, `stop`, `frequency_penalty`, `presence_penalty`, `parallel_tool_calls`. */
+  sampling?: Record<string, unknown>;
 }
 
 export interface LlmUsage {

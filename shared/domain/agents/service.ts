@@ -30,8 +30,9 @@ const ENTITY = 'AGENT';
 function view(item: AgentItem): Agent {
   // `last_version` is the publish counter (versions.ts), not part of the agent.
   const { last_version: _counter, ...agent } = stripKeys(item) as Agent & { last_version?: number };
-  // Agents written before typed outcomes have neither analysis_fields nor success_criteria: their defaults.
-  return { analysis_fields: [], success_criteria: '', ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
+  // Agents written before typed outcomes have neither analysis_fields nor success_criteria, nor (before
+  // the OpenAI endpoint's trust rule) openai_system_messages: their defaults.
+  return { analysis_fields: [], success_criteria: '', openai_system_messages: 'demote', ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
 }
 
 /** Index attributes that follow an agent's status and widget. */

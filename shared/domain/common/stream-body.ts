@@ -19,6 +19,8 @@ const STREAM = Symbol.for('voice-agent-platform.stream-body');
 export interface PlainAnswer {
   statusCode: number;
   body: string;
+  /** The body's type when it is not JSON (the OpenAI-compatible stream's plain answer is its own events, which the SDK reads on a replay). */
+  contentType?: string;
 }
 
 export interface StreamBody {
@@ -29,6 +31,23 @@ export interface StreamBody {
   /** Runs `hook` once the stream's content is complete, before it ends. */
   whenDone(hook: (plain: PlainAnswer) => Promise<void> | void): void;
 }
+
+/**
+ * Marks an invocation whose response can stream: the streaming REST API's `streamHandler`
+ * (shared/http/streaming.ts) and the local runtime's server. Any other invocation (the HTTP API,
+ * which buffers; a direct invoke) answers a stream as the whole text once it ends
+ * (shared/http/middleware/buffer-stream.ts), since a Lambda proxy response's body is a string.
+ */
+const STREAMS = Symbol.for('voice-agent-platform.invocation-streams');
+
+/** Marks `context` as an invocation that writes stream bodies as they are produced. */
+export function streamingInvocation<T extends object>(context: T): T {
+  (context as Record<symbol, unknown>)[STREAMS] = true;
+  return context;
+}
+
+/** Whether the invocation writes stream bodies as they are produced (see streamingInvocation). */
+export const invocationStreams = (context: unknown): boolean => typeof context === 'object' && context !== null && (context as Record<symbol, unknown>)[STREAMS] === true;
 
 export function isStreamBody(value: unknown): value is StreamBody {
   return typeof value === 'object' && value !== null && STREAM in value;

@@ -1,4 +1,4 @@
-import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmToolCall, type LlmUsage } from '../../adapters/llm/port';
+import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmToolCall, type LlmUsage, type LlmCallOptions } from '../../adapters/llm/port';
 import { contextTokenLimit, fitHistory } from './context-budget';
 import type { executeTool, ExecutedTool, ToolEffect } from './tools/executor';
 import { capResult } from './tools/results';
@@ -95,6 +95,8 @@ export interface TurnInput {
   executeTool?: typeof executeTool;
   /** Streams the turn (see TurnStream): the model is asked to stream and every message gets its id at once. */
   stream?: TurnStream;
+  /** The OpenAI-compatible endpoint's request fields, sent with every model request of the turn. */
+  modelOptions?: LlmCallOptions;
 }
 
 export interface TurnOutput {
@@ -201,6 +203,7 @@ async function turnLoop(
       messages: fitted.messages,
       tools,
       timeoutMs: remaining,
+      ...(input.modelOptions ? { options: input.modelOptions } : {}),
       ...(stream
         ? {
             onDelta: (delta: string) => {

@@ -1,10 +1,12 @@
 import * as z from 'zod/mini';
+import { lazy } from '../common/lazy';
 import { named } from '../common/named';
 
 /**
- * What POST /openai/v1/chat/completions reads of OpenAI's Chat Completions request. Members it does
- * not use (`max_tokens`, `user`, `n`, `seed`, `response_format`…) are accepted and ignored, as a
- * compatible server must; `temperature` overrides the agent's.
+ * What POST /openai/v1/chat/completions reads of OpenAI's Chat Completions request. The other
+ * members are read by request-fields.ts, which honours each (`max_completion_tokens`,
+ * `response_format`, `tool_choice`, sampling) or refuses it with a 400 naming it (`n` above 1,
+ * `logprobs`, audio, a member OpenAI does not have); `temperature` overrides the agent's.
  */
 const part = () => z.looseObject({ type: z.string(), text: z.optional(z.string()) });
 const content = () => z.optional(z.nullable(z.union([z.string(), z.array(part())])));
@@ -47,3 +49,8 @@ export const ChatCompletionBody = named('ChatCompletionRequest', () =>
   'OpenAI Chat Completions request; `model` is an agent id',
 );
 export type ChatCompletionBody = z.output<typeof ChatCompletionBody>;
+
+export const ModelParams = lazy(() => z.strictObject({
+  /** An agent's id, optionally `@<version>` or `@draft`. */
+  model: z.string().check(z.minLength(1), z.maxLength(100)),
+}));

@@ -11,6 +11,9 @@ export class EarlyResponse extends Error {
   }
 }
 
+/** A status the OpenAI SDKs would retry, or that may come out otherwise, answered no differently by a retry. */
+export const isPermanent = (status: number): boolean => (status < 500 && ![408, 409, 429].includes(status)) || status === 502;
+
 /**
  * The one place errors become HTTP answers. Typed errors keep their status, code and details;
  * anything else is logged with its cause and answered with a generic 500 naming the request id.
@@ -32,6 +35,9 @@ export function errorEnvelope(): HttpMiddleware {
         const extra: Record<string, string> = typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {};
         if (err.code === 'METHOD_NOT_ALLOWED') extra.allow = ((err.details.allowed as string[]) ?? []).join(', ');
         const openAi = request.internal.http?.operation.openAiCompatible;
+        // OpenAI's SDKs retry 408, 409, 429 and 5xx unless told not to: a refusal retrying cannot cure
+        // (a 4xx, a model that refused the request: 502) says so.
+        if (openAi && isPermanent(err.statusCode)) extra['x-should-retry'] = 'false';
         request.response = jsonResponse(err.statusCode, openAi ? openAiErrorBody(err) : errorBody(err), extra);
         return;
       }

@@ -56,7 +56,8 @@ export function idempotency(options: { leaseMs?: number } = {}): HttpMiddleware 
       if (existing.status !== 'completed' || !existing.response) {
         throw new ConflictError('A request with this Idempotency-Key is still in progress; retry later', { idempotency_key: key });
       }
-      throw new EarlyResponse({ ...existing.response, headers: { 'idempotent-replayed': 'true' } });
+      const { contentType, ...response } = existing.response as typeof existing.response & { contentType?: string };
+      throw new EarlyResponse({ ...response, headers: { ...(contentType ? { 'content-type': contentType } : {}), 'idempotent-replayed': 'true' } });
     },
     after: async (request) => {
       const state = request.internal.http as { idempotencyKey?: string } & ReturnType<typeof httpState>;
