@@ -51,6 +51,7 @@ async function main(): Promise<Platform> {
       `  Docs:     ${platform.url}/api/v1/docs   (the API reference, rendered from the OpenAPI document)`,
       ...(platform.demo ? [`  Demo:     ${platform.demo.url}   (the web widget; its agent ${platform.demo.created ? 'was just created' : 'as you left it'})`] : []),
       ...(platform.voice ? [`  Voice:    ${platform.voice.url}   (Twilio media streams; VOICE_RUNTIME_URL is ${process.env.VOICE_RUNTIME_URL})`] : []),
+      `  Relay:    ${platform.relay.url}   (Twilio ConversationRelay for agents with voice_pipeline "relay"; try one: npm run relay -- <agent_id>)`,
       `  Data:     ${platform.dataDir}`,
       '',
       'Models:',

@@ -103,9 +103,11 @@ export class RelayApi extends Construct {
     }
     const metric = (metricName: string) =>
       new cloudwatch.Metric({ namespace: 'AWS/ApiGateway', metricName, dimensionsMap: { ApiId: this.api.apiId, Stage: RELAY_STAGE }, statistic: cloudwatch.Stats.SUM, period: Duration.minutes(5) });
-    const alarm = new cloudwatch.Alarm(this, 'IntegrationErrorsAlarm', {
-      alarmDescription: 'The relay WebSocket API failed to run its functions (integration errors)',
-      metric: metric('IntegrationError'),
+    // ExecutionError, not IntegrationError: the latter counts every 4xx a function answers, so each
+    // refused handshake (a forged or reused token, which is the relay doing its job) would page.
+    const alarm = new cloudwatch.Alarm(this, 'ExecutionErrorsAlarm', {
+      alarmDescription: 'The relay WebSocket API failed to run its functions (execution errors; refused connections are not counted)',
+      metric: metric('ExecutionError'),
       threshold: 5,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

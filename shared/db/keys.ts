@@ -138,6 +138,15 @@ export const keys = {
    * read it, by an id API Gateway made; it expires through `ttl`.
    */
   relayConnection: (connectionId: string): Key => ({ pk: `RELAY#${connectionId}`, sk: 'RELAY' }),
+  /**
+   * One turn of a relay call (its model messages, transcript lines and tool calls), in the call's
+   * own relay partition so a reconnected session goes on with the same history; `seq` sorts turns
+   * in order (the session's start, then the turn number). Read newest first, as many as the model's
+   * history holds; no item grows with the call.
+   */
+  relayTurn: (callId: string, seq: string): Key => ({ pk: `RELAYCALL#${callId}`, sk: `TURN#${seq}` }),
+  relayTurns: (callId: string) => `RELAYCALL#${callId}`,
+  relayTurnPrefix: 'TURN#',
   /** A charge in the organization's billing ledger (UUID v7 ids sort by time). */
   charge: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.charge}${id}` }),
   /** The simulated carrier's own record of a number it sold, one partition per country. */

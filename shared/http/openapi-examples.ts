@@ -581,6 +581,7 @@ export const schemaExamples: Record<string, unknown> = {
   },
   TwilioCallbackForm: { CallSid: 'CA0123456789abcdef0123456789abcdef', CallStatus: 'completed', CallDuration: '67' },
   TwilioCallbackReceipt: { received: true },
+  TwilioRelayActionForm: { CallSid: 'CA0123456789abcdef0123456789abcdef', CallStatus: 'in-progress', SessionStatus: 'ended', HandoffData: '{"reasonCode":"transfer","to":"+14155550123"}' },
 };
 
 /** Agent versions and tests (docs/api.md, "Versions and tests"). */

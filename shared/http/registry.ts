@@ -18,6 +18,7 @@ import * as webhooks from '../domain/webhooks/operations';
 import * as events from '../domain/events/operations';
 import * as analytics from '../domain/analytics/operations';
 import * as relay from '../domain/relay/operations';
+import * as relayHttp from '../domain/relay/action-operation';
 import * as openAiCompat from '../domain/openai-compat/operations';
 import type { WebSocketRoute } from './websocket';
 
@@ -46,6 +47,7 @@ export const operations: Operation[] = [
   ...Object.values(events),
   ...Object.values(analytics),
   ...Object.values(openAiCompat),
+  ...Object.values(relayHttp),
 ] as Operation[];
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */

@@ -92,7 +92,7 @@ export interface Platform {
   /** The voice runtime (Twilio media streams), when started: its stream URL (ws://…/stream). */
   voice?: { url: string; port: number };
   /** ConversationRelay's WebSocket (ws://…/relay) and a wait for its messages in flight. */
-  relay: { url: string; idle(): Promise<void>; readonly handled: number; untilHandled(count: number): Promise<void> };
+  relay: { url: string; idle(): Promise<void>; readonly handled: number; untilHandled(count: number): Promise<void> } & Pick<import('./relay-server').LocalRelay, 'faults' | 'enforceLimits'>;
   /** Stops the server, scheduler, queue, S3 and DynamoDB Local, and restores the environment. Idempotent. */
   stop(): Promise<void>;
 }
@@ -248,7 +248,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       s3Endpoint: s3.endpoint,
       demo,
       voice,
-      relay: { url: process.env.RELAY_URL ?? relayUrl, idle: () => relay.idle(), get handled() { return relay.handled; }, untilHandled: (count: number) => relay.untilHandled(count) },
+      relay: { url: process.env.RELAY_URL ?? relayUrl, idle: () => relay.idle(), get handled() { return relay.handled; }, untilHandled: (count: number) => relay.untilHandled(count), faults: relay.faults, enforceLimits: () => relay.enforceLimits() },
       stop: () => (stopping ??= unwind()),
     };
   } catch (err) {

@@ -28,25 +28,28 @@ describe('the relay WebSocket API', () => {
     expect(s.parent.toJSON().Outputs.RelayUrl).toBeDefined();
   });
 
-  it('lets only the functions that answer manage connections, of this API\'s stage; $default runs the model, the carrier and the table', () => {
+  it('lets only the functions that answer manage connections, of this API\'s stage; $default runs the model and the table, $connect checks Twilio\'s signature', () => {
     const manage = (key: string) => s.statementsOf(fnOf(key)).filter((st) => actionsOf(st).includes('execute-api:ManageConnections'));
     const [statement] = manage('$default');
     expect(JSON.stringify(statement!.Resource)).toMatch(/@connections\/\*/);
     expect(JSON.stringify(statement!.Resource)).toMatch(/\/live\//);
     expect(manage('$disconnect')).toEqual([]);
     const actions = s.statementsOf(fnOf('$default')).flatMap(actionsOf);
-    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'secretsmanager:GetSecretValue']));
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query']));
     expect(actions.filter((a) => a === 'dynamodb:Scan' || a === '*' || a === 'execute-api:*')).toEqual([]);
     const env = fnOf('$default').Properties.Environment.Variables;
-    expect(Object.keys(env)).toEqual(expect.arrayContaining(['RELAY_CALLBACK_URL', 'TABLE_NAME', 'LLM_PROVIDER', 'TELEPHONY_PROVIDER']));
-    expect(Object.keys(fnOf('$connect').Properties.Environment.Variables)).toContain('TOKEN_SECRET_ARN');
+    expect(Object.keys(env)).toEqual(expect.arrayContaining(['RELAY_CALLBACK_URL', 'TABLE_NAME', 'LLM_PROVIDER']));
+    expect(Object.keys(fnOf('$connect').Properties.Environment.Variables)).toEqual(expect.arrayContaining(['TOKEN_SECRET_ARN', 'TELEPHONY_PROVIDER']));
+    expect(s.statementsOf(fnOf('$connect')).flatMap(actionsOf)).toContain('secretsmanager:GetSecretValue');
   });
 
   it('tells the telephony functions where the relay is (RELAY_URL), and alarms on its errors', () => {
     const twiml = s.resources('AWS::Lambda::Function').find((f) => String(f.Properties.Description).includes('/telephony/twilio/twiml'))!;
     expect(Object.keys(twiml.Properties.Environment.Variables)).toContain('RELAY_URL');
     const alarms = s.resources('AWS::CloudWatch::Alarm').map((a) => String(a.Properties.AlarmDescription));
-    expect(alarms).toContain('The relay WebSocket API failed to run its functions (integration errors)');
+    expect(alarms).toContain('The relay WebSocket API failed to run its functions (execution errors; refused connections are not counted)');
+    const relayAlarm = s.resources('AWS::CloudWatch::Alarm').find((a) => String(a.Properties.AlarmDescription).startsWith('The relay WebSocket API'))!;
+    expect(relayAlarm.Properties.MetricName).toBe('ExecutionError');
     expect(alarms.filter((a) => /^Relay(Connect|Default|Disconnect)Function failed/.test(a))).toHaveLength(3);
   });
 

@@ -7,8 +7,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clockMs } from '../../shared/clock';
-import { RELAY_APOLOGY } from '../../shared/domain/relay/session';
+import { clockMs, installTimeSource } from '../../shared/clock';
+import { keys } from '../../shared/db/keys';
+import { RELAY_APOLOGY, RELAY_TIME_UP } from '../../shared/domain/relay/session';
+import { uniquePhone } from '../support/numbers';
 import { usePlatform } from '../support/platform';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
 import { RelayClient } from '../support/relay-client';
@@ -76,6 +78,27 @@ async function relayAgent(extra: Record<string, unknown> = {}) {
   return agent.body.data.id as string;
 }
 
+/**
+ * A number the test owns (imported, no other file can hold it), its calls answered by `agentId`,
+ * and Twilio told where its calls and their statuses go (a number the account holds already).
+ */
+async function ownNumber(agentId?: string): Promise<string> {
+  const phone = uniquePhone();
+  const imported = await api('POST', '/api/v1/phone-numbers/import', { body: { phone, type: 'pstn', ...(agentId ? { inbound_agent_id: agentId } : {}) } });
+  expect(imported.status).toBe(200);
+  twilio.adopt(phone, { voiceUrl: `${local().platform.url}/api/v1/telephony/twilio/inbound`, statusCallback: `${local().platform.url}/api/v1/telephony/twilio/status` });
+  return phone;
+}
+
+/** An incoming call to a fresh number of `agentId`: the call, its id, and its ConversationRelay session. */
+async function callIn(agentId: string, from = uniquePhone()) {
+  const call = await twilio.incomingCall(from, await ownNumber(agentId));
+  const callId = call.twiml.match(/<Parameter name="call_id" value="([^"]*)"/)![1]!;
+  return { call, callId, relay: call.relay! };
+}
+
+const endedCall = (callId: string) => until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended' && c.transcript?.length > 0, 'the call ended with its transcript');
+
 /** The conversation every call plays: a knowledge-base answer, a webhook tool, an interruption, a keypress, then end_call. */
 async function converse(relay: RelayClient) {
   model.script(
@@ -129,12 +152,8 @@ function expectConversation(call: any, replies: string[]) {
 
 it('answers an inbound call of a relay agent through ConversationRelay: greeting, knowledge base, webhook tool, interruption, keypress, end_call; the call ends with its transcript and call.ended', async () => {
   const agentId = await relayAgent();
-  const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).body.data;
-  const bought = await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agentId } });
-  expect(bought.status).toBe(200);
-
-  const call = await twilio.incomingCall('+14155550188', choice.phone_number);
-  expect(call.twiml).toMatch(/<Connect><ConversationRelay [^>]*>.*<\/ConversationRelay><\/Connect>/);
+  const call = await twilio.incomingCall(uniquePhone(), await ownNumber(agentId));
+  expect(call.twiml).toMatch(/<Connect action="[^"]*"><ConversationRelay [^>]*>.*<\/ConversationRelay><\/Connect>/);
   expect(attr(call.twiml, 'welcomeGreeting')).toBe('Thanks for calling Acme, Ava speaking.');
   expect(attr(call.twiml, 'voice')).toBe('Google.en-GB-Neural2-A');
   expect(attr(call.twiml, 'language')).toBe('en-GB');
@@ -160,14 +179,12 @@ it('answers an inbound call of a relay agent through ConversationRelay: greeting
 
 it('places an outbound call of a relay agent: Twilio fetches ConversationRelay TwiML and the call ends with its transcript', async () => {
   const agentId = await relayAgent({ start_speaker: 'agent' });
-  const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).body.data;
-  const bought = await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price } });
-  expect(bought.status).toBe(200);
-  const created = await api('POST', '/api/v1/calls', { body: { agent_id: agentId, from_phone_number: choice.phone_number, to_phone_number: '+14155550199' } });
+  const to = uniquePhone();
+  const created = await api('POST', '/api/v1/calls', { body: { agent_id: agentId, from_phone_number: await ownNumber(), to_phone_number: to } });
   expect(created.status).toBe(200);
   const callId = created.body.data.id;
   await local().platform.queue.waitForIdle();
-  const placed = [...twilio.calls.values()].find((c) => c.placed && c.to === '+14155550199' && c.status === 'queued');
+  const placed = [...twilio.calls.values()].find((c) => c.placed && c.to === to && c.status === 'queued');
   expect(placed).toBeDefined();
   const call = await twilio.answer(placed!.sid);
   expect(attr(call.twiml, 'welcomeGreeting')).toBe('Thanks for calling Acme, Ava speaking.');
@@ -196,12 +213,7 @@ function deferred() {
 }
 
 it('streams each reply\'s tokens to Twilio as the model produces them (text before a tool call included), and an interruption mid-reply stops its tokens: the transcript keeps the words heard', async () => {
-  const agentId = await relayAgent();
-  const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).body.data;
-  expect((await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agentId } })).status).toBe(200);
-  const call = await twilio.incomingCall('+14155550177', choice.phone_number);
-  const callId = call.twiml.match(/<Parameter name="call_id" value="([^"]*)"/)![1]!;
-  const relay = call.relay!;
+  const { callId, relay } = await callIn(await relayAgent());
   const texts = (from: number) => relay.received.slice(from).filter((m) => m.type === 'text');
   const platform = local().platform;
 
@@ -242,7 +254,8 @@ it('streams each reply\'s tokens to Twilio as the model produces them (text befo
   await platform.relay.untilHandled(handled + 1); // the interrupt's own handling (the turn still runs)
   interrupted.resolve();
   await platform.relay.idle();
-  expect(texts(from)).toEqual([{ type: 'text', token: 'Our kettles ', last: false }]);
+  // The interrupted stream is closed, as Twilio's SDK closes it.
+  expect(texts(from)).toEqual([{ type: 'text', token: 'Our kettles ', last: false }, { type: 'text', token: '', last: true }]);
 
   // 4. The model's stream is cut mid-reply: the caller hears the apology after what already went out, in the same reply.
   // The next turn's model sees only the words heard of the interrupted reply.
@@ -278,25 +291,25 @@ it('streams each reply\'s tokens to Twilio as the model produces them (text befo
 });
 
 it('drops a turn started from a state another invocation has since changed: it says nothing and runs no tool, and the turn starts again from the state its claim read', async () => {
-  const agentId = await relayAgent();
-  const [choice] = (await api('GET', '/api/v1/phone-numbers/available?area_code=415&limit=1')).body.data;
-  expect((await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agentId } })).status).toBe(200);
-  const call = await twilio.incomingCall('+14155550166', choice.phone_number);
-  const relay = call.relay!;
+  const { callId, relay } = await callIn(await relayAgent());
   const platform = local().platform;
   model.script({ text: 'Refunds take five business days.' });
   relay.say('How long do refunds take?');
   await relay.until(() => relay.replies().length === 1, 'the first answer');
   await platform.relay.idle();
 
-  // Another invocation (a container this process knows nothing of) changes the connection's state: its version moves.
+  // Another invocation (a container this process knows nothing of) cuts the last reply: the turn's item changes, the state's version moves.
   const { db, tableName } = await import('../../shared/db/client');
   const { UpdateCommand, ScanCommand } = await import('@aws-sdk/lib-dynamodb');
-  const items = (await db().send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :e', ExpressionAttributeValues: { ':e': 'RELAY_CONNECTION' } }))).Items ?? [];
-  const item = items.find((i) => i.call_sid === call.sid || i.transcript?.some((t: any) => t.text === 'How long do refunds take?'))!;
-  expect(item).toBeDefined();
-  const messages = item.messages.map((m: any) => (m.role === 'agent' && m.content === 'Refunds take five business days.' ? { ...m, content: 'Refunds take five' } : m));
-  await db().send(new UpdateCommand({ TableName: tableName(), Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'SET messages = :m ADD version :one', ExpressionAttributeValues: { ':m': messages, ':one': 1 } }));
+  const items = (await db().send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :e AND call_id = :c', ExpressionAttributeValues: { ':e': 'RELAY_CONNECTION', ':c': callId }, ConsistentRead: true }))).Items ?? [];
+  expect(items).toHaveLength(1);
+  const connection = items[0]!;
+  const turnKey = keys.relayTurn(callId, connection.last_turn);
+  const { getItem } = await import('../../shared/db/store');
+  const turn = (await getItem<any>(turnKey))!;
+  const messages = turn.messages.map((m: any) => (m.role === 'agent' && m.content === 'Refunds take five business days.' ? { ...m, content: 'Refunds take five' } : m));
+  await db().send(new UpdateCommand({ TableName: tableName(), Key: turnKey, UpdateExpression: 'SET messages = :m', ExpressionAttributeValues: { ':m': messages } }));
+  await db().send(new UpdateCommand({ TableName: tableName(), Key: { pk: connection.pk, sk: connection.sk }, UpdateExpression: 'ADD version :one', ExpressionAttributeValues: { ':one': 1 } }));
 
   const fresh = (body: any) => body.messages.some((m: any) => m.role === 'assistant' && m.content === 'Refunds take five');
   const step = (body: any) => (fresh(body) ? { text: 'From the current state.' } : { text: 'From a stale state.', toolCalls: [{ name: 'stock_level', arguments: { sku: 'kettle' } }] });

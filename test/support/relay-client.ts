@@ -18,12 +18,21 @@ export class RelayClient {
   readonly received: RelayOutboundSeen[] = [];
   readonly refused: unknown[] = [];
   readonly closed: Promise<number>;
+  /** The `end` message's `handoffData`, once the platform sent `end` (the session is over for Twilio from then on). */
+  handoff: { data: string | undefined } | undefined;
+  /** Called once when the session ends: on `end` (at once, before the socket closes) or when the socket closes without one. */
+  onSessionEnd: ((handoffData: string | undefined) => void) | undefined;
   /** `received.length` at each interruption the caller made: a reply cut there ends there (the platform sends no `last` for it). */
   private readonly cuts: number[] = [];
   private waiters: (() => void)[] = [];
 
   private constructor(private readonly ws: WebSocket) {
-    this.closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
+    this.closed = new Promise((resolve) =>
+      ws.on('close', (code) => {
+        this.sessionEnded(undefined);
+        resolve(code);
+      }),
+    );
     ws.on('message', (data) => {
       let m: RelayOutboundSeen;
       try {
@@ -39,17 +48,37 @@ export class RelayClient {
         m.type === 'play' || m.type === 'language';
       if (!valid) this.refused.push(m);
       else this.received.push(m);
-      if (m.type === 'end') ws.close(1000);
+      if (m.type === 'end') {
+        // Twilio ends the session on `end`: what the <Connect> does next (its action, or hanging up) starts now, not at the close.
+        this.handoff ??= { data: m.handoffData as string | undefined };
+        this.sessionEnded(this.handoff.data);
+        ws.close(1000);
+      }
       for (const w of this.waiters.splice(0)) w();
     });
   }
 
-  /** Connects to `url` and sends `setup`; rejects with the HTTP status when the upgrade is refused. */
-  static async connect(url: string, setup: { callSid: string; from?: string; to?: string; direction?: string; customParameters: Record<string, string> }): Promise<RelayClient> {
-    const ws = new WebSocket(url);
+  private sessionOver = false;
+  private sessionEnded(handoffData: string | undefined): void {
+    if (this.sessionOver) return;
+    this.sessionOver = true;
+    this.onSessionEnd?.(handoffData);
+  }
+
+  /**
+   * Connects to `url` and sends `setup`; rejects with the HTTP status and the refusal's body when
+   * the upgrade is refused. `headers`: the upgrade request's (Twilio's `X-Twilio-Signature`).
+   */
+  static async connect(url: string, setup: { callSid: string; from?: string; to?: string; direction?: string; customParameters: Record<string, string> }, headers: Record<string, string> = {}): Promise<RelayClient> {
+    const ws = new WebSocket(url, { headers });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
-      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`relay refused: ${res.statusCode}`), { status: res.statusCode })));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        res.on('end', () => reject(Object.assign(new Error(`relay refused: ${res.statusCode} ${body}`), { status: res.statusCode, body })));
+        res.on('error', () => reject(Object.assign(new Error(`relay refused: ${res.statusCode}`), { status: res.statusCode, body })));
+      });
       ws.once('error', reject);
     });
     const client = new RelayClient(ws);
@@ -87,17 +116,21 @@ export class RelayClient {
   replies(): string[] {
     const out: string[] = [];
     let cur = '';
+    let cut = false;
     for (const [i, m] of this.received.entries()) {
       if (this.cuts.includes(i) && cur) {
         out.push(cur.trim());
         cur = '';
+        cut = true;
       }
       if (m.type !== 'text') continue;
       cur += m.token as string;
       if (m.last) {
-        out.push(cur.trim());
+        // The empty `last` that closes a reply cut short (as Twilio's SDK sends it) is no reply of its own.
+        if (cur || !cut) out.push(cur.trim());
         cur = '';
-      }
+        cut = false;
+      } else if (m.token) cut = false;
     }
     return out;
   }

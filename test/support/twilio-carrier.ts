@@ -49,6 +49,18 @@ export interface StandInCall {
   answeredAtMs?: number;
   /** The number dialled by a `<Dial>` the call was given (a transfer). */
   dialled?: string;
+  /** Every ConversationRelay session of the call, in order (a `<Connect action>` may connect another). */
+  relays?: RelayClient[];
+  /** Relay connections the platform refused (the upgrade's status and body). */
+  refusals?: { status: number; body: string }[];
+  /** Each `<Connect action>` request: its parameters, the answer's status and TwiML. */
+  actions?: { url: string; params: Record<string, string>; status: number; twiml: string }[];
+  /** What `<Say>` verbs told the caller. */
+  said?: string[];
+  /** What follows the relay session (the action's request and its TwiML), while it runs. */
+  after?: Promise<void>;
+  /** Errors of the stand-in's own requests after a session (an action URL that could not be reached). */
+  failures?: string[];
   /** A call placed through the REST API (`Calls.json`): where its instructions and status callbacks go. */
   placed?: { url: string; statusCallback: string | null };
 }
@@ -69,6 +81,8 @@ export interface TwilioCarrierStandIn {
   callbacks: StatusCallbackSent[];
   /** Numbers the stand-in lists as available (US, area 415). */
   available: string[];
+  /** A number the account holds already (ported in; the platform imports it), its voice URL and status callback set as given. */
+  adopt(phone: string, urls: { voiceUrl: string; statusCallback?: string }): TwilioNumber;
   /** A call from `from` to one of the account's numbers. */
   incomingCall(from: string, to: string): Promise<StandInCall>;
   /** A call placed through `Calls.json` is answered: its `Url` is asked for instructions (signed) and they are played. */
@@ -169,6 +183,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
         // New instructions leave <Connect><Stream>: the stream stops; the call goes on with the dialled party.
         call.dialled = dial[1];
         call.stream?.stop();
+        if (call.relay) call.relay.onSessionEnd = undefined; // a redirect leaves the <Connect>: its action is not requested
         call.relay?.close();
       }
       return;
@@ -213,6 +228,55 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     callbacks.push({ url: number.status_callback, params, status: answer.status });
   }
 
+  const unxmlText = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+  /**
+   * `<Connect><ConversationRelay>`: Twilio opens the url as given (query included), signing the
+   * upgrade with X-Twilio-Signature over that URL. When the session ends (the platform sent `end`,
+   * closed the socket, or refused the connection) the `<Connect>` finishes: with an `action`,
+   * Twilio requests it (signed; `HandoffData` = the `end` message's handoffData, `SessionStatus`)
+   * and runs the TwiML it answers; without one there is no next verb and the call hangs up.
+   */
+  async function runRelay(call: StandInCall, twiml: string, direction: string): Promise<void> {
+    const relayUrl = unxmlText(twiml.match(/<ConversationRelay url="([^"]*)"/)?.[1] ?? '');
+    const actionAttr = twiml.match(/<Connect\b[^>]*\baction="([^"]*)"/)?.[1];
+    const action = actionAttr ? unxmlText(actionAttr) : undefined;
+    const params = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxmlText(m[1]!), unxmlText(m[2]!)]));
+    const sessionStarted = now();
+    const afterSession = (status: string, handoffData: string | undefined) => {
+      if (call.status !== 'in-progress') return; // the caller hung up: nothing follows
+      const done = action ? connectAction(call, action, { SessionStatus: status, SessionDuration: String(Math.round((now() - sessionStarted) / 1000)), ...(handoffData !== undefined ? { HandoffData: handoffData } : {}) }) : end(call);
+      call.after = done.catch((err: Error) => void (call.failures ??= []).push(err.message));
+    };
+    let client: RelayClient;
+    try {
+      client = await RelayClient.connect(relayUrl, { callSid: call.sid, from: call.from, to: call.to, direction, customParameters: params }, { 'x-twilio-signature': twilioSignature(authToken, relayUrl, {}) });
+    } catch (err) {
+      (call.refusals ??= []).push({ status: (err as { status?: number }).status ?? 0, body: (err as { body?: string }).body ?? '' });
+      afterSession('failed', undefined);
+      return;
+    }
+    call.relay = client;
+    (call.relays ??= []).push(client);
+    client.onSessionEnd = (handoffData) => afterSession(client.handoff ? 'ended' : 'failed', handoffData);
+  }
+
+  /** Requests a `<Connect action>` URL (signed, as every Twilio webhook) and plays what it answers. */
+  async function connectAction(call: StandInCall, url: string, fields: Record<string, string>): Promise<void> {
+    const params: Record<string, string> = { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01', ...fields };
+    const answer = await post(url, params);
+    (call.actions ??= []).push({ url, params, status: answer.status, twiml: answer.text });
+    if (answer.status !== 200) return end(call); // Twilio plays an application error and hangs up
+    const dial = answer.text.match(/<Dial\b[^>]*>(?:<Number>)?([^<]+)(?:<\/Number>)?<\/Dial>/);
+    if (dial) {
+      call.dialled = dial[1];
+      return;
+    }
+    for (const said of answer.text.matchAll(/<Say\b[^>]*>([^<]*)<\/Say>/g)) (call.said ??= []).push(unxmlText(said[1]!));
+    if (/<ConversationRelay\b/.test(answer.text)) return runRelay(call, answer.text, params.Direction!);
+    return end(call);
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -224,6 +288,11 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     calls,
     callbacks,
     available,
+    adopt(phone, urls) {
+      const number: TwilioNumber = { sid: sid('PN'), phone_number: phone, voice_url: urls.voiceUrl, voice_method: 'POST', status_callback: urls.statusCallback ?? null, status_callback_method: 'POST' };
+      numbers.set(number.sid, number);
+      return number;
+    },
     async incomingCall(from, to) {
       const number = [...numbers.values()].find((n) => n.phone_number === to);
       if (!number?.voice_url) throw new Error(`Twilio stand-in: ${to} is not a number of the account with a VoiceUrl`);
@@ -238,18 +307,11 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
         await statusCallback(call, { CallStatus: 'busy', CallDuration: '0' });
         return call;
       }
-      const relayUrl = answer.text.match(/<ConversationRelay url="([^"]*)"/);
       const stream = answer.text.match(/<Stream url="([^"]*)"/);
-      if (relayUrl) {
-        // ConversationRelay: Twilio opens the url as given; an `end` with no <Connect action> and no verb after leaves the call nothing to do: it hangs up.
-        const unxmlR = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-        const params = Object.fromEntries([...answer.text.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxmlR(m[1]!), unxmlR(m[2]!)]));
+      if (/<ConversationRelay\b/.test(answer.text)) {
         call.status = 'in-progress';
         call.answeredAtMs = now();
-        call.relay = await RelayClient.connect(unxmlR(relayUrl[1]!), { callSid: call.sid, from, to, customParameters: params });
-        void call.relay.closed.then(() => {
-          if (call.relay!.received.some((m) => m.type === 'end') && !call.dialled) return end(call);
-        });
+        await runRelay(call, answer.text, 'inbound');
         return call;
       }
       if (!stream) throw new Error(`Twilio stand-in: instructions it does not play: ${answer.text}`);
@@ -269,14 +331,8 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       const answer = await post(call.placed.url, { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: 'outbound-api', ApiVersion: '2010-04-01' });
       if (answer.status !== 200) throw new Error(`Twilio stand-in: the call's Url answered ${answer.status}: ${answer.text}`);
       call.twiml = answer.text;
-      const unxml = (t: string) => t.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-      const relayUrl = answer.text.match(/<ConversationRelay url="([^"]*)"/);
-      if (!relayUrl) throw new Error(`Twilio stand-in: this stand-in plays only <ConversationRelay> for placed calls: ${answer.text}`);
-      const params = Object.fromEntries([...answer.text.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxml(m[1]!), unxml(m[2]!)]));
-      call.relay = await RelayClient.connect(unxml(relayUrl[1]!), { callSid: call.sid, from: call.from, to: call.to, direction: 'outbound-api', customParameters: params });
-      void call.relay.closed.then(() => {
-        if (call.relay!.received.some((m) => m.type === 'end') && !call.dialled) return end(call);
-      });
+      if (!/<ConversationRelay\b/.test(answer.text)) throw new Error(`Twilio stand-in: this stand-in plays only <ConversationRelay> for placed calls: ${answer.text}`);
+      await runRelay(call, answer.text, 'outbound-api');
       return call;
     },
     async hangUp(callSid) {

@@ -14,8 +14,7 @@ import type { CallEventMessage } from './lifecycle';
 import type { CallItem } from './service';
 import { createInboundCall } from './inbound';
 import { apologyTwiml, rejectTwiml, streamTwiml } from './voice-stream';
-import type { Agent } from '../agents/schemas';
-import { isRelayAgent, relayTwiml } from '../relay/twiml';
+import { relayInstructions } from '../relay/twiml';
 
 /**
  * Twilio's callbacks. For a call we placed, each URL carries the call (`organization_id`,
@@ -30,7 +29,8 @@ export interface CallRef {
   call_id: string;
 }
 
-async function verify(event: APIGatewayProxyEventV2, params: Record<string, string>): Promise<void> {
+/** Checks X-Twilio-Signature over PUBLIC_BASE_URL + path + query and the form parameters (401 when it does not hold). */
+export async function verify(event: APIGatewayProxyEventV2, params: Record<string, string>): Promise<void> {
   const base = config().publicBaseUrl;
   if (!base) throw new Error('PUBLIC_BASE_URL must be set to verify Twilio signatures');
   const url = `${base.replace(/\/$/, '')}${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
@@ -118,16 +118,4 @@ export async function answerTwilioIncomingCall(event: APIGatewayProxyEventV2, pa
   const relay = await relayInstructions(call);
   if (relay) return relay;
   return streamTwiml(runtime, { organization_id: call.organization_id, call_id: call.id, agent_id: call.agent_id, direction: 'inbound' });
-}
-
-/** A call of a `relay` agent is handed to ConversationRelay (relay/twiml.ts) at RELAY_URL instead of the voice runtime. */
-async function relayInstructions(call: CallItem): Promise<RawBody | undefined> {
-  const agent = await getItem<Agent>(keys.agent(call.organization_id, call.agent_id));
-  if (!isRelayAgent(agent)) return undefined;
-  const url = process.env.RELAY_URL;
-  if (!url) {
-    logger.error('A relay agent\'s call cannot be connected: RELAY_URL is not set', { call_id: call.id });
-    return apologyTwiml();
-  }
-  return relayTwiml(url, call, agent!);
 }

@@ -1,5 +1,4 @@
 import type { WebSocketRoute } from '../../http/websocket';
-import { recordingKeys } from '../calls/recordings';
 import { objectKeys } from '../rag/object-keys';
 
 /**
@@ -12,8 +11,8 @@ export const relayConnect: WebSocketRoute = {
   name: 'relay-connect',
   entry: 'functions/relay/connect.ts',
   description: 'Admits a ConversationRelay connection only with a valid, unused relay token of a live call of a relay agent.',
-  // Verifies the token; reads the call, agent, contact and working hours; marks the token used and the call's stream; puts the connection's state.
-  access: { table: 'RW', tokens: true },
+  // Verifies the token and Twilio's signature (the credentials); reads the call, its agent version, contact and working hours; marks the token used and the call's stream; puts the connection's state (and the greeting's turn on the call).
+  access: { table: 'RW', tokens: true, telephony: true },
 };
 
 export const relayDefault: WebSocketRoute = {
@@ -23,8 +22,8 @@ export const relayDefault: WebSocketRoute = {
   entry: 'functions/relay/default.ts',
   description: 'Handles one ConversationRelay message: a prompt runs a turn of the chat engine and the reply goes back as text tokens.',
   // The engine: the model, knowledge-base passages, webhook tools (sealed secrets), built-ins
-  // (appointments); the carrier for a transfer; replies through the WebSocket API's management endpoint.
-  access: { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true, telephony: true },
+  // (appointments); each turn filed with its lines on the call; replies through the WebSocket API's management endpoint.
+  access: { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true },
   timeoutSeconds: 29,
   memoryMb: 512,
 };
@@ -34,8 +33,7 @@ export const relayDisconnect: WebSocketRoute = {
   routeKey: '$disconnect',
   name: 'relay-disconnect',
   entry: 'functions/relay/disconnect.ts',
-  description: 'Ends a ConversationRelay connection: its conversation is written to the call (an inbound call ends), its state removed.',
-  // The call's end (inbound) goes through the calls service: call.ended, analysis, a campaign's outcome.
-  access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+  description: 'Ends a ConversationRelay connection: a turn still being written is waited for, the state removed (every turn reached the call as it was written; best effort, as API Gateway delivers it).',
+  access: { table: 'RW' },
   timeoutSeconds: 30,
 };

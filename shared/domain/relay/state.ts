@@ -1,27 +1,33 @@
-import { clockMs } from '../../clock';
-import { keys } from '../../db/keys';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { clockMs } from '../../clock';
 import { db, tableName } from '../../db/client';
-import { ConditionFailed, deleteKeys, getItem, putNew, transact, updateExisting } from '../../db/store';
+import { keys } from '../../db/keys';
+import { ConditionFailed, deleteKeys, getItem, isTransactionConflict, putNew, transact, updateExisting, type TransactItem } from '../../db/store';
 import type { ConversationMessage } from '../conversations/engine';
 import type { ConversationRef } from '../conversations/types';
-import type { CallToolCalls, Transcript } from '../calls/schemas';
 
 /**
  * One ConversationRelay connection's state, in the one table (keys.relayConnection): each message
- * of the connection is its own Lambda invocation, so what a message needs is read here and what it
- * changes written back. Messages of one connection may run at once (a prompt's turn still running
- * when the caller interrupts it), so every write is a change applied to the state as read, guarded
- * by `version` and applied again to a fresh read when another write came first.
+ * of the connection is its own Lambda invocation, possibly in another container, so what a message
+ * needs is read here and what it changes written back. The item stays small whatever the call's
+ * length: the conversation itself is filed turn by turn (turns.ts). Messages of one connection may
+ * run at once (a prompt's turn still running when the caller interrupts it or speaks again), so
+ * every change is guarded by `version` and applied again to a fresh read when another came first.
  */
 export interface RelayState {
   connection_id: string;
   organization_id: string;
   call_id: string;
   agent_id: string;
-  /** When the connection was admitted (ms): transcript times count from it. */
+  /** The agent version the call recorded (null: the draft), the one this session runs. */
+  agent_version: number | null;
+  /** When the connection was admitted (ms): transcript times count from the call's answer (`started_ms`). */
   connected_at_ms: number;
+  /** When the call's conversation started (the first session's admission): transcript times and the duration cap count from it. */
+  started_ms: number;
+  /** Sorts this session's turns after an earlier session's of the same call (turns.ts). */
+  session_seq: string;
   /** Twilio's CallSid (from `setup`, else the call's). */
   call_sid?: string;
   /** `setup` came (and matched the token's call). */
@@ -31,17 +37,17 @@ export interface RelayState {
   /** The filled prompt. */
   system: string;
   conversation: ConversationRef;
-  /** Engine history (the model's view: user, agent, tool calls and results). */
-  messages: ConversationMessage[];
-  transcript: Transcript;
-  tool_calls: CallToolCalls;
   /** Turns started (`prompt` and `dtmf`); the one in flight is `turn` when `turn_done` is less. */
   turn: number;
   turn_done: number;
+  /** Transcript lines the call holds (the index the next line takes there). */
+  call_lines: number;
+  /** The last turn written (its seq), the one an interruption with no turn in flight cuts. */
+  last_turn?: string;
   /** An interruption while a turn was in flight, settled when that turn is written (its own reply's, or the reply before's). */
   pending_interrupt?: { turn: number; heard: string };
-  /** The relay is ending (the agent's `end_call` / `transfer_call`, the maximum duration). */
-  ending?: { reason?: 'transferred'; to?: string };
+  /** The relay is ending (the agent's `end_call` / `transfer_call`, the duration cap): the `end` went or goes out. */
+  ending?: { reason: 'end-call' | 'transfer' | 'max-duration'; to?: string };
   version?: number;
 }
 
@@ -58,60 +64,110 @@ export interface RelayAgent {
 }
 
 /** A day: no call lasts longer (max_call_duration_ms is at most four hours). */
-const TTL_SECONDS = 86_400;
+export const RELAY_TTL_SECONDS = 86_400;
 
 /**
- * The last state of each connection this process read or wrote, exactly as stored (its `version`):
- * a turn may start its model request from it while its claim is written, and keeps it only when
- * the claim shows nothing else was written in between (shared/domain/relay/session.ts).
+ * The last state of each connection this process read or wrote, exactly as stored (its `version`),
+ * with the model's history as of that version: a turn may start its model request from it while its
+ * claim is written, and keeps it only when the claim shows nothing else was written in between.
  */
-const known = new Map<string, RelayState>();
+interface Known {
+  state: RelayState;
+  history?: ConversationMessage[];
+}
+const known = new Map<string, Known>();
 const MAX_KNOWN = 1000;
 
-function remember(state: RelayState | undefined): RelayState | undefined {
+function remember(state: RelayState | undefined, history?: ConversationMessage[]): RelayState | undefined {
   if (!state) return state;
   const seen = known.get(state.connection_id);
-  if (seen && (seen.version ?? 0) > (state.version ?? 0)) return state; // a later write of this process already landed
+  if (seen && (seen.state.version ?? 0) > (state.version ?? 0)) return state; // a later write of this process already landed
   known.delete(state.connection_id);
-  known.set(state.connection_id, state);
+  // A history belongs to one version: a newer state without one drops the old.
+  known.set(state.connection_id, { state, history: history ?? (seen && seen.state.version === state.version ? seen.history : undefined) });
   if (known.size > MAX_KNOWN) known.delete(known.keys().next().value!);
   return state;
 }
 
-/** The connection's state as this process last saw it (undefined: never, or gone). */
-export function knownRelayState(connectionId: string): RelayState | undefined {
+/** The connection's state (and history, when known) as this process last saw it. */
+export function knownRelayState(connectionId: string): Known | undefined {
   return known.get(connectionId);
 }
 
-/** Stores a new connection's state (its key must be new: a connection id is used once). */
-export async function createRelayState(state: RelayState): Promise<void> {
-  await transact([putNew({ ...keys.relayConnection(state.connection_id), entity: 'RELAY_CONNECTION', ...state, version: 1, ttl: Math.floor(clockMs() / 1000) + TTL_SECONDS })]);
-  remember({ ...state, version: 1 });
+/** Records the history that goes with the state of `version` (read or written by this process). */
+export function rememberHistory(state: RelayState, history: ConversationMessage[]): void {
+  const seen = known.get(state.connection_id);
+  if (seen && seen.state.version === state.version) seen.history = history;
 }
 
-export async function readRelayState(connectionId: string): Promise<RelayState | undefined> {
-  return remember(await getItem<RelayState>(keys.relayConnection(connectionId)));
+export const stateItem = (state: RelayState): TransactItem => putNew({ ...keys.relayConnection(state.connection_id), entity: 'RELAY_CONNECTION', ...state, version: 1, ttl: Math.floor(clockMs() / 1000) + RELAY_TTL_SECONDS });
+
+/** Stores a new connection's state with what goes with it (its key must be new: a connection id is used once). */
+export async function createRelayState(state: RelayState, also: TransactItem[] = [], history?: ConversationMessage[]): Promise<void> {
+  await transact([stateItem(state), ...also]);
+  remember({ ...state, version: 1 }, history);
 }
+
+export async function readRelayState(connectionId: string, consistent = true): Promise<RelayState | undefined> {
+  return remember(await getItem<RelayState>(keys.relayConnection(connectionId), consistent));
+}
+
+/** A change of the state: fields set and removed, and the items written with it (turns, the call). */
+export interface RelayChange {
+  set: Partial<RelayState>;
+  remove?: (keyof RelayState)[];
+  also?: TransactItem[];
+}
+
+/** Another write came first (a failed guard, or DynamoDB's TransactionConflict on an overlapping transaction): read again and retry. */
+const raced = (err: unknown) => err instanceof ConditionFailed || isTransactionConflict(err);
 
 /**
- * Applies `change` to the state and writes what it changed, guarded by the version read; another
- * write first means reading again and applying `change` to that. Returns the state written (or
- * undefined when the connection is gone).
+ * Applies `change` to the state and writes what it changed (with `also`, the items that go with
+ * it, in one transaction), guarded by the version read; another write first means reading again
+ * and applying `change` to that. Returns the state written (undefined when the connection is gone).
  */
-export async function changeRelayState(connectionId: string, change: (s: RelayState) => Partial<RelayState>, read?: RelayState): Promise<RelayState | undefined> {
+export async function changeRelayState(
+  connectionId: string,
+  change: (s: RelayState) => RelayChange | undefined | Promise<RelayChange | undefined>,
+  read?: RelayState,
+): Promise<RelayState | undefined> {
   let state = read ?? (await readRelayState(connectionId));
   for (let attempt = 0; state && attempt < 20; attempt++) {
-    const set = change(state);
+    const c = await change(state);
+    if (!c) return state;
     try {
-      await transact([updateExisting(keys.relayConnection(connectionId), set as Record<string, unknown>, { condition: '#v = :read', values: { ':read': state.version ?? 0 } })]);
-      return remember({ ...state, ...set, version: (state.version ?? 0) + 1 });
+      await transact([updateExisting(keys.relayConnection(connectionId), c.set as Record<string, unknown>, { remove: c.remove as string[] | undefined, condition: '#v = :read', values: { ':read': state.version ?? 0 } }), ...(c.also ?? [])]);
+      const next = { ...state, ...c.set, version: (state.version ?? 0) + 1 };
+      for (const r of c.remove ?? []) delete next[r];
+      return remember(next);
     } catch (err) {
-      if (!(err instanceof ConditionFailed)) throw err;
+      if (!raced(err)) throw err;
       state = await readRelayState(connectionId);
     }
   }
   if (state) throw new Error(`The relay state of connection ${connectionId} kept changing under 20 writes`);
   return undefined;
+}
+
+/**
+ * Sets fields no turn reads (`setup`'s): no guard and no new `version`, so a model request a
+ * prompt started from the state before it is still the current one.
+ */
+export async function noteRelayState(connectionId: string, set: Pick<RelayState, 'set_up' | 'call_sid'>): Promise<void> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const parts = Object.entries(set).map(([k, v], i) => {
+    names[`#n${i}`] = k;
+    values[`:n${i}`] = v;
+    return `#n${i} = :n${i}`;
+  });
+  if (!parts.length) return;
+  try {
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.relayConnection(connectionId), UpdateExpression: `SET ${parts.join(', ')}`, ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: names, ExpressionAttributeValues: values }));
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+  }
 }
 
 /**
@@ -140,11 +196,10 @@ export async function claimTurn(connectionId: string): Promise<RelayState | unde
   }
 }
 
-/** Whether an interruption is waiting for `turn` (a projected read: what a streaming turn polls). */
-export async function interruptOf(connectionId: string, turn: number): Promise<string | undefined> {
-  const read = await db().send(new GetCommand({ TableName: tableName(), Key: keys.relayConnection(connectionId), ConsistentRead: true, ProjectionExpression: 'pending_interrupt' }));
-  const out = read.Item as Pick<RelayState, 'pending_interrupt'> | undefined;
-  return out?.pending_interrupt && out.pending_interrupt.turn === turn ? out.pending_interrupt.heard : undefined;
+/** What a speaking turn checks (a projected, eventually consistent read): whether it was interrupted or a newer prompt came. */
+export async function turnSignals(connectionId: string): Promise<Pick<RelayState, 'turn' | 'turn_done' | 'pending_interrupt'> | undefined> {
+  const read = await db().send(new GetCommand({ TableName: tableName(), Key: keys.relayConnection(connectionId), ProjectionExpression: '#t, turn_done, pending_interrupt', ExpressionAttributeNames: { '#t': 'turn' } }));
+  return read.Item as Pick<RelayState, 'turn' | 'turn_done' | 'pending_interrupt'> | undefined;
 }
 
 export async function deleteRelayState(connectionId: string): Promise<void> {

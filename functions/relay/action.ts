@@ -1,0 +1,5 @@
+import { http } from '../../shared/http/handler';
+import { receiveTwilioRelayAction as op } from '../../shared/domain/relay/action-operation';
+import { relayAction } from '../../shared/domain/relay/call-ending';
+
+export const handler = http(op, ({ event, query, body }) => relayAction(event, query, body));

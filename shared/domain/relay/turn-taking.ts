@@ -1,0 +1,272 @@
+import { llm } from '../../adapters/llm';
+import { LlmError } from '../../adapters/llm/port';
+import { clockMs } from '../../clock';
+import type { TransactItem } from '../../db/store';
+import { logger } from '../../logger';
+import { executeToolOnDemand, keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
+import { groundingPassages } from '../conversations/grounding';
+import type { executeTool } from '../conversations/tools/executor';
+import type { CallToolCalls, Transcript } from '../calls/schemas';
+import { endSession, capOf, RELAY_TIME_UP } from './call-ending';
+import { cutReply } from './interruption';
+import { cancellable, Reply, ReplyCancelled, send, signalReplies } from './reply';
+import { changeRelayState, claimTurn, knownRelayState, readRelayState, rememberHistory, turnSignals, type RelayState } from './state';
+import { digitsOf, PRESS_DIGITS_TOOL, relayTools } from './tool-calls';
+import { HISTORY_MESSAGES, readHistory, readTurn, turnRewrite, turnSeq, turnWrites } from './turns';
+
+/**
+ * Turn-taking: each finished utterance (a `prompt` with `last`, a keypress) is one turn, one reply
+ * at a time. The turn claims itself and reads the state in one request; a newer utterance
+ * supersedes a turn still running (its reply stops, its model request is aborted, what was said
+ * stays in the transcript, marked interrupted) and starts once that turn is written, as Twilio's
+ * own SDK cancels the running reply. Meanwhile, when this process knows the connection's state
+ * and history, the model is asked from them at once: the claim's answer tells whether that state
+ * was still the current one, else that start is dropped (nothing sent, no tool run).
+ */
+
+/** Each turn's budget: the model and the tools together (well inside the function's 29 s). */
+export const RELAY_TURN_BUDGET_MS = 20_000;
+/** What the caller hears when the model fails a turn (the call goes on). */
+export const RELAY_APOLOGY = 'Sorry, I could not answer that just now. Could you say it again?';
+/** Longest a turn waits for the one before it to be written (it stops at once when superseded; this bounds a crashed one). */
+export const PREVIOUS_TURN_WAIT_MS = 5_000;
+/** How often a waiting turn reads whether the turn before it was written. */
+export const TURN_WAIT_POLL_MS = 250;
+
+/** A turn started from a state that was not the current one: dropped before it said or did anything. */
+class Abandoned extends Error {}
+
+/** Turns written by this process, told to the turns waiting for them here (elsewhere they read). */
+const written = new Map<string, Set<() => void>>();
+const tellWritten = (connectionId: string) => written.get(connectionId)?.forEach((w) => w());
+
+/** The state once turn `done` is written, waiting at most PREVIOUS_TURN_WAIT_MS (told at once in this process, else read a few times a second). */
+export async function afterTurn(read: RelayState, done: number): Promise<RelayState | undefined> {
+  if (read.turn_done >= done) return read;
+  const id = read.connection_id;
+  const deadline = Date.now() + PREVIOUS_TURN_WAIT_MS;
+  let wake: () => void = () => undefined;
+  const set = written.get(id) ?? new Set();
+  written.set(id, set);
+  const waker = () => wake();
+  set.add(waker);
+  try {
+    while (Date.now() < deadline) {
+      const s = await turnSignals(id);
+      if (!s) return undefined;
+      if (s.turn_done >= done) return readRelayState(id);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(TURN_WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+    return readRelayState(id);
+  } finally {
+    set.delete(waker);
+    if (!set.size) written.delete(id);
+  }
+}
+
+/** One caller utterance (or keypress): `userText` is the model's, `spoken` the transcript's. */
+export async function utterance(connectionId: string, userText: string, spoken: string): Promise<void> {
+  const atMs = clockMs();
+  const seen = knownRelayState(connectionId);
+  const claiming = claimTurn(connectionId);
+  // A reply still running in this process stops now; elsewhere its poll sees the claim.
+  signalReplies(connectionId, { kind: 'supersede', before: Number.MAX_SAFE_INTEGER });
+  const s = seen?.state;
+  if (s && seen.history && s.turn_done === s.turn && !s.ending && !capOf(s, atMs)) {
+    const current = claiming.then((c) => !!c && c.turn === s.turn + 1 && c.version === (s.version ?? 0) + 1, () => false);
+    const reply = new Reply(s, s.turn + 1, current);
+    const started = respond(s, seen.history, s.turn + 1, reply, userText, spoken, atMs).then(
+      () => true,
+      (err) => {
+        if (err instanceof Abandoned) return false;
+        throw err;
+      },
+    );
+    if (await current) {
+      await started;
+      return;
+    }
+    started.catch((err) => !(err instanceof Abandoned) && logger.warn('A dropped relay turn start failed', { connection_id: connectionId, error: err as Error }));
+  }
+  const claimed = await claiming;
+  if (!claimed) return;
+  const myTurn = claimed.turn;
+  const state = await afterTurn(claimed, myTurn - 1);
+  if (!state) return;
+  const cap = capOf(state, atMs);
+  if (state.ending || cap) {
+    if (!state.ending && cap) return sayGoodbye(state, myTurn, spoken, atMs, cap);
+    await changeRelayState(connectionId, (x) => ({ set: { turn_done: Math.max(x.turn_done, myTurn) } })).catch((err) => logger.warn('A relay turn could not be marked done', { connection_id: connectionId, error: err as Error }));
+    tellWritten(connectionId);
+    return;
+  }
+  const history = knownRelayState(connectionId)?.state.version === state.version && knownRelayState(connectionId)?.history ? knownRelayState(connectionId)!.history! : (await readHistory(state.call_id)).messages;
+  await respond(state, history, myTurn, new Reply(state, myTurn), userText, spoken, atMs);
+}
+
+const secondsOf = (state: RelayState, ms: number) => Math.max(0, Math.round((ms - state.started_ms) / 100) / 10);
+
+/** The cap came: the caller hears the goodbye, the turn is written and the session ends (the `<Connect action>` decides what follows). */
+async function sayGoodbye(state: RelayState, myTurn: number, spoken: string, atMs: number, cap: 'max-duration' | 'reconnect'): Promise<void> {
+  const reply = new Reply(state, myTurn);
+  const words = cap === 'max-duration' ? RELAY_TIME_UP : '';
+  if (words) reply.push(words);
+  await reply.finish();
+  await finishTurn(state, myTurn, reply, { spoken, atMs, messages: [{ role: 'user', content: spoken }, ...(words ? [{ role: 'agent' as const, content: words }] : [])], tools: [], ending: { reason: cap === 'max-duration' ? 'max-duration' : 'end-call' } });
+  await endSession(state, cap === 'max-duration' ? { reasonCode: 'max-duration' } : { reasonCode: 'reconnect' });
+}
+
+/** The turn itself: the engine with the model streaming into `reply`, tools gated on the claim, then the write. */
+async function respond(state: RelayState, history: ConversationMessage[], myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number): Promise<void> {
+  // No tool runs before the claim held (a dropped start must not have acted on the world).
+  const gatedTool: typeof executeTool = async (...args) => {
+    if (!(await reply.ready())) throw new Abandoned();
+    return executeToolOnDemand(...args);
+  };
+  const added: ConversationMessage[] = [];
+  const toolsRun: CallToolCalls = [];
+  let out: TurnOutput | undefined;
+  let failed = false;
+  try {
+    const [tools, passages] = await Promise.all([
+      relayTools(state),
+      state.agent.knowledge_base ? groundingPassages(state.organization_id, state.agent.knowledge_base, userText).catch(() => []) : Promise.resolve([]),
+    ]);
+    const deadlineMs = Date.now() + RELAY_TURN_BUDGET_MS;
+    const stream = { onDelta: (delta: string, messageId: string) => reply.push(delta, messageId) };
+    const base = { llm: cancellable(llm(), reply.abort.signal), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs, stream, executeTool: gatedTool };
+    out = await runTurn({ ...base, history, userText });
+    added.push(...out.messages);
+    // press_digits is answered here (the engine stops at it as at any caller-answered tool): the tones go out, the turn goes on.
+    for (let rounds = 0; out.pending.length && rounds < 5; rounds++) {
+      if (!(await reply.ready())) throw new Abandoned();
+      const results = [];
+      for (const p of out.pending) {
+        const digits = digitsOf(p);
+        const ok = digits !== undefined && (await send(state, { type: 'sendDigits', digits })) === 'sent';
+        const result = ok ? { pressed: digits } : { error: p.name === PRESS_DIGITS_TOOL ? 'digits must be 0-9, * , # or w' : `${p.name} cannot run on a call` };
+        results.push({ tool_call_id: p.id, name: p.name, output: result });
+        toolsRun.push({ name: p.name, arguments: p.arguments, result: result as never, time_sec: secondsOf(state, clockMs()) });
+      }
+      out = await runTurn({ ...base, history: [...history, ...added], toolResults: results, roundsUsed: out.roundsUsed });
+      added.push(...out.messages);
+    }
+  } catch (err) {
+    if (err instanceof Abandoned || !(await reply.ready())) {
+      reply.stop('abandoned');
+      await reply.finish();
+      throw new Abandoned();
+    }
+    if (!(err instanceof LlmError) && !(err instanceof TurnDeadlineError)) {
+      reply.stop('failed');
+      await reply.finish();
+      throw err;
+    }
+    // What the turn did before it stopped (whole tool rounds) is kept.
+    added.push(...(keptTurnOf(err)?.messages ?? []).filter((m) => m.role !== 'agent'));
+    if (!(err instanceof ReplyCancelled) && !reply.stopped) {
+      logger.warn('The model failed a relay turn; the caller hears an apology', { call_id: state.call_id, error: err as Error });
+      failed = true;
+      reply.push(RELAY_APOLOGY, 'apology'); // after what the caller heard, in the same reply
+    }
+  }
+  await reply.finish();
+  if (reply.stopped === 'abandoned') throw new Abandoned();
+  if (!added.length || added[0]!.role !== 'user') added.unshift({ role: 'user', content: userText });
+  if (reply.stopped) {
+    // A stopped reply is what went out: the model's history and the transcript keep that, not the rest.
+    for (let i = added.length - 1; i >= 0; i--) if (added[i]!.role === 'agent') added.splice(i, 1);
+    if (reply.sent.trim()) added.push({ role: 'agent', content: reply.sent.trim() });
+  } else if (failed) added.push({ role: 'agent', content: RELAY_APOLOGY });
+  for (const m of added) {
+    if (m.role !== 'tool_call' || m.name === PRESS_DIGITS_TOOL) continue; // press_digits is recorded as it runs
+    const answer = added.find((r) => r.role === 'tool_result' && r.tool_call_id === m.tool_call_id);
+    toolsRun.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: (answer?.result ?? null) as never, time_sec: secondsOf(state, atMs) });
+  }
+  const effect = out && !reply.stopped ? out.effect : {};
+  const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transfer', to: effect.transferTo } : effect.end ? { reason: 'end-call' } : undefined;
+  const wrote = await finishTurn(state, myTurn, reply, { spoken, atMs, messages: added, tools: toolsRun, ending }, history);
+  if (reply.stopped === 'gone') return;
+  // After the write: Twilio ends the session on `end`, and what follows (the action) reads the call.
+  if (wrote && ending) await endSession(wrote, ending.reason === 'transfer' ? { reasonCode: 'transfer', to: ending.to } : { reasonCode: 'end-call' });
+}
+
+interface TurnRecord {
+  spoken: string;
+  atMs: number;
+  messages: ConversationMessage[];
+  tools: CallToolCalls;
+  ending?: RelayState['ending'];
+}
+
+/**
+ * Writes the turn as an item of its own with the state's change and the call's new lines (one
+ * transaction). An interruption that came while it was in flight cuts this reply when the words
+ * heard are the start of what it sent, else the reply before it (still playing when the caller
+ * spoke), whose item is rewritten in the same transaction.
+ */
+async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: TurnRecord, history?: ConversationMessage[]): Promise<RelayState | undefined> {
+  const seq = turnSeq(state, turn);
+  const agentText = (reply.stopped ? reply.sent : reply.text).trim();
+  const lines: Transcript = [{ role: 'user', text: rec.spoken, time_sec: secondsOf(state, rec.atMs) }];
+  if (agentText) lines.push({ role: 'agent', text: agentText, time_sec: secondsOf(state, reply.firstMs ?? clockMs()), ...(reply.stopped === 'interrupted' || reply.stopped === 'superseded' ? { interrupted: true } : {}) });
+  let after: (() => Promise<void>) | undefined;
+  let mine: { messages: ConversationMessage[]; lines: Transcript } = { messages: rec.messages, lines };
+  const wrote = await changeRelayState(state.connection_id, async (s) => {
+    const pending = s.pending_interrupt && s.pending_interrupt.turn === turn ? s.pending_interrupt : undefined;
+    const owned = !!pending && !!agentText && reply.owns(pending.heard);
+    mine = owned ? cutReply({ messages: rec.messages, lines }, pending!.heard) : { messages: rec.messages, lines };
+    const also: TransactItem[] = [];
+    after = undefined;
+    if (pending && !owned && s.last_turn) {
+      const before = await readTurn(s.call_id, s.last_turn);
+      if (before) {
+        const rewrite = turnRewrite(s, before, cutReply(before, pending.heard));
+        also.push(rewrite.item);
+        after = rewrite.callLines;
+      }
+    }
+    also.push(...turnWrites(s, { seq, turn, messages: mine.messages, lines: mine.lines, tool_calls: rec.tools }));
+    return {
+      set: { turn_done: Math.max(s.turn_done, turn), call_lines: s.call_lines + mine.lines.length, last_turn: seq, ...(rec.ending ? { ending: rec.ending } : {}) },
+      remove: pending ? ['pending_interrupt'] : [],
+      also,
+    };
+  });
+  const rewroteBefore = !!after;
+  await after?.();
+  // The history after this turn, as this process knows it: the next turn here may start from it at once
+  // (not when this write cut the turn before: the next turn reads it).
+  if (wrote && history && !rewroteBefore) rememberHistory(wrote, [...history, ...mine.messages].slice(-HISTORY_MESSAGES));
+  tellWritten(state.connection_id);
+  return wrote;
+}
+
+/** An interruption: with a turn in flight it waits for that turn's write (settled there); with none the last written reply is cut now. */
+export async function interruption(connectionId: string, heard: string): Promise<void> {
+  let pendingFor: number | undefined;
+  let after: (() => Promise<void>) | undefined;
+  await changeRelayState(connectionId, async (s) => {
+    pendingFor = undefined;
+    after = undefined;
+    if (s.turn_done < s.turn) {
+      pendingFor = s.turn_done + 1;
+      return { set: { pending_interrupt: { turn: pendingFor, heard } } };
+    }
+    if (!s.last_turn) return undefined;
+    const last = await readTurn(s.call_id, s.last_turn);
+    if (!last) return undefined;
+    const rewrite = turnRewrite(s, last, cutReply(last, heard));
+    after = rewrite.callLines;
+    return { set: {}, also: [rewrite.item] };
+  });
+  await after?.();
+  // The turn still speaking stops at once when it runs in this process; elsewhere it finds the interruption by reading.
+  if (pendingFor !== undefined) signalReplies(connectionId, { kind: 'interrupt', turn: pendingFor, heard });
+}
