@@ -2376,6 +2376,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/telephony/twilio/relay-action": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio <Connect action> of a ConversationRelay call (X-Twilio-Signature verified): the next TwiML once the session ends: <Dial> for a transfer, <Hangup/> after end_call, a reconnect when the session ended on its own, an apology otherwise
+         * @description Twilio <Connect action> of a ConversationRelay call (X-Twilio-Signature verified): the next TwiML once the session ends: <Dial> for a transfer, <Hangup/> after end_call, a reconnect when the session ended on its own, an apology otherwise.
+         *
+         *     Public: no API key.
+         */
+        post: operations["receiveTwilioRelayAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3844,6 +3866,10 @@ export interface components {
         TwilioCallbackReceipt: {
             received: boolean;
         };
+        /** @description The form parameters Twilio posts when a ConversationRelay session ends (CallSid, SessionStatus, HandoffData, …), covered by X-Twilio-Signature */
+        TwilioRelayActionForm: {
+            [key: string]: string;
+        };
         UpdateAgentRequest: {
             widget_settings_id?: string | null;
             name?: string;
@@ -4463,6 +4489,7 @@ export type ToolMock = components['schemas']['ToolMock'];
 export type ToolWithSecret = components['schemas']['ToolWithSecret'];
 export type TwilioCallbackForm = components['schemas']['TwilioCallbackForm'];
 export type TwilioCallbackReceipt = components['schemas']['TwilioCallbackReceipt'];
+export type TwilioRelayActionForm = components['schemas']['TwilioRelayActionForm'];
 export type UpdateAgentRequest = components['schemas']['UpdateAgentRequest'];
 export type UpdateAgentTestRequest = components['schemas']['UpdateAgentTestRequest'];
 export type UpdateCampaignRequest = components['schemas']['UpdateCampaignRequest'];
@@ -8123,7 +8150,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description No speech model is configured: `error.details.setting` names REALTIME_BASE_URL */
+            /** @description No speech model is configured: `error.details.setting` names REALTIME_API_KEY (`settings` adds REALTIME_BASE_URL for another server) */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -13005,7 +13032,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            /** @description No speech model is configured (`error.details.setting` names it: REALTIME_BASE_URL), or no voice runtime (VOICE_RUNTIME_URL) */
+            /** @description No speech model is configured (`error.details.setting` names it: REALTIME_API_KEY; `settings` adds REALTIME_BASE_URL for another server), or no voice runtime (VOICE_RUNTIME_URL); only once the request itself is valid (a 400 or 422 comes first) */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -16957,6 +16984,47 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
+        };
+    };
+    receiveTwilioRelayAction: {
+        parameters: {
+            query: {
+                organization_id: string;
+                call_id: string;
+                attempt?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "CallSid": "CA0123456789abcdef0123456789abcdef",
+                 *       "CallStatus": "in-progress",
+                 *       "SessionStatus": "ended",
+                 *       "HandoffData": "{\"reasonCode\":\"transfer\",\"to\":\"+14155550123\"}"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TwilioRelayActionForm"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
 }

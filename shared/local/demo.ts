@@ -116,8 +116,13 @@ ${FAVICON_LINK}
 <pre><code>${escape(tag)}</code></pre>
 <p>Change the agent's prompt, its knowledge base or the widget's look through the API: see the README, "Put the agent on your website".</p>
 ${speechModel()
-    ? '<p id="voice">To hear the agent, press the phone icon in the widget\'s head and allow the microphone (a web call: README, "Hear your agent").</p>'
-    : '<p id="voice">To hear the agent in the browser, start the platform with a speech model: <code>REALTIME_API_KEY=sk-… npm start</code> (or <code>REALTIME_BASE_URL</code> for another Realtime-compatible server); the widget then shows a call button.</p>'}
+    ? '<p id="voice">To hear the agent, press the phone icon in the widget\'s head and allow the microphone (a web call: README, "Hear your agent"). '
+      + 'The icon shows only while the widget\'s <code>voice_enabled</code> is true: this runtime turned it on for the demo widget when it started with a speech model; '
+      + 'for a widget of your own, <code>PATCH /api/v1/widget-settings/{id}</code> with <code>{"voice_enabled": true}</code>.</p>'
+    : '<p id="voice">To hear the agent in the browser, two steps: (1) start the platform with a speech model, <code>REALTIME_API_KEY=sk-… npm start</code> '
+      + '(OpenAI\'s Realtime API; <code>REALTIME_BASE_URL</code> only for another Realtime-compatible server); (2) the widget\'s <code>voice_enabled</code> must be true: '
+      + 'this runtime turns it on for the demo widget when it starts with a speech model, and for a widget of your own <code>PATCH /api/v1/widget-settings/{id}</code> '
+      + 'with <code>{"voice_enabled": true}</code>. The widget then shows a call button (a phone icon in its head).</p>'}
 </main>
 ${tag}
 </body></html>`;

@@ -143,7 +143,7 @@ it('without a speech model the call fails at once, naming the setting', async ()
     const tab = await visit();
     await (await tab.waitForSelector(`${W} .callbtn`, { timeout: 10_000 }))!.click();
     await tab.waitForFunction((sel: string) => !document.querySelector(sel)?.shadowRoot?.querySelector('.notice')?.hidden, { timeout: 10_000 }, HOST);
-    expect(await notice(tab)).toMatch(/could not start: .*REALTIME_BASE_URL/);
+    expect(await notice(tab)).toMatch(/could not start: No speech model is configured: set REALTIME_API_KEY/);
     await tab.browserContext().close();
   } finally {
     process.env.REALTIME_BASE_URL = saved.base;

@@ -171,7 +171,7 @@ it('a token admits one browser, once: a second start with it is refused, and so 
   expect(await refused(badFormat)).toMatchObject({ code: 1008, error: expect.stringContaining('"format" must be one of "mulaw", "pcm16"') });
 }, 60_000);
 
-it('POST /web-calls: 400 naming the field for a bad body, 503 naming REALTIME_BASE_URL without a speech model', async () => {
+it('POST /web-calls: 400 naming the field for a bad body, 503 naming REALTIME_API_KEY without a speech model, only for a request that is valid', async () => {
   const agentId = await agent({ s2s_model: 'unused' });
   const bad = await api('POST', '/api/v1/web-calls', { body: { agent_id: agentId, agent_version: 'latest' } });
   expect(bad.status).toBe(400);
@@ -187,10 +187,15 @@ it('POST /web-calls: 400 naming the field for a bad body, 503 naming REALTIME_BA
   delete process.env.REALTIME_API_KEY;
   local().expectFailures(/web-calls answered 503/);
   try {
+    // What the request got wrong is told first: an unknown agent is a 400, not the 503.
+    const unknownFirst = await api('POST', '/api/v1/web-calls', { body: { agent_id: '01900000-0000-7000-8000-000000000000' } });
+    expect(unknownFirst.status).toBe(400);
+    expect(unknownFirst.body.error.details.fields).toEqual([expect.objectContaining({ path: 'agent_id' })]);
     const none = await api('POST', '/api/v1/web-calls', { body: { agent_id: agentId } });
     expect(none.status).toBe(503);
-    expect(none.body.error.message).toContain('REALTIME_BASE_URL');
-    expect(none.body.error.details).toMatchObject({ setting: 'REALTIME_BASE_URL' });
+    // What the README tells OpenAI users to set comes first; the other server's setting after it.
+    expect(none.body.error.message).toMatch(/^No speech model is configured: set REALTIME_API_KEY .*REALTIME_BASE_URL/);
+    expect(none.body.error.details).toMatchObject({ setting: 'REALTIME_API_KEY', settings: ['REALTIME_API_KEY', 'REALTIME_BASE_URL'] });
   } finally {
     process.env.REALTIME_BASE_URL = saved.base;
     process.env.REALTIME_API_KEY = saved.key;

@@ -42,7 +42,12 @@ import type { CreateWebCallInput, WebCallStarted } from './web-call-schemas';
 export function speechModelProblem(): string | undefined {
   if (config().runtime === 'aws') return undefined;
   if (process.env.REALTIME_BASE_URL || process.env.REALTIME_API_KEY) return undefined;
-  return 'No speech model is configured: set REALTIME_BASE_URL (a Realtime-compatible WebSocket endpoint; with REALTIME_API_KEY for OpenAI) where the platform runs, then start it again';
+  return 'No speech model is configured: set REALTIME_API_KEY (OpenAI\'s Realtime API) where the platform runs, or REALTIME_BASE_URL for another Realtime-compatible server, then start it again';
+}
+
+/** The 503 of no speech model, naming what to set: REALTIME_API_KEY first (what OpenAI users set), REALTIME_BASE_URL for another server. */
+export function noSpeechModel(problem: string): UnavailableError {
+  return new UnavailableError(problem, { setting: 'REALTIME_API_KEY', settings: ['REALTIME_API_KEY', 'REALTIME_BASE_URL'] });
 }
 
 /** The browsers' WebSocket URL of the voice runtime: VOICE_RUNTIME_URL (…/stream) with `/web` in place of its path's end. */
@@ -64,14 +69,12 @@ export interface WebCallOrigin {
 }
 
 /**
- * Creates a web call `ringing` and its browser's token. A 400 names `agent_id` or `contact_id`
- * that is not the organization's; an agent that does not answer (inactive) is a 422; no speech
- * model configured is a 503 naming the setting, and nothing is written.
+ * Creates a web call `ringing` and its browser's token. A 400 names `agent_id`, `contact_id` or
+ * `agent_version` that is not the organization's; an agent that does not answer (inactive) is a
+ * 422; then, the request being one that could be answered, no speech model configured is a 503
+ * naming the setting. Nothing is written on any of them.
  */
 export async function createWebCall(orgId: string, input: CreateWebCallInput, origin: WebCallOrigin = {}): Promise<WebCallStarted> {
-  const problem = speechModelProblem();
-  if (problem) throw new UnavailableError(problem, { setting: 'REALTIME_BASE_URL' });
-  const url = webCallUrl();
   const [agent, contact] = await Promise.all([
     getItem<AgentItem & { id: string; published_version?: number | null }>(keys.agent(orgId, input.agent_id)),
     input.contact_id ? getItem(keys.contact(orgId, input.contact_id)) : Promise.resolve(null),
@@ -84,6 +87,10 @@ export async function createWebCall(orgId: string, input: CreateWebCallInput, or
 
   // The version the call runs (agents/versions.ts): pinned, else published, else the draft; 400 for one that does not exist.
   const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, input.agent_version);
+  // What the platform lacks comes after what the request got wrong: a bad request is told as such first.
+  const problem = speechModelProblem();
+  if (problem) throw noSpeechModel(problem);
+  const url = webCallUrl();
   const { item, writes } = newCallWrites(orgId, {
     agentId: input.agent_id,
     agent: used.agent as AgentItem,

@@ -1,5 +1,5 @@
-import { NotFoundError, UnavailableError } from '../../errors';
-import { createWebCall, speechModelProblem, type WidgetCallStarted } from '../calls/web-calls';
+import { NotFoundError } from '../../errors';
+import { createWebCall, noSpeechModel, speechModelProblem, type WidgetCallStarted } from '../calls/web-calls';
 import { spendChatStart } from './abuse-limits';
 import type { StartWidgetChatInput } from './chat-schemas';
 import { admit, visitorVariables, widgetAgent, type PublicCall } from './public-chats';
@@ -19,7 +19,7 @@ class VoiceDisabledError extends NotFoundError {
  * `admit`), and counted against the same allowance of new conversations per widget and per client
  * address (429). Only with `voice_enabled` (else 404 `voice_disabled`). The agent is chosen as for a
  * chat; the visitor's variables are the widget's `public_variables` only. Without a speech model the
- * call fails at once: 503 naming REALTIME_BASE_URL. The page gets the call's id, the voice runtime's
+ * call fails at once: 503 naming REALTIME_API_KEY (or REALTIME_BASE_URL). The page gets the call's id, the voice runtime's
  * `url` and the one-use token, never the organization's data.
  */
 export async function startWidgetCall(call: PublicCall, input: StartWidgetChatInput): Promise<WidgetCallStarted> {
@@ -28,7 +28,7 @@ export async function startWidgetCall(call: PublicCall, input: StartWidgetChatIn
   const agentId = widgetAgent(call, agents, input.agent_id);
   const visitor = visitorVariables(widget, input.dynamic_variables);
   const problem = speechModelProblem();
-  if (problem) throw new UnavailableError(problem, { setting: 'REALTIME_BASE_URL' });
+  if (problem) throw noSpeechModel(problem);
   await spendChatStart(call.widgetId, call.sourceIp ?? 'unknown');
   const started = await createWebCall(widget.organization_id!, { agent_id: agentId, ...(visitor ? { dynamic_variables: visitor } : {}) }, { metadata: { widget_id: call.widgetId } });
   return { call_id: started.call.id, agent_id: agentId, url: started.url, token: started.token, token_expires_at: started.token_expires_at };
