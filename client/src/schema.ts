@@ -16857,7 +16857,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    /**
+                     * @example {
+                     *       "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90@3",
+                     *       "object": "model",
+                     *       "created": 1767225600,
+                     *       "owned_by": "organization"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "model";
+                        created: number;
+                        owned_by: string;
+                    };
                 };
             };
             /** @description Invalid path, query, headers or body; `error.details.fields` names each field (`x-should-retry: false`: the SDKs do not retry it) */

@@ -329,6 +329,13 @@ const OPENAI_ANSWERS: Record<string, Json> = {
     },
     example: { object: 'list', data: [{ id: '01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90', object: 'model', created: 1767225600, owned_by: 'organization' }] },
   },
+  openAiRetrieveModel: {
+    schema: {
+      type: 'object', required: ['id', 'object', 'created', 'owned_by'], description: 'One model: an active agent (`<agent id>`), a published version of it (`<agent id>@<version>`) or its draft (`<agent id>@draft`).',
+      properties: { id: { type: 'string' }, object: { type: 'string', const: 'model' }, created: { type: 'integer' }, owned_by: { type: 'string' } },
+    },
+    example: { id: '01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90@3', object: 'model', created: 1767225600, owned_by: 'organization' },
+  },
 };
 
 /** Whether the operation's 200 may be server-sent events (a preflight served by the streaming API too never is). */
