@@ -74,6 +74,11 @@ const NOT_AVAILABLE_CODES = new Set([21422, 21452, 21421]);
 
 let cachedCredentials: Promise<TwilioCredentials> | undefined;
 
+/** No Twilio credentials are configured: the operator's problem (the message names what to set), never the caller's. */
+export class TwilioCredentialsMissing extends Error {
+  override readonly name = 'TwilioCredentialsMissing';
+}
+
 /** Credentials from Secrets Manager (once per container) or the environment. */
 export function twilioCredentialsFromEnvironment(): Promise<TwilioCredentials> {
   // Deployed, only `telephony` functions may read the credentials secret (even a cached copy
@@ -89,7 +94,7 @@ export function twilioCredentialsFromEnvironment(): Promise<TwilioCredentials> {
     const accountSid = process.env.TWILIO_ACCOUNT_SID;
     const authToken = process.env.TWILIO_AUTH_TOKEN;
     if (!accountSid || !authToken) {
-      throw new Error('TELEPHONY_PROVIDER=twilio needs TWILIO_SECRET_ARN (deployed) or TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (local).');
+      throw new TwilioCredentialsMissing('TELEPHONY_PROVIDER=twilio needs TWILIO_SECRET_ARN (deployed) or TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (local).');
     }
     return { accountSid, authToken };
   })().catch((err) => {

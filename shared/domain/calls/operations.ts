@@ -16,6 +16,7 @@ export const createCall = /* @__PURE__ */ defineOperation({
   summary: 'Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number',
   entry: 'functions/calls/create.ts', body: CreateCallBody, response: Call,
   successMessage: 'Call queued successfully', access: { table: 'RW', queues: ['call-place'], ...recordingsRead },
+  errors: { 422: 'The number is on the do-not-call list or the contact opted out (`error.details.reason` `do_not_call` or `opt_out`): nothing is placed' },
 });
 
 export const listCalls = /* @__PURE__ */ defineOperation({
@@ -41,27 +42,31 @@ const TwilioCallQuery = lazy(() => z.strictObject({ organization_id: uuid(), cal
 const TwilioStatusQuery = lazy(() => z.strictObject({ organization_id: z.optional(uuid()), call_id: z.optional(uuid()) }));
 /** Twilio posts many form parameters; the signature covers them all, so none is refused here. */
 const TwilioForm = named('TwilioCallbackForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
+/** What every Twilio callback may answer besides its success: Twilio sees these in its debugger. */
+const twilioErrors = {
+  401: 'X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set)',
+};
 const Received = named('TwilioCallbackReceipt', () => z.object({ received: z.boolean() }), 'Whether the callback changed anything');
 
 export const receiveTwilioStatus = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,
   summary: 'Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine. Calls we place carry `organization_id` and `call_id` in the URL; a number\'s StatusCallback (incoming calls) carries none, the call is found from its CallSid',
   entry: 'functions/telephony/twilio-status.ts', query: TwilioStatusQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
-  access: { queues: ['call-events'], telephony: true },
+  access: { queues: ['call-events'], telephony: true }, errors: twilioErrors,
 });
 
 export const receiveTwilioRecording = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/recording', operationId: 'receiveTwilioRecording', tag: telephonyTag, auth: false,
   summary: 'Twilio recording status callback (form-encoded, X-Twilio-Signature verified); the recording is copied into the bucket',
   entry: 'functions/telephony/twilio-recording.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
-  access: { queues: ['call-events'], telephony: true },
+  access: { queues: ['call-events'], telephony: true }, errors: { ...twilioErrors, 422: 'A completed recording without RecordingUrl or CallSid' },
 });
 
 export const getTwilioCallInstructions = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/twiml', operationId: 'getTwilioCallInstructions', tag: telephonyTag, auth: false,
   summary: 'TwiML for an answered call: <Connect><Stream> to the voice runtime (VOICE_RUNTIME_URL) with a short-lived stream token; X-Twilio-Signature verified',
   entry: 'functions/telephony/twilio-twiml.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form',
-  rawResponse: true, rawContentType: 'text/xml', access: { table: 'R', telephony: true, tokens: true },
+  rawResponse: true, rawContentType: 'text/xml', access: { table: 'R', telephony: true, tokens: true }, errors: twilioErrors,
 });
 
 export const receiveTwilioInboundCall = /* @__PURE__ */ defineOperation({
@@ -69,4 +74,5 @@ export const receiveTwilioInboundCall = /* @__PURE__ */ defineOperation({
   summary: 'Twilio incoming-call webhook (a number\'s voice URL; X-Twilio-Signature verified): a call session `inbound` answered by the number\'s `inbound_agent_id` through the voice runtime, or <Reject/> when the number has none',
   entry: 'functions/telephony/twilio-inbound.ts', body: TwilioForm, bodyFormat: 'form',
   rawResponse: true, rawContentType: 'text/xml', access: { table: 'RW', telephony: true, tokens: true, queues: ['event-fanout'] },
+  errors: { ...twilioErrors, 422: 'CallSid, To or From is missing' },
 });

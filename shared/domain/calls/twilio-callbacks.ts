@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { queue } from '../../adapters/queue';
 import { telephony } from '../../adapters/telephony';
-import { twilioCredentialsFromEnvironment } from '../../adapters/telephony/twilio';
+import { TwilioCredentialsMissing, twilioCredentialsFromEnvironment } from '../../adapters/telephony/twilio';
 import { verifyTwilioSignature } from '../../adapters/telephony/twilio-signature';
 import { config } from '../../config';
 import { keys } from '../../db/keys';
@@ -31,14 +31,37 @@ export interface CallRef {
 
 /** Checks X-Twilio-Signature over PUBLIC_BASE_URL + path + query and the form parameters (401 when it does not hold). */
 export async function verify(event: APIGatewayProxyEventV2, params: Record<string, string>): Promise<void> {
-  const base = config().publicBaseUrl;
-  if (!base) throw new Error('PUBLIC_BASE_URL must be set to verify Twilio signatures');
+  const { base, authToken } = await signingSetup(event);
   const url = `${base.replace(/\/$/, '')}${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
   const signature = header(event, 'x-twilio-signature') ?? '';
-  const { authToken } = await twilioCredentialsFromEnvironment();
   if (!signature || !verifyTwilioSignature(authToken, url, params, signature)) {
     throw new UnauthorizedError('Missing or invalid X-Twilio-Signature');
   }
+}
+
+/**
+ * What a signature check needs: PUBLIC_BASE_URL (the URL Twilio signs) and the auth token. Without
+ * them the check cannot run: that is the operator's configuration, never the caller's fault
+ * (references.md), so the caller gets a 401 (the request is not verified) and the log says what to
+ * set — not a 500, which reads as our failure and which Twilio would retry.
+ */
+async function signingSetup(event: APIGatewayProxyEventV2): Promise<{ base: string; authToken: string }> {
+  const base = config().publicBaseUrl;
+  let missing = base ? undefined : 'PUBLIC_BASE_URL (the public base URL Twilio calls, which its signature covers)';
+  let authToken = '';
+  if (!missing) {
+    try {
+      authToken = (await twilioCredentialsFromEnvironment()).authToken;
+    } catch (err) {
+      if (!(err instanceof TwilioCredentialsMissing)) throw err;
+      missing = 'TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (local) or TWILIO_SECRET_ARN (deployed)';
+    }
+  }
+  if (missing) {
+    logger.error(`A Twilio callback was refused with 401: its X-Twilio-Signature cannot be checked without Twilio's settings. Set ${missing}; with simulated telephony (TELEPHONY_PROVIDER unset) no Twilio callback is expected.`, { path: event.rawPath });
+    throw new UnauthorizedError('X-Twilio-Signature cannot be verified: this deployment is not configured for Twilio');
+  }
+  return { base: base!, authToken };
 }
 
 /**

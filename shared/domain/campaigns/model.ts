@@ -1,7 +1,7 @@
 import { v5 as uuidv5 } from 'uuid';
 import { gsi1, gsi2, keys, type Key } from '../../db/keys';
 import { queryAll, stripKeys } from '../../db/store';
-import type { Campaign, CampaignContact, CampaignContactStatus, ContactStats, ZoneSource } from './schemas';
+import type { Campaign, CampaignContact, CampaignContactStatus, CampaignSummary, ContactStats, ZoneSource } from './schemas';
 
 /**
  * The stored shapes of campaigns and campaign contacts, and the small pure helpers the service
@@ -97,11 +97,18 @@ export const leaseIndex = (orgId: string, campaignId: string, id: string, leaseU
 });
 
 export function campaignView(item: CampaignItem): Campaign {
-  const { adding_until, agent_version_pin, ...rest } = stripKeys(item as unknown as Record<string, unknown>) as unknown as CampaignItem;
+  // Bookkeeping of the version rule stays inside: the document's Campaign has no such members.
+  const { adding_until, agent_version_pin, agent_version_fixed, ...rest } = stripKeys(item as unknown as Record<string, unknown>) as unknown as CampaignItem;
   void adding_until;
   void agent_version_pin;
+  void agent_version_fixed;
   // Campaigns written before the engine could pause them have no pause_reason (nor, before versions, agent_version).
   return { ...rest, agent_version: rest.agent_version ?? null, pause_reason: rest.pause_reason ?? null };
+}
+
+/** A campaign in the list: the short form the document promises (`CampaignSummary`). */
+export function campaignSummaryView(item: CampaignItem): CampaignSummary {
+  return { id: item.id, name: item.name, status: item.status, execution_status: item.execution_status, contact_stats: item.contact_stats, created_at: item.created_at };
 }
 
 export function campaignContactView(item: CampaignContactItem): CampaignContact {

@@ -103,6 +103,13 @@ export const UpdateCampaignBody = named('UpdateCampaignRequest', () => z.strictO
   phone_number_id: z.optional(uuid()),
   from_phone_number: z.optional(e164()),
   schedule: z.optional(ScheduleInput),
+  /**
+   * The agent version the campaign's calls use (a number, or "draft"). Before the first start it
+   * is the pin (as on create); after it, the version the campaign runs from now on. A new
+   * `agent_id` without it resets the version: before the first start to the default (the
+   * published version at the start), after it to the new agent's published version (else the draft).
+   */
+  agent_version: z.optional(AgentVersionPin),
 }), 'The fields to change; `schedule` members merge over the stored ones');
 export type UpdateCampaignInput = z.output<typeof UpdateCampaignBody>;
 
@@ -157,6 +164,7 @@ export const CampaignSummary = named('CampaignSummary', () => z.object({
   contact_stats: ContactStats,
   created_at: z.string(),
 }), 'A campaign in the list: its state and contact counts');
+export type CampaignSummary = z.output<typeof CampaignSummary>;
 
 export const CampaignContact = named('CampaignContact', () => z.object({
   id: z.string(),

@@ -19,6 +19,7 @@ import {
   CAMPAIGN_ENTITY,
   campaignContactId,
   campaignContactView,
+  campaignSummaryView,
   campaignView,
   CONTACT_ENTITY,
   contactStatusIndex,
@@ -77,12 +78,12 @@ export async function getCampaign(orgId: string, id: string): Promise<Campaign> 
 }
 
 export async function listCampaigns(orgId: string, query: PageRequest & { status?: CampaignStatus }) {
-  if (!query.status) return listCollection(orgId, Prefix.campaign, collections.campaigns, query, campaignView);
+  if (!query.status) return listCollection(orgId, Prefix.campaign, collections.campaigns, query, campaignSummaryView);
   const [page, total] = await Promise.all([
     queryPage<CampaignItem>({ index: 'gsi1', pkName: 'gsi1pk', pkValue: statusIndex(orgId, '', query.status).gsi1pk, skName: 'gsi1sk' }, query),
     readCounter(orgId, collections.campaignsByStatus(query.status)),
   ]);
-  return listResult({ items: page.items.map(campaignView), nextCursor: page.nextCursor }, total, query);
+  return listResult({ items: page.items.map(campaignSummaryView), nextCursor: page.nextCursor }, total, query);
 }
 
 /** Schedule members merged over a base (defaults on create, the stored schedule on PATCH), checked as a whole. */
@@ -311,6 +312,8 @@ export async function updateCampaign(orgId: string, id: string, input: UpdateCam
     if (lineChanged || input.agent_id !== undefined) {
       await checkLine(orgId, { agent_id: input.agent_id, phone_number_id: next.phone_number_id, from_phone_number: next.from_phone_number });
     }
+    const version = await versionChange(orgId, item, next.agent_id, input.agent_version);
+    if (version) next.agent_version = version.agent_version;
     next.updated_at = nowIso();
     const holdsNumber = item.status === 'running' || item.status === 'paused';
     const numberMoved = holdsNumber && next.phone_number_id !== item.phone_number_id;
@@ -318,7 +321,7 @@ export async function updateCampaign(orgId: string, id: string, input: UpdateCam
       await transact(
         [
           updateWrite(keys.campaign(orgId, id), {
-            set: { name: next.name, agent_id: next.agent_id, phone_number_id: next.phone_number_id, from_phone_number: next.from_phone_number, schedule: next.schedule, updated_at: next.updated_at },
+            set: { name: next.name, agent_id: next.agent_id, phone_number_id: next.phone_number_id, from_phone_number: next.from_phone_number, schedule: next.schedule, ...version, updated_at: next.updated_at },
             add: { version: 1 },
             condition: '#ver = :ver',
             names: { '#ver': 'version' },
@@ -335,6 +338,30 @@ export async function updateCampaign(orgId: string, id: string, input: UpdateCam
       await pause(attempt);
     }
   }
+}
+
+/**
+ * The version fields a PATCH writes (undefined: none change). The version is the agent's, so a new
+ * `agent_id` never keeps the old agent's number: before the first start the campaign's pin becomes
+ * the given `agent_version` (or none: the published version at the start); after it, the campaign
+ * runs the given version, else the new agent's published version (else its draft) from its next
+ * call. A number the (new) agent does not have is a 400 naming `agent_version`.
+ */
+async function versionChange(
+  orgId: string,
+  item: CampaignItem,
+  agentId: string,
+  given: number | 'draft' | undefined,
+): Promise<{ agent_version: number | null; agent_version_fixed?: true; agent_version_pin?: number | 'draft' | null } | undefined> {
+  const agentChanged = agentId !== item.agent_id;
+  if (!agentChanged && given === undefined) return undefined;
+  if (typeof given === 'number' && !(await versionExists(orgId, agentId, given))) throw ValidationError.field('agent_version', `agent ${agentId} has no version ${given}`);
+  if (item.agent_version_fixed) {
+    if (given !== undefined) return { agent_version: given === 'draft' ? null : given, agent_version_fixed: true };
+    const agent = await getItem<{ published_version?: number | null }>(keys.agent(orgId, agentId));
+    return { agent_version: agent?.published_version ?? null, agent_version_fixed: true };
+  }
+  return { agent_version: typeof given === 'number' ? given : null, agent_version_pin: given ?? null };
 }
 
 /** A campaign's state move: the campaign write, counters, number and event in one transaction. */

@@ -1,0 +1,121 @@
+import { v7 as uuidv7 } from 'uuid';
+import { installLocalQueue } from '../../shared/adapters/queue';
+import { keys, Prefix } from '../../shared/db/keys';
+import { queryAll } from '../../shared/db/store';
+import { createAgent, updateAgent } from '../../shared/domain/agents/service';
+import { publishVersion } from '../../shared/domain/agents/versions';
+import type { CallItem } from '../../shared/domain/calls/service';
+import { installCampaignDialer } from '../../shared/domain/campaigns/dialer';
+import { CreateCampaignBody, UpdateCampaignBody } from '../../shared/domain/campaigns/schemas';
+import { createCampaign, getCampaign, startCampaign, updateCampaign } from '../../shared/domain/campaigns/service';
+import { tryNormalizeE164 } from '../../shared/domain/common/phone';
+import { createContact } from '../../shared/domain/contacts/service';
+import { ImportBody } from '../../shared/domain/phone-numbers/schemas';
+import { importPhoneNumber } from '../../shared/domain/phone-numbers/service';
+import { logger } from '../../shared/logger';
+import { CapturedQueue, deliver } from '../support/campaign-dialer';
+
+logger.setLogLevel('SILENT');
+
+/**
+ * Issue 35.5: a campaign's version is its agent's. A started campaign moved to another agent ran
+ * that agent with the old agent's version number; changing `agent_id` now resets the version,
+ * and PATCH sets `agent_version` (docs/api.md, "Campaigns").
+ */
+let queued: CapturedQueue;
+beforeEach(() => {
+  queued = new CapturedQueue();
+  installLocalQueue(queued);
+  installCampaignDialer(undefined);
+});
+afterAll(() => installLocalQueue(undefined));
+
+const randomPhone = (prefix: string) => {
+  for (;;) {
+    const n = tryNormalizeE164(`${prefix}${Math.floor(200_000 + Math.random() * 700_000)}1`);
+    if (n) return n;
+  }
+};
+
+/** An agent with `versions` published versions, each saying its own begin message. */
+async function agentWithVersions(org: string, name: string, versions: number) {
+  const agent = await createAgent(org, { name, ring_duration_ms: 1000, max_call_duration_ms: 60_000 } as never);
+  for (let v = 1; v <= versions; v++) {
+    await updateAgent(org, agent.id, { begin_message: `${name} v${v}` } as never);
+    await publishVersion(org, agent.id, {});
+  }
+  await updateAgent(org, agent.id, { begin_message: `${name} draft` } as never);
+  return agent;
+}
+
+async function campaignOn(org: string, agentId: string, contacts: number, pin?: number | 'draft') {
+  const number = await importPhoneNumber(org, ImportBody.parse({ phone: randomPhone('+1415'), type: 'pstn' }));
+  const people = await Promise.all(Array.from({ length: contacts }, (_, i) => createContact(org, { first_name: `C${i}`, phone: randomPhone('+1646') })));
+  return createCampaign(org, CreateCampaignBody.parse({
+    name: 'Calls', agent_id: agentId, phone_number_id: number.id, from_phone_number: number.phone, contact_ids: people.map((c) => c.id),
+    schedule: { window_start: '00:00', window_end: '23:59', window_days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', max_concurrent: 5 },
+    ...(pin !== undefined ? { agent_version: pin } : {}),
+  }));
+}
+
+const patch = (org: string, id: string, body: unknown) => updateCampaign(org, id, UpdateCampaignBody.parse(body));
+
+async function placedCalls(org: string) {
+  const calls: CallItem[] = [];
+  for await (const c of queryAll<CallItem>({ pkName: 'pk', pkValue: keys.partition(org), skName: 'sk', skPrefix: Prefix.call })) calls.push(c);
+  return calls.map((c) => [c.agent_id, c.agent_version, c.begin_message]);
+}
+
+describe('a campaign moved to another agent', () => {
+  it('after its first start runs the new agent\'s published version, never the old agent\'s number', async () => {
+    // Prepare: agent A at version 3, agent B at version 1; a campaign started on A (version 3).
+    const org = uuidv7();
+    const a = await agentWithVersions(org, 'A', 3);
+    const b = await agentWithVersions(org, 'B', 1);
+    const campaign = await campaignOn(org, a.id, 2);
+    await startCampaign(org, campaign.id);
+    expect((await getCampaign(org, campaign.id)).agent_version).toBe(3);
+
+    // Act: moved to B before it dials.
+    const moved = await patch(org, campaign.id, { agent_id: b.id });
+    await deliver('functions/jobs/campaign-dispatch.ts', queued.take('campaign-dispatch'));
+
+    // Assess: B's published version, on the campaign and on every call.
+    expect(moved).toMatchObject({ agent_id: b.id, agent_version: 1 });
+    expect(moved).not.toHaveProperty('agent_version_fixed');
+    expect(await placedCalls(org)).toEqual([[b.id, 1, 'B v1'], [b.id, 1, 'B v1']]);
+  });
+
+  it('takes agent_version by PATCH: a number the agent has, "draft", and a 400 naming agent_version for one it lacks', async () => {
+    const org = uuidv7();
+    const a = await agentWithVersions(org, 'A', 2);
+    const b = await agentWithVersions(org, 'B', 1);
+    const campaign = await campaignOn(org, a.id, 1);
+    await startCampaign(org, campaign.id);
+    expect((await getCampaign(org, campaign.id)).agent_version).toBe(2);
+
+    expect(await patch(org, campaign.id, { agent_version: 1 })).toMatchObject({ agent_version: 1 });
+    expect(await patch(org, campaign.id, { agent_version: 'draft' })).toMatchObject({ agent_version: null });
+    await expect(patch(org, campaign.id, { agent_version: 3 })).rejects.toMatchObject({ statusCode: 400, details: { fields: [{ path: 'agent_version' }] } });
+    // A number checked against the new agent when both change at once: B has no version 2.
+    await expect(patch(org, campaign.id, { agent_id: b.id, agent_version: 2 })).rejects.toMatchObject({ statusCode: 400, details: { fields: [{ path: 'agent_version' }] } });
+    expect(await patch(org, campaign.id, { agent_id: b.id, agent_version: 1 })).toMatchObject({ agent_id: b.id, agent_version: 1 });
+    await deliver('functions/jobs/campaign-dispatch.ts', queued.take('campaign-dispatch'));
+    expect(await placedCalls(org)).toEqual([[b.id, 1, 'B v1']]);
+  });
+
+  it('before its first start drops the old agent\'s pin: the start fixes the new agent\'s published version', async () => {
+    const org = uuidv7();
+    const a = await agentWithVersions(org, 'A', 2);
+    const b = await agentWithVersions(org, 'B', 1);
+    const campaign = await campaignOn(org, a.id, 1, 2);
+    expect(campaign.agent_version).toBe(2);
+
+    expect(await patch(org, campaign.id, { agent_id: b.id })).toMatchObject({ agent_id: b.id, agent_version: null });
+    expect(await startCampaign(org, campaign.id)).toMatchObject({ agent_id: b.id, agent_version: 1 });
+    // A pin set by PATCH on a draft is the pin create takes.
+    const other = await campaignOn(org, a.id, 1);
+    expect(await patch(org, other.id, { agent_version: 'draft' })).toMatchObject({ agent_version: null });
+    expect(await startCampaign(org, other.id)).toMatchObject({ agent_version: null });
+  });
+});
