@@ -5,7 +5,10 @@
  * microphone, starts the call, its microphone audio reaches the stand-in, the stand-in's audio is
  * played by the page, the transcript shows as it happens, and the hang-up button ends the call,
  * which keeps its transcript. A refused microphone and a platform without a speech model are told
- * in words.
+ * in words. The browser is also constrained as Firefox is (../shared/TOOLING.md): its AudioContext
+ * forced to 48 kHz and a microphone source on a context of another rate refused (NotSupportedError),
+ * so the widget must capture at the context's rate and resample; a hang-up during "Connecting…"
+ * leaves no call open; a failure after `started` is told in words and ends the call.
  */
 declare const window: any;
 declare const navigator: any;
@@ -161,9 +164,121 @@ it('/demo shows the call button when a speech model is configured, and says what
   delete process.env.REALTIME_API_KEY;
   try {
     const without = await (await fetch(`${local().url}/demo`)).text();
-    expect(without).toContain('start the platform with a speech model: <code>REALTIME_API_KEY=sk-… npm start</code>');
+    expect(without).toContain('start the platform with a speech model, <code>REALTIME_API_KEY=sk-… npm start</code>');
+    expect(without).toContain('<code>voice_enabled</code> must be true');
   } finally {
     process.env.REALTIME_BASE_URL = saved.base;
     process.env.REALTIME_API_KEY = saved.key;
   }
 });
+
+/**
+ * The page's AudioContext as Firefox constrains it: at the device's rate (48 kHz here, whatever
+ * the page asks), and a microphone source refused on a context of another rate (Firefox bug
+ * 1674892: NotSupportedError). `refuseAll` refuses every microphone source (a browser that cannot
+ * capture at all), for the failure path.
+ */
+function asFirefox(refuseAll = false) {
+  return async (t: Page) => {
+    await t.evaluateOnNewDocument((refuse: boolean) => {
+      const Native = window.AudioContext;
+      const DEVICE = 48_000;
+      window.AudioContext = class extends Native {
+        constructor(options?: any) {
+          super({ ...(options ?? {}), sampleRate: DEVICE });
+          window.__requestedRate = options?.sampleRate ?? null;
+        }
+        createMediaStreamSource(stream: any) {
+          if (refuse || window.__requestedRate !== null) {
+            throw new DOMException('Connecting AudioNodes from AudioContexts with different sample-rate is currently not supported.', 'NotSupportedError');
+          }
+          return super.createMediaStreamSource(stream);
+        }
+      };
+    }, refuseAll);
+  };
+}
+
+describe('as Firefox constrains the page', () => {
+  it('calls with the AudioContext at 48 kHz: the microphone is resampled to 24 kHz and reaches the model, the agent is played', async () => {
+    const greeting = pcm16Tone(0.3, 440);
+    script = async (m) => {
+      await m.next('session.update');
+      await m.next('response.create');
+      m.speak({ responseId: 'r1', itemId: 'i1', audio: greeting, transcript: 'Hello at any rate.', chunkBytes: 4800 });
+      await m.until(() => m.inputAudio().length >= 48_000, 'the microphone audio', 15_000);
+      await m.closed;
+    };
+    const tab = await visit(asFirefox());
+    await (await tab.waitForSelector(`${W} .callbtn`, { timeout: 10_000 }))!.click();
+    await tab.waitForFunction(() => window.VoiceAgentWidget?.call?.sentBytes >= 48_000 && window.VoiceAgentWidget?.call?.playedBytes >= 14_400, { timeout: 20_000 });
+    const s = await stats(tab);
+    expect(s).toMatchObject({ state: 'live', contextRate: 48_000 });
+    expect(await tab.evaluate(() => window.__requestedRate)).toBeNull();
+    // A second of the fake microphone's tone at 24 kHz (48,000 bytes of PCM16), not silence.
+    const m = model.connections.at(-1)!;
+    expect(rms(m.inputAudio())).toBeGreaterThan(100);
+    await (await tab.waitForSelector(`${W} .hangup`))!.click();
+    await tab.waitForFunction(() => window.VoiceAgentWidget?.call?.state === 'ended', { timeout: 10_000 });
+    expect((await stats(tab)).ended).toBe('client_hangup');
+    await tab.browserContext().close();
+  }, 90_000);
+
+  it('a microphone the browser cannot use once the call is live is told in words, and the call is ended on the server', async () => {
+    script = async (m) => {
+      await m.closed;
+    };
+    const tab = await visit(asFirefox(true));
+    await (await tab.waitForSelector(`${W} .callbtn`, { timeout: 10_000 }))!.click();
+    await tab.waitForFunction(() => window.VoiceAgentWidget?.call?.state === 'ended', { timeout: 15_000 });
+    expect(await notice(tab)).toMatch(/^The microphone could not be used in this browser, so the call was ended: .*sample-rate/);
+    expect((await stats(tab)).ended).toBe('failed');
+    // The call was admitted (live), then hung up by the page: ended on the server, none left open.
+    await until(() => api('GET', '/api/v1/calls?limit=20'), (r) => r.body.data.filter((c: any) => c.channel === 'web').every((c: any) => !['ringing', 'in_progress'].includes(c.status)), 'every web call ended');
+    expect(await tab.$eval(`${W} .callbtn`, (e: any) => e.hidden)).toBe(false);
+    await tab.browserContext().close();
+  }, 60_000);
+});
+
+it('a hang-up during "Connecting…" ends everything: the call the server made meanwhile is ended, none stays open, and the button works again', async () => {
+  script = async (m) => {
+    await m.closed;
+  };
+  const tab = await visit(async (t) => {
+    // Holds the widget's POST …/calls until the test lets it go, so the hang-up lands during "Connecting…".
+    await t.evaluateOnNewDocument(() => {
+      const native = window.fetch.bind(window);
+      window.__held = [];
+      window.fetch = (input: any, init?: any) => {
+        const url = String(input?.url ?? input);
+        if (!/\/calls$/.test(url) || init?.method !== 'POST') return native(input, init);
+        return new Promise((resolve, reject) => window.__held.push(() => native(input, init).then(resolve, reject)));
+      };
+    });
+  });
+  await (await tab.waitForSelector(`${W} .callbtn`, { timeout: 10_000 }))!.click();
+  await tab.waitForFunction(() => window.__held.length === 1, { timeout: 10_000 });
+  expect(await tab.$eval(`${W} .callstate`, (e: any) => e.textContent)).toBe('Connecting…');
+  await (await tab.waitForSelector(`${W} .hangup`))!.click();
+  expect((await stats(tab)).state).toBe('ended');
+  const connections = model.connections.length;
+  const before = new Set((await api('GET', '/api/v1/calls?limit=50')).body.data.map((c: any) => c.id));
+  // Now the server makes the call: the page admits it and hangs up at once.
+  await tab.evaluate(() => window.__held.shift()());
+  const made = await until(
+    () => api('GET', '/api/v1/calls?limit=50'),
+    (r) => r.body.data.some((c: any) => !before.has(c.id) && c.channel === 'web' && c.status === 'ended'),
+    'the call made after the hang-up ended',
+  );
+  expect(made.body.data.filter((c: any) => !before.has(c.id)).map((c: any) => ({ status: c.status, disconnection_reason: c.disconnection_reason, widget_id: c.metadata?.widget_id })))
+    .toEqual([{ status: 'ended', disconnection_reason: 'completed', widget_id: widgetId }]);
+  await Promise.all(model.connections.slice(connections).map((c) => c.closed));
+  // The button works again: a new call starts.
+  expect(await tab.$eval(`${W} .callbtn`, (e: any) => e.hidden)).toBe(false);
+  await (await tab.waitForSelector(`${W} .callbtn`))!.click();
+  await tab.waitForFunction(() => window.__held.length === 1, { timeout: 10_000 });
+  expect((await stats(tab)).state).toBe('starting');
+  await (await tab.waitForSelector(`${W} .hangup`))!.click();
+  await tab.evaluate(() => window.__held.shift()());
+  await tab.browserContext().close();
+}, 60_000);

@@ -2,16 +2,21 @@
  * The widget's call button (widget settings `voice_enabled`): the visitor talks to the agent in
  * the browser. Pressing it asks for the microphone (a refusal is explained in words), starts a web
  * call (`POST /widget/{id}/calls`), and speaks the voice runtime's JSON protocol (docs/api.md,
- * "Web calls") over a WebSocket in PCM16 at 24 kHz: the microphone's audio goes out as it is
- * captured, the agent's is played with the Web Audio API in order, and a `clear` (the visitor cut
- * in) stops what is queued. The head shows who is speaking and a hang-up button; the log shows the
- * transcript as it happens. Without a speech model the start fails at once with the server's
- * message, which names the setting.
+ * "Web calls") over a WebSocket in PCM16 at 24 kHz. The AudioContext runs at the browser's own
+ * rate (Firefox refuses a microphone on a context of another rate): an AudioWorklet resamples the
+ * microphone to 24 kHz as it is captured (resample.ts), and the agent's 24 kHz audio is resampled
+ * to the context's rate and played in order; a `clear` (the visitor cut in) stops what is queued.
+ * The head shows who is speaking and a hang-up button; the log shows the transcript as it happens.
+ * Every failure is told in words and ends the call (server-side too); a hang-up at any moment,
+ * "Connecting…" included, ends everything: a call the server made meanwhile is admitted and hung
+ * up at once, so none is left open. Without a speech model the start fails at once with the
+ * server's message, which names the setting.
  *
  * `window.VoiceAgentWidget.call` exposes the call's counters (audio bytes sent and played, the
  * state), for tests and for pages that want to show them.
  */
 import { el, icon } from './dom';
+import { createResampler, fromPcm16 } from './resample';
 
 export interface CallStats {
   state: 'idle' | 'starting' | 'live' | 'ended';
@@ -23,6 +28,8 @@ export interface CallStats {
   clears: number;
   /** Why the last call ended (`ended.reason`), or the error shown. */
   ended?: string;
+  /** The AudioContext's sample rate (the microphone is captured at it and resampled to 24 kHz). */
+  contextRate?: number;
 }
 
 export interface CallUi {
@@ -49,6 +56,38 @@ export interface CallUi {
 const ICON_PHONE = 'M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.6a1 1 0 0 1-.25 1z';
 const ICON_HANGUP = 'M12 9c-1.6 0-3.15.25-4.6.72v3.1a1 1 0 0 1-.56.9 11.5 11.5 0 0 0-2.66 1.85 1 1 0 0 1-1.41 0L.29 13.1a1 1 0 0 1 0-1.41A16.9 16.9 0 0 1 12 7a16.9 16.9 0 0 1 11.71 4.69 1 1 0 0 1 0 1.41l-2.48 2.48a1 1 0 0 1-1.41 0 11.3 11.3 0 0 0-2.67-1.85 1 1 0 0 1-.56-.9v-3.1A15 15 0 0 0 12 9z';
 const RATE = 24000;
+/** Microphone audio per message: 80 ms at 24 kHz. */
+const CHUNK = 1920;
+
+/** The capture worklet: the microphone at the context's rate (`sampleRate`) → PCM16 24 kHz chunks posted to the page. */
+const WORKLET = `const createResampler = ${createResampler.toString()};
+class Capture extends AudioWorkletProcessor {
+  constructor(o) {
+    super();
+    this.r = createResampler(sampleRate, o.processorOptions.rate);
+    this.chunk = o.processorOptions.chunk;
+    this.buf = new Int16Array(this.chunk);
+    this.n = 0;
+    this.port.onmessage = () => { this.stopped = true; };
+  }
+  process(inputs) {
+    if (this.stopped) return false;
+    const ch = inputs[0] && inputs[0][0];
+    if (!ch) return true;
+    const out = this.r.push(ch);
+    for (let i = 0; i < out.length; i++) {
+      const v = Math.round(out[i] * 32767);
+      this.buf[this.n++] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+      if (this.n === this.chunk) {
+        this.port.postMessage(this.buf.buffer, [this.buf.buffer]);
+        this.buf = new Int16Array(this.chunk);
+        this.n = 0;
+      }
+    }
+    return true;
+  }
+}
+registerProcessor('vap-capture', Capture);`;
 
 const en = {
   call: 'Call',
@@ -63,6 +102,7 @@ const en = {
   micInsecure: 'Calls need a secure page (https) with microphone access; this page cannot use the microphone.',
   failed: 'The call could not start: {m}',
   lost: 'The call was cut off: {m}',
+  micFailed: 'The microphone could not be used in this browser, so the call was ended: {m}',
 };
 type Text = typeof en;
 const others: Record<string, Partial<Text>> = {
@@ -119,7 +159,10 @@ export function mountCall(ui: CallUi): void {
   let ws: WebSocket | undefined;
   let ctx: AudioContext | undefined;
   let mic: MediaStream | undefined;
-  let capture: ScriptProcessorNode | undefined;
+  let capture: AudioWorkletNode | undefined;
+  let playback: ReturnType<typeof createResampler> | undefined;
+  /** Counts starts: a hang-up during "Connecting…" moves it on, so the start's later steps know they are stale. */
+  let attempt = 0;
   let playAt = 0;
   const playing = new Set<AudioBufferSourceNode>();
   const bubbles = new Map<string, HTMLElement>();
@@ -156,17 +199,18 @@ export function mountCall(ui: CallUi): void {
     }
     playing.clear();
     playAt = 0;
+    playback?.reset();
   }
 
   function play(b64: string): void {
     if (!ctx) return;
     const bytes = fromBase64(b64);
-    const samples = bytes.length >> 1;
-    if (!samples) return;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const buffer = ctx.createBuffer(1, samples, RATE);
-    const data = buffer.getChannelData(0);
-    for (let i = 0; i < samples; i++) data[i] = view.getInt16(i * 2, true) / 32768;
+    // The agent's 24 kHz, resampled to the context's own rate.
+    playback ??= createResampler(RATE, ctx.sampleRate);
+    const samples = playback.push(fromPcm16(bytes));
+    if (!samples.length) return;
+    const buffer = ctx.createBuffer(1, samples.length, ctx.sampleRate);
+    buffer.getChannelData(0).set(samples);
     const source = ctx.createBufferSource();
     source.buffer = buffer;
     source.connect(ctx.destination);
@@ -180,8 +224,10 @@ export function mountCall(ui: CallUi): void {
 
   function teardown(): void {
     stopPlaying();
+    capture?.port.postMessage('stop');
     capture?.disconnect();
     capture = undefined;
+    playback = undefined;
     mic?.getTracks().forEach((track) => track.stop());
     mic = undefined;
     void ctx?.close().catch(() => undefined);
@@ -215,17 +261,54 @@ export function mountCall(ui: CallUi): void {
     }
   }
 
+  /**
+   * A socket the page no longer follows (a hang-up came while it was connecting): it is admitted
+   * and hung up at once, so the call the server made ends now rather than wait for the sweep.
+   */
+  function retire(socket: WebSocket): void {
+    socket.onmessage = (ev) => {
+      const type = parse(ev.data)?.type;
+      if (type === 'started') socket.send(JSON.stringify({ type: 'hangup' }));
+      if (type === 'ended') socket.close(1000);
+    };
+    socket.onclose = null;
+    socket.onerror = null;
+  }
+
+  /** Admits a call made after the visitor hung up, and hangs it up. */
+  function abandon(started: { url: string; token: string }): void {
+    const socket = new WebSocket(started.url);
+    socket.onopen = () => socket.send(JSON.stringify({ type: 'start', token: started.token, format: 'pcm16' }));
+    retire(socket);
+  }
+
+  const parse = (data: unknown): any => {
+    try {
+      return JSON.parse(String(data));
+    } catch {
+      return undefined;
+    }
+  };
+
   async function start(): Promise<void> {
     if (stats.state === 'starting' || stats.state === 'live') return;
+    const mine = ++attempt;
     ui.clearNotice();
-    // Made in the click (a user gesture), so the browser lets it play.
-    ctx = new AudioContext({ sampleRate: RATE });
+    // Made in the click (a user gesture), so the browser lets it play; at the browser's own rate.
+    ctx = new AudioContext();
+    stats.contextRate = ctx.sampleRate;
     stats.state = 'starting';
     stats.ended = undefined;
     button.hidden = true;
     bar.hidden = false;
     show();
-    mic = await microphone();
+    const got = await microphone();
+    if (mine !== attempt) {
+      // Hung up while the browser asked for the microphone: everything is already let go.
+      got?.getTracks().forEach((track) => track.stop());
+      return;
+    }
+    mic = got;
     if (!mic) {
       stats.state = 'idle';
       return teardown();
@@ -234,24 +317,20 @@ export function mountCall(ui: CallUi): void {
     try {
       started = await ui.start();
     } catch (err) {
-      stats.state = 'starting';
+      if (mine !== attempt) return;
       return end('failed', fill(t.failed, String((err as Error)?.message ?? err)));
     }
+    if (mine !== attempt) return abandon(started);
     const socket = new WebSocket(started.url);
     ws = socket;
     socket.onopen = () => socket.send(JSON.stringify({ type: 'start', token: started.token, format: 'pcm16' }));
     socket.onmessage = (ev) => {
-      let m: any;
-      try {
-        m = JSON.parse(String(ev.data));
-      } catch {
-        return;
-      }
-      if (ws !== socket) return;
+      const m = parse(ev.data);
+      if (!m || ws !== socket) return;
       switch (m.type) {
         case 'started':
           stats.state = 'live';
-          listen();
+          void listen(socket).catch((err: unknown) => fail(socket, String((err as Error)?.message ?? err)));
           break;
         case 'audio':
           play(m.audio);
@@ -281,29 +360,50 @@ export function mountCall(ui: CallUi): void {
     };
   }
 
-  /** The microphone, as PCM16 24 kHz, out in ~85 ms messages (the context runs at 24 kHz: the browser resamples). */
-  function listen(): void {
-    if (!ctx || !mic) return;
-    const source = ctx.createMediaStreamSource(mic);
-    capture = ctx.createScriptProcessor(2048, 1, 1);
-    capture.onaudioprocess = (ev) => {
-      if (!ws || ws.readyState !== WebSocket.OPEN) return;
-      const input = ev.inputBuffer.getChannelData(0);
-      const pcm = new Int16Array(input.length);
-      for (let i = 0; i < input.length; i++) pcm[i] = Math.max(-32768, Math.min(32767, Math.round(input[i]! * 32767)));
-      const bytes = new Uint8Array(pcm.buffer);
-      ws.send(JSON.stringify({ type: 'audio', audio: toBase64(bytes) }));
+  /** A failure once the call is live: told in words, and the call ended on the server too (hung up). */
+  function fail(socket: WebSocket, message: string): void {
+    if (ws !== socket) return;
+    if (socket.readyState === WebSocket.OPEN) {
+      retire(socket);
+      socket.send(JSON.stringify({ type: 'hangup' }));
+    } else socket.close();
+    end('failed', fill(t.micFailed, message));
+  }
+
+  /** The microphone, at the context's own rate, resampled to PCM16 24 kHz in an AudioWorklet and sent in 80 ms messages. */
+  async function listen(socket: WebSocket): Promise<void> {
+    const audio = ctx;
+    if (!audio || !mic) return;
+    const url = URL.createObjectURL(new Blob([WORKLET], { type: 'text/javascript' }));
+    try {
+      await audio.audioWorklet.addModule(url);
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+    if (ws !== socket || ctx !== audio) return;
+    const source = audio.createMediaStreamSource(mic);
+    const node = new AudioWorkletNode(audio, 'vap-capture', { numberOfInputs: 1, numberOfOutputs: 0, processorOptions: { rate: RATE, chunk: CHUNK } });
+    node.port.onmessage = (ev) => {
+      if (ws !== socket || socket.readyState !== WebSocket.OPEN) return;
+      const bytes = new Uint8Array(ev.data as ArrayBuffer);
+      socket.send(JSON.stringify({ type: 'audio', audio: toBase64(bytes) }));
       stats.sentBytes += bytes.length;
     };
-    source.connect(capture);
-    // A processor runs only when connected onwards; its output is silence.
-    capture.connect(ctx.destination);
+    source.connect(node);
+    capture = node;
   }
 
   button.onclick = () => void start();
   hangup.onclick = () => {
     const socket = ws;
-    if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'hangup' }));
-    else end('client_hangup');
+    if (stats.state === 'live' && socket?.readyState === WebSocket.OPEN) {
+      socket.send(JSON.stringify({ type: 'hangup' }));
+      return;
+    }
+    // "Connecting…": the start's later steps are stale from now on; a socket already open is
+    // admitted and hung up in the background; the page is let go at once.
+    attempt++;
+    if (socket) retire(socket);
+    end('client_hangup');
   };
 }
