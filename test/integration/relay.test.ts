@@ -329,3 +329,214 @@ it('drops a turn started from a state another invocation has since changed: it s
   await relay.closed;
   await platform.relay.idle();
 });
+
+/** Issue 33: what real Twilio and API Gateway do, each with a test that failed against the relay before it. */
+describe('relay calls on real Twilio and API Gateway', () => {
+  const platform = () => local().platform;
+  afterEach(() => {
+    platform().relay.faults.failPost = undefined;
+    platform().relay.faults.loseDisconnect = false;
+    model.reset();
+  });
+
+  it('answers a bare connection 401, a forged signature 401 and a reused token 410, each with a body saying why', async () => {
+    const bare = await RelayClient.connect(platform().relay.url, { callSid: 'CA1', customParameters: {} }).catch((err) => err);
+    expect(bare).toMatchObject({ status: 401, body: expect.stringMatching(/token/) });
+    const { call } = await callIn(await relayAgent());
+    const url = call.twiml.match(/<ConversationRelay url="([^"]*)"/)![1]!.replace(/&amp;/g, '&');
+    const unsigned = await RelayClient.connect(url, { callSid: call.sid, customParameters: {} }, { 'x-twilio-signature': 'forged' }).catch((err) => err);
+    expect(unsigned).toMatchObject({ status: 401, body: expect.stringMatching(/X-Twilio-Signature/) });
+    const { twilioSignature } = await import('../../shared/adapters/telephony/twilio-signature');
+    const reused = await RelayClient.connect(url, { callSid: call.sid, customParameters: {} }, { 'x-twilio-signature': twilioSignature(TOKEN, url, {}) }).catch((err) => err);
+    expect(reused).toMatchObject({ status: 410, body: expect.stringMatching(/used already/) });
+    call.relay!.close();
+    await call.relay!.closed;
+  });
+
+  it('sends one model request for the first prompt however soon after setup it comes', async () => {
+    const { relay } = await callIn(await relayAgent());
+    const before = model.requests.length;
+    model.script({ text: 'Hello there.' }, { text: 'A second request.' });
+    relay.say('Hi.'); // right behind setup, which the stand-in sent on connecting
+    await relay.until(() => relay.replies().length === 1, 'the answer');
+    await platform().relay.idle();
+    expect(relay.replies()).toEqual(['Hello there.']);
+    expect(model.requests.length - before).toBe(1);
+    relay.close();
+    await relay.closed;
+    await platform().relay.idle();
+  });
+
+  it('transfers through the <Connect action>: the session ends with HandoffData, the action dials, the call stays up and is `transferred`', async () => {
+    const agentId = await relayAgent({ selected_tools: [{ type: 'transfer_call', phone_number: '+14155550142' }] });
+    const { call, callId, relay } = await callIn(agentId);
+    model.script({ toolCalls: [{ name: 'transfer_call', arguments: {} }] }, { text: 'Putting you through.' });
+    relay.say('A human, please.');
+    await relay.closed;
+    await until(async () => call.actions?.length ?? 0, (n) => n > 0, 'the <Connect action> request');
+    await call.after;
+    expect(call.failures ?? []).toEqual([]);
+    expect(call.actions![0]!.params).toMatchObject({ HandoffData: JSON.stringify({ reasonCode: 'transfer', to: '+14155550142' }), SessionStatus: 'ended' });
+    expect(call.actions![0]!.twiml).toMatch(/<Dial timeout="\d+">\+14155550142<\/Dial>/);
+    expect(call.dialled).toBe('+14155550142');
+    expect(call.status).toBe('in-progress'); // a <Connect> without action would have hung up here
+    await platform().queue.waitForIdle();
+    const ended = await endedCall(callId);
+    expect(ended.disconnection_reason).toBe('transferred');
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Thanks for calling Acme, Ava speaking.', 'A human, please.', 'Putting you through.']);
+    await twilio.hangUp(call.sid);
+  });
+
+  it('runs the agent version the call recorded: the published prompt and pipeline, not the draft', async () => {
+    const agentId = await relayAgent({ prompt: 'You are the published Ava.' });
+    expect((await api('POST', `/api/v1/agents/${agentId}/versions`, { body: {} })).status).toBe(200);
+    expect((await api('PATCH', `/api/v1/agents/${agentId}`, { body: { prompt: 'You are the draft Ava.' } })).status).toBe(200);
+    const { relay } = await callIn(agentId);
+    const before = model.requests.length;
+    model.script({ text: 'Published speaking.' });
+    relay.say('Who is this?');
+    await relay.until(() => relay.replies().length === 1, 'the answer');
+    const system = model.requests[before]!.body.messages.find((m: any) => m.role === 'system').content;
+    expect(system).toContain('You are the published Ava.');
+    expect(system).not.toContain('draft');
+    relay.close();
+    await relay.closed;
+    await platform().relay.idle();
+  });
+
+  it('speaks one reply at a time: a newer prompt supersedes the running one, and an interrupt aborts the model request and closes the token stream; neither answer waits for the cancelled request', async () => {
+    const { callId, relay } = await callIn(await relayAgent());
+    const never = deferred(); // the superseded and the interrupted requests would run until the test ends
+    const texts = (from: number) => relay.received.slice(from).filter((m) => m.type === 'text');
+    let from = relay.received.length;
+    model.script({ text: 'Let me check. We have seven kettles.', pieces: ['Let me check.', ' We have seven kettles.'], holdUntil: never.promise }, { text: 'Yes, I am still here.', pieces: ['Yes, I am still here.'] });
+    relay.say('Is the kettle in stock?');
+    await relay.until(() => texts(from).length > 0, 'the first words');
+    relay.say('Are you there?');
+    await relay.until(() => relay.replies().length === 2, 'the newer answer');
+    expect(texts(from).map((m) => [m.token, m.last])).toEqual([['Let me check.', false], ['', true], ['Yes, I am still here.', false], ['', true]]);
+
+    from = relay.received.length;
+    model.script({ text: 'Our kettles come in four colours.', pieces: ['Our kettles', ' come in four colours.'], holdUntil: never.promise }, { text: 'Red and blue.', pieces: ['Red and blue.'] });
+    relay.say('Which colours?');
+    await relay.until(() => texts(from).length > 0, 'the colours answer');
+    relay.interrupt('Our kettles');
+    await relay.until(() => texts(from).some((m) => m.last), 'the interrupted stream closed');
+    relay.say('Just the names.');
+    await relay.until(() => relay.replies().length === 4, 'the answer after the interruption');
+    expect(texts(from).map((m) => [m.token, m.last])).toEqual([['Our kettles', false], ['', true], ['Red and blue.', false], ['', true]]);
+    relay.close();
+    await relay.closed;
+    await platform().relay.idle();
+    const call = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+    expect(call.transcript.map((t: any) => [t.role, t.text, t.interrupted ?? false])).toEqual([
+      ['agent', 'Thanks for calling Acme, Ava speaking.', false],
+      ['user', 'Is the kettle in stock?', false],
+      ['agent', 'Let me check.', true],
+      ['user', 'Are you there?', false],
+      ['agent', 'Yes, I am still here.', false],
+      ['user', 'Which colours?', false],
+      ['agent', 'Our kettles', true],
+      ['user', 'Just the names.', false],
+      ['agent', 'Red and blue.', false],
+    ]);
+    never.resolve();
+  });
+
+  it('survives failed sends: a throttled send is retried, a failed one stops only its reply, a gone connection ends the session; no rejection goes unhandled and every turn is kept', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { callId, relay } = await callIn(await relayAgent());
+      let throttled = 2;
+      platform().relay.faults.failPost = (_id, m) => (m.type === 'text' && m.token === 'Five ' && throttled-- > 0 ? 429 : undefined);
+      model.script({ text: 'Five business days.', pieces: ['Five ', 'business days.'] });
+      relay.say('Refunds?');
+      await relay.until(() => relay.replies().length === 1, 'the throttled answer');
+      expect(relay.replies()[0]).toBe('Five business days.');
+
+      platform().relay.faults.failPost = (_id, m) => (m.type === 'text' && m.token === 'broken' ? 500 : undefined);
+      model.script({ text: 'A broken reply.', pieces: ['A ', 'broken', ' reply.'] });
+      relay.say('Exchanges?');
+      await relay.until(() => relay.replies().length === 2, 'the reply cut by a failed send');
+      await platform().relay.idle();
+      expect(relay.replies()[1]).toBe('A');
+
+      platform().relay.faults.failPost = (_id, m) => (m.type === 'text' ? 410 : undefined);
+      model.script({ text: 'Nobody hears this.' });
+      relay.say('Hello?');
+      await platform().relay.untilHandled(platform().relay.handled + 1);
+      await platform().relay.idle();
+      platform().relay.faults.failPost = undefined;
+      relay.close();
+      await relay.closed;
+      await platform().relay.idle();
+      const call = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+      expect(call.transcript.filter((t: any) => t.role === 'user').map((t: any) => t.text)).toEqual(['Refunds?', 'Exchanges?', 'Hello?']);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('keeps the whole transcript when $disconnect never comes: every turn reached the call as it was written', async () => {
+    const { call, callId, relay } = await callIn(await relayAgent());
+    model.script({ text: 'Five business days.' }, { text: 'Thirty days.' });
+    relay.say('Refunds?');
+    await relay.until(() => relay.replies().length === 1, 'the first answer');
+    relay.say('Returns?');
+    await relay.until(() => relay.replies().length === 2, 'the second answer');
+    await platform().relay.idle();
+    platform().relay.faults.loseDisconnect = true;
+    await twilio.hangUp(call.sid);
+    await relay.closed;
+    await platform().queue.waitForIdle();
+    const ended = await endedCall(callId);
+    expect(platform().relay.faults.lost.length).toBeGreaterThan(0);
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Thanks for calling Acme, Ava speaking.', 'Refunds?', 'Five business days.', 'Returns?', 'Thirty days.']);
+  });
+
+  it('files every turn of a long call with a large prompt and large tool results (no item near 400 KB)', async () => {
+    const big = 'Policy. '.repeat(5_400); // ~42 KB of prompt
+    const { callId, relay } = await callIn(await relayAgent({ prompt: `You are {{agent_name}} of Acme. ${big}` }));
+    const turns = 14;
+    const steps = Array.from({ length: turns }, (_, i) => [{ toolCalls: [{ name: 'stock_level', arguments: { sku: `kettle-${i}` } }] }, { text: `Answer ${i}.` }]).flat();
+    model.script(...steps);
+    for (let i = 0; i < turns; i++) {
+      relay.say(`Question ${i}?`);
+      await relay.until(() => relay.replies().length === i + 1, `answer ${i}`);
+    }
+    await platform().relay.idle();
+    relay.close();
+    await relay.closed;
+    await platform().relay.idle();
+    const call = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+    expect(call.transcript).toHaveLength(1 + 2 * turns);
+    expect(call.tool_calls).toHaveLength(turns);
+  });
+
+  it('ends a call at its time limit with a spoken goodbye; the action hangs up', async () => {
+    const { call, callId, relay } = await callIn(await relayAgent({ max_call_duration_ms: 60_000 }));
+    model.script({ text: 'Hello.' });
+    relay.say('Hi.');
+    await relay.until(() => relay.replies().length === 1, 'the first answer');
+    await platform().relay.idle();
+    installTimeSource({ now: () => Date.now() + 61_000 });
+    try {
+      relay.say('Still there?');
+      await relay.closed;
+      expect(relay.replies().at(-1)).toBe(RELAY_TIME_UP);
+      expect(relay.received.at(-1)).toEqual({ type: 'end', handoffData: JSON.stringify({ reasonCode: 'max-duration' }) });
+      await until(async () => call.actions?.length ?? 0, (n) => n > 0, 'the <Connect action> request');
+      await call.after;
+      expect(call.actions![0]!.twiml).toMatch(/<Hangup\/>/);
+      expect(call.status).toBe('completed');
+      await platform().queue.waitForIdle();
+      const ended = await endedCall(callId);
+      expect(ended.transcript.at(-1)).toMatchObject({ role: 'agent', text: RELAY_TIME_UP });
+    } finally {
+      installTimeSource(undefined);
+    }
+  });
+});
