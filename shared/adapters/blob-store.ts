@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { checkS3, guardClient } from '../access/enforce';
 import { config } from '../config';
+import { addFaultPoint } from './fault-point';
 
 let client: Promise<S3Client> | undefined;
 
@@ -22,6 +23,7 @@ export function s3(): Promise<S3Client> {
     });
     // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
     guardClient(created, 'accessGuard', (command, input) => checkS3(command, input, config().bucketName));
+    addFaultPoint(created, 's3');
     return created;
   });
   return client;

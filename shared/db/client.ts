@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { checkDynamo, guardClient } from '../access/enforce';
+import { addFaultPoint } from '../adapters/fault-point';
 import { config } from '../config';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -17,6 +18,7 @@ export function db(): DynamoDBDocumentClient {
   });
   // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
   guardClient(client, 'accessGuard', (command, input) => checkDynamo(command, input, config().tableName));
+  addFaultPoint(client, 'dynamodb');
   doc = DynamoDBDocumentClient.from(client, {
     // Numbers arrive as JSON doubles, already as precise as they will be: a double beyond 2^53
     // is stored as its shortest decimal form and read back as the same double, never a BigInt.

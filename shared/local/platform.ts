@@ -16,6 +16,7 @@ import { FAVICON_SVG } from '../domain/health/favicon';
 import { QueueRunner } from './queue-runner';
 import { startS3Local, type S3Local } from './s3';
 import { Scheduler } from './scheduler';
+import { installLocalFaults, parseFaults } from './faults';
 import { ensureTable } from './table';
 import { apiKeyProblem } from '../domain/api-keys/secret';
 
@@ -60,6 +61,8 @@ export interface PlatformOptions {
   demo?: boolean;
   /** Run the voice runtime in this process (default true): VOICE_PORT or a free port; VOICE_RUNTIME_URL points at it unless given. */
   voice?: boolean;
+  /** Faults on demand (shared/local/faults.ts); default: the LOCAL_FAULTS setting. */
+  faults?: string;
   /** Tests: replace the registries and the handler loader. */
   routes?: HttpRoute[];
   fallbackEntry?: string;
@@ -93,6 +96,8 @@ export interface Platform {
   voice?: { url: string; port: number };
   /** ConversationRelay's WebSocket (ws://…/relay) and a wait for its messages in flight. */
   relay: { url: string; idle(): Promise<void>; readonly handled: number; untilHandled(count: number): Promise<void> } & Pick<import('./relay-server').LocalRelay, 'faults' | 'enforceLimits'>;
+  /** The faults injected on demand (LOCAL_FAULTS), when any. */
+  faults?: import('./faults').LocalFaults;
   /** Stops the server, scheduler, queue, S3 and DynamoDB Local, and restores the environment. Idempotent. */
   stop(): Promise<void>;
 }
@@ -129,6 +134,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     dynamoStartTimeoutMs(); // A bad DYNAMODB_START_TIMEOUT_SECONDS is an error now, not after Java started.
     assertJava(); // Then Java, so a missing one stops start-up before anything is created.
     assertUsableKeys(options.apiKeys ?? []);
+    const faultPlan = parseFaults(options.faults ?? process.env.LOCAL_FAULTS); // A bad LOCAL_FAULTS is an error before anything starts.
     const temporary = options.inMemory && !options.dataDir;
     const dataDir = temporary ? mkdtempSync(join(tmpdir(), 'vap-local-')) : resolve(options.dataDir ?? '.data');
     mkdirSync(dataDir, { recursive: true });
@@ -164,6 +170,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       resetClients();
     });
     resetClients();
+
+    // Installed once the table and the API keys exist, so start-up itself never meets a fault.
+    const installFaults = () => {
+      const faults = installLocalFaults(faultPlan);
+      if (faults) stack.push(() => void installLocalFaults(undefined));
+      return faults;
+    };
 
     const loadHandler = options.loadHandler ?? createHandlerLoader();
     if (options.clock) {
@@ -226,6 +239,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       demo = { url: `${url}/demo`, ...made };
     }
 
+    const faults = installFaults();
     const scheduler = new Scheduler({ jobs: options.jobs?.scheduled, loadHandler, log, tickSeconds: options.tickSeconds, clock: options.clock });
     scheduler.start();
     stack.push(() => scheduler.stop());
@@ -248,6 +262,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       s3Endpoint: s3.endpoint,
       demo,
       voice,
+      faults,
       relay: { url: process.env.RELAY_URL ?? relayUrl, idle: () => relay.idle(), get handled() { return relay.handled; }, untilHandled: (count: number) => relay.untilHandled(count), faults: relay.faults, enforceLimits: () => relay.enforceLimits() },
       stop: () => (stopping ??= unwind()),
     };

@@ -6,6 +6,7 @@ import { jobTimeoutSeconds, type QueueJob } from '../jobs/definition';
 import { jobs as registeredJobs } from '../jobs/registry';
 import { systemClock, type Clock } from './clock';
 import { createHandlerLoader, type HandlerLoader } from './handler-loader';
+import { localFaults } from './faults';
 import { createLambdaContext } from './lambda-context';
 
 /** An SQS-triggered Lambda handler, as the entry files of queue jobs export it. */
@@ -50,6 +51,8 @@ export interface QueueStats {
   /** Deliveries that ended in failure (reported or thrown). */
   failed: number;
   deleted: number;
+  /** Handled, yet delivered again (LOCAL_FAULTS sqs.redeliver). */
+  redelivered: number;
 }
 
 interface Message {
@@ -74,7 +77,7 @@ interface QueueState {
   wakeTimer?: unknown;
   wakeAt?: number;
   kickPending: boolean;
-  counts: { sent: number; received: number; failed: number; deleted: number };
+  counts: { sent: number; received: number; failed: number; deleted: number; redelivered: number };
 }
 
 /** SQS's limits, enforced locally so a message that AWS would refuse fails here first. */
@@ -99,7 +102,7 @@ export class QueueRunner implements QueuePort {
   constructor(options: QueueRunnerOptions = {}) {
     const jobs = options.jobs ?? registeredJobs.filter((j): j is QueueJob => j.kind === 'queue');
     for (const job of jobs) {
-      this.queues.set(job.name, { job, messages: [], dead: [], kickPending: false, counts: { sent: 0, received: 0, failed: 0, deleted: 0 } });
+      this.queues.set(job.name, { job, messages: [], dead: [], kickPending: false, counts: { sent: 0, received: 0, failed: 0, deleted: 0, redelivered: 0 } });
     }
     this.clock = options.clock ?? systemClock;
     this.loadHandler = options.loadHandler ?? createHandlerLoader();
@@ -119,6 +122,9 @@ export class QueueRunner implements QueuePort {
     const text = JSON.stringify(body);
     if (text === undefined) throw new Error(`Message to "${queue}" has no JSON representation.`);
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new Error(`Message to "${queue}" exceeds SQS's ${MAX_BODY_BYTES} bytes.`);
+    if (localFaults()?.hit('sqs.send')) {
+      throw Object.assign(new Error(`SendMessage to "${queue}" failed: we encountered an internal error, please try again (injected)`), { name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 } });
+    }
     const now = this.clock.now();
     q.messages.push({
       messageId: randomUUID(),
@@ -242,6 +248,11 @@ export class QueueRunner implements QueuePort {
       const run = runAs({ name: job.name, access: job.access }, () => Promise.resolve(handler(event, context)));
       const result = await this.withTimeout(run, timeoutMs, job.name);
       failed = failedIds(result, batch);
+      // The container was lost before Lambda deleted the batch: every message comes back, whatever the handler did.
+      if (localFaults()?.hit('lambda.recycle')) {
+        failed = new Set(batch.map((m) => m.messageId));
+        error = 'the container was recycled during the batch (injected)';
+      }
     } catch (err) {
       failed = new Set(batch.map((m) => m.messageId));
       error = err instanceof Error ? err.message : String(err);
@@ -253,6 +264,9 @@ export class QueueRunner implements QueuePort {
         // Visible again when the visibility timeout that started at receipt runs out.
         m.lastError = error;
         q.counts.failed++;
+      } else if (localFaults()?.hit('sqs.redeliver')) {
+        // At-least-once: handled, yet delivered again when its visibility timeout runs out.
+        q.counts.redelivered++;
       } else {
         q.messages.splice(q.messages.indexOf(m), 1);
         q.counts.deleted++;

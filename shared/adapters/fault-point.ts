@@ -1,0 +1,38 @@
+/**
+ * Where the local runtime's fault injection (shared/local/faults.ts, `LOCAL_FAULTS`) reaches an
+ * AWS SDK client. Deployed, nothing is installed and a request pays one property read; locally
+ * the installed injector may fail a request as the real service can, or change its answer.
+ * Added below the SDK's retry middleware, so a throttle or a 5xx it injects is retried by the
+ * SDK exactly as AWS's own would be.
+ */
+const INJECTOR = Symbol.for('vap.localFaults');
+
+/** The injector: sends the request with `next` (or not), and may fail it or change what it answers. */
+export type FaultInjector = (
+  service: 'dynamodb' | 's3',
+  commandName: string,
+  args: { input: Record<string, any> },
+  next: (args: { input: Record<string, any> }) => Promise<{ output: Record<string, any> }>,
+) => Promise<{ output: Record<string, any> }>;
+
+type Holder = { [INJECTOR]?: FaultInjector };
+
+/** Installs (or with undefined removes) the process's fault injector. */
+export function installFaultInjector(injector: FaultInjector | undefined): void {
+  (globalThis as Holder)[INJECTOR] = injector;
+}
+
+interface MiddlewareHost {
+  middlewareStack: { add: (middleware: any, options: Record<string, unknown>) => void };
+}
+
+/** Gives an SDK client its fault point. */
+export function addFaultPoint(client: MiddlewareHost, service: 'dynamodb' | 's3'): void {
+  client.middlewareStack.add(
+    (next: any, context: { commandName?: string }) => (args: { input: Record<string, any> }) => {
+      const inject = (globalThis as Holder)[INJECTOR];
+      return inject ? inject(service, context.commandName ?? '', args, next) : next(args);
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'localFaults', override: true },
+  );
+}
