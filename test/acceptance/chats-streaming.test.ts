@@ -91,6 +91,52 @@ it('assembles streamed tool-call fragments, runs the tool once and tells each st
   expect(turn.messages.slice(1, 3)).toEqual([events[0]!.data, events[1]!.data]);
 });
 
+it('tells each tool_result the moment its tool answers, while a slower tool of the same step still runs', async () => {
+  // A second receiver that holds its answer until the test lets it go.
+  const { createServer } = await import('node:http');
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const slow = createServer((req, res) => {
+    req.resume();
+    void held.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}'));
+  });
+  await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+  try {
+    const slowTool = await local.api('POST', '/api/v1/tools', {
+      body: { name: 'Slow', type: 'webhook', url: `http://127.0.0.1:${(slow.address() as { port: number }).port}/slow`, definition: { name: 'slow_lookup', description: 'A slow lookup', parameters: { type: 'object', properties: {} } } },
+    });
+    const chatId = await newChat([{ tool_id: slowTool.body.data.id }, { tool_id: await weatherTool() }]);
+    model.script(
+      { toolCalls: [{ id: 'call_slow', name: 'slow_lookup', arguments: {} }, { id: 'call_fast', name: 'get_weather', arguments: { city: 'Oslo' } }] },
+      { text: 'Both answered.' },
+    );
+    const events = readSse(await post(`/api/v1/chats/${chatId}/messages`, { content: 'Both, please' }));
+    const seen: SseEvent[] = [];
+    for (;;) {
+      const e = (await events.next()).value as SseEvent;
+      seen.push(e);
+      if (e.event === 'tool_result') break;
+    }
+    // Were results told only once every tool of the step answered, this would wait for the release.
+    expect(seen.map((e) => e.event)).toEqual(['tool_call', 'tool_call', 'tool_result']);
+    expect(seen[2]!.data).toMatchObject({ tool_call_id: 'call_fast', result: { temperature_c: 21 } });
+    release();
+    const rest: SseEvent[] = [];
+    for await (const e of events) rest.push(e);
+    expect(rest[0]).toMatchObject({ event: 'tool_result', data: { tool_call_id: 'call_slow', result: { done: true } } });
+    // Stored in call order, as told (same ids).
+    const turn = rest.at(-1)!.data;
+    expect(turn.messages.map((m: any) => [m.role, m.tool_call_id ?? null])).toEqual([
+      ['user', null], ['tool_call', 'call_slow'], ['tool_call', 'call_fast'], ['tool_result', 'call_slow'], ['tool_result', 'call_fast'], ['agent', null],
+    ]);
+    expect(turn.messages[4]).toEqual(seen[2]!.data);
+    expect(turn.messages[3]).toEqual(rest[0]!.data);
+  } finally {
+    release();
+    await new Promise<void>((r) => slow.close(() => r()));
+  }
+});
+
 it('streams a function tool call, then the caller\'s tool results as a streamed turn', async () => {
   const fn = await local.api('POST', '/api/v1/tools', {
     body: { name: 'Lookup', type: 'function', definition: { name: 'lookup_order', description: 'Find an order', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } } },

@@ -233,10 +233,20 @@ async function turnLoop(
     rounds++;
     progress.rounds = rounds;
     // The step's calls first, then their results in the same order: one assistant message with
-    // every call, then one tool message each (what Chat Completions expects).
+    // every call, then one tool message each (what Chat Completions expects). A stream is told each
+    // result the moment its tool answers (docs/api.md, "Streaming a turn"); it is filed in call order.
     const pending: PendingToolCall[] = [];
+    const told: (ConversationMessage | undefined)[] = [];
+    const tell = (call: LlmToolCall, i: number, result: unknown): unknown => {
+      if (stream && result !== undefined) {
+        const message: ConversationMessage = { role: 'tool_result', content: '', tool_call_id: call.id, name: call.name, result, id: uuidv7() };
+        stream.onMessage?.(message);
+        told[i] = message;
+      }
+      return result;
+    };
     const results: (unknown | undefined)[] = await Promise.all(
-      calls.map(async (call) => {
+      calls.map(async (call, i) => tell(call, i, await (async () => {
         const tool = byName.get(call.name);
         // The one argument check of chats and calls: text that is not a JSON object valid for the
         // tool is an error the model hears; the tool never runs (function tools are not handed out).
@@ -263,10 +273,12 @@ async function turnLoop(
         if (outcome.effect?.end) effect.end = outcome.effect.end;
         if (outcome.effect?.transferTo) effect.transferTo = outcome.effect.transferTo;
         return capResult(outcome.result);
-      }),
+      })())),
     );
     calls.forEach((call, i) => {
-      if (results[i] !== undefined) add({ role: 'tool_result', content: '', tool_call_id: call.id, name: call.name, result: results[i] });
+      if (results[i] === undefined) return;
+      if (told[i]) added.push(told[i]!);
+      else add({ role: 'tool_result', content: '', tool_call_id: call.id, name: call.name, result: results[i] });
     });
     if (pending.length) return { messages: added, pending, roundsUsed: rounds, effect, usage };
   }
