@@ -207,11 +207,21 @@ describe('as Firefox constrains the page', () => {
       await m.next('response.create');
       m.speak({ responseId: 'r1', itemId: 'i1', audio: greeting, transcript: 'Hello at any rate.', chunkBytes: 4800 });
       await m.until(() => m.inputAudio().length >= 48_000, 'the microphone audio', 15_000);
+      // A noise heard as a word, then the turn transcribed as nothing: its live bubble goes.
+      m.send({ type: 'conversation.item.input_audio_transcription.delta', item_id: 'u-noise', content_index: 0, delta: 'Hmm' });
+      await heardNoise;
+      m.userSays('u-noise', '');
       await m.closed;
     };
+    let noiseShown!: () => void;
+    const heardNoise = new Promise<void>((r) => (noiseShown = r));
     const tab = await visit(asFirefox());
     await (await tab.waitForSelector(`${W} .callbtn`, { timeout: 10_000 }))!.click();
     await tab.waitForFunction(() => window.VoiceAgentWidget?.call?.sentBytes >= 48_000 && window.VoiceAgentWidget?.call?.playedBytes >= 14_400, { timeout: 20_000 });
+    // Transcript bubbles are keyed one way: the live one is dropped when its turn ends empty.
+    await tab.waitForFunction((sel: string) => [...(document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg.user') ?? [])].some((e: any) => e.textContent === 'Hmm'), { timeout: 10_000 }, HOST);
+    noiseShown();
+    await tab.waitForFunction((sel: string) => ![...(document.querySelector(sel)?.shadowRoot?.querySelectorAll('.msg.user') ?? [])].some((e: any) => e.textContent === 'Hmm'), { timeout: 10_000 }, HOST);
     const s = await stats(tab);
     expect(s).toMatchObject({ state: 'live', contextRate: 48_000 });
     expect(await tab.evaluate(() => window.__requestedRate)).toBeNull();

@@ -111,12 +111,17 @@ async function readTurn(body: ReadableStream<Uint8Array>, listen: TurnListener):
   }
 }
 
+/** How long turns avoid a streaming URL that could not be reached before trying it again. */
+export const STREAM_RETRY_MS = 30_000;
+
 /** A client of one widget's public endpoints; `base` ends with `/api/v1`. */
 export function client(base: string, widgetId: string) {
   const at = (b: string) => `${b}/widget/${encodeURIComponent(widgetId)}`;
   const root = at(base);
-  /** Where turns go (the config's `stream_base_url`, once read). */
+  /** Where turns stream (the config's `stream_base_url`, once read). */
   let turns = root;
+  /** Until when turns go to the API itself: the streaming URL could not be reached (then it is tried again). */
+  let streamingDownUntil = 0;
   async function call<T>(method: string, path: string, body?: unknown, token?: string, listen?: TurnListener): Promise<T> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -125,13 +130,16 @@ export function client(base: string, widgetId: string) {
     if (listen) headers.accept = 'text/event-stream, application/json';
     let res: Response;
     const init: RequestInit = { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', mode: 'cors' };
+    const streaming = !!listen && turns !== root && Date.now() >= streamingDownUntil;
     try {
-      res = await fetch((listen ? turns : root) + path, init);
+      res = await fetch((streaming ? turns : root) + path, init);
     } catch (err) {
-      if (!listen || turns === root) throw new ApiError(0, String((err as Error)?.message ?? err));
-      // The streaming API unreachable from here: the plain answer from the API itself.
-      turns = root;
-      return call<T>(method, path, body, token);
+      if (!streaming) throw new ApiError(0, String((err as Error)?.message ?? err));
+      // The streaming API unreachable from here: this turn asks the API itself, which answers the
+      // same events all at once; the streaming URL is tried again after STREAM_RETRY_MS, so one
+      // failure does not pin the page to the buffered path.
+      streamingDownUntil = Date.now() + STREAM_RETRY_MS;
+      return call<T>(method, path, body, token, listen);
     }
     if (listen && res.ok && /^text\/event-stream/i.test(res.headers.get('content-type') ?? '') && res.body) return (await readTurn(res.body, listen)) as T;
     let json: { data?: T; error?: { message?: string; details?: { retry_after_seconds?: number; reason?: string; limit?: string; status?: string } } } | undefined;

@@ -173,15 +173,17 @@ export function mountCall(ui: CallUi): void {
   };
 
   function line(role: 'agent' | 'user', id: string, text: string, final: boolean): void {
+    // One key for a turn's bubble, whether it grows, settles or is dropped.
+    const key = `${role}:${id}`;
     if (!text.trim() && final) {
-      bubbles.get(id)?.remove();
-      bubbles.delete(id);
+      bubbles.get(key)?.remove();
+      bubbles.delete(key);
       return;
     }
-    let b = bubbles.get(`${role}:${id}`);
+    let b = bubbles.get(key);
     if (!b) {
       b = el('div', `msg ${role} live`);
-      bubbles.set(`${role}:${id}`, b);
+      bubbles.set(key, b);
       ui.log.insertBefore(b, ui.typing);
     }
     b.textContent = text;
