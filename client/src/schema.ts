@@ -296,8 +296,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a test run with its results
-         * @description Get a test run with its results.
+         * Get a test run with a page of its results (`results_limit`, `results_cursor`)
+         * @description Get a test run with a page of its results (`results_limit`, `results_cursor`)
          *
          *     Requires an API key (`X-Api-Key`).
          */
@@ -2523,6 +2523,7 @@ export interface components {
             success_criteria: string;
             /** @enum {string} */
             openai_system_messages: "demote" | "refuse" | "trust";
+            require_passing_tests: boolean;
             published_version: number | null;
             created_at: string;
             updated_at: string;
@@ -2543,6 +2544,8 @@ export interface components {
             contact: components["schemas"]["TestContact"] | null;
             tool_mocks: components["schemas"]["ToolMock"][];
             criteria: components["schemas"]["TestCriterion"][];
+            /** @enum {string} */
+            unmocked: "refuse" | "fail";
             created_at: string;
             updated_at: string;
         };
@@ -3160,6 +3163,7 @@ export interface components {
             success_criteria?: string;
             /** @enum {string} */
             openai_system_messages?: "demote" | "refuse" | "trust";
+            require_passing_tests?: boolean;
         };
         /** @description A test of an agent */
         CreateAgentTestRequest: {
@@ -3170,7 +3174,9 @@ export interface components {
             };
             contact?: components["schemas"]["TestContact"] | null;
             tool_mocks?: components["schemas"]["ToolMock"][];
-            criteria?: components["schemas"]["TestCriterionInput"][];
+            criteria: components["schemas"]["TestCriterionInput"][];
+            /** @enum {string} */
+            unmocked?: "refuse" | "fail";
         };
         CreateApiKeyRequest: {
             name: string;
@@ -3287,7 +3293,7 @@ export interface components {
         CriterionVerdict: {
             type: string;
             /** @enum {string} */
-            verdict: "passed" | "failed" | "not_evaluated";
+            verdict: "passed" | "failed" | "not_evaluated" | "error";
             detail: string;
         } & {
             [key: string]: unknown;
@@ -3505,10 +3511,13 @@ export interface components {
         PreviewCampaignRequest: {
             assumed_call_sec?: number;
         };
-        /** @description Publishes the draft as the next version */
+        /** @description Publishes the draft (or a passed run's frozen draft) as the next version */
         PublishAgentVersionRequest: {
             description?: string;
             require_passing_tests?: boolean;
+            test_run_id?: string;
+            allow_not_evaluated?: boolean;
+            expected_published_version?: number | null;
         };
         QueryRequest: {
             kb_id: string;
@@ -3642,6 +3651,9 @@ export interface components {
             /** @constant */
             type: "judge";
             rubric: string;
+            judge_model?: string;
+            success_examples?: string[];
+            failure_examples?: string[];
         };
         /** @description A criterion named by `type`; docs/api.md, "Versions and tests", describes each */
         TestCriterionInput: {
@@ -3683,6 +3695,9 @@ export interface components {
             /** @constant */
             type: "judge";
             rubric: string;
+            judge_model?: string;
+            success_examples?: string[];
+            failure_examples?: string[];
         };
         /** @description One test × attempt of a run */
         TestResult: {
@@ -3705,6 +3720,18 @@ export interface components {
                 completion_tokens: number;
             };
             error: string | null;
+            not_evaluated: {
+                criterion: number;
+                type: string;
+                /** @enum {string} */
+                reason: "local_model" | "not_run";
+                detail: string;
+            }[];
+            unused_mocks: {
+                tool: string;
+                reason: string;
+            }[];
+            truncated: boolean;
             duration_ms: number;
             completed_at: string;
         };
@@ -3723,7 +3750,10 @@ export interface components {
                 passed: number;
                 failed: number;
                 errored: number;
+                not_evaluated: number;
             };
+            results_next_cursor?: string | null;
+            expires_at: string;
             notices: string[];
             created_at: string;
             started_at: string | null;
@@ -3737,7 +3767,7 @@ export interface components {
             };
             result: unknown;
             /** @enum {string} */
-            answered_by: "mock" | "not_mocked" | "platform";
+            answered_by: "mock" | "not_mocked" | "platform" | "rejected";
         };
         /** @description Scripted (`turns`) or played by the model (`persona`, `goal`, `max_turns`) */
         TestUser: components["schemas"]["ScriptedTestUser"] | components["schemas"]["PersonaTestUser"];
@@ -3830,7 +3860,7 @@ export interface components {
         /** @description A tool's answer during a test: `output` for calls of `tool` (whose arguments contain `arguments`, when given) */
         ToolMock: {
             tool: string;
-            output: unknown;
+            output?: unknown;
             arguments?: {
                 [key: string]: unknown;
             };
@@ -3912,7 +3942,9 @@ export interface components {
             success_criteria?: string;
             /** @enum {string} */
             openai_system_messages?: "demote" | "refuse" | "trust";
+            require_passing_tests?: boolean;
             published_version?: number | null;
+            expected_published_version?: number | null;
         };
         /** @description Fields of a test to change */
         UpdateAgentTestRequest: {
@@ -3924,6 +3956,8 @@ export interface components {
             contact?: components["schemas"]["TestContact"] | null;
             tool_mocks?: components["schemas"]["ToolMock"][];
             criteria?: components["schemas"]["TestCriterionInput"][];
+            /** @enum {string} */
+            unmocked?: "refuse" | "fail";
         };
         /** @description The fields to change; `schedule` members merge over the stored ones */
         UpdateCampaignRequest: {
@@ -4970,6 +5004,7 @@ export interface operations {
                      *           ],
                      *           "success_criteria": "The caller booked a check-up or asked to be called back.",
                      *           "openai_system_messages": "demote",
+                     *           "require_passing_tests": false,
                      *           "published_version": 3,
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5097,6 +5132,7 @@ export interface operations {
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
                      *         "openai_system_messages": "demote",
+                     *         "require_passing_tests": false,
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5204,6 +5240,7 @@ export interface operations {
                      *               "rubric": "The agent confirms the booked time before saying goodbye."
                      *             }
                      *           ],
+                     *           "unmocked": "refuse",
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
                      *         }
@@ -5369,6 +5406,7 @@ export interface operations {
                      *             "rubric": "The agent confirms the booked time before saying goodbye."
                      *           }
                      *         ],
+                     *         "unmocked": "refuse",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5492,6 +5530,7 @@ export interface operations {
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
                      *         "openai_system_messages": "demote",
+                     *         "require_passing_tests": false,
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5645,6 +5684,7 @@ export interface operations {
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
                      *         "openai_system_messages": "demote",
+                     *         "require_passing_tests": false,
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5746,6 +5786,7 @@ export interface operations {
                      *             "rubric": "The agent confirms the booked time before saying goodbye."
                      *           }
                      *         ],
+                     *         "unmocked": "refuse",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5900,6 +5941,7 @@ export interface operations {
                      *             "rubric": "The agent confirms the booked time before saying goodbye."
                      *           }
                      *         ],
+                     *         "unmocked": "refuse",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5925,7 +5967,10 @@ export interface operations {
     };
     getAgentTestRun: {
         parameters: {
-            query?: never;
+            query?: {
+                results_limit?: number;
+                results_cursor?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -6016,16 +6061,29 @@ export interface operations {
                      *               "completion_tokens": 0
                      *             },
                      *             "error": null,
+                     *             "not_evaluated": [
+                     *               {
+                     *                 "criterion": 1,
+                     *                 "type": "judge",
+                     *                 "reason": "local_model",
+                     *                 "detail": "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *               }
+                     *             ],
+                     *             "unused_mocks": [],
+                     *             "truncated": false,
                      *             "duration_ms": 41,
                      *             "completed_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ],
+                     *         "results_next_cursor": null,
                      *         "summary": {
                      *           "total": 1,
                      *           "passed": 1,
                      *           "failed": 0,
-                     *           "errored": 0
+                     *           "errored": 0,
+                     *           "not_evaluated": 1
                      *         },
+                     *         "expires_at": "2026-03-02T17:04:05.123Z",
                      *         "notices": [
                      *           "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
                      *         ],
@@ -6214,16 +6272,29 @@ export interface operations {
                      *                 "completion_tokens": 0
                      *               },
                      *               "error": null,
+                     *               "not_evaluated": [
+                     *                 {
+                     *                   "criterion": 1,
+                     *                   "type": "judge",
+                     *                   "reason": "local_model",
+                     *                   "detail": "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *                 }
+                     *               ],
+                     *               "unused_mocks": [],
+                     *               "truncated": false,
                      *               "duration_ms": 41,
                      *               "completed_at": "2026-03-02T16:20:41.507Z"
                      *             }
                      *           ],
+                     *           "results_next_cursor": null,
                      *           "summary": {
                      *             "total": 1,
                      *             "passed": 1,
                      *             "failed": 0,
-                     *             "errored": 0
+                     *             "errored": 0,
+                     *             "not_evaluated": 1
                      *           },
+                     *           "expires_at": "2026-03-02T17:04:05.123Z",
                      *           "notices": [
                      *             "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
                      *           ],
@@ -6365,16 +6436,29 @@ export interface operations {
                      *               "completion_tokens": 0
                      *             },
                      *             "error": null,
+                     *             "not_evaluated": [
+                     *               {
+                     *                 "criterion": 1,
+                     *                 "type": "judge",
+                     *                 "reason": "local_model",
+                     *                 "detail": "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
+                     *               }
+                     *             ],
+                     *             "unused_mocks": [],
+                     *             "truncated": false,
                      *             "duration_ms": 41,
                      *             "completed_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ],
+                     *         "results_next_cursor": null,
                      *         "summary": {
                      *           "total": 1,
                      *           "passed": 1,
                      *           "failed": 0,
-                     *           "errored": 0
+                     *           "errored": 0,
+                     *           "not_evaluated": 1
                      *         },
+                     *         "expires_at": "2026-03-02T17:04:05.123Z",
                      *         "notices": [
                      *           "judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)"
                      *         ],
@@ -6518,7 +6602,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "description": "Shorter greeting",
-                 *       "require_passing_tests": true
+                 *       "test_run_id": "01936f50-2e4f-7051-8263-7d8e9fa0b123",
+                 *       "allow_not_evaluated": true,
+                 *       "expected_published_version": 2
                  *     }
                  */
                 "application/json": components["schemas"]["PublishAgentVersionRequest"];
@@ -6572,9 +6658,31 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
-            409: components["responses"]["Conflict"];
+            /** @description `expected_published_version` is not the agent's `published_version` (`details.reason` `published_version_changed`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Idempotency-Key was already used with a different request body",
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "Idempotency-Key was already used with a different request body",
+                     *         "details": {
+                     *           "idempotency_key": "order-1042"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description With `require_passing_tests`: a test did not pass (`details.reason` `tests_failed`, with `test_run_id` and `failed_tests`), the tests did not complete within 22 s (`tests_still_running`), or the agent has no tests. Nothing is published. */
+            /** @description Gated (`require_passing_tests`, `test_run_id`, or the agent's `require_passing_tests`): a test did not pass (`details.reason` `tests_failed`, with `test_run_id` and `failed_tests`), criteria were not evaluated (`tests_not_evaluated`; allow them with `allow_not_evaluated`), the tests did not complete within 22 s (`tests_still_running`), the agent has no tests (`no_tests`), the named run cannot gate a publish (`run_not_usable`), or the agent requires passing tests (`tests_required`). Nothing is published. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6687,6 +6795,7 @@ export interface operations {
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
                      *         "openai_system_messages": "demote",
+                     *         "require_passing_tests": false,
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"

@@ -93,6 +93,8 @@ export const keys = {
     sk: `RESULT#${runId}#${testAttempt}`,
   }),
   agentTestResultPrefix: (runId: string) => `RESULT#${runId}#`,
+  /** A run's frozen copy of one of its tests, written when the run starts: `RUNTEST#<run>#<test>` (edits and deletions of the test do not reach the run). */
+  agentTestRunTest: (orgId: string, agentId: string, runId: string, testId: string): Key => ({ pk: `${org(orgId)}#AGENT#${agentId}`, sk: `RUNTEST#${runId}#${testId}` }),
   tool: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.tool}${id}` }),
   widget: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.widget}${id}` }),
   knowledgeBase: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.knowledgeBase}${id}` }),
@@ -332,6 +334,13 @@ export const gsi2 = {
   chatsIdle: (shard: number) => `CHATIDLE#${shard}`,
   chatIdleEntry: (idleAt: string, orgId: string, chatId: string) => `${idleAt}#${orgId}#${chatId}`,
   callDueEntry: (dueAt: string, orgId: string, callId: string) => `${dueAt}#${orgId}#${callId}`,
+  /**
+   * Agent test runs not completed yet, by the time they expire, across organizations, in
+   * SWEEP_SHARDS partitions (shard from the run id): the test-run sweep completes expired runs.
+   * Sparse: the run's completion removes it. Sort key `<expires_at ISO>#<org>#<agent>#<run>`.
+   */
+  testRunsOpen: (shard: number) => `TESTRUNOPEN#${shard}`,
+  testRunOpenEntry: (expiresAt: string, orgId: string, agentId: string, runId: string) => `${expiresAt}#${orgId}#${agentId}#${runId}`,
 };
 
 /** Counter collection names. */

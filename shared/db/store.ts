@@ -213,6 +213,22 @@ export async function deleteKeys(keysToDelete: Key[]): Promise<void> {
   }
 }
 
+/**
+ * Puts items, 25 per BatchWriteItem, retrying what DynamoDB leaves unprocessed. Unconditional:
+ * for copies nothing else writes (a run's frozen tests). Each must fit an item (413 otherwise).
+ */
+export async function putItems(items: Item[]): Promise<void> {
+  for (const item of items) if (storedBytes(item) > MAX_ITEM_BYTES) throw new ItemTooLargeError(MAX_ITEM_BYTES);
+  for (let i = 0; i < items.length; i += 25) {
+    let requests = items.slice(i, i + 25).map((item) => ({ PutRequest: { Item: item } }));
+    for (let attempt = 0; requests.length; attempt++) {
+      if (attempt > 0) await pause(attempt);
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+      requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+    }
+  }
+}
+
 /** A Put that only lands when the key is new. */
 export function putNew(item: Item): TransactItem {
   return { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } };

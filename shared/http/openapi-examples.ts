@@ -74,6 +74,7 @@ const Agent = {
     { name: 'outcome', type: 'enum', description: 'How the call ended for the practice', options: ['booked', 'callback', 'not_interested'] },
   ],
   success_criteria: 'The caller booked a check-up or asked to be called back.',
+  require_passing_tests: false,
   openai_system_messages: 'demote',
   published_version: 3,
   created_at: created,
@@ -602,6 +603,7 @@ function versionAndTestExamples(): Record<string, unknown> {
       { type: 'ended', end_reason: 'agent_ended' },
       { type: 'judge', rubric: 'The agent confirms the booked time before saying goodbye.' },
     ],
+    unmocked: 'refuse',
     created_at: created,
     updated_at: updated,
   };
@@ -623,11 +625,14 @@ function versionAndTestExamples(): Record<string, unknown> {
     ],
     usage: { llm_requests: 6, prompt_tokens: 0, completion_tokens: 0 },
     error: null,
+    not_evaluated: [{ criterion: 1, type: 'judge', reason: 'local_model', detail: 'judge criteria are not_evaluated: the local model cannot judge a transcript (set LLM_PROVIDER=openai and LLM_BASE_URL)' }],
+    unused_mocks: [],
+    truncated: false,
     duration_ms: 41,
     completed_at: updated,
   };
   return {
-    PublishAgentVersionRequest: { description: 'Shorter greeting', require_passing_tests: true },
+    PublishAgentVersionRequest: { description: 'Shorter greeting', test_run_id: runId, allow_not_evaluated: true, expected_published_version: 2 },
     AgentVersion: {
       agent_id: ids.agent,
       version: 3,
@@ -648,7 +653,9 @@ function versionAndTestExamples(): Record<string, unknown> {
       test_ids: [testId],
       repeat: 1,
       results: [result],
-      summary: { total: 1, passed: 1, failed: 0, errored: 0 },
+      results_next_cursor: null,
+      summary: { total: 1, passed: 1, failed: 0, errored: 0, not_evaluated: 1 },
+      expires_at: '2026-03-02T17:04:05.123Z',
       notices: [result.criteria[1]!.detail],
       created_at: created,
       started_at: created,

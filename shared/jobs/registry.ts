@@ -194,6 +194,16 @@ export const jobs: JobDefinition[] = [
   },
   {
     kind: 'schedule',
+    name: 'agent-test-sweep',
+    entry: 'functions/jobs/agent-test-sweep.ts',
+    description: 'Every 5 minutes: completes each agent test run past its expiry, every missing result an `error` (a job that died or never ran).',
+    rateMinutes: 5,
+    timeoutSeconds: 120,
+    // Reads the open runs' index, writes error results and completions (test_run.completed through the outbox).
+    access: { table: 'RW', queues: ['event-fanout'] },
+  },
+  {
+    kind: 'schedule',
     name: 'chat-sweep',
     entry: 'functions/jobs/chat-sweep.ts',
     description: 'Ends `inactivity` every open chat with no message for 30 minutes.',

@@ -1,8 +1,9 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { lazy } from '../common/lazy';
-import { DynamicVariables, freeForm, freeFormObject, pageQueryShape, uuid } from '../common/schemas';
+import { DynamicVariables, freeForm, freeFormObject, pageQueryShape, queryInt, uuid } from '../common/schemas';
 import { AgentVersionPin } from '../agents/schemas';
+import { patternProblem } from './patterns';
 
 /**
  * Agent tests (docs/api.md, "Versions and tests"): a simulated user (scripted turns or a persona the
@@ -40,14 +41,10 @@ export const TestUser = named('TestUser', () => z.union([ScriptedUser, PersonaUs
 /** Which agent reply a reply criterion reads: the n-th (from 1), any, or the last. */
 const ReplyTurn = () => z._default(z.union([z.int().check(z.minimum(1), z.maximum(200)), z.literal('any'), z.literal('last')]), 'any');
 
-const validPattern = (p: string) => {
-  try {
-    new RegExp(p, 'u');
-    return true;
-  } catch {
-    return false;
-  }
-};
+/** Why a user's pattern cannot be compiled by the linear-time engine, or undefined when it can (patterns.ts). */
+const validPattern = (p: string) => patternProblem(p) === undefined;
+
+export const UNMOCKED_RULES = ['refuse', 'fail'] as const;
 
 export const TEST_END_REASONS = ['agent_ended', 'transferred', 'user_ended', 'max_turns'] as const;
 
@@ -56,7 +53,7 @@ export const TestCriterion = named('TestCriterion', () => z.discriminatedUnion('
   z.strictObject({ type: z.literal('reply_not_contains'), text: text(1000), turn: ReplyTurn() }),
   z.strictObject({
     type: z.literal('reply_matches'),
-    pattern: z.string().check(z.minLength(1), z.maxLength(1000), z.refine(validPattern, 'must be a valid regular expression (JavaScript syntax, `u` flag)')),
+    pattern: z.string().check(z.minLength(1), z.maxLength(1000), z.refine(validPattern, 'must be a regular expression in RE2 syntax (matched in linear time: no lookaround, no backreferences)')),
     turn: ReplyTurn(),
   }),
   z.strictObject({
@@ -67,17 +64,25 @@ export const TestCriterion = named('TestCriterion', () => z.discriminatedUnion('
   }),
   z.strictObject({ type: z.literal('tool_not_called'), tool: text(64) }),
   z.strictObject({ type: z.literal('ended'), end_reason: z.optional(z.enum(TEST_END_REASONS)) }),
-  z.strictObject({ type: z.literal('judge'), rubric: text(2000) }),
+  z.strictObject({
+    type: z.literal('judge'),
+    rubric: text(2000),
+    /** The model that judges (default: the agent's model). */
+    judge_model: z.optional(text(200)),
+    /** Short examples of a reply that meets the rubric, and of one that does not, shown to the judge. */
+    success_examples: z.optional(z.array(text(2000)).check(z.maxLength(5))),
+    failure_examples: z.optional(z.array(text(2000)).check(z.maxLength(5))),
+  }),
 ]), 'A criterion named by `type`; docs/api.md, "Versions and tests", describes each');
 export type TestCriterion = z.output<typeof TestCriterion>;
 
 export const ToolMock = named('ToolMock', () => z.strictObject({
   tool: text(64),
-  /** What the tool answers (any JSON). */
-  output: freeForm(z.unknown()),
+  /** What the tool answers (any JSON, null included; required: checked below, so a missing one is a 400 naming it). */
+  output: z.optional(freeForm(z.unknown())),
   /** When set, the mock answers only calls whose arguments contain these members (equal values). */
   arguments: z.optional(freeFormObject()),
-}), 'A tool\'s answer during a test: `output` for calls of `tool` (whose arguments contain `arguments`, when given)');
+}).check(z.refine((m) => m.output !== undefined, { message: 'is required (any JSON, null included): what the tool answers', path: ['output'] })), 'A tool\'s answer during a test: `output` for calls of `tool` (whose arguments contain `arguments`, when given)');
 
 export const TestContact = named('TestContact', () => z.strictObject({
   first_name: z.optional(z.string().check(z.maxLength(200))),
@@ -94,7 +99,9 @@ const testFields = lazy(() => ({
   dynamic_variables: DynamicVariables,
   contact: z.nullable(TestContact),
   tool_mocks: z.array(ToolMock).check(z.maxLength(MAX_TOOL_MOCKS)),
-  criteria: z.array(TestCriterion).check(z.maxLength(MAX_CRITERIA)),
+  criteria: z.array(TestCriterion).check(z.minLength(1, 'must have at least one criterion: a test passes only on evidence'), z.maxLength(MAX_CRITERIA)),
+  /** A call of a tool with no mock: `refuse` (the model hears "not mocked in this test") or `fail` (the test fails too). */
+  unmocked: z.enum(UNMOCKED_RULES),
 }));
 
 export const CreateAgentTestBody = named('CreateAgentTestRequest', () => z.strictObject({
@@ -103,7 +110,8 @@ export const CreateAgentTestBody = named('CreateAgentTestRequest', () => z.stric
   dynamic_variables: z.optional(testFields.dynamic_variables),
   contact: z.optional(testFields.contact),
   tool_mocks: z.optional(testFields.tool_mocks),
-  criteria: z.optional(testFields.criteria),
+  criteria: testFields.criteria,
+  unmocked: z.optional(testFields.unmocked),
 }), 'A test of an agent');
 export type CreateAgentTestInput = z.output<typeof CreateAgentTestBody>;
 
@@ -114,6 +122,7 @@ export const UpdateAgentTestBody = named('UpdateAgentTestRequest', () => z.stric
   contact: z.optional(testFields.contact),
   tool_mocks: z.optional(testFields.tool_mocks),
   criteria: z.optional(testFields.criteria),
+  unmocked: z.optional(testFields.unmocked),
 }), 'Fields of a test to change');
 export type UpdateAgentTestInput = z.output<typeof UpdateAgentTestBody>;
 
@@ -128,6 +137,11 @@ export type AgentTest = z.output<typeof AgentTest>;
 
 export const AgentTestParams = lazy(() => z.strictObject({ id: uuid(), test_id: uuid() }));
 export const AgentTestRunParams = lazy(() => z.strictObject({ id: uuid(), run_id: uuid() }));
+/** A run's results come a page at a time (default 20, at most 100). */
+export const AgentTestRunQuery = lazy(() => z.strictObject({
+  results_limit: z._default(queryInt(1, 100, 'results_limit'), 20),
+  results_cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
+}));
 export const AgentTestListQuery = lazy(() => z.strictObject(pageQueryShape));
 
 export const StartTestRunBody = named('StartTestRunRequest', () => z.strictObject({
@@ -138,7 +152,10 @@ export const StartTestRunBody = named('StartTestRunRequest', () => z.strictObjec
 }), 'Which tests to run (default all), against which version (default "draft"), how many times each (1–5)');
 export type StartTestRunInput = z.output<typeof StartTestRunBody>;
 
-export const VERDICTS = ['passed', 'failed', 'not_evaluated'] as const;
+/** `error`: the criterion could not be judged (the judge failed or answered no verdict): the result is an error, never a pass. */
+export const VERDICTS = ['passed', 'failed', 'not_evaluated', 'error'] as const;
+/** Why a criterion was not evaluated. */
+export const NOT_EVALUATED_REASONS = ['local_model', 'not_run'] as const;
 export const RESULT_STATUSES = ['passed', 'failed', 'error'] as const;
 export const RUN_STATUSES = ['queued', 'running', 'completed'] as const;
 
@@ -153,7 +170,8 @@ export const TestToolCall = named('TestToolCall', () => z.object({
   arguments: z.record(z.string(), z.unknown()),
   result: z.unknown(),
   /** `mock`: a mock answered; `not_mocked`: refused during a test; `platform`: run for real (check_availability, end_call). */
-  answered_by: z.enum(['mock', 'not_mocked', 'platform']),
+  /** `rejected`: the platform refused the call before any tool ran (no such tool, invalid arguments). */
+  answered_by: z.enum(['mock', 'not_mocked', 'platform', 'rejected']),
 }), 'A tool call the agent made during a test');
 
 export const TestResult = named('TestResult', () => z.object({
@@ -166,8 +184,14 @@ export const TestResult = named('TestResult', () => z.object({
   end_reason: z.nullable(z.enum(TEST_END_REASONS)),
   criteria: z.array(CriterionVerdict),
   usage: z.object({ llm_requests: z.int(), prompt_tokens: z.int(), completion_tokens: z.int() }),
-  /** Why the test could not run (`status` error), else null. */
+  /** Why the test could not run or could not be judged (`status` error), else null. */
   error: z.nullable(z.string()),
+  /** The criteria that were not evaluated (index in `criteria`, type) and why: never evidence for a pass. */
+  not_evaluated: z.array(z.object({ criterion: z.int(), type: z.string(), reason: z.enum(NOT_EVALUATED_REASONS), detail: z.string() })),
+  /** Mocks no call used, and why (`the agent has no tool …`, `never called`). */
+  unused_mocks: z.array(z.object({ tool: z.string(), reason: z.string() })),
+  /** True when the transcript or tool results were shortened so the result fits one stored item. */
+  truncated: z.boolean(),
   duration_ms: z.int(),
   completed_at: z.string(),
 }), 'One test × attempt of a run');
@@ -183,7 +207,12 @@ export const TestRun = named('TestRun', () => z.object({
   repeat: z.int(),
   /** Results landed so far (the run completes when every test × attempt has one); absent in lists. */
   results: z.optional(z.array(TestResult)),
-  summary: z.object({ total: z.int(), passed: z.int(), failed: z.int(), errored: z.int() }),
+  /** `not_evaluated`: results with at least one criterion not evaluated (a gated publish refuses them unless allowed). */
+  summary: z.object({ total: z.int(), passed: z.int(), failed: z.int(), errored: z.int(), not_evaluated: z.int() }),
+  /** A page of results: the next page's cursor (`results_cursor`), null on the last. Absent in lists. */
+  results_next_cursor: z.optional(z.nullable(z.string())),
+  /** After this time the run completes whatever is missing: each missing result becomes an `error`. */
+  expires_at: z.string(),
   /** What the run could not judge, said once (the local model and `judge` criteria, say). */
   notices: z.array(z.string()),
   created_at: z.string(),
@@ -196,7 +225,13 @@ export const PublishVersionBody = named('PublishAgentVersionRequest', () => z.st
   description: z.optional(z.string().check(z.maxLength(1000))),
   /** Run every test against the draft first and publish only when all pass (422 otherwise). */
   require_passing_tests: z.optional(z.boolean()),
-}), 'Publishes the draft as the next version');
+  /** Publish the frozen draft a completed run of every test passed (instead of the draft as it is now). */
+  test_run_id: z.optional(uuid()),
+  /** A gate passes a suite with `not_evaluated` criteria only when this is true. */
+  allow_not_evaluated: z.optional(z.boolean()),
+  /** A precondition: publish only while `published_version` is this (null: the draft); 409 otherwise. */
+  expected_published_version: z.optional(z.nullable(z.int().check(z.minimum(1)))),
+}), 'Publishes the draft (or a passed run\'s frozen draft) as the next version');
 
 export const AgentVersion = named('AgentVersion', () => z.object({
   agent_id: z.string(),

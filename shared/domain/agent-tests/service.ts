@@ -5,6 +5,7 @@ import {
   ConditionFailed,
   deleteExisting,
   getItem,
+  putItems,
   putNew,
   queryAll,
   queryPage,
@@ -13,13 +14,18 @@ import {
   updateExisting,
   type PageRequest,
 } from '../../db/store';
+import { gsi2, shardOf } from '../../db/keys';
+import { clockMs } from '../../clock';
 import { NotFoundError, UnprocessableError, ValidationError } from '../../errors';
 import { queue } from '../../adapters/queue';
 import { config } from '../../config';
 import { listResult } from '../common/list-result';
 import { requireSomeField } from '../common/collection';
 import type { Agent, AgentVersionPin } from '../agents/schemas';
-import { versionConfig, versionExists, type VersionConfig } from '../agents/versions';
+export { findRun, RUN_EXPIRY_MS, runResults, TEST_RUN_QUEUE, testOfRun, type ResultItem, type RunItem, type TestItem, type TestJob } from './run-items';
+import { versionConfig, versionExists } from '../agents/versions';
+import { findRun, RUN_EXPIRY_MS, TEST_RUN_QUEUE, type ResultItem, type RunItem, type TestItem, type TestJob } from './run-items';
+import { recordErrorResult } from './results';
 import {
   MAX_TESTS_PER_AGENT,
   type AgentTest,
@@ -38,58 +44,6 @@ import {
  * `test_run.completed` is published exactly once.
  */
 
-/** The queue of test jobs: one message per test × attempt. */
-export const TEST_RUN_QUEUE = 'agent-test-run';
-
-export interface TestItem extends AgentTest {
-  pk: string;
-  sk: string;
-  entity: 'AGENT_TEST';
-  organization_id: string;
-}
-
-export interface RunItem {
-  pk: string;
-  sk: string;
-  entity: 'AGENT_TEST_RUN';
-  id: string;
-  organization_id: string;
-  agent_id: string;
-  /** The agent's name when the run started (a draft run's conversations use it). */
-  agent_name: string;
-  agent_version: number | null;
-  /** A draft run's frozen copy of the draft: every job runs the same agent, and a gated publish publishes exactly it. */
-  config?: VersionConfig;
-  status: TestRun['status'];
-  test_ids: string[];
-  repeat: number;
-  total: number;
-  done: number;
-  passed: number;
-  failed: number;
-  errored: number;
-  notices: string[];
-  created_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-}
-
-export interface ResultItem extends TestResult {
-  pk: string;
-  sk: string;
-  entity: 'AGENT_TEST_RESULT';
-  run_id: string;
-}
-
-/** The job message of one test × attempt. */
-export interface TestJob {
-  organization_id: string;
-  agent_id: string;
-  run_id: string;
-  test_id: string;
-  attempt: number;
-}
-
 const testView = (item: TestItem): AgentTest => ({
   id: item.id,
   agent_id: item.agent_id,
@@ -99,16 +53,18 @@ const testView = (item: TestItem): AgentTest => ({
   contact: item.contact ?? null,
   tool_mocks: item.tool_mocks ?? [],
   criteria: item.criteria ?? [],
+  unmocked: item.unmocked ?? 'refuse',
   created_at: item.created_at,
   updated_at: item.updated_at,
 });
 
 export function resultView(item: ResultItem): TestResult {
   const { pk: _pk, sk: _sk, entity: _e, run_id: _r, ...result } = item;
-  return result;
+  // Results stored before these members existed.
+  return { ...result, not_evaluated: result.not_evaluated ?? [], unused_mocks: result.unused_mocks ?? [], truncated: result.truncated ?? false };
 }
 
-export function runView(item: RunItem, results?: ResultItem[]): TestRun {
+export function runView(item: RunItem, results?: ResultItem[], resultsNextCursor?: string | null): TestRun {
   return {
     id: item.id,
     agent_id: item.agent_id,
@@ -116,8 +72,9 @@ export function runView(item: RunItem, results?: ResultItem[]): TestRun {
     status: item.status,
     test_ids: item.test_ids,
     repeat: item.repeat,
-    ...(results ? { results: results.map(resultView) } : {}),
-    summary: { total: item.total, passed: item.passed ?? 0, failed: item.failed ?? 0, errored: item.errored ?? 0 },
+    ...(results ? { results: results.map(resultView), results_next_cursor: resultsNextCursor ?? null } : {}),
+    summary: { total: item.total, passed: item.passed ?? 0, failed: item.failed ?? 0, errored: item.errored ?? 0, not_evaluated: item.not_evaluated ?? 0 },
+    expires_at: item.expires_at ?? new Date(Date.parse(item.created_at) + RUN_EXPIRY_MS).toISOString(),
     notices: item.notices ?? [],
     created_at: item.created_at,
     started_at: item.started_at ?? null,
@@ -147,14 +104,15 @@ export async function createTest(orgId: string, agentId: string, input: CreateAg
     dynamic_variables: input.dynamic_variables ?? {},
     contact: input.contact ?? null,
     tool_mocks: input.tool_mocks ?? [],
-    criteria: input.criteria ?? [],
+    criteria: input.criteria,
+    unmocked: input.unmocked ?? 'refuse',
     created_at: now,
     updated_at: now,
   };
   try {
     await transact([putNew({ ...item }), cappedCounterIncrement(orgId, collections.agentTests(agentId), MAX_TESTS_PER_AGENT)], [], [agentGuard(orgId, agentId)]);
   } catch (err) {
-    if (err instanceof ConditionFailed) throw new UnprocessableError(`An agent has at most ${MAX_TESTS_PER_AGENT} tests`, { agent_id: agentId });
+    if (err instanceof ConditionFailed) throw new UnprocessableError(`An agent has at most ${MAX_TESTS_PER_AGENT} tests`, { reason: 'too_many_tests', agent_id: agentId });
     throw err;
   }
   return testView(item);
@@ -227,14 +185,16 @@ export async function startRun(orgId: string, agentId: string, input: StartTestR
   } else {
     tests = [];
     for await (const t of queryAll<TestItem>({ pkName: 'pk', pkValue: keys.agentPartition(orgId, agentId), skName: 'sk', skPrefix: keys.agentTestPrefix }, undefined, true)) tests.push(t);
-    if (!tests.length) throw new UnprocessableError('The agent has no tests to run; create one with POST /agents/{id}/tests', { agent_id: agentId });
+    if (!tests.length) throw new UnprocessableError('The agent has no tests to run; create one with POST /agents/{id}/tests', { reason: 'no_tests', agent_id: agentId });
   }
   const notices: string[] = [];
   if (isLocalModel()) {
     if (tests.some((t) => (t.criteria ?? []).some((c) => c.type === 'judge'))) notices.push(LOCAL_JUDGE_NOTICE);
     if (tests.some((t) => 'persona' in t.user)) notices.push(`persona tests end in error: ${LOCAL_PERSONA_ERROR}`);
   }
-  const now = new Date().toISOString();
+  const nowMs = clockMs();
+  const now = new Date(nowMs).toISOString();
+  const expiresAt = new Date(nowMs + RUN_EXPIRY_MS).toISOString();
   const id = uuidv7();
   const repeat = input.repeat ?? 1;
   const item: RunItem = {
@@ -254,38 +214,52 @@ export async function startRun(orgId: string, agentId: string, input: StartTestR
     passed: 0,
     failed: 0,
     errored: 0,
+    not_evaluated: 0,
+    all_tests: !input.test_ids,
+    frozen_tests: true,
+    expires_at: expiresAt,
     notices,
     created_at: now,
     started_at: null,
     completed_at: null,
   };
-  await transact([putNew({ ...item })], [{ orgId, collection: collections.agentTestRuns(agentId), delta: 1 }], [agentGuard(orgId, agentId)]);
+  // The tests as they are now, copied into the run first: a test edited or deleted meanwhile does not change what the run tests.
+  await putItems(tests.map((t) => ({ ...t, ...keys.agentTestRunTest(orgId, agentId, id, t.id), entity: 'AGENT_TEST_RUN_TEST', run_id: id })));
+  const openEntry = { gsi2pk: gsi2.testRunsOpen(shardOf(id)), gsi2sk: gsi2.testRunOpenEntry(expiresAt, orgId, agentId, id) };
+  await transact([putNew({ ...item, ...openEntry })], [{ orgId, collection: collections.agentTestRuns(agentId), delta: 1 }], [agentGuard(orgId, agentId)]);
   const jobs: TestJob[] = tests.flatMap((t) => Array.from({ length: repeat }, (_, a) => ({ organization_id: orgId, agent_id: agentId, run_id: id, test_id: t.id, attempt: a + 1 })));
-  // A job that cannot be queued leaves the run short of `total`: say so rather than wait forever.
-  for (let i = 0; i < jobs.length; i += 25) await Promise.all(jobs.slice(i, i + 25).map((job) => queue().send(TEST_RUN_QUEUE, job)));
+  // A job that cannot be queued is recorded at once as an `error` result, so the run still ends.
+  const unqueued: { job: TestJob; error: string }[] = [];
+  for (let i = 0; i < jobs.length; i += 25) {
+    await Promise.all(jobs.slice(i, i + 25).map((job) => queue().send(TEST_RUN_QUEUE, job).catch((err: unknown) => {
+      unqueued.push({ job, error: (err as Error).message });
+    })));
+  }
+  if (unqueued.length) {
+    for (const { job, error } of unqueued) {
+      const test = tests.find((t) => t.id === job.test_id);
+      await recordErrorResult(job, test, `the test's job could not be queued: ${error}`);
+    }
+  }
   return runView(item, []);
 }
 
-/** The run item (consistent read), or undefined. */
-export function findRun(orgId: string, agentId: string, runId: string): Promise<RunItem | undefined> {
-  return getItem<RunItem>(keys.agentTestRun(orgId, agentId, runId));
-}
-
-/** A run's results, in test order then attempt. */
-export async function runResults(orgId: string, agentId: string, run: RunItem): Promise<ResultItem[]> {
-  const results: ResultItem[] = [];
-  for await (const r of queryAll<ResultItem>({ pkName: 'pk', pkValue: keys.agentPartition(orgId, agentId), skName: 'sk', skPrefix: keys.agentTestResultPrefix(run.id) }, undefined, true)) results.push(r);
-  const order = new Map(run.test_ids.map((id, i) => [id, i]));
-  return results.sort((a, b) => (order.get(a.test_id) ?? 0) - (order.get(b.test_id) ?? 0) || a.attempt - b.attempt);
-}
-
-export async function getRun(orgId: string, agentId: string, runId: string): Promise<TestRun> {
+/** A run with one page of its results (test id order, then attempt): `results_limit` (default 20), `results_cursor`. */
+export async function getRun(orgId: string, agentId: string, runId: string, page: { results_limit?: number; results_cursor?: string } = {}): Promise<TestRun> {
   const run = await findRun(orgId, agentId, runId);
   if (!run) {
     await agentOr404(orgId, agentId);
     throw new NotFoundError('Test run', runId);
   }
-  return runView(run, await runResults(orgId, agentId, run));
+  const q = { pkName: 'pk', pkValue: keys.agentPartition(orgId, agentId), skName: 'sk', skPrefix: keys.agentTestResultPrefix(run.id) };
+  let results: Awaited<ReturnType<typeof queryPage<ResultItem>>>;
+  try {
+    results = await queryPage<ResultItem>(q, { limit: page.results_limit ?? 20, ...(page.results_cursor ? { cursor: page.results_cursor } : {}) });
+  } catch (err) {
+    if (err instanceof ValidationError) throw ValidationError.field('results_cursor', 'is not a cursor returned for this run\'s results');
+    throw err;
+  }
+  return runView(run, results.items, results.nextCursor);
 }
 
 /** Runs, newest first, without their results (GET one for those). */

@@ -6,6 +6,7 @@ import {
   AgentTestListQuery,
   AgentTestParams,
   AgentTestRunParams,
+  AgentTestRunQuery,
   AgentVersion,
   AgentVersionParams,
   CreateAgentTestBody,
@@ -64,7 +65,10 @@ export const publishAgentVersion = /* @__PURE__ */ defineOperation({
   summary: 'Publish the draft as the next version (optionally only when every test passes)',
   entry: 'functions/agents/versions-create.ts', params: IdParams, body: PublishVersionBody, bodyOptional: true, response: AgentVersion,
   successMessage: 'Agent version published',
-  errors: { 422: 'With `require_passing_tests`: a test did not pass (`details.reason` `tests_failed`, with `test_run_id` and `failed_tests`), the tests did not complete within 22 s (`tests_still_running`), or the agent has no tests. Nothing is published.' },
+  errors: {
+    409: '`expected_published_version` is not the agent\'s `published_version` (`details.reason` `published_version_changed`).',
+    422: 'Gated (`require_passing_tests`, `test_run_id`, or the agent\'s `require_passing_tests`): a test did not pass (`details.reason` `tests_failed`, with `test_run_id` and `failed_tests`), criteria were not evaluated (`tests_not_evaluated`; allow them with `allow_not_evaluated`), the tests did not complete within 22 s (`tests_still_running`), the agent has no tests (`no_tests`), the named run cannot gate a publish (`run_not_usable`), or the agent requires passing tests (`tests_required`). Nothing is published.',
+  },
   // A gated publish waits for its run (API Gateway's limit is 30 s).
   timeoutSeconds: 29,
   access: { table: 'RW', queues: ['agent-test-run'] },
@@ -129,5 +133,5 @@ export const listAgentTestRuns = /* @__PURE__ */ defineOperation({
 
 export const getAgentTestRun = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}/test-runs/{run_id}', operationId: 'getAgentTestRun', tag: versionsTag, auth: true,
-  summary: 'Get a test run with its results', entry: 'functions/agents/test-runs-get.ts', params: AgentTestRunParams, response: TestRun, access: { table: 'R' },
+  summary: 'Get a test run with a page of its results (`results_limit`, `results_cursor`)', entry: 'functions/agents/test-runs-get.ts', params: AgentTestRunParams, query: AgentTestRunQuery, response: TestRun, access: { table: 'R' },
 });

@@ -72,10 +72,6 @@ export const AnalysisField = named('AnalysisField', () => z.strictObject({
   }),
 ), 'A typed outcome of the analysis: `name` (snake_case), `type` (string, number, integer, boolean, enum) and `description`; an enum\'s `options` (2–50)');
 
-/** What the OpenAI-compatible endpoint does with a caller's system and developer messages. */
-export const OPENAI_SYSTEM_MESSAGE_RULES = ['demote', 'refuse', 'trust'] as const;
-export type OpenAiSystemMessageRule = (typeof OPENAI_SYSTEM_MESSAGE_RULES)[number];
-
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = lazy(() => ({
   widget_settings_id: z.nullable(uuid()),
@@ -126,11 +122,11 @@ export const agentFields = lazy(() => ({
   /** What success means for this agent: the analysis judges `successful` against it (the openai analyzer). */
   success_criteria: text(5000),
   /**
-   * The OpenAI-compatible endpoint's trust rule for a caller's `system` / `developer` messages
-   * (docs/api.md, "The agent as an OpenAI model"): `demote` sends them as the caller's (user) words,
-   * below the agent's prompt; `refuse` answers 400; `trust` appends them to the agent's prompt.
+   * The publish gate (docs/api.md, "Publishing gated by tests"): when true, a version goes live only
+   * through a passed run of every test (a gated publish or `test_run_id`), a rollback only to such a
+   * version, and `published_version: null` (the untested draft) is refused.
    */
-  openai_system_messages: z.enum(OPENAI_SYSTEM_MESSAGE_RULES),
+  require_passing_tests: z.boolean(),
 }));
 
 type Fields = typeof agentFields;
@@ -143,6 +139,8 @@ export const UpdateAgentBody = named('UpdateAgentRequest', () => z.strictObject(
   ...optionalFields,
   /** Which published version conversations use (a rollback names an earlier one); null: the draft. */
   published_version: z.optional(z.nullable(z.int().check(z.minimum(1)))),
+  /** A precondition: the change applies only while `published_version` is this (null: the draft); 409 otherwise. */
+  expected_published_version: z.optional(z.nullable(z.int().check(z.minimum(1)))),
 }));
 export const AgentStatusBody = named('AgentStatusRequest', () => z.strictObject({ status: agentFields.status }));
 export const AgentListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) }));
@@ -195,7 +193,7 @@ export const agentDefaults = {
   start_speaker: 'agent' as const,
   analysis_fields: [] as z.output<typeof AnalysisField>[],
   success_criteria: '',
-  openai_system_messages: 'demote' as OpenAiSystemMessageRule,
+  require_passing_tests: false,
   published_version: null,
 };
 

@@ -20,7 +20,7 @@ import { NotFoundError, ConflictError, ValidationError } from '../../errors';
 import { listResult } from '../common/list-result';
 import { references } from '../references';
 import { detachAgentFromNumbers } from '../phone-numbers/agent-references';
-import { agentAtVersion, deleteAgentPartition } from './versions';
+import { agentAtVersion, deleteAgentPartition, expectedVersionCondition, GATE_OFF_CONDITION, publishedVersionChanged, testsRequired } from './versions';
 import { agentDefaults, type Agent, type AgentStatus, type CreateAgentInput, type UpdateAgentInput } from './schemas';
 
 type AgentItem = Agent & { pk: string; sk: string; version: number; last_version?: number };
@@ -30,9 +30,8 @@ const ENTITY = 'AGENT';
 function view(item: AgentItem): Agent {
   // `last_version` is the publish counter (versions.ts), not part of the agent.
   const { last_version: _counter, ...agent } = stripKeys(item) as Agent & { last_version?: number };
-  // Agents written before typed outcomes have neither analysis_fields nor success_criteria, nor (before
-  // the OpenAI endpoint's trust rule) openai_system_messages: their defaults.
-  return { analysis_fields: [], success_criteria: '', openai_system_messages: 'demote', ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
+  // Agents written before typed outcomes have neither analysis_fields nor success_criteria (nor, before the gate, require_passing_tests): their defaults.
+  return { analysis_fields: [], success_criteria: '', require_passing_tests: false, ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
 }
 
 /** Index attributes that follow an agent's status and widget. */
@@ -109,44 +108,63 @@ export async function listAgents(orgId: string, query: PageRequest & { status?: 
  * and retried when another writer moved it first.
  */
 export async function updateAgent(orgId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
-  requireSomeField(input);
+  const { expected_published_version: expected, ...fields } = input;
+  requireSomeField(fields);
   const key = keys.agent(orgId, id);
-  const guards = referenceGuards(orgId, input);
-  // A rollback (or a move forward) names a version the agent has published: checked in the write.
-  if (typeof input.published_version === 'number') {
-    const v = input.published_version;
-    guards.push({ key: keys.agentVersion(orgId, id, v), onFail: () => ValidationError.field('published_version', `agent ${id} has no version ${v}`) });
-  }
-  // Only a status change depends on the stored item; any other patch needs no read first.
-  const needsRead = input.status !== undefined;
+  const guards = referenceGuards(orgId, fields);
+  const movesPublished = fields.published_version !== undefined;
+  // Only a status change, a move of what is live and a precondition depend on the stored item; any other patch needs no read first.
+  const needsRead = fields.status !== undefined || movesPublished || expected !== undefined;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const current = needsRead ? await getItem<AgentItem>(key) : undefined;
     if (needsRead && !current) throw new NotFoundError('Agent', id);
+    if (current && expected !== undefined && (current.published_version ?? null) !== expected) throw publishedVersionChanged(id, expected, current.published_version ?? null);
+    // The publish gate (on as stored, or turned on by this very patch) holds for rollbacks too.
+    const gated = !!current && movesPublished && (current.require_passing_tests === true || fields.require_passing_tests === true);
+    if (gated && fields.published_version === null) throw testsRequired(id, 'published_version null would put the untested draft live');
+    const writeGuards = [...guards];
+    // A rollback (or a move forward) names a version the agent has published (gated: one a passed run stands behind), checked in the write.
+    if (typeof fields.published_version === 'number') {
+      const v = fields.published_version;
+      writeGuards.push(gated
+        ? { key: keys.agentVersion(orgId, id, v), condition: 'attribute_exists(test_run_id)', onFail: () => testsRequired(id, `version ${v} does not exist or was not published through a passed run (test_run_id)`) }
+        : { key: keys.agentVersion(orgId, id, v), onFail: () => ValidationError.field('published_version', `agent ${id} has no version ${v}`) });
+    }
     const now = new Date().toISOString();
-    const set: Record<string, unknown> = { ...input, updated_at: now };
+    const set: Record<string, unknown> = { ...fields, updated_at: now };
     const remove: string[] = [];
-    if ('widget_settings_id' in input) {
-      if (input.widget_settings_id) Object.assign(set, { gsi2pk: gsi2.widget(input.widget_settings_id), gsi2sk: gsi2.agentOfWidget(id) });
+    if ('widget_settings_id' in fields) {
+      if (fields.widget_settings_id) Object.assign(set, { gsi2pk: gsi2.widget(fields.widget_settings_id), gsi2sk: gsi2.agentOfWidget(id) });
       else remove.push('gsi2pk', 'gsi2sk');
     }
-    const statusChanges = current !== undefined && input.status !== current.status;
-    if (statusChanges) set.gsi1pk = gsi1.byStatus(orgId, ENTITY, input.status!);
+    const statusChanges = current !== undefined && fields.status !== undefined && fields.status !== current.status;
+    if (statusChanges) set.gsi1pk = gsi1.byStatus(orgId, ENTITY, fields.status!);
+    // What was read must still hold when the write lands: the status, the published version, the gate.
+    const parts = current
+      ? [
+          { condition: '#st = :st', names: { '#st': 'status' }, values: { ':st': current.status } as Record<string, unknown> },
+          ...(expected !== undefined ? [expectedVersionCondition(expected)] : []),
+          ...(movesPublished ? [gated ? { condition: '#rpt = :rpton', names: { '#rpt': 'require_passing_tests' }, values: { ':rpton': true } } : GATE_OFF_CONDITION] : []),
+        ]
+      : [];
     try {
       await transact(
         [
           updateExisting(key, set, {
             remove,
-            // Only a status move depends on what was read; other fields are last-writer-wins per field.
-            ...(current ? { condition: '#st = :st', names: { '#st': 'status' }, values: { ':st': current.status } } : {}),
+            // Other fields are last-writer-wins per field.
+            ...(parts.length
+              ? { condition: parts.map((p) => p.condition).join(' AND '), names: Object.assign({}, ...parts.map((p) => p.names)), values: Object.assign({}, ...parts.map((p) => p.values)) }
+              : {}),
           }),
         ],
         statusChanges
           ? [
               { orgId, collection: collections.agentsByStatus(current.status), delta: -1 },
-              { orgId, collection: collections.agentsByStatus(input.status!), delta: 1 },
+              { orgId, collection: collections.agentsByStatus(fields.status!), delta: 1 },
             ]
           : [],
-        guards,
+        writeGuards,
       );
       return getAgent(orgId, id);
     } catch (err) {

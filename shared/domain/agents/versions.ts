@@ -60,6 +60,8 @@ export interface AgentVersion {
   description: string;
   created_at: string;
   config: VersionConfig;
+  /** The passed run whose frozen draft this version is (a gated publish). */
+  test_run_id?: string;
 }
 
 interface VersionItem extends AgentVersion {
@@ -75,6 +77,30 @@ interface AgentItem extends Agent {
   last_version?: number;
 }
 
+/** The published version a change was made against (`expected_published_version`) is no longer the agent's: 409. */
+export function publishedVersionChanged(agentId: string, expected: number | null, current: number | null): ConflictError {
+  return new ConflictError(`The agent's published_version is ${current ?? 'null (the draft)'}, not ${expected ?? 'null'}; nothing was changed`, {
+    reason: 'published_version_changed',
+    id: agentId,
+    expected_published_version: expected,
+    published_version: current,
+  });
+}
+
+/** A condition (names #pv, value :epv) that `published_version` is `expected` (null: none, or null). */
+export function expectedVersionCondition(expected: number | null) {
+  return expected === null
+    ? { condition: '(attribute_not_exists(#pv) OR #pv = :epv)', names: { '#pv': 'published_version' }, values: { ':epv': null } }
+    : { condition: '#pv = :epv', names: { '#pv': 'published_version' }, values: { ':epv': expected } };
+}
+
+/** The publish gate is off (or was never set): the condition an ungated change of what is live is written under. */
+export const GATE_OFF_CONDITION = { condition: '(attribute_not_exists(#rpt) OR #rpt = :rptoff)', names: { '#rpt': 'require_passing_tests' }, values: { ':rptoff': false } };
+
+/** 422: the agent's publish gate refuses an untested change of what is live. */
+export const testsRequired = (agentId: string, what: string) =>
+  new UnprocessableError(`The agent requires passing tests (require_passing_tests): ${what}`, { reason: 'tests_required', agent_id: agentId });
+
 /** The frozen copy of an agent's conversation-shaping fields (those it has). */
 export function versionConfig(agent: Record<string, unknown>): VersionConfig {
   const config: Record<string, unknown> = {};
@@ -88,6 +114,7 @@ const view = (item: VersionItem): AgentVersion => ({
   description: item.description,
   created_at: item.created_at,
   config: item.config,
+  ...(item.test_run_id ? { test_run_id: item.test_run_id } : {}),
 });
 
 /** Most versions one process keeps in memory (each at most an item, 400 KB, usually a few KB). */
@@ -124,13 +151,22 @@ async function versionItem(orgId: string, agentId: string, version: number): Pro
 /**
  * Publishes `config` (default: the draft as it is now) as the agent's next version and makes it
  * the `published_version`. The agent write is conditioned on the counter as read, so of two racing
- * publishes each gets its own number.
+ * publishes each gets its own number; on `expected_published_version` when given (409 when it
+ * moved); and, for a publish no passed run stands behind (no `test_run_id`), on the agent's gate
+ * being off (422 `tests_required` when it is on), all in the same write.
  */
-export async function publishVersion(orgId: string, agentId: string, input: { description?: string; config?: VersionConfig }): Promise<AgentVersion> {
+export async function publishVersion(
+  orgId: string,
+  agentId: string,
+  input: { description?: string; config?: VersionConfig; test_run_id?: string; expected_published_version?: number | null },
+): Promise<AgentVersion> {
   const key = keys.agent(orgId, agentId);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const agent = await getItem<AgentItem>(key);
     if (!agent) throw new NotFoundError('Agent', agentId);
+    const current = agent.published_version ?? null;
+    if (input.expected_published_version !== undefined && input.expected_published_version !== current) throw publishedVersionChanged(agentId, input.expected_published_version, current);
+    if (!input.test_run_id && agent.require_passing_tests) throw testsRequired(agentId, 'publish with require_passing_tests, or with the test_run_id of a passed run of every test');
     const previous = agent.last_version ?? 0;
     const version = previous + 1;
     const now = new Date().toISOString();
@@ -144,19 +180,26 @@ export async function publishVersion(orgId: string, agentId: string, input: { de
       description: input.description ?? '',
       created_at: now,
       config: input.config ?? versionConfig(agent as unknown as Record<string, unknown>),
+      ...(input.test_run_id ? { test_run_id: input.test_run_id } : {}),
     };
+    const counter = previous
+      ? { condition: '#lv = :lv', names: { '#lv': 'last_version' }, values: { ':lv': previous } }
+      : { condition: 'attribute_not_exists(#lv)', names: { '#lv': 'last_version' }, values: {} };
+    const parts = [counter, ...(input.expected_published_version !== undefined ? [expectedVersionCondition(input.expected_published_version)] : []), ...(input.test_run_id ? [] : [GATE_OFF_CONDITION])];
     try {
       await transact([
-        updateExisting(key, { last_version: version, published_version: version, updated_at: now }, previous
-          ? { condition: '#lv = :lv', names: { '#lv': 'last_version' }, values: { ':lv': previous } }
-          : { condition: 'attribute_not_exists(#lv)', names: { '#lv': 'last_version' } }),
+        updateExisting(key, { last_version: version, published_version: version, updated_at: now }, {
+          condition: parts.map((p) => p.condition).join(' AND '),
+          names: Object.assign({}, ...parts.map((p) => p.names)),
+          values: Object.assign({}, ...parts.map((p) => p.values)),
+        }),
         putNew({ ...item }),
       ]);
       remember(item);
       return view(item);
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
-      await pause(attempt);
+      await pause(attempt); // read again: the counter, the published version or the gate moved
     }
   }
   throw new ConflictError('The agent is being published by other requests; retry', { id: agentId });

@@ -11,7 +11,7 @@ export const uuid = () =>
 export const IdParams = lazy(() => z.strictObject({ id: uuid() }));
 
 /** Query integers arrive as strings. */
-const queryInt = (min: number, max: number, field: string) =>
+export const queryInt = (min: number, max: number, field: string) =>
   z.pipe(
     z.string().check(z.regex(/^\d+$/, `${field} must be a non-negative integer`)),
     z.pipe(z.transform((s: string) => Number(s)), z.number().check(z.minimum(min), z.maximum(max))),

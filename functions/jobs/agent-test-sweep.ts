@@ -1,0 +1,5 @@
+import { sweepTestRuns } from '../../shared/domain/agent-tests/results';
+
+export const handler = async () => {
+  await sweepTestRuns();
+};
