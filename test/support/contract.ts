@@ -11,7 +11,9 @@ import addFormats from 'ajv-formats';
  * OpenAPI 3.1 says), so what the reader of the document is promised is what is checked; nothing
  * here restates a shape.
  *
- * A path the document does not have can only answer the platform's 404 (no such route) or 405;
+ * Paths outside the API's roots (the local runtime's demo page, its favicon) are not the API and
+ * are not checked. A path under them that the document does not have can only answer the
+ * platform's 404 (no such route) or 405;
  * bodies of other media types (HTML, JavaScript, TwiML, event streams) are checked for their
  * status and declared media type only.
  */
@@ -82,6 +84,9 @@ export function loadContract(document?: unknown): Contract {
     return { template, pattern: new RegExp(`^${source}/?$`), literals: segments.filter((s) => !s.startsWith('{')).length, methods };
   });
 
+  // The API's roots (`/api/v1/`, `/openai/v1/`): other paths are the local runtime's own pages (the demo, the favicon), not the API.
+  const roots = new Set(Object.keys(doc.paths).map((p) => p.split('/').slice(0, 3).join('/') + '/'));
+  const inApi = (path: string) => [...roots].some((root) => `${path}/`.startsWith(root));
   const routeOf = (path: string) =>
     routes.filter((r) => r.pattern.test(path)).sort((a, b) => b.literals - a.literals)[0];
 
@@ -89,6 +94,7 @@ export function loadContract(document?: unknown): Contract {
     check(response) {
       const path = response.path.split('?')[0]!;
       const method = response.method.toLowerCase();
+      if (!inApi(path)) return [];
       const route = routeOf(path);
       const where = `${response.method.toUpperCase()} ${path} answered ${response.status}`;
       if (!route) return [404, 405].includes(response.status) ? [] : [`${where}, but the document has no path ${path}`];
@@ -113,7 +119,8 @@ export function loadContract(document?: unknown): Contract {
       if (!content) {
         return response.text.length ? [`${where}: ${name} declares no body for ${statusKey}, but one came (${mediaType}): ${response.text.slice(0, 200)}`] : [];
       }
-      if (!response.text.length && response.status === 304) return [];
+      // A HEAD answer and a 304 carry headers only.
+      if (method === 'head' || (!response.text.length && response.status === 304)) return [];
       const declaredType = Object.keys(content).find((t) => t.toLowerCase() === mediaType);
       if (!declaredType) return [`${where}: ${name} declares ${Object.keys(content).join(', ')} for ${statusKey}, not "${mediaType}"`];
       if (!/json/.test(declaredType) || !content[declaredType]!.schema) return [];

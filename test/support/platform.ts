@@ -1,4 +1,5 @@
 import { startPlatform, type Platform, type PlatformOptions } from '../../shared/local/platform';
+import { ContractViolation, contract } from './contract';
 
 export interface ApiReply<T = any> {
   status: number;
@@ -28,6 +29,12 @@ export interface TestPlatform {
    * test file when one is left that no `expectFailures` pattern declared.
    */
   failures: string[];
+  /**
+   * Every response `api` received that docs/openapi.json does not describe (an undeclared status,
+   * a body outside its schema; test/support/contract.ts). `api` throws on each, and `usePlatform`
+   * fails the test file when any was seen (a mismatch inside a polling loop is not lost).
+   */
+  contractMismatches: string[];
   /** Patterns of failures caused on purpose; see `expectFailures`. */
   expectedFailures: RegExp[];
   /** Declares failures a test causes on purpose (a 503 from a provider that is down, a job made to fail…). */
@@ -45,6 +52,7 @@ export async function startTestPlatform(options: PlatformOptions = {}): Promise<
   const logs: string[] = [];
   const failures: string[] = [];
   const expected: RegExp[] = [];
+  const mismatches: string[] = [];
   const platform = await startPlatform({
     port: 0,
     inMemory: true,
@@ -73,10 +81,15 @@ export async function startTestPlatform(options: PlatformOptions = {}): Promise<
     const text = await response.text();
     const isJson = /json/.test(response.headers.get('content-type') ?? '');
     if (response.status >= 500) failures.push(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+    const found = contract().check({ method, path, status: response.status, contentType: response.headers.get('content-type'), text });
+    if (found.length) {
+      mismatches.push(...found);
+      throw new ContractViolation(`The response is not as docs/openapi.json says:\n${found.join('\n')}`);
+    }
     return { status: response.status, headers: response.headers, body: (isJson && text ? JSON.parse(text) : text) as T };
   };
   const expectFailures = (pattern: RegExp) => void expected.push(pattern);
-  return { platform, url: platform.url, key: platform.apiKeys[0]!, logs, failures, expectedFailures: expected, expectFailures, api, stop: () => platform.stop() };
+  return { platform, url: platform.url, key: platform.apiKeys[0]!, logs, failures, contractMismatches: mismatches, expectedFailures: expected, expectFailures, api, stop: () => platform.stop() };
 }
 
 /** Log lines of the local runtime that report a failure (see shared/local/http-server.ts, queue-runner.ts, scheduler.ts). */
@@ -87,8 +100,11 @@ export function unexpectedFailures(running: TestPlatform): string[] {
   return running.failures.filter((f) => !running.expectedFailures.some((p) => p.test(f)));
 }
 
-/** Fails when the platform answered a 5xx or logged a failure that the tests did not declare. */
+/** Fails when the platform answered a 5xx or logged a failure that the tests did not declare, or answered outside its document. */
 export function expectNoUnexpected5xx(running: TestPlatform): void {
+  if (running.contractMismatches.length) {
+    throw new Error(`The platform answered outside docs/openapi.json:\n${[...new Set(running.contractMismatches)].join('\n')}`);
+  }
   const unexpected = unexpectedFailures(running);
   if (unexpected.length) {
     throw new Error(`The platform failed in ways no test declared (use expectFailures(/pattern/) for failures caused on purpose):\n${unexpected.join('\n')}`);

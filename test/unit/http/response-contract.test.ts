@@ -45,4 +45,6 @@ it('accepts only 404 or 405 from a path or method the document lacks', () => {
   expect(contract.check({ method: 'GET', path: '/api/v1/nothing-here', status: 404, ...json(notFound) })).toEqual([]);
   expect(contract.check({ method: 'GET', path: '/api/v1/nothing-here', status: 200, ...json({}) })[0]).toMatch(/has no path/);
   expect(contract.check({ method: 'PUT', path: '/api/v1/campaigns', status: 200, ...json({}) })[0]).toMatch(/has no PUT/);
+  // The local runtime's own pages are not the API.
+  expect(contract.check({ method: 'GET', path: '/demo', status: 200, contentType: 'text/html', text: '<html>' })).toEqual([]);
 });
