@@ -35,7 +35,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,voice,relay,analytics,agenttests,streaming';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,webaudio,voice,relay,analytics,agenttests,streaming';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -605,6 +605,10 @@ async function main() {
   if (SECTIONS.has('widget')) {
     const { widgetBenchmark } = await import('./widget');
     sections.push(await widgetBenchmark());
+  }
+  if (SECTIONS.has('webaudio')) {
+    const { widgetAudioBenchmark } = await import('./widget-audio');
+    sections.push(await widgetAudioBenchmark());
   }
   if (SECTIONS.has('agenttests')) {
     const { agentTestsBenchmark } = await import('./agent-tests');

@@ -81,7 +81,7 @@ async function readTurn(body: ReadableStream<Uint8Array>, listen: TurnListener):
   let name = '';
   let data = '';
   for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
     try {
       chunk = await reader.read();
     } catch (err) {
@@ -144,7 +144,7 @@ export function client(base: string, widgetId: string) {
     if (listen && res.ok && /^text\/event-stream/i.test(res.headers.get('content-type') ?? '') && res.body) return (await readTurn(res.body, listen)) as T;
     let json: { data?: T; error?: { message?: string; details?: { retry_after_seconds?: number; reason?: string; limit?: string; status?: string } } } | undefined;
     try {
-      json = await res.json();
+      json = (await res.json()) as typeof json;
     } catch {
       json = undefined;
     }

@@ -27,29 +27,29 @@ export function createResampler(fromRate: number, toRate: number): { push(input:
       const joined = new Float32Array(tail.length + input.length);
       joined.set(tail);
       joined.set(input, tail.length);
-      const out: number[] = [];
       const last = joined.length - 1;
-      for (;;) {
-        const hi = pos + span / 2;
-        if (Math.ceil(hi) > last) break;
+      // How many output samples this block completes: each needs the input up to ceil(its position + span / 2).
+      const count = Math.max(0, Math.floor((last - span / 2 - pos) / step) + 1);
+      const out = new Float32Array(count);
+      for (let k = 0; k < count; k++, pos += step) {
         if (span) {
           let sum = 0;
           let n = 0;
-          for (let i = Math.max(0, Math.ceil(pos - span / 2)); i <= Math.floor(hi); i++) {
+          const hi = Math.floor(pos + span / 2);
+          for (let i = Math.max(0, Math.ceil(pos - span / 2)); i <= hi; i++) {
             sum += joined[i]!;
             n++;
           }
-          out.push(n ? sum / n : joined[Math.round(pos)]!);
+          out[k] = n ? sum / n : joined[Math.round(pos)]!;
         } else {
           const i = Math.floor(pos);
-          out.push(joined[i]! + (joined[Math.min(i + 1, last)]! - joined[i]!) * (pos - i));
+          out[k] = joined[i]! + (joined[Math.min(i + 1, last)]! - joined[i]!) * (pos - i);
         }
-        pos += step;
       }
       const keepFrom = Math.max(0, Math.min(joined.length, Math.floor(pos - span / 2)));
       tail = joined.slice(keepFrom);
       pos -= keepFrom;
-      return Float32Array.from(out);
+      return out;
     },
     reset() {
       pos = 0;

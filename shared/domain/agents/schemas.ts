@@ -72,6 +72,10 @@ export const AnalysisField = named('AnalysisField', () => z.strictObject({
   }),
 ), 'A typed outcome of the analysis: `name` (snake_case), `type` (string, number, integer, boolean, enum) and `description`; an enum\'s `options` (2–50)');
 
+/** What the OpenAI-compatible endpoint does with a caller's system and developer messages. */
+export const OPENAI_SYSTEM_MESSAGE_RULES = ['demote', 'refuse', 'trust'] as const;
+export type OpenAiSystemMessageRule = (typeof OPENAI_SYSTEM_MESSAGE_RULES)[number];
+
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = lazy(() => ({
   widget_settings_id: z.nullable(uuid()),
@@ -121,6 +125,12 @@ export const agentFields = lazy(() => ({
   ),
   /** What success means for this agent: the analysis judges `successful` against it (the openai analyzer). */
   success_criteria: text(5000),
+  /**
+   * The OpenAI-compatible endpoint's trust rule for a caller's `system` / `developer` messages
+   * (docs/api.md, "The agent as an OpenAI model"): `demote` sends them as the caller's (user) words,
+   * below the agent's prompt; `refuse` answers 400; `trust` appends them to the agent's prompt.
+   */
+  openai_system_messages: z.enum(OPENAI_SYSTEM_MESSAGE_RULES),
   /**
    * The publish gate (docs/api.md, "Publishing gated by tests"): when true, a version goes live only
    * through a passed run of every test (a gated publish or `test_run_id`), a rollback only to such a
@@ -193,6 +203,7 @@ export const agentDefaults = {
   start_speaker: 'agent' as const,
   analysis_fields: [] as z.output<typeof AnalysisField>[],
   success_criteria: '',
+  openai_system_messages: 'demote' as OpenAiSystemMessageRule,
   require_passing_tests: false,
   published_version: null,
 };

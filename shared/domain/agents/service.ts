@@ -31,7 +31,8 @@ function view(item: AgentItem): Agent {
   // `last_version` is the publish counter (versions.ts), not part of the agent.
   const { last_version: _counter, ...agent } = stripKeys(item) as Agent & { last_version?: number };
   // Agents written before typed outcomes have neither analysis_fields nor success_criteria (nor, before the gate, require_passing_tests): their defaults.
-  return { analysis_fields: [], success_criteria: '', require_passing_tests: false, ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
+  // Before the OpenAI endpoint's trust rule, openai_system_messages: its default.
+  return { analysis_fields: [], success_criteria: '', openai_system_messages: 'demote', require_passing_tests: false, ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
 }
 
 /** Index attributes that follow an agent's status and widget. */
