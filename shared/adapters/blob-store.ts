@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { checkS3, guardClient } from '../access/enforce';
 import { config } from '../config';
-import { addFaultPoint } from './fault-point';
+import { addFaultPoint } from '../fault-point';
 
 let client: Promise<S3Client> | undefined;
 

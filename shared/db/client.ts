@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { checkDynamo, guardClient } from '../access/enforce';
-import { addFaultPoint } from '../adapters/fault-point';
+import { addFaultPoint } from '../fault-point';
 import { config } from '../config';
 
 let doc: DynamoDBDocumentClient | undefined;

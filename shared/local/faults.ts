@@ -1,5 +1,5 @@
 import { ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { installFaultInjector, type FaultInjector } from '../adapters/fault-point';
+import { installFaultInjector, type FaultInjector } from '../fault-point';
 import { seededRandom } from '../adapters/seeded-random';
 
 /**
