@@ -102,7 +102,8 @@ describe('agent tests with the local model', () => {
     expect(started.body.data.notices.join(' ')).toMatch(/judge criteria are not_evaluated.*LLM_BASE_URL/);
     const run = await runOf(agent.id, started.body.data.id);
     expect(local().platform.queue.stats()['agent-test-run']!.sent - jobsBefore).toBe(4);
-    expect(run.summary).toEqual({ total: 4, passed: 2, failed: 2, errored: 0 });
+    // The passing test's judge criterion was not evaluated (the local model): counted, and listed in each result.
+    expect(run.summary).toEqual({ total: 4, passed: 2, failed: 2, errored: 0, not_evaluated: 2 });
     expect(run.started_at).toEqual(expect.any(String));
     expect(run.completed_at).toEqual(expect.any(String));
     expect(run.results.map((r: any) => [r.test_id, r.attempt, r.status])).toEqual([
@@ -123,6 +124,7 @@ describe('agent tests with the local model', () => {
       ['judge', 'not_evaluated'],
     ]);
     expect(pass.criteria[7].detail).toMatch(/local model/);
+    expect(pass.not_evaluated).toEqual([{ criterion: 7, type: 'judge', reason: 'local_model', detail: pass.criteria[7].detail }]);
     expect(pass.end_reason).toBe('agent_ended');
     expect(pass.transcript[0]).toEqual({ role: 'agent', content: 'Hello from the draft.' });
     expect(pass.transcript).toContainEqual({ role: 'user', content: 'hello' });
@@ -167,7 +169,7 @@ describe('agent tests with the local model', () => {
     const started = await api('POST', `/api/v1/agents/${agent.id}/test-runs`, { body: { test_ids: [test.body.data.id] } });
     expect(started.body.data.notices.join(' ')).toMatch(/persona tests end in error/);
     const run = await runOf(agent.id, started.body.data.id);
-    expect(run.summary).toEqual({ total: 1, passed: 0, failed: 0, errored: 1 });
+    expect(run.summary).toEqual({ total: 1, passed: 0, failed: 0, errored: 1, not_evaluated: 1 });
     expect(run.results[0]).toMatchObject({ status: 'error', transcript: [], criteria: [{ type: 'tool_called', verdict: 'not_evaluated' }] });
     expect(run.results[0].error).toMatch(/LLM_PROVIDER=openai and LLM_BASE_URL/);
   });
@@ -186,9 +188,16 @@ describe('agent tests with the local model', () => {
     await bad({ name: 'x', user: { persona: 'p', goal: 'g', max_turns: 31 } }, 'user.max_turns');
     await bad({ name: 'x', user: { turns: ['hi'] }, criteria: [{ type: 'no_such' }] }, 'criteria.0.type');
     await bad({ name: 'x', user: { turns: ['hi'] }, criteria: [{ type: 'reply_contains', text: 'a', turn: 0 }] }, 'criteria.0.turn');
-    // No tests yet: a run has nothing to run.
+    // A test needs a criterion; a mock its output (it was a 500); a pattern RE2 can run in linear time.
+    await bad({ name: 'x', user: { turns: ['hi'] } }, 'criteria');
+    await bad({ name: 'x', user: { turns: ['hi'] }, criteria: [{ type: 'ended' }], tool_mocks: [{ tool: 'order_status' }] }, 'tool_mocks.0.output');
+    expect((await bad({ name: 'x', user: { turns: ['hi'] }, criteria: [{ type: 'reply_matches', pattern: '(?=a)' }] }, 'criteria.0.pattern')).message).toMatch(/RE2 syntax/);
+    // No tests yet: a run has nothing to run, and the 422 says why.
     const empty = await api('POST', `/api/v1/agents/${agent.id}/test-runs`, { body: {} });
     expect(empty.status).toBe(422);
+    expect(empty.body.error.details.reason).toBe('no_tests');
+    const gated = await api('POST', `/api/v1/agents/${agent.id}/versions`, { body: { require_passing_tests: true } });
+    expect([gated.status, gated.body.error.details.reason]).toEqual([422, 'no_tests']);
     const runs = `/api/v1/agents/${agent.id}/test-runs`;
     expect((await api('POST', runs, { body: { repeat: 6 } })).status).toBe(400);
     const noVersion = await api('POST', runs, { body: { agent_version: 9 } });

@@ -198,6 +198,27 @@ describe('conversation analytics counters', () => {
     expect((await read(orgId)).totals.chats).toBe(0);
   });
 
+  it('answers 404 for an agent filter naming another organization\'s agent, not a window of zeros', async () => {
+    const orgId = newOrg();
+    const other = await createAgent(newOrg(), CreateAgentBody.parse({ name: 'Elsewhere' }));
+    await expect(read(orgId, { agent_id: other.id })).rejects.toMatchObject({ statusCode: 404, details: { resource: 'Agent', id: other.id } });
+    const own = await createAgent(orgId, CreateAgentBody.parse({ name: 'Mine' }));
+    expect((await read(orgId, { agent_id: own.id })).totals.chats).toBe(0);
+  });
+
+  it('asks the model once per re-analysis however many race: a conflict re-applies the computed answer', async () => {
+    const orgId = newOrg();
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'Raced', analysis_fields: FIELDS }));
+    const chat = await chatSaying(orgId, agent.id, ['I want to book Friday']);
+    const before = model.requests.length;
+
+    const answers = await Promise.all(Array.from({ length: 10 }, () => reanalyzeChat(orgId, chat)));
+
+    expect(answers.every((a) => a.analysis?.successful !== undefined)).toBe(true);
+    expect(model.requests.length - before).toBe(10);
+    expect((await read(orgId)).totals).toEqual(await recount(orgId));
+  });
+
   it('splits a window into UTC days or Monday weeks clipped to it, and reads one Query', async () => {
     const orgId = newOrg();
     const cost = { requests: 0, readUnits: 0 };

@@ -20,7 +20,8 @@ import { settingsOf, type AnalysisSettings } from './settings';
  * one transaction with `call.analyzed` / `chat.analyzed` and the analytics counters' move (the
  * old analysis' counts out, the new one's in), conditioned on the item's `version` as read: a
  * concurrent change (the first analysis landing meanwhile) makes it read and write again, so
- * nothing is counted twice. A conversation not ended yet is a 409; another organization's a 404.
+ * nothing is counted twice; the answer already computed is written again (memoAnalyze), so a
+ * conflict costs a read and a write, not another model request. A conversation not ended yet is a 409; another organization's a 404.
  */
 
 /** The agent's current analysis settings; an agent deleted since: the settings the conversation took, no fields. */
@@ -43,6 +44,23 @@ async function analyze(input: AnalysisInput): Promise<CallAnalysis> {
   } catch (err) {
     providerError(err);
   }
+}
+
+/**
+ * The analysis of `input`, asking the model only when the input differs from the last one this
+ * request analysed: a write that lost a race (the item's version moved: the first analysis
+ * landing, another re-analysis) re-applies the answer it computed rather than paying the model
+ * again, unless what the analysis reads (transcript, settings, end) changed meanwhile.
+ */
+function memoAnalyze() {
+  let last: { input: string; analysis: CallAnalysis } | undefined;
+  return async (input: AnalysisInput): Promise<CallAnalysis> => {
+    const key = JSON.stringify(input);
+    if (last?.input === key) return last.analysis;
+    const analysis = await analyze(input);
+    last = { input: key, analysis };
+    return analysis;
+  };
 }
 
 function notEnded(what: Channel, id: string, status: string): ConflictError {
@@ -71,6 +89,7 @@ async function store(channel: Channel, item: CountedItem, analysis: CallAnalysis
 }
 
 export async function reanalyzeCall(orgId: string, callId: string): Promise<Call> {
+  const analyze = memoAnalyze();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const item = await getItem<CallItem & CountedItem>(keys.call(orgId, callId));
     if (!item) throw new NotFoundError('Call', callId);
@@ -89,6 +108,7 @@ export async function reanalyzeCall(orgId: string, callId: string): Promise<Call
 }
 
 export async function reanalyzeChat(orgId: string, chatId: string): Promise<Chat> {
+  const analyze = memoAnalyze();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const loaded = await loadChat(orgId, chatId);
     const item = loaded.item as ChatItem & CountedItem;

@@ -1,7 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../db/client';
 import { keys } from '../../db/keys';
-import { ValidationError } from '../../errors';
+import { NotFoundError, ValidationError } from '../../errors';
+import { getItem } from '../../db/store';
 import { AMOUNT_SCALE, unitsToDecimal } from '../billing/service';
 import { ALL, Counter } from './counters';
 import { MAX_ANALYTICS_DAYS, type AnalyticsFigures, type ConversationAnalytics, type ConversationAnalyticsInput } from './schemas';
@@ -79,6 +80,8 @@ export async function conversationAnalytics(orgId: string, q: ConversationAnalyt
   if (to < from) throw ValidationError.field('to', `must not be before from (${from})`);
   const days = (dayMs(to) - dayMs(from)) / DAY_MS + 1;
   if (days > MAX_ANALYTICS_DAYS) throw ValidationError.field('to', `the window covers ${days} days; at most ${MAX_ANALYTICS_DAYS} are read at once`);
+  // Another organization's agent (or none) is a 404, as everywhere, not a window of zeros.
+  if (q.agent_id && !(await getItem(keys.agent(orgId, q.agent_id)))) throw new NotFoundError('Agent', q.agent_id);
   const byDay = new Map<string, Raw>();
   let startKey: Record<string, unknown> | undefined;
   do {

@@ -1,0 +1,80 @@
+/**
+ * The worked examples of docs/api.md that talk to the API run as written against the local
+ * platform, after README's setup block (BASE_URL, the key, `H` and `json`), in one bash shell:
+ * every curl fails on an error answer (`--fail-with-body`), so an example that answers 4xx or 5xx
+ * fails the test. (README's own examples: readme-examples.test.ts.)
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { usePlatform } from '../support/platform';
+
+const root = join(__dirname, '../..');
+const local = usePlatform({ voice: false });
+
+/** The first ```bash block after `heading` in a Markdown file. */
+function bashBlockAfter(markdown: string, heading: string): string {
+  const at = markdown.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`no heading ${heading}`);
+  const block = /^```bash\n([\s\S]*?)^```$/m.exec(markdown.slice(at));
+  if (!block) throw new Error(`no bash block after ${heading}`);
+  return block[1]!;
+}
+
+/** README's setup: everything of its first API example before its first request. */
+function readmeSetup(url: string, key: string): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const first = [...readme.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).find((b) => b.includes('$BASE_URL'))!;
+  const setup = first.slice(0, first.indexOf('\ncurl '));
+  expect(setup).toMatch(/^json\(\) \{/m);
+  return setup
+    .replace(/^export BASE_URL=http:\/\/localhost:3000 .*$/m, `export BASE_URL=${url}`)
+    .replace(/^KEY=\$\(cat \.data\/local-api-key\).*$/m, `KEY='${key}'`);
+}
+
+function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd, detached: true, env: { ...process.env, LC_ALL: 'C.UTF-8' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const kill = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      stderr += `\n(killed after ${timeoutMs} ms)`;
+      kill();
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      kill();
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('docs/api.md', () => {
+  it('runs the worked example of "Versions and tests" as written: the suite passes and its run is published', async () => {
+    const { url, key } = local();
+    const example = bashBlockAfter(readFileSync(join(root, 'docs/api.md'), 'utf8'), '### Worked example');
+    const script = ['set -euo pipefail', 'curl() { command curl --fail-with-body "$@"; }', readmeSetup(url, key), example, 'echo "--- ran" >&2'].join('\n');
+    const cwd = mkdtempSync(join(tmpdir(), 'api-doc-examples-'));
+    try {
+      const result = await runBash(script, cwd, 60_000);
+      const report = `exit ${result.code}\n--- stderr\n${result.stderr.slice(-4000)}\n--- stdout\n${result.stdout.slice(-4000)}`;
+      expect([result.code, report]).toEqual([0, expect.stringContaining('--- ran')]);
+      // What the example's comments say it shows.
+      expect(result.stdout).toMatch(/"total": 3,\s*"passed": 3,\s*"failed": 0,\s*"errored": 0,\s*"not_evaluated": 3/);
+      const lines = result.stdout.trim().split('\n');
+      expect(lines.at(-1)).toMatch(/^[0-9a-f-]{36}$/); // the published version's test_run_id
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
