@@ -115,13 +115,16 @@ export const agentFields = lazy(() => ({
   /** Typed outcomes each analysis fills (`analysis.data`): at most 25, names unique. */
   analysis_fields: z.array(AnalysisField).check(
     z.maxLength(MAX_ANALYSIS_FIELDS, `must have at most ${MAX_ANALYSIS_FIELDS} fields`),
-    z.superRefine((fields: { name: string }[], ctx) => {
+    // Run even when an item is refused elsewhere: a repeated name is told with the other mistakes, not after they are fixed.
+    z.superRefine((fields: { name?: unknown }[], ctx) => {
       const seen = new Set<string>();
       fields.forEach((f, i) => {
-        if (seen.has(f.name)) ctx.issues.push({ code: 'custom', path: [i, 'name'], message: `"${f.name}" is the name of an earlier field`, input: f.name });
-        seen.add(f.name);
+        const name = f && typeof f === 'object' && typeof f.name === 'string' ? f.name : undefined;
+        if (name === undefined) return;
+        if (seen.has(name)) ctx.issues.push({ code: 'custom', path: [i, 'name'], message: `"${name}" is the name of an earlier field`, input: name });
+        seen.add(name);
       });
-    }),
+    }, { when: (payload) => Array.isArray(payload.value) }),
   ),
   /** What success means for this agent: the analysis judges `successful` against it (the openai analyzer). */
   success_criteria: text(5000),

@@ -38,3 +38,49 @@ describe('validate', () => {
     expect(r.body.body).toEqual({});
   });
 });
+
+/**
+ * Issue 36.4: every message names what is wrong and what is expected — never only "Invalid input",
+ * and never a field the value did not get wrong (the real request schemas).
+ */
+describe('validation messages of the real request schemas', () => {
+  // Imported here so the generic tests above do not depend on the domain.
+  const { StartChatBody } = require('../../../shared/domain/chats/schemas') as typeof import('../../../shared/domain/chats/schemas');
+  const { CreateAgentTestBody, StartTestRunBody } = require('../../../shared/domain/agent-tests/schemas') as typeof import('../../../shared/domain/agent-tests/schemas');
+  const { CreateAgentBody } = require('../../../shared/domain/agents/schemas') as typeof import('../../../shared/domain/agents/schemas');
+  const { fieldIssues } = require('../../../shared/http/middleware/validate') as typeof import('../../../shared/http/middleware/validate');
+  const fields = (schema: z.ZodMiniType, value: unknown) => {
+    const r = schema.safeParse(value);
+    if (r.success) throw new Error('accepted');
+    return fieldIssues(r.error, 'body').map((f) => [f.path, f.message]);
+  };
+  const criteria = [{ type: 'reply_contains', text: 'hours' }];
+  const agentId = '01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90';
+
+  it('says what a version is, on chats and test runs ("latest")', () => {
+    expect(fields(StartChatBody, { agent_id: agentId, agent_version: 'latest' })).toEqual([['agent_version', 'must be a number or "draft"']]);
+    expect(fields(StartTestRunBody, { agent_version: 'latest' })).toEqual([['agent_version', 'must be a number or "draft"']]);
+  });
+
+  it('names the fields each kind of test user needs when given none', () => {
+    expect(fields(CreateAgentTestBody, { name: 't', user: {}, criteria })).toEqual([['user', 'needs `turns`, or `persona` and `goal`']]);
+  });
+
+  it('names the wrong field of the user it understood, not a key another kind of user lacks', () => {
+    expect(fields(CreateAgentTestBody, { name: 't', user: { turns: 'hello' }, criteria })).toEqual([['user.turns', 'must be an array (got a string)']]);
+    expect(fields(CreateAgentTestBody, { name: 't', user: { persona: 'A busy parent' }, criteria })).toEqual([['user.goal', 'is required']]);
+  });
+
+  it('says which replies a criterion may read ("first")', () => {
+    expect(fields(CreateAgentTestBody, { name: 't', user: { turns: ['hi'] }, criteria: [{ type: 'reply_contains', text: 'x', turn: 'first' }] }))
+      .toEqual([['criteria.0.turn', 'must be a number, "any" or "last"']]);
+  });
+
+  it('tells a repeated analysis_fields name together with the other mistakes, not after they are fixed', () => {
+    const field = { name: 'outcome', type: 'string', description: 'What happened' };
+    expect(fields(CreateAgentBody, { name: 'a', analysis_fields: [field, field, { name: 'score', type: 'percent', description: 'x' }] })).toEqual([
+      ['analysis_fields.2.type', expect.stringMatching(/expected one of/)],
+      ['analysis_fields.1.name', '"outcome" is the name of an earlier field'],
+    ]);
+  });
+});
