@@ -32,7 +32,7 @@ const SET_FOR_ITSELF: Record<string, string> = {
   LLM_SECRET_NAME: 'the stack',
   ANALYSIS_SECRET_ARN: 'the stack',
   ANALYSIS_SECRET_NAME: 'the stack',
-  VOICE_DRAIN_SECONDS: 'the stack (the voice container; docs/api.md, "The voice runtime")',
+  VOICE_DRAIN_SECONDS: 'the stack (the voice container; docs/api.md, "Voice runtime")',
   VAP_LAZY_MODULES: 'the test set-up',
 };
 
