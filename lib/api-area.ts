@@ -4,7 +4,7 @@ import type { Construct } from 'constructs';
 import type { Operation } from '../shared/http/operation';
 import { ApiFunction, type AccessTargets } from './api-function';
 import type { Api } from './api';
-import type { StreamingApi } from './streaming-api';
+import { servedByStreamingApi, type StreamingApi } from './streaming-api';
 import type { CodeSource } from './bundle';
 import type { Monitoring } from './monitoring';
 import { pascalCase } from './names';
@@ -54,7 +54,7 @@ export class ApiArea extends NestedStack {
       props.monitoring.alarmOnErrors(fn);
       this.functions.set(operation.operationId, fn);
       // Every OpenAI-compatible route goes there too, streaming or not: an SDK takes one base URL.
-      if ((operation.streams || operation.openAiCompatible) && props.streamingApi) {
+      if (servedByStreamingApi(operation) && props.streamingApi) {
         // The same bundle, its `streamHandler` export: Lambda response streaming for the REST API.
         const streamFn = new ApiFunction(this, `${pascalCase(operation.operationId)}StreamFunction`, {
           code: props.code.code(operationBundleName(operation)),

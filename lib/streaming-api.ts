@@ -11,6 +11,12 @@ export interface StreamingApiProps {
   logRetention?: logs.RetentionDays;
 }
 
+/**
+ * Whether the operation is served on the streaming REST API too: it may stream, or it is one of
+ * the OpenAI-compatible routes (an SDK takes one base URL for models, retrieve and completions).
+ */
+export const servedByStreamingApi = (operation: Operation): boolean => !!operation.streams || !!operation.openAiCompatible;
+
 /** The stage: part of the base URL, known before the stage exists (see `functionsUrl`). */
 const STAGE = 'v1';
 

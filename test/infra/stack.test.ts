@@ -6,6 +6,7 @@ import { operations, websocketRoutes } from '../../shared/http/registry';
 import { QUEUE_RULES, queueUrlVariable, type JobDefinition, type QueueJob, type ScheduledJob } from '../../shared/jobs/definition';
 import { jobs } from '../../shared/jobs/registry';
 import { DEFAULT_THROTTLE } from '../../lib/api';
+import { servedByStreamingApi } from '../../lib/streaming-api';
 import { actionsOf, functionFor, jobFunction, synth, type FoundResource, type Synthesized } from './synth';
 
 const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
@@ -34,12 +35,12 @@ describe('the stack built from the registries', () => {
     s = synth();
   });
 
-  it('has one function per operation (and a streaming one per streaming operation), one for the fallback and one per job', () => {
-    expect(s.resources('AWS::Lambda::Function')).toHaveLength(operations.length + operations.filter((o) => o.streams).length + 1 + jobs.length + websocketRoutes.length);
+  it('has one function per operation (and a streaming one per operation on the streaming API), one for the fallback and one per job', () => {
+    expect(s.resources('AWS::Lambda::Function')).toHaveLength(operations.length + operations.filter(servedByStreamingApi).length + 1 + jobs.length + websocketRoutes.length);
   });
 
-  it('serves each streaming operation on the REST API with a STREAM proxy integration to its streamHandler', () => {
-    const streaming = operations.filter((o) => o.streams);
+  it('serves each streaming operation (and every OpenAI-compatible one) on the REST API with a STREAM proxy integration to its streamHandler', () => {
+    const streaming = operations.filter(servedByStreamingApi);
     expect(streaming.map((o) => o.operationId)).toEqual(expect.arrayContaining(['sendChatMessage', 'submitChatToolResults', 'openAiChatCompletions']));
     const methods = s.resources('AWS::ApiGateway::Method');
     expect(methods).toHaveLength(streaming.length);
