@@ -5003,8 +5003,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "success_criteria": "The caller booked a check-up or asked to be called back.",
-                     *           "openai_system_messages": "demote",
                      *           "require_passing_tests": false,
+                     *           "openai_system_messages": "demote",
                      *           "published_version": 3,
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5131,8 +5131,8 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
-                     *         "openai_system_messages": "demote",
                      *         "require_passing_tests": false,
+                     *         "openai_system_messages": "demote",
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5529,8 +5529,8 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
-                     *         "openai_system_messages": "demote",
                      *         "require_passing_tests": false,
+                     *         "openai_system_messages": "demote",
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -5683,8 +5683,8 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
-                     *         "openai_system_messages": "demote",
                      *         "require_passing_tests": false,
+                     *         "openai_system_messages": "demote",
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
@@ -6794,8 +6794,8 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
-                     *         "openai_system_messages": "demote",
                      *         "require_passing_tests": false,
+                     *         "openai_system_messages": "demote",
                      *         "published_version": 3,
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
