@@ -30,8 +30,11 @@ const ready = (async () => {
   twilio = await startTwilioCarrier({ accountSid: SID, authToken: TOKEN, now: () => clockMs() });
   model = await startOpenAiStandIn();
   shop = createServer(async (req, res) => {
-    stockRequests.push(JSON.parse(await readBody(req)));
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sku: 'kettle', units: 7 }));
+    const asked = JSON.parse(await readBody(req));
+    stockRequests.push(asked);
+    // A `big-` sku answers 15 KB (a long call's tool results), anything else a line.
+    const big = String(asked.arguments?.sku ?? '').startsWith('big-');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sku: 'kettle', units: 7, ...(big ? { notes: 'n'.repeat(15 * 1024) } : {}) }));
   });
   await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
   shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}/stock`;
@@ -501,7 +504,7 @@ describe('relay calls on real Twilio and API Gateway', () => {
     const big = 'Policy. '.repeat(5_400); // ~42 KB of prompt
     const { callId, relay } = await callIn(await relayAgent({ prompt: `You are {{agent_name}} of Acme. ${big}` }));
     const turns = 14;
-    const steps = Array.from({ length: turns }, (_, i) => [{ toolCalls: [{ name: 'stock_level', arguments: { sku: `kettle-${i}` } }] }, { text: `Answer ${i}.` }]).flat();
+    const steps = Array.from({ length: turns }, (_, i) => [{ toolCalls: [{ name: 'stock_level', arguments: { sku: `big-${i}` } }] }, { text: `Answer ${i}.` }]).flat();
     model.script(...steps);
     for (let i = 0; i < turns; i++) {
       relay.say(`Question ${i}?`);
@@ -513,7 +516,60 @@ describe('relay calls on real Twilio and API Gateway', () => {
     await platform().relay.idle();
     const call = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
     expect(call.transcript).toHaveLength(1 + 2 * turns);
+    expect(call.transcript.at(-1)).toMatchObject({ role: 'agent', text: `Answer ${turns - 1}.` });
     expect(call.tool_calls).toHaveLength(turns);
+    // The model still got its history: the last request carried the turn before's answer.
+    expect(model.requests.at(-1)!.body.messages.some((m: any) => m.role === 'assistant' && m.content === `Answer ${turns - 2}.`)).toBe(true);
+  });
+
+  it('goes on in a new session before API Gateway\'s 2-hour limit when the agent allows the call longer: the turn is answered, the session ends, the action reconnects, the history carries over', async () => {
+    const { call, callId, relay } = await callIn(await relayAgent({ max_call_duration_ms: 4 * 3600_000 }));
+    model.script({ text: 'Refunds take five business days.' });
+    relay.say('How long do refunds take?');
+    await relay.until(() => relay.replies().length === 1, 'the first answer');
+    await platform().relay.idle();
+    // The caller spoke a minute ago, not 116: the clock jumps, so API Gateway's idle timeout is set aside for this call.
+    const limits = { ...platform().relay.faults.limits };
+    platform().relay.faults.limits.idleMs = 24 * 3600_000;
+    installTimeSource({ now: () => Date.now() + 116 * 60_000 });
+    try {
+      model.script({ text: 'About a week for exchanges.' });
+      relay.say('And exchanges?');
+      await relay.closed;
+      expect(relay.replies().at(-1)).toBe('About a week for exchanges.');
+      expect(relay.received.at(-1)).toEqual({ type: 'end', handoffData: JSON.stringify({ reasonCode: 'reconnect' }) });
+      await until(async () => call.relays?.length ?? 0, (n) => n === 2, 'the reconnected session');
+      expect(call.actions![0]!.twiml).toMatch(/<Connect action="[^"]*attempt=1"><ConversationRelay /);
+      expect(call.actions![0]!.twiml).not.toMatch(/welcomeGreeting/);
+      const next = call.relays![1]!;
+      const before = model.requests.length;
+      model.script({ text: 'Yes, still five days.' });
+      next.say('Still five days?');
+      await next.until(() => next.replies().length === 1, 'the answer in the new session');
+      expect(model.requests[before]!.body.messages.some((m: any) => m.role === 'assistant' && m.content === 'Refunds take five business days.')).toBe(true);
+      expect(call.status).toBe('in-progress');
+      await platform().relay.idle();
+      await twilio.hangUp(call.sid);
+      await platform().relay.idle();
+      await platform().queue.waitForIdle();
+      const ended = await endedCall(callId);
+      expect(ended.transcript.map((t: any) => t.text)).toEqual(['Thanks for calling Acme, Ava speaking.', 'How long do refunds take?', 'Refunds take five business days.', 'And exchanges?', 'About a week for exchanges.', 'Still five days?', 'Yes, still five days.']);
+    } finally {
+      installTimeSource(undefined);
+      platform().relay.faults.limits = limits;
+    }
+  });
+
+  it('closes a connection at API Gateway\'s limits (the local server enforces 2 hours and 10 idle minutes)', async () => {
+    const { relay } = await callIn(await relayAgent());
+    installTimeSource({ now: () => Date.now() + 10 * 60_000 + 1000 });
+    try {
+      platform().relay.enforceLimits();
+      expect(await relay.closed).toBe(1001);
+    } finally {
+      installTimeSource(undefined);
+    }
+    await platform().relay.idle();
   });
 
   it('ends a call at its time limit with a spoken goodbye; the action hangs up', async () => {

@@ -12,6 +12,7 @@ import { send } from './reply';
 import { afterTurn } from './turn-taking';
 import { deleteRelayState, readRelayState, type RelayState } from './state';
 import { forgetRelayTools } from './tool-calls';
+import { collectConversation } from './turns';
 import { dialTwiml, hangupTwiml, isRelayAgent, relayCallAgent, relayTwiml } from './twiml';
 
 /**
@@ -53,12 +54,19 @@ export async function endSession(state: RelayState, handoff: Handoff): Promise<v
   if (outcome === 'failed') await relayConnections().close(state.connection_id).catch((err: unknown) => logger.warn('A relay connection could not be closed', { connection_id: state.connection_id, error: err as Error }));
 }
 
-/** `$disconnect`: a turn still being written is waited for (bounded); the connection's state goes. The call already holds every turn. */
+/**
+ * `$disconnect`: a turn still being written is waited for (bounded), the call's conversation is
+ * written whole from its turns (the lines already reached it turn by turn; the tool calls come now),
+ * and the connection's state goes. A session the platform ended (`end`) leaves the call to the
+ * `<Connect action>`; one that closed otherwise is the caller hanging up: an inbound call ends now
+ * (the carrier ends an outbound one), as at a media stream's stop.
+ */
 export async function disconnectRelay(connectionId: string): Promise<void> {
   forgetRelayTools(connectionId);
   const read = await readRelayState(connectionId);
   if (!read) return;
   await afterTurn(read, read.turn);
+  await recordConversation(read.organization_id, read.call_id, { ...(await collectConversation(read.call_id)), ...(read.ending ? {} : { streamEndedAt: clockNow().toISOString() }) });
   await deleteRelayState(connectionId);
 }
 
@@ -72,12 +80,10 @@ function parseHandoff(data: string | undefined): Handoff | undefined {
   }
 }
 
-/** The conversation's end on the call: its reason (a transfer), and an inbound call ends now (the carrier ends an outbound one). */
+/** The conversation's end on the call (written whole from its turns): its reason (a transfer), and an inbound call ends now (the carrier ends an outbound one). */
 async function endOnCall(call: CallItem, endReason?: 'transferred'): Promise<void> {
-  const now = (await getItem<CallItem>(keys.call(call.organization_id, call.id))) ?? call;
   await recordConversation(call.organization_id, call.id, {
-    transcript: now.transcript ?? [],
-    toolCalls: now.tool_calls ?? [],
+    ...(await collectConversation(call.id)),
     ...(endReason ? { endReason } : {}),
     streamEndedAt: clockNow().toISOString(),
   });

@@ -16,7 +16,7 @@ import { conversationSetup, loadConversationTimezone } from '../conversations/va
 import type { SetupMessage } from './protocol';
 import { createRelayState, noteRelayState, type RelayAgent, type RelayState } from './state';
 import { ivrInstructions } from './tool-calls';
-import { sessionSeq, turnSeq, turnWrites } from './turns';
+import { appendLines, sessionSeq, turnSeq, turnWrite } from './turns';
 import { isRelayAgent, relayCallAgent, relayConnectUrl } from './twiml';
 
 export type ConnectAnswer = { admitted: true } | { admitted: false; status: 401 | 403 | 410; reason: string };
@@ -107,7 +107,8 @@ export async function connectRelay(connectionId: string, token: string | undefin
   const seq = turnSeq(state, 0);
   const messages = [{ role: 'agent' as const, content: greeting }];
   const lines = [{ role: 'agent' as const, text: greeting, time_sec: Math.max(0, Math.round((nowMs - state.started_ms) / 100) / 10) }];
-  await createRelayState({ ...state, last_turn: seq, call_lines: callLines + 1 }, turnWrites(state, { seq, turn: 0, messages, lines, tool_calls: [] }), messages);
+  await createRelayState({ ...state, last_turn: seq, call_lines: callLines + 1 }, [turnWrite(state, { seq, turn: 0, messages, lines, tool_calls: [] })], messages);
+  await appendLines(state, lines);
   return { admitted: true };
 }
 

@@ -47,7 +47,7 @@ export interface RelayState {
   /** An interruption while a turn was in flight, settled when that turn is written (its own reply's, or the reply before's). */
   pending_interrupt?: { turn: number; heard: string };
   /** The relay is ending (the agent's `end_call` / `transfer_call`, the duration cap): the `end` went or goes out. */
-  ending?: { reason: 'end-call' | 'transfer' | 'max-duration'; to?: string };
+  ending?: { reason: 'end-call' | 'transfer' | 'max-duration' | 'reconnect'; to?: string };
   version?: number;
 }
 
@@ -196,9 +196,9 @@ export async function claimTurn(connectionId: string): Promise<RelayState | unde
   }
 }
 
-/** What a speaking turn checks (a projected, eventually consistent read): whether it was interrupted or a newer prompt came. */
-export async function turnSignals(connectionId: string): Promise<Pick<RelayState, 'turn' | 'turn_done' | 'pending_interrupt'> | undefined> {
-  const read = await db().send(new GetCommand({ TableName: tableName(), Key: keys.relayConnection(connectionId), ProjectionExpression: '#t, turn_done, pending_interrupt', ExpressionAttributeNames: { '#t': 'turn' } }));
+/** What a speaking turn checks (a projected read, eventually consistent unless asked): whether it was interrupted or a newer prompt came; a waiting turn reads whether the one before it was written. */
+export async function turnSignals(connectionId: string, consistent = false): Promise<Pick<RelayState, 'turn' | 'turn_done' | 'pending_interrupt'> | undefined> {
+  const read = await db().send(new GetCommand({ TableName: tableName(), Key: keys.relayConnection(connectionId), ProjectionExpression: '#t, turn_done, pending_interrupt', ExpressionAttributeNames: { '#t': 'turn' }, ...(consistent ? { ConsistentRead: true } : {}) }));
   return read.Item as Pick<RelayState, 'turn' | 'turn_done' | 'pending_interrupt'> | undefined;
 }
 

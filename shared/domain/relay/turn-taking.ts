@@ -12,7 +12,7 @@ import { cutReply } from './interruption';
 import { cancellable, Reply, ReplyCancelled, send, signalReplies } from './reply';
 import { changeRelayState, claimTurn, knownRelayState, readRelayState, rememberHistory, turnSignals, type RelayState } from './state';
 import { digitsOf, PRESS_DIGITS_TOOL, relayTools } from './tool-calls';
-import { HISTORY_MESSAGES, readHistory, readTurn, turnRewrite, turnSeq, turnWrites } from './turns';
+import { appendLines, HISTORY_MESSAGES, readHistory, readTurn, turnRewrite, turnSeq, turnWrite } from './turns';
 
 /**
  * Turn-taking: each finished utterance (a `prompt` with `last`, a keypress) is one turn, one reply
@@ -46,15 +46,22 @@ export async function afterTurn(read: RelayState, done: number): Promise<RelaySt
   const id = read.connection_id;
   const deadline = Date.now() + PREVIOUS_TURN_WAIT_MS;
   let wake: () => void = () => undefined;
+  // A write told while the read below was in flight is not lost: the loop reads again at once.
+  let told = false;
   const set = written.get(id) ?? new Set();
   written.set(id, set);
-  const waker = () => wake();
+  const waker = () => {
+    told = true;
+    wake();
+  };
   set.add(waker);
   try {
     while (Date.now() < deadline) {
-      const s = await turnSignals(id);
+      told = false;
+      const s = await turnSignals(id, true);
       if (!s) return undefined;
       if (s.turn_done >= done) return readRelayState(id);
+      if (told) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(TURN_WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
         wake = () => {
@@ -100,30 +107,30 @@ export async function utterance(connectionId: string, userText: string, spoken: 
   const state = await afterTurn(claimed, myTurn - 1);
   if (!state) return;
   const cap = capOf(state, atMs);
-  if (state.ending || cap) {
-    if (!state.ending && cap) return sayGoodbye(state, myTurn, spoken, atMs, cap);
+  if (state.ending || cap === 'max-duration') {
+    if (!state.ending && cap) return sayGoodbye(state, myTurn, spoken, atMs);
     await changeRelayState(connectionId, (x) => ({ set: { turn_done: Math.max(x.turn_done, myTurn) } })).catch((err) => logger.warn('A relay turn could not be marked done', { connection_id: connectionId, error: err as Error }));
     tellWritten(connectionId);
     return;
   }
   const history = knownRelayState(connectionId)?.state.version === state.version && knownRelayState(connectionId)?.history ? knownRelayState(connectionId)!.history! : (await readHistory(state.call_id)).messages;
-  await respond(state, history, myTurn, new Reply(state, myTurn), userText, spoken, atMs);
+  // Near API Gateway's 2-hour limit the turn is answered, then the session ends for a new one (the action reconnects).
+  await respond(state, history, myTurn, new Reply(state, myTurn), userText, spoken, atMs, cap === 'reconnect');
 }
 
 const secondsOf = (state: RelayState, ms: number) => Math.max(0, Math.round((ms - state.started_ms) / 100) / 10);
 
-/** The cap came: the caller hears the goodbye, the turn is written and the session ends (the `<Connect action>` decides what follows). */
-async function sayGoodbye(state: RelayState, myTurn: number, spoken: string, atMs: number, cap: 'max-duration' | 'reconnect'): Promise<void> {
+/** The call's time is up: the caller hears the goodbye, the turn is written and the session ends (the `<Connect action>` hangs up). */
+async function sayGoodbye(state: RelayState, myTurn: number, spoken: string, atMs: number): Promise<void> {
   const reply = new Reply(state, myTurn);
-  const words = cap === 'max-duration' ? RELAY_TIME_UP : '';
-  if (words) reply.push(words);
+  reply.push(RELAY_TIME_UP);
   await reply.finish();
-  await finishTurn(state, myTurn, reply, { spoken, atMs, messages: [{ role: 'user', content: spoken }, ...(words ? [{ role: 'agent' as const, content: words }] : [])], tools: [], ending: { reason: cap === 'max-duration' ? 'max-duration' : 'end-call' } });
-  await endSession(state, cap === 'max-duration' ? { reasonCode: 'max-duration' } : { reasonCode: 'reconnect' });
+  await finishTurn(state, myTurn, reply, { spoken, atMs, messages: [{ role: 'user', content: spoken }, { role: 'agent', content: RELAY_TIME_UP }], tools: [], ending: { reason: 'max-duration' } });
+  await endSession(state, { reasonCode: 'max-duration' });
 }
 
 /** The turn itself: the engine with the model streaming into `reply`, tools gated on the claim, then the write. */
-async function respond(state: RelayState, history: ConversationMessage[], myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number): Promise<void> {
+async function respond(state: RelayState, history: ConversationMessage[], myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number, reconnectAfter = false): Promise<void> {
   // No tool runs before the claim held (a dropped start must not have acted on the world).
   const gatedTool: typeof executeTool = async (...args) => {
     if (!(await reply.ready())) throw new Abandoned();
@@ -190,11 +197,11 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
     toolsRun.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: (answer?.result ?? null) as never, time_sec: secondsOf(state, atMs) });
   }
   const effect = out && !reply.stopped ? out.effect : {};
-  const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transfer', to: effect.transferTo } : effect.end ? { reason: 'end-call' } : undefined;
+  const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transfer', to: effect.transferTo } : effect.end ? { reason: 'end-call' } : reconnectAfter ? { reason: 'reconnect' } : undefined;
   const wrote = await finishTurn(state, myTurn, reply, { spoken, atMs, messages: added, tools: toolsRun, ending }, history);
   if (reply.stopped === 'gone') return;
   // After the write: Twilio ends the session on `end`, and what follows (the action) reads the call.
-  if (wrote && ending) await endSession(wrote, ending.reason === 'transfer' ? { reasonCode: 'transfer', to: ending.to } : { reasonCode: 'end-call' });
+  if (wrote && ending) await endSession(wrote, ending.reason === 'transfer' ? { reasonCode: 'transfer', to: ending.to } : { reasonCode: ending.reason });
 }
 
 interface TurnRecord {
@@ -232,7 +239,7 @@ async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: Tu
         after = rewrite.callLines;
       }
     }
-    also.push(...turnWrites(s, { seq, turn, messages: mine.messages, lines: mine.lines, tool_calls: rec.tools }));
+    also.push(turnWrite(s, { seq, turn, messages: mine.messages, lines: mine.lines, tool_calls: rec.tools }));
     return {
       set: { turn_done: Math.max(s.turn_done, turn), call_lines: s.call_lines + mine.lines.length, last_turn: seq, ...(rec.ending ? { ending: rec.ending } : {}) },
       remove: pending ? ['pending_interrupt'] : [],
@@ -240,6 +247,7 @@ async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: Tu
     };
   });
   const rewroteBefore = !!after;
+  if (wrote) await appendLines(state, mine.lines).catch((err) => logger.warn('A relay turn\'s lines did not reach the call yet (the session\'s end writes them)', { call_id: state.call_id, error: err as Error }));
   await after?.();
   // The history after this turn, as this process knows it: the next turn here may start from it at once
   // (not when this write cut the turn before: the next turn reads it).

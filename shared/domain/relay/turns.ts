@@ -33,7 +33,7 @@ export const HISTORY_TURNS = 60;
 /** Messages a process keeps of a connection's history between turns (what HISTORY_TURNS turns hold, about). */
 export const HISTORY_MESSAGES = 400;
 /** A tool result as the call keeps it (the turn keeps it whole). */
-export const CALL_TOOL_RESULT_BYTES = 1024;
+export const CALL_TOOL_RESULT_BYTES = 256;
 
 /** A turn's sort key part: the session, then the turn number, so turns sort in order across reconnects. */
 export const turnSeq = (state: Pick<RelayState, 'session_seq'>, turn: number) => `${state.session_seq}#${String(turn).padStart(6, '0')}`;
@@ -66,32 +66,59 @@ const callToolCall = (t: CallToolCalls[number]): CallToolCalls[number] => {
   return Buffer.byteLength(text, 'utf8') <= CALL_TOOL_RESULT_BYTES ? t : { ...t, result: truncatedText(text, CALL_TOOL_RESULT_BYTES) };
 };
 
-/** The new turn's item and the call's appended lines and tool calls (for one transaction with the state's change). */
-export function turnWrites(state: RelayState, turn: Omit<RelayTurn, 'call_id' | 'call_index'>): TransactItem[] {
+/** The new turn's item (for one transaction with the state's change). */
+export function turnWrite(state: RelayState, turn: Omit<RelayTurn, 'call_id' | 'call_index'>): TransactItem {
   const item: RelayTurn = { ...turn, call_id: state.call_id, call_index: state.call_lines };
-  return [
-    putNew({ ...keys.relayTurn(state.call_id, turn.seq), entity: 'RELAY_TURN', ...item, ttl: Math.floor(clockMs() / 1000) + RELAY_TTL_SECONDS }),
-    ...(turn.lines.length || turn.tool_calls.length ? [callAppend(state, turn.lines, turn.tool_calls)] : []),
-  ];
+  return putNew({ ...keys.relayTurn(state.call_id, turn.seq), entity: 'RELAY_TURN', ...item, ttl: Math.floor(clockMs() / 1000) + RELAY_TTL_SECONDS });
 }
 
 /**
- * Appends to the call's transcript and tool calls (list_append: no read, no rewrite of what is
- * there) and marks the conversation recorded, so the recovery sweep never takes the call for one
- * whose voice was lost. No `version` of the call moves: no rule of the call reads these fields.
+ * Appends a written turn's lines to the call's transcript (list_append: no read, no rewrite of what
+ * is there), after the turn's own transaction: one UpdateItem, charged once (a transaction would be
+ * charged twice for the whole call item), and marks the conversation recorded so the recovery sweep
+ * never takes the call for one whose voice was lost. The turn items stay the record: the session's
+ * end writes the call's transcript and tool calls whole from them (collectConversation). No
+ * `version` of the call moves: no rule of the call reads these fields.
  */
-function callAppend(state: RelayState, lines: Transcript, tools: CallToolCalls): TransactItem {
+export async function appendLines(state: Pick<RelayState, 'organization_id' | 'call_id'>, lines: Transcript): Promise<void> {
+  if (!lines.length) return;
   const now = clockNow().toISOString();
-  return {
-    Update: {
+  await db().send(
+    new UpdateCommand({
       TableName: tableName(),
       Key: keys.call(state.organization_id, state.call_id),
-      UpdateExpression: 'SET #tr = list_append(if_not_exists(#tr, :empty), :lines), #tc = list_append(if_not_exists(#tc, :empty), :tools), #rec = :now, #up = :now',
+      UpdateExpression: 'SET #tr = list_append(if_not_exists(#tr, :empty), :lines), #rec = :now, #up = :now',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#tr': 'transcript', '#tc': 'tool_calls', '#rec': 'voice_recorded_at', '#up': 'updated_at' },
-      ExpressionAttributeValues: { ':empty': [], ':lines': lines, ':tools': tools.map(callToolCall), ':now': now },
-    },
-  };
+      ExpressionAttributeNames: { '#tr': 'transcript', '#rec': 'voice_recorded_at', '#up': 'updated_at' },
+      ExpressionAttributeValues: { ':empty': [], ':lines': lines, ':now': now },
+    }),
+  );
+}
+
+/** Every turn of the call, oldest first: its whole transcript and its tool calls (results cut as the call keeps them). */
+export async function collectConversation(callId: string): Promise<{ transcript: Transcript; toolCalls: CallToolCalls }> {
+  const transcript: Transcript = [];
+  const toolCalls: CallToolCalls = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+        ExpressionAttributeValues: { ':pk': keys.relayTurns(callId), ':sk': keys.relayTurnPrefix },
+        ProjectionExpression: '#l, tool_calls',
+        ExpressionAttributeNames: { '#l': 'lines' },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const t of (out.Items ?? []) as Pick<RelayTurn, 'lines' | 'tool_calls'>[]) {
+      transcript.push(...t.lines);
+      toolCalls.push(...(t.tool_calls ?? []).map(callToolCall));
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return { transcript, toolCalls };
 }
 
 /**
