@@ -292,3 +292,38 @@ it('a hang-up during "Connecting…" ends everything: the call the server made m
   await tab.evaluate(() => window.__held.shift()());
   await tab.browserContext().close();
 }, 60_000);
+
+it('a hang-up while the browser asks for the microphone starts nothing: no call, the microphone let go, the button back', async () => {
+  const before = (await api('GET', '/api/v1/calls?limit=1')).body.meta.total;
+  const tab = await visit(async (t) => {
+    // Holds the microphone prompt until the test answers it; counts the tracks stopped afterwards.
+    await t.evaluateOnNewDocument(() => {
+      const native = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+      window.__stopped = 0;
+      navigator.mediaDevices.getUserMedia = (c: any) =>
+        new Promise((resolve, reject) => {
+          window.__grant = () =>
+            native(c).then((stream: any) => {
+              for (const track of stream.getTracks()) {
+                const stop = track.stop.bind(track);
+                track.stop = () => {
+                  window.__stopped++;
+                  stop();
+                };
+              }
+              resolve(stream);
+            }, reject);
+        });
+    });
+  });
+  await (await tab.waitForSelector(`${W} .callbtn`, { timeout: 10_000 }))!.click();
+  await tab.waitForFunction(() => typeof window.__grant === 'function', { timeout: 10_000 });
+  await (await tab.waitForSelector(`${W} .hangup`))!.click();
+  expect((await stats(tab)).state).toBe('ended');
+  await tab.evaluate(() => window.__grant());
+  await tab.waitForFunction(() => window.__stopped > 0, { timeout: 10_000 });
+  expect(await tab.$eval(`${W} .callbtn`, (e: any) => e.hidden)).toBe(false);
+  // No POST …/calls went out: no call was made.
+  expect((await api('GET', '/api/v1/calls?limit=1')).body.meta.total).toBe(before);
+  await tab.browserContext().close();
+}, 60_000);
