@@ -27,6 +27,8 @@ export interface ObservedResponse {
   contentType: string | null;
   /** The body's text (parsed here when JSON). */
   text: string;
+  /** The body was not read (an event stream): status and media type are checked. */
+  bodyUnread?: boolean;
 }
 
 /** A response the document does not describe. */
@@ -117,13 +119,14 @@ export function loadContract(document?: unknown): Contract {
       const content = (declared as ResponseObject).content;
       const mediaType = (response.contentType ?? '').split(';')[0]!.trim().toLowerCase();
       if (!content) {
+        if (response.bodyUnread) return [];
         return response.text.length ? [`${where}: ${name} declares no body for ${statusKey}, but one came (${mediaType}): ${response.text.slice(0, 200)}`] : [];
       }
       // A HEAD answer and a 304 carry headers only.
       if (method === 'head' || (!response.text.length && response.status === 304)) return [];
       const declaredType = Object.keys(content).find((t) => t.toLowerCase() === mediaType);
       if (!declaredType) return [`${where}: ${name} declares ${Object.keys(content).join(', ')} for ${statusKey}, not "${mediaType}"`];
-      if (!/json/.test(declaredType) || !content[declaredType]!.schema) return [];
+      if (response.bodyUnread || !/json/.test(declaredType) || !content[declaredType]!.schema) return [];
       let body: unknown;
       try {
         body = JSON.parse(response.text);

@@ -77,7 +77,7 @@ export async function startTestPlatform(options: PlatformOptions = {}): Promise<
       body = JSON.stringify(request.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(`${platform.url}${path}`, { method, headers, body });
+    const response = await untracked(`${platform.url}${path}`, { method, headers, body });
     const text = await response.text();
     const isJson = /json/.test(response.headers.get('content-type') ?? '');
     if (response.status >= 500) failures.push(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
@@ -89,7 +89,41 @@ export async function startTestPlatform(options: PlatformOptions = {}): Promise<
     return { status: response.status, headers: response.headers, body: (isJson && text ? JSON.parse(text) : text) as T };
   };
   const expectFailures = (pattern: RegExp) => void expected.push(pattern);
-  return { platform, url: platform.url, key: platform.apiKeys[0]!, logs, failures, contractMismatches: mismatches, expectedFailures: expected, expectFailures, api, stop: () => platform.stop() };
+  const unwatch = watchFetch(platform.url, mismatches);
+  const stop = async () => {
+    unwatch();
+    await platform.stop();
+  };
+  return { platform, url: platform.url, key: platform.apiKeys[0]!, logs, failures, contractMismatches: mismatches, expectedFailures: expected, expectFailures, api, stop };
+}
+
+/** The fetch of the process before any platform watched it (`api` checks its own answers). */
+const untracked: typeof fetch = globalThis.fetch;
+
+/**
+ * Holds every other answer of this platform fetched in the test process against the document
+ * too (a test's own `fetch`, the Twilio stand-in's callbacks, an SDK's requests): recorded, not
+ * thrown (the caller may not be the test), and failed in `usePlatform`'s afterAll. An event
+ * stream is checked for its status and media type only (its body never ends on its own).
+ */
+export function watchFetch(base: string, mismatches: string[]): () => void {
+  const previous = globalThis.fetch;
+  const watched: typeof fetch = async (input, init) => {
+    const response = await previous(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (!url.startsWith(`${base}/`)) return response;
+    const method = init?.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET');
+    const path = url.slice(base.length);
+    const contentType = response.headers.get('content-type');
+    const streaming = /event-stream/.test(contentType ?? '');
+    const text = streaming ? '' : await response.clone().text();
+    mismatches.push(...contract().check({ method, path, status: response.status, contentType, text, ...(streaming ? { bodyUnread: true } : {}) }));
+    return response;
+  };
+  globalThis.fetch = watched;
+  return () => {
+    if (globalThis.fetch === watched) globalThis.fetch = previous;
+  };
 }
 
 /** Log lines of the local runtime that report a failure (see shared/local/http-server.ts, queue-runner.ts, scheduler.ts). */

@@ -48,3 +48,25 @@ it('accepts only 404 or 405 from a path or method the document lacks', () => {
   // The local runtime's own pages are not the API.
   expect(contract.check({ method: 'GET', path: '/demo', status: 200, contentType: 'text/html', text: '<html>' })).toEqual([]);
 });
+
+it('holds the answers of a plain fetch to the platform too (a test\'s own, a stand-in\'s, an SDK\'s), recording each mismatch', async () => {
+  const { createServer } = await import('node:http');
+  const { watchFetch } = await import('../../support/platform');
+  const full = documented('/api/v1/campaigns/{id}', 'get').data;
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ success: true, message: 'ok', data: req.url === '/api/v1/campaigns' ? [full] : [], meta: { total: 1, limit: 20, offset: 0, next_cursor: null } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const mismatches: string[] = [];
+  const unwatch = watchFetch(base, mismatches);
+  try {
+    const res = await fetch(`${base}/api/v1/campaigns`);
+    expect((await res.json()).data).toHaveLength(1); // the caller still reads the body
+    expect(mismatches.join('\n')).toMatch(/listCampaigns's 200 schema/);
+  } finally {
+    unwatch();
+    server.close();
+  }
+});
