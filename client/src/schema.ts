@@ -8512,6 +8512,32 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Over the chat's message rate or the widget's `daily_message_limit` (until the next UTC day); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Rate limit exceeded; retry after 3 s",
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "details": {
+                     *           "retry_after_seconds": 3
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             500: components["responses"]["InternalError"];
             /** @description The model refused the request in a way retrying cannot cure (a wrong key, an unknown model, a rejected request): `error.details` has `reason` and `provider_message`; no `Retry-After` */
             502: {
@@ -8799,6 +8825,32 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Over the chat's message rate or the widget's `daily_message_limit` (until the next UTC day); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Rate limit exceeded; retry after 3 s",
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "details": {
+                     *           "retry_after_seconds": 3
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             500: components["responses"]["InternalError"];
             /** @description The model refused the request in a way retrying cannot cure (a wrong key, an unknown model, a rejected request): `error.details` has `reason` and `provider_message`; no `Retry-After` */
             502: {
@@ -9000,6 +9052,32 @@ export interface operations {
                      *         "code": "UNPROCESSABLE",
                      *         "message": "The slot is already taken for this agent",
                      *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Over 10 new chats a minute from this address, or 600 for the widget; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Rate limit exceeded; retry after 3 s",
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "details": {
+                     *           "retry_after_seconds": 3
+                     *         }
                      *       }
                      *     }
                      */

@@ -8,7 +8,7 @@ export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 
  * shape (400, 405, 500 always; 401 and 429 with a key; 404 with path parameters; 409 on
  * authenticated writes; 413 with a body). The text says when this operation answers it.
  */
-export type DeclaredErrors = Partial<Record<401 | 404 | 409 | 422 | 502 | 503, string>>;
+export type DeclaredErrors = Partial<Record<401 | 404 | 409 | 422 | 429 | 502 | 503, string>>;
 
 /** A request header the function reads itself (documented in the OpenAPI document). */
 export interface RequestHeader {

@@ -1,5 +1,6 @@
 import { createServer, request, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ContractViolation, contract } from './contract';
 import type { TestPlatform } from './platform';
 import { until } from './until';
 
@@ -96,7 +97,11 @@ export function send(url: string, options: { method?: string; headers?: Record<s
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown = text;
           if (/json/.test(String(res.headers['content-type']))) body = text ? JSON.parse(text) : undefined;
-          resolve({ status: res.statusCode!, headers: res.headers, body });
+          // Held against docs/openapi.json as every answer of the acceptance tier (test/support/contract.ts).
+          const { pathname, search } = new URL(url);
+          const found = contract().check({ method: options.method ?? 'GET', path: `${pathname}${search}`, status: res.statusCode!, contentType: res.headers['content-type'] ?? null, text });
+          if (found.length) reject(new ContractViolation(`The response is not as docs/openapi.json says:\n${found.join('\n')}`));
+          else resolve({ status: res.statusCode!, headers: res.headers, body });
         });
       },
     );

@@ -68,6 +68,7 @@ const turnErrors = {
   ...chatErrors,
   409: 'The chat has ended, is `requires_action` (or, for tool results, is not), or another turn of it is running',
   422: 'The chat\'s agent was deleted or is inactive',
+  429: 'Over the chat\'s message rate or the widget\'s `daily_message_limit` (until the next UTC day); retry after `Retry-After` seconds',
   502: 'The model refused the request in a way retrying cannot cure (a wrong key, an unknown model, a rejected request): `error.details` has `reason` and `provider_message`; no `Retry-After`',
   503: 'The model failed or timed out and retrying may cure it (`Retry-After` says when); when its tools had run, the turn is kept (`details.kept`) and the same message continues it',
 } as const;
@@ -94,7 +95,7 @@ export const startWidgetChat = /* @__PURE__ */ defineOperation({
   summary: 'Public (no key): start a chat (`channel` `widget`) with the widget\'s agent; answers the chat and a `token` for it alone, valid 24 h. `dynamic_variables` only of the widget\'s `public_variables`, no `metadata` (400). Limits: 10 new chats a minute per client address, 600 per widget (429 with `Retry-After`)',
   entry: 'functions/widget/start-chat.ts', params: IdParams, body: StartWidgetChatBody, bodyOptional: true, response: WidgetChatStarted,
   successMessage: 'Chat started', access: { table: 'RW', tokens: true, queues: ['event-fanout'] },
-  errors: { 404: chatErrors[404], 422: 'No active agent is tied to the widget' },
+  errors: { 404: chatErrors[404], 422: 'No active agent is tied to the widget', 429: 'Over 10 new chats a minute from this address, or 600 for the widget; retry after `Retry-After` seconds' },
 });
 
 export const sendWidgetChatMessage = /* @__PURE__ */ defineOperation({
