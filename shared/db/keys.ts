@@ -78,6 +78,8 @@ export const keys = {
    * deleted with the agent (shared/domain/agents/versions.ts, shared/domain/agent-tests/).
    */
   agentPartition: (orgId: string, agentId: string) => `${org(orgId)}#AGENT#${agentId}`,
+  /** The tombstone of a deleted agent, written with the agent's deletion and removed when the agent-cleanup job has emptied its partition. */
+  agentDeletion: (orgId: string, agentId: string): Key => ({ pk: org(orgId), sk: `AGENTDELETION#${agentId}` }),
   /** A published version of an agent (immutable): `VER#<version, 10 digits>`, so newest first is a descending query. */
   agentVersion: (orgId: string, agentId: string, version: number): Key => ({ pk: `${org(orgId)}#AGENT#${agentId}`, sk: `VER#${String(version).padStart(10, '0')}` }),
   agentVersionPrefix: 'VER#',
@@ -340,6 +342,13 @@ export const gsi2 = {
    * Sparse: the run's completion removes it. Sort key `<expires_at ISO>#<org>#<agent>#<run>`.
    */
   testRunsOpen: (shard: number) => `TESTRUNOPEN#${shard}`,
+  /**
+   * Agent deletions not finished yet (their tombstones), across organizations, in SWEEP_SHARDS
+   * partitions (shard from the agent id): the sweep queues again a cleanup whose message was lost.
+   * Sort key `<deleted_at ISO>#<org>#<agent>`.
+   */
+  agentDeletions: (shard: number) => `AGENTDELETION#${shard}`,
+  agentDeletionEntry: (deletedAt: string, orgId: string, agentId: string) => `${deletedAt}#${orgId}#${agentId}`,
   testRunOpenEntry: (expiresAt: string, orgId: string, agentId: string, runId: string) => `${expiresAt}#${orgId}#${agentId}#${runId}`,
 };
 

@@ -193,14 +193,26 @@ export const jobs: JobDefinition[] = [
     access: { table: 'RW', llm: true, secrets: true, bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, queues: ['event-fanout'] },
   },
   {
+    kind: 'queue',
+    name: 'agent-cleanup',
+    entry: 'functions/jobs/agent-cleanup.ts',
+    description: 'Deletes a deleted agent\'s versions, tests, runs and results a page per message, then detaches its numbers and removes its tombstone.',
+    // A run is one page (500 items), seconds at most.
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    batchSize: 1,
+    timeoutSeconds: 30,
+    access: { table: 'RW', queues: ['agent-cleanup'] },
+  },
+  {
     kind: 'schedule',
     name: 'agent-test-sweep',
     entry: 'functions/jobs/agent-test-sweep.ts',
-    description: 'Every 5 minutes: completes each agent test run past its expiry, every missing result an `error` (a job that died or never ran).',
+    description: 'Every 5 minutes: completes each agent test run past its expiry, every missing result an `error` (a job that died or never ran); queues again an agent cleanup whose tombstone is older than 15 minutes.',
     rateMinutes: 5,
     timeoutSeconds: 120,
-    // Reads the open runs' index, writes error results and completions (test_run.completed through the outbox).
-    access: { table: 'RW', queues: ['event-fanout'] },
+    // Reads the open runs' and agent tombstones' indexes, writes error results and completions (test_run.completed through the outbox).
+    access: { table: 'RW', queues: ['event-fanout', 'agent-cleanup'] },
   },
   {
     kind: 'schedule',

@@ -8,6 +8,8 @@ import { createTest, getRun, RUN_EXPIRY_MS, startRun } from '../../shared/domain
 import { CreateAgentBody } from '../../shared/domain/agents/schemas';
 import { createAgent } from '../../shared/domain/agents/service';
 import { ensureTable } from '../../shared/local/table';
+import { sweepAgentDeletions, CLEANUP_STALE_MS } from '../../shared/domain/agents/deletion';
+import { deleteAgent } from '../../shared/domain/agents/service';
 import { logger } from '../../shared/logger';
 import { CapturedQueue, deliver } from '../support/campaign-dialer';
 
@@ -64,5 +66,18 @@ describe('the agent-test sweep', () => {
     await deliver('functions/jobs/agent-test-run.ts', [second]);
     expect((await getRun(org, agent.id, run.id)).summary).toMatchObject({ total: 2, passed: 1, errored: 1 });
     expect(await sweepTestRuns()).toEqual({ expired: 0, results: 0 });
+  });
+
+  it('queues again the cleanup of an agent whose message was lost, once its tombstone is 15 minutes old', async () => {
+    const org = uuidv7();
+    const agent = await createAgent(org, CreateAgentBody.parse({ name: 'Lost' }));
+    installLocalQueue({ send: async () => { throw new Error('queue unreachable'); } });
+    await deleteAgent(org, agent.id); // the agent is deleted; its cleanup message is lost
+    installLocalQueue(queued);
+
+    expect(await sweepAgentDeletions()).toBe(0);
+    now += CLEANUP_STALE_MS + 1000;
+    expect(await sweepAgentDeletions()).toBe(1);
+    expect(queued.take('agent-cleanup')).toEqual([{ organization_id: org, agent_id: agent.id }]);
   });
 });

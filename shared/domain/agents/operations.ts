@@ -53,7 +53,7 @@ export const updateAgentStatus = /* @__PURE__ */ defineOperation({
 export const deleteAgent = /* @__PURE__ */ defineOperation({
   method: 'DELETE', path: '/api/v1/agents/{id}', operationId: 'deleteAgent', tag, auth: true,
   summary: 'Delete an agent permanently', entry: 'functions/agents/delete.ts', params: IdParams,
-  successMessage: 'Agent deleted successfully', access: { table: 'RW' },
+  successMessage: 'Agent deleted successfully', access: { table: 'RW', queues: ['agent-cleanup'] },
 });
 
 // ---- Versions (docs/api.md, "Versions and tests") ----

@@ -5,7 +5,6 @@ import { collections, gsi1, gsi2, keys, Prefix } from '../../db/keys';
 import {
   ConditionFailed,
   deleteExisting,
-  deleteKeys,
   getItem,
   putNew,
   queryPage,
@@ -19,8 +18,8 @@ import {
 import { NotFoundError, ConflictError, ValidationError } from '../../errors';
 import { listResult } from '../common/list-result';
 import { references } from '../references';
-import { detachAgentFromNumbers } from '../phone-numbers/agent-references';
-import { agentAtVersion, deleteAgentPartition, expectedVersionCondition, GATE_OFF_CONDITION, publishedVersionChanged, testsRequired } from './versions';
+import { queueAgentCleanup, tombstoneWrite } from './deletion';
+import { agentAtVersion, forgetAgentVersions, expectedVersionCondition, GATE_OFF_CONDITION, publishedVersionChanged, testsRequired } from './versions';
 import { agentDefaults, type Agent, type AgentStatus, type CreateAgentInput, type UpdateAgentInput } from './schemas';
 
 type AgentItem = Agent & { pk: string; sk: string; version: number; last_version?: number };
@@ -183,18 +182,17 @@ export async function deleteAgent(orgId: string, id: string): Promise<void> {
     const current = await getItem<AgentItem>(key);
     if (!current) throw new NotFoundError('Agent', id);
     try {
+      // The agent item goes with its tombstone in one write; the agent-cleanup job then deletes its
+      // versions, tests, runs and results page by page, detaches its numbers and removes the tombstone.
       await transact(
-        [deleteExisting(key, '#st = :st', { ':st': current.status }, { '#st': 'status' })],
+        [deleteExisting(key, '#st = :st', { ':st': current.status }, { '#st': 'status' }), tombstoneWrite(orgId, id)],
         [
           { orgId, collection: collections.agents, delta: -1 },
           { orgId, collection: collections.agentsByStatus(current.status), delta: -1 },
         ],
       );
-      // Numbers that answered with this agent no longer do.
-      await detachAgentFromNumbers(orgId, id);
-      // Its versions, tests, runs and results go with it (the agent's own partition), and their counters.
-      await deleteAgentPartition(orgId, id);
-      await deleteKeys([keys.counter(orgId, collections.agentTests(id)), keys.counter(orgId, collections.agentTestRuns(id))]);
+      forgetAgentVersions(orgId, id);
+      await queueAgentCleanup(orgId, id);
       return;
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;

@@ -1,5 +1,5 @@
 import { keys } from '../../db/keys';
-import { ConditionFailed, deleteKeys, getItem, putNew, queryAll, queryPage, transact, updateExisting, type PageRequest } from '../../db/store';
+import { ConditionFailed, getItem, putNew, queryPage, transact, updateExisting, type PageRequest } from '../../db/store';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors';
 import { listResult } from '../common/list-result';
@@ -214,11 +214,10 @@ export async function listVersions(orgId: string, agentId: string, query: PageRe
 }
 
 export async function getVersion(orgId: string, agentId: string, version: number): Promise<AgentVersion> {
-  const item = await versionItem(orgId, agentId, version);
-  if (!item) {
-    if (!(await getItem(keys.agent(orgId, agentId)))) throw new NotFoundError('Agent', agentId);
-    throw new NotFoundError('Agent version', String(version));
-  }
+  // The agent first: a deleted agent's versions may outlive it for the seconds its cleanup takes.
+  const [item, agent] = await Promise.all([versionItem(orgId, agentId, version), getItem(keys.agent(orgId, agentId))]);
+  if (!agent) throw new NotFoundError('Agent', agentId);
+  if (!item) throw new NotFoundError('Agent version', String(version));
   return view(item);
 }
 
@@ -282,11 +281,8 @@ export async function agentOfConversation(orgId: string, agentId: string, versio
   return agent;
 }
 
-/** Deletes everything in the agent's own partition (versions, tests, runs, results): the agent's deletion. */
-export async function deleteAgentPartition(orgId: string, agentId: string): Promise<void> {
-  const found: { pk: string; sk: string }[] = [];
-  for await (const item of queryAll<{ pk: string; sk: string }>({ pkName: 'pk', pkValue: keys.agentPartition(orgId, agentId) }, ['pk', 'sk'])) found.push(item);
-  await deleteKeys(found);
+/** Forgets the versions of a deleted agent this process keeps in memory (its cleanup deletes the items: agents/deletion.ts). */
+export function forgetAgentVersions(orgId: string, agentId: string): void {
   for (const k of [...cache.keys()]) if (k.startsWith(`${orgId}/${agentId}/`)) cache.delete(k);
 }
 
