@@ -446,6 +446,30 @@ describe('relay calls on real Twilio and API Gateway', () => {
     never.resolve();
   });
 
+  it('stops a reply interrupted in another container: the speaking turn reads the interruption from the table (the deployed path)', async () => {
+    const { callId, relay } = await callIn(await relayAgent());
+    const never = deferred();
+    const texts = (from: number) => relay.received.slice(from).filter((m) => m.type === 'text');
+    const from = relay.received.length;
+    model.script({ text: 'Our kettles come in four colours.', pieces: ['Our kettles', ' come in four colours.'], holdUntil: never.promise });
+    relay.say('Which colours?');
+    await relay.until(() => texts(from).length > 0, 'the first words');
+    // Another container handled the `interrupt`: all this process can learn of it is the connection's item.
+    const { db, tableName } = await import('../../shared/db/client');
+    const { ScanCommand, UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const [connection] = (await db().send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :e AND call_id = :c', ExpressionAttributeValues: { ':e': 'RELAY_CONNECTION', ':c': callId }, ConsistentRead: true }))).Items ?? [];
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: { pk: connection!.pk, sk: connection!.sk }, UpdateExpression: 'SET pending_interrupt = :p ADD version :one', ExpressionAttributeValues: { ':p': { turn: connection!.turn, heard: 'Our kettles' }, ':one': 1 } }));
+    await relay.until(() => texts(from).some((m) => m.last), 'the interrupted stream closed');
+    expect(texts(from).map((m) => [m.token, m.last])).toEqual([['Our kettles', false], ['', true]]);
+    await platform().relay.idle();
+    relay.close();
+    await relay.closed;
+    await platform().relay.idle();
+    const call = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+    expect(call.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Our kettles', interrupted: true });
+    never.resolve();
+  });
+
   it('survives failed sends: a throttled send is retried, a failed one stops only its reply, a gone connection ends the session; no rejection goes unhandled and every turn is kept', async () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => void unhandled.push(reason);

@@ -241,7 +241,8 @@ async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: Tu
     }
     also.push(turnWrite(s, { seq, turn, messages: mine.messages, lines: mine.lines, tool_calls: rec.tools }));
     return {
-      set: { turn_done: Math.max(s.turn_done, turn), call_lines: s.call_lines + mine.lines.length, last_turn: seq, ...(rec.ending ? { ending: rec.ending } : {}) },
+      // A turn written late (one that outlived the wait of the turn after it) never moves last_turn back.
+      set: { turn_done: Math.max(s.turn_done, turn), call_lines: s.call_lines + mine.lines.length, last_turn: s.last_turn && s.last_turn > seq ? s.last_turn : seq, ...(rec.ending ? { ending: rec.ending } : {}) },
       remove: pending ? ['pending_interrupt'] : [],
       also,
     };
