@@ -9,10 +9,10 @@ import { interruption, utterance } from './turn-taking';
  * the Realtime runtime is (voice/): admission and `setup` (connect.ts), turn-taking (turn-taking.ts,
  * one reply at a time: reply.ts), tool calls (tool-calls.ts), the conversation filed turn by turn
  * (turns.ts), interruptions (interruption.ts), the end of a session and what the call does next
- * (call-ending.ts), the connection's state (state.ts). This file routes each message.
+ * (call-ending.ts; the `<Connect action>`: action.ts), the connection's state (state.ts). This file routes each message.
  */
 export { connectRelay, type ConnectAnswer } from './connect';
-export { disconnectRelay, relayAction, RELAY_TIME_UP } from './call-ending';
+export { disconnectRelay, RELAY_TIME_UP } from './call-ending';
 export { RELAY_APOLOGY, RELAY_TURN_BUDGET_MS } from './turn-taking';
 export { PRESS_DIGITS_TOOL } from './tool-calls';
 export { heardOf } from './interruption';

@@ -1,0 +1,72 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { clockMs, clockNow } from '../../clock';
+import { keys } from '../../db/keys';
+import { getItem } from '../../db/store';
+import { logger } from '../../logger';
+import type { CallItem } from '../calls/service';
+import { verify as verifyTwilioRequest } from '../calls/twilio-callbacks';
+import { recordConversation } from '../calls/voice-session';
+import type { RawBody } from '../common/raw-body';
+import { RELAY_CANNOT_CONTINUE, RELAY_MAX_RECONNECTS, RELAY_SESSION_CAP_MS, RELAY_TIME_UP, type Handoff } from './call-ending';
+import { collectConversation } from './turns';
+import { dialTwiml, hangupTwiml, isRelayAgent, relayCallAgent, relayTwiml } from './twiml';
+
+/**
+ * The `<Connect action>` of a relay call (Twilio requests it when the ConversationRelay session
+ * ends, signed like every Twilio webhook): what the call does next, from the `end` message's
+ * `handoffData` (call-ending.ts).
+ */
+
+function parseHandoff(data: string | undefined): Handoff | undefined {
+  if (!data) return undefined;
+  try {
+    const value = JSON.parse(data) as Handoff;
+    return value && typeof value.reasonCode === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The conversation's end on the call (written whole from its turns): its reason (a transfer), and an inbound call ends now (the carrier ends an outbound one). */
+async function endOnCall(call: CallItem, endReason?: 'transferred'): Promise<void> {
+  await recordConversation(call.organization_id, call.id, {
+    ...(await collectConversation(call.id)),
+    ...(endReason ? { endReason } : {}),
+    streamEndedAt: clockNow().toISOString(),
+  });
+}
+
+/**
+ * POST the `<Connect action>` (Twilio, signed): the session is over; `HandoffData` says why. The
+ * call is `transferred` only here, when the `<Dial>` goes back to Twilio.
+ */
+export async function relayAction(event: APIGatewayProxyEventV2, ref: { organization_id: string; call_id: string; attempt: number }, params: Record<string, string>): Promise<RawBody> {
+  await verifyTwilioRequest(event, params);
+  const call = await getItem<CallItem>(keys.call(ref.organization_id, ref.call_id));
+  if (!call) {
+    logger.error('A relay session ended for a call the platform does not know', { call_id: ref.call_id });
+    return hangupTwiml(RELAY_CANNOT_CONTINUE);
+  }
+  const handoff = parseHandoff(params.HandoffData);
+  const agent = await relayCallAgent(call);
+  if (handoff?.reasonCode === 'transfer' && handoff.to) {
+    const timeout = Math.max(5, Math.min(600, Math.round((agent?.ring_duration_ms || 30_000) / 1000)));
+    await endOnCall(call, 'transferred');
+    return dialTwiml(handoff.to, timeout);
+  }
+  if (handoff?.reasonCode === 'end-call' || handoff?.reasonCode === 'max-duration') {
+    await endOnCall(call);
+    return hangupTwiml();
+  }
+  // The session ended on its own (a dropped or refused connection, the session cap): the call goes on in a new one while it may.
+  const answeredMs = call.answered_at ? Date.parse(call.answered_at) : clockMs();
+  const limit = agent?.max_call_duration_ms && agent.max_call_duration_ms > 0 ? agent.max_call_duration_ms : RELAY_SESSION_CAP_MS;
+  const url = process.env.RELAY_URL;
+  if (agent && isRelayAgent(agent) && url && call.status !== 'ended' && ref.attempt < RELAY_MAX_RECONNECTS && clockMs() - answeredMs < limit) {
+    logger.info('A relay session ended on its own: the call reconnects', { call_id: call.id, attempt: ref.attempt + 1, session_status: params.SessionStatus });
+    return relayTwiml(url, call, agent, ref.attempt + 1);
+  }
+  logger.warn('A relay session ended and the call cannot go on', { call_id: call.id, attempt: ref.attempt, session_status: params.SessionStatus });
+  await endOnCall(call);
+  return hangupTwiml(clockMs() - answeredMs >= limit ? RELAY_TIME_UP : RELAY_CANNOT_CONTINUE);
+}
