@@ -19,6 +19,8 @@ module.exports = {
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts', globalTeardown: '<rootDir>/test/support/global-teardown.ts' },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    // The fault tier: flows that matter, run under LOCAL_FAULTS, their invariants checked (docs/operations.md "Faults on demand").
+    { ...base, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.ts'] },
     { ...base, displayName: 'acceptance', testMatch: ['<rootDir>/test/acceptance/**/*.test.ts'], setupFiles: [...base.setupFiles, '<rootDir>/test/support/setup-lazy.js'] },
   ],
   testTimeout: 60000,

@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- --contacts N --days D --out report.json [--seed S] [--concurrent C] [--tick-seconds T] [--progress]`
+ * `npm run simulate -- --contacts N --days D --out report.json [--seed S] [--concurrent C] [--tick-seconds T] [--faults LOCAL_FAULTS] [--progress]`
  *
  * A week (or D days) of one campaign on virtual time: the local platform (DynamoDB Local, the
  * queue runner, the scheduler and the REAL job handlers: campaign-tick, campaign-dispatch,
@@ -37,7 +37,9 @@ import { recountContacts, type CampaignContactItem, type CampaignItem } from '..
 import { isOpen } from '../shared/domain/campaigns/window';
 import type { CallItem } from '../shared/domain/calls/service';
 import { ManualClock } from '../shared/local/clock';
+import { installLocalFaults, parseFaults } from '../shared/local/faults';
 import { startPlatform } from '../shared/local/platform';
+import { simulatedDials } from '../shared/adapters/telephony/simulated';
 
 export interface SimulationOptions {
   contacts: number;
@@ -47,6 +49,8 @@ export interface SimulationOptions {
   start?: string;
   /** Virtual seconds per scheduler "minute" (default 300): how often the tick, sweeps and retries' dispatch run. */
   tickSeconds?: number;
+  /** LOCAL_FAULTS for the simulated week (shared/local/faults.ts): injected once the campaign is set up, removed before the recount. */
+  faults?: string;
   /** Called once a virtual hour with the virtual time and the wall seconds so far (`--progress`: to stderr). */
   progress?: (line: string) => void;
 }
@@ -69,6 +73,10 @@ export interface SimulationReport {
   completed_at: string | null;
   contacts_by_status: Record<string, number>;
   calls_by_outcome: Record<string, number>;
+  /** Calls the simulated carrier was asked to place: equal to calls_placed when no call was dialed twice. */
+  carrier_dials: number;
+  /** Faults injected by kind, when the week ran under faults. */
+  faults_injected?: Record<string, number>;
   wall_seconds: number;
   peak_rss_mb: number;
 }
@@ -113,6 +121,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     }));
     for (let i = 10_000; i < ids.length; i += 10_000) await addCampaignContacts(orgId, campaign.id, ids.slice(i, i + 10_000));
     await startCampaign(orgId, campaign.id);
+    const faults = installLocalFaults(parseFaults(options.faults));
+    const dialsBefore = simulatedDials();
 
     const end = clock.now() + options.days * 86_400_000;
     const settle = async () => {
@@ -141,6 +151,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       clock.advance(Math.max(0, next - clock.now()));
     }
     await settle();
+    installLocalFaults(undefined);
     // A job that failed for good is a bug the report must not hide.
     const dead = Object.entries(platform.queue.stats()).filter(([, q]) => q.deadLetters > 0);
     if (dead.length) {
@@ -150,10 +161,13 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     const report = await recount(orgId, campaign.id, schedule.max_concurrent);
     return {
       contacts: options.contacts, days: options.days, seed, start, zones: ZONES, blackout_dates: schedule.blackout_dates, ...report,
+      carrier_dials: simulatedDials() - dialsBefore,
+      ...(faults ? { faults_injected: faults.injected() } : {}),
       wall_seconds: Math.round((performance.now() - wallStart) / 100) / 10,
       peak_rss_mb: Math.round(Math.max(peakRss, process.memoryUsage().rss) / 1024 / 1024),
     };
   } finally {
+    installLocalFaults(undefined);
     await platform.stop();
   }
 }
@@ -234,6 +248,7 @@ if (require.main === module) {
     seed: Number(arg('seed') ?? 1),
     ...(arg('concurrent') ? { maxConcurrent: Number(arg('concurrent')) } : {}),
     ...(arg('tick-seconds') ? { tickSeconds: Number(arg('tick-seconds')) } : {}),
+    ...(arg('faults') ? { faults: arg('faults') } : {}),
     ...(process.argv.includes('--progress') ? { progress: (line: string) => console.error(line) } : {}),
   };
   const out = arg('out');

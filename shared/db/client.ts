@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { checkDynamo, guardClient } from '../access/enforce';
 import { addFaultPoint } from '../fault-point';
 import { config } from '../config';
+import { CONFLICT_ATTEMPTS, isTransactionConflict, pause, TransactionConflict } from './retry';
 
 let doc: DynamoDBDocumentClient | undefined;
 
@@ -19,6 +20,7 @@ export function db(): DynamoDBDocumentClient {
   // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
   guardClient(client, 'accessGuard', (command, input) => checkDynamo(command, input, config().tableName));
   addFaultPoint(client, 'dynamodb');
+  retryLoneWriteConflicts(client);
   doc = DynamoDBDocumentClient.from(client, {
     // Numbers arrive as JSON doubles, already as precise as they will be: a double beyond 2^53
     // is stored as its shortest decimal form and read back as the same double, never a BigInt.
@@ -30,6 +32,33 @@ export function db(): DynamoDBDocumentClient {
     name: 'shieldOwnConstructors',
   });
   return doc;
+}
+
+const LONE_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
+
+/**
+ * A lone write that meets a transaction in flight on its item fails with
+ * TransactionConflictException: retryable and not a failed condition (references.md), yet the
+ * SDK's retry strategy does not retry it. Every lone write of the code base (the store's, and the
+ * counters, markers and idempotency records that write raw) is sent again here, and answers
+ * TransactionConflict (a 503) when the conflict lasts.
+ */
+function retryLoneWriteConflicts(client: DynamoDBClient): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!LONE_WRITES.has(context.commandName ?? '')) return next(args);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await next(args);
+        } catch (err) {
+          if (!isTransactionConflict(err)) throw err;
+          if (attempt + 1 >= CONFLICT_ATTEMPTS) throw new TransactionConflict({ cause: err });
+          await pause(attempt);
+        }
+      }
+    },
+    { step: 'build', name: 'retryLoneWriteConflicts', override: true },
+  );
 }
 
 /**

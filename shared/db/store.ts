@@ -13,8 +13,8 @@ import {
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { db, tableName } from './client';
 import { keys, type Key } from './keys';
-import { ItemTooLargeError, UnavailableError, ValidationError } from '../errors';
-import { CONFLICT_ATTEMPTS, pause } from './retry';
+import { ItemTooLargeError, ValidationError } from '../errors';
+import { CONFLICT_ATTEMPTS, isTransactionConflict, pause, TransactionConflict } from './retry';
 
 type Item = Record<string, unknown>;
 /** One write of a TransactWriteItems call. */
@@ -42,28 +42,7 @@ export interface Guard {
 /** Thrown by `transact` when the main write's own condition fails (never for a transaction conflict: see TransactionConflict). */
 export class ConditionFailed extends Error {}
 
-/**
- * Thrown by `transact` when DynamoDB kept cancelling the write for a conflict with another
- * transaction (`TransactionConflict`, or `TransactionConflictException` on a lone write) after
- * CONFLICT_ATTEMPTS tries. Nothing was written and no condition failed: retryable, never "already
- * stored" (a caller that reads ConditionFailed as "done" must not see this). A 503 with Retry-After.
- */
-export class TransactionConflict extends UnavailableError {
-  constructor(options?: { cause?: unknown }) {
-    super('The write collided with concurrent writes to the same items; retry', { reason: 'transaction_conflict' }, 1);
-    if (options?.cause) Object.defineProperty(this, 'cause', { value: options.cause, enumerable: false });
-  }
-}
-
-/** True for a conflict with another transaction: the whole write was refused, nothing landed, and no condition failed. */
-export function isTransactionConflict(err: unknown): boolean {
-  if (err instanceof TransactionCanceledException) {
-    const reasons = err.CancellationReasons ?? [];
-    return reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
-  }
-  const name = (err as { name?: string } | null)?.name;
-  return name === 'TransactionConflictException' || name === 'TransactionInProgressException';
-}
+export { TransactionConflict, isTransactionConflict } from './retry';
 
 /** Sends a write again while DynamoDB cancels it for a transaction conflict (same request: nothing of it landed), then gives up with TransactionConflict. */
 async function retryingConflicts<T>(send: () => Promise<T>): Promise<T> {
@@ -182,15 +161,18 @@ export async function transact(main: TransactItem[], counters: CounterDelta[] = 
   }
 }
 
-/** A lone write skips the transaction: half the write cost (it can still meet a transaction in flight on its item: retried as one). */
+/**
+ * A lone write skips the transaction: half the write cost. It can still meet a transaction in
+ * flight on its item (TransactionConflictException): the document client retries that for every
+ * lone write of the code base, raw ones included (shared/db/client.ts), and answers
+ * TransactionConflict when it lasts.
+ */
 async function single(item: TransactItem): Promise<void> {
   try {
-    await retryingConflicts(async () => {
-      if (item.Put) await db().send(new PutCommand(item.Put));
-      else if (item.Update) await db().send(new UpdateCommand(item.Update as UpdateCommandInput));
-      else if (item.Delete) await db().send(new DeleteCommand(item.Delete));
-      else await db().send(new TransactWriteCommand({ TransactItems: [item] }));
-    });
+    if (item.Put) await db().send(new PutCommand(item.Put));
+    else if (item.Update) await db().send(new UpdateCommand(item.Update as UpdateCommandInput));
+    else if (item.Delete) await db().send(new DeleteCommand(item.Delete));
+    else await retryingConflicts(() => db().send(new TransactWriteCommand({ TransactItems: [item] })));
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) throw new ConditionFailed('condition failed', { cause: err });
     if (err instanceof TransactionCanceledException && err.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')) throw new ConditionFailed('condition failed', { cause: err });

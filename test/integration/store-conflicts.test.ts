@@ -1,6 +1,8 @@
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
-import { db } from '../../shared/db/client';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../shared/db/client';
+import { installFaultInjector } from '../../shared/fault-point';
 import { keys } from '../../shared/db/keys';
 import { ConditionFailed, getItem, putNew, transact, TransactionConflict, updateExisting } from '../../shared/db/store';
 import { CONFLICT_ATTEMPTS } from '../../shared/db/retry';
@@ -74,16 +76,37 @@ describe('transaction conflicts in the store', () => {
     expect(await getItem(key)).toBeUndefined();
   });
 
-  it('retries a lone write that met a transaction in flight (TransactionConflictException)', async () => {
+  // Lone writes are retried by the client itself (shared/db/client.ts), raw ones included: the
+  // conflict is injected where the service answers, below the client's middleware.
+  it('retries a lone write that met a transaction in flight (TransactionConflictException), raw writes too', async () => {
     const org = uuidv7();
     const key = { pk: `ORG#${org}`, sk: 'THING#1' };
     await transact([putNew({ ...key, n: 1 })]);
-    const injected = injectFailures('UpdateCommand', 1, () => new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} }));
+    const sent: string[] = [];
+    let left = 2;
+    installFaultInjector(async (_service, command, args, next) => {
+      sent.push(command);
+      if (command !== 'UpdateItemCommand' || left-- <= 0) return next(args);
+      throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+    });
+    try {
+      await transact([updateExisting(key, { n: 2 })]);
+      await db().send(new UpdateCommand({ TableName: tableName(), Key: key, UpdateExpression: 'SET m = :m', ExpressionAttributeValues: { ':m': 3 } }));
+    } finally {
+      installFaultInjector(undefined);
+    }
+    expect(sent.filter((c) => c === 'UpdateItemCommand')).toHaveLength(4);
+    expect(await getItem(key)).toMatchObject({ n: 2, m: 3 });
+  });
 
-    await transact([updateExisting(key, { n: 2 })]).finally(() => injected.restore());
-
-    expect(injected.calls.filter((c) => c === 'UpdateCommand')).toHaveLength(2);
-    expect(await getItem(key)).toMatchObject({ n: 2 });
+  it('answers a lone write\'s lasting conflict as TransactionConflict (503), never ConditionFailed', async () => {
+    const key = { pk: `ORG#${uuidv7()}`, sk: 'THING#1' };
+    installFaultInjector(async () => {
+      throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+    });
+    const err = await transact([putNew({ ...key, n: 1 })]).catch((e: unknown) => e).finally(() => installFaultInjector(undefined));
+    expect(err).toBeInstanceOf(TransactionConflict);
+    expect(await getItem(key)).toBeUndefined();
   });
 
   it('still answers ConditionFailed for a failed condition, with or without a conflict elsewhere in the same answer', async () => {

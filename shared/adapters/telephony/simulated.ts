@@ -239,6 +239,10 @@ export function simulatedCourse(providerCallId: string, to: string, ringSeconds:
   return events;
 }
 
+/** Calls the simulated carrier was asked to place in this process: the fault tier's count of side effects (one per dialed call). */
+let dials = 0;
+export const simulatedDials = () => dials;
+
 export function simulatedCarrier(): TelephonyPort {
   return {
     name: 'simulated',
@@ -305,6 +309,7 @@ export function simulatedCarrier(): TelephonyPort {
 
     async placeCall(input: PlaceCallInput): Promise<PlacedCall> {
       failIf('call');
+      dials++;
       const providerCallId = `SIMCA${uuidv7().replace(/-/g, '')}`;
       return { providerCallId, status: 'queued', events: simulatedCourse(providerCallId, input.to, input.timeoutSeconds ?? 30) };
     },
