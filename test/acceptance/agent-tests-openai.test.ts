@@ -64,9 +64,10 @@ it('plays the persona with the model and lets the model judge, with its rational
   expect(started.body.data.notices).toEqual([]);
   const run = await until(async () => (await local.api('GET', `/api/v1/agents/${agent.id}/test-runs/${started.body.data.id}`)).body.data, (r) => r.status === 'completed', 'the run completing');
 
-  // Assess: the persona spoke twice, then ended; the model judged two criteria and the third is not evaluated.
+  // Assess: the persona spoke twice, then ended; the model judged two criteria, and its prose answer to the
+  // third is an error verdict (never not_evaluated, never a pass): the result is an error saying which.
   const result = run.results[0];
-  expect(result.error).toBeNull();
+  expect(result.error).toMatch(/^criterion 2 \(judge\) could not be judged: the judge did not answer with the JSON verdict asked for/);
   expect(result.transcript).toEqual([
     { role: 'agent', content: 'Hello!' },
     { role: 'user', content: 'I need a cleaning appointment.' },
@@ -78,11 +79,12 @@ it('plays the persona with the model and lets the model judge, with its rational
   expect(result.criteria.map((c: any) => [c.rubric ?? c.type, c.verdict, c.detail])).toEqual([
     ['The agent offers a Saturday slot.', 'passed', 'The agent offered Saturday at 10.'],
     ['The agent speaks French.', 'failed', 'The agent spoke English throughout.'],
-    ['Garbled.', 'not_evaluated', expect.stringMatching(/did not answer with the JSON asked for/)],
+    ['Garbled.', 'error', expect.stringMatching(/did not answer with the JSON verdict asked for: "I think it went fine."/)],
     ['reply_contains', 'passed', expect.any(String)],
   ]);
-  expect(result.status).toBe('failed');
-  expect(run.summary).toEqual({ total: 1, passed: 0, failed: 1, errored: 0 });
+  expect(result.status).toBe('error');
+  expect(result.not_evaluated).toEqual([]);
+  expect(run.summary).toEqual({ total: 1, passed: 0, failed: 0, errored: 1, not_evaluated: 0 });
   // 3 persona requests + 2 agent turns + 3 judge requests; usage summed from what the model reported.
   expect(result.usage.llm_requests).toBe(8);
   expect(result.usage.prompt_tokens).toBeGreaterThanOrEqual(3 * 30 + 2 * 50);

@@ -10,6 +10,7 @@ import { keys } from '../../shared/db/keys';
 import { getItem, MAX_ITEM_BYTES, storedBytes } from '../../shared/db/store';
 import { publishAgent } from '../../shared/domain/agent-tests/publish';
 import { retryingModel, TEST_DEADLINE_MS } from '../../shared/domain/agent-tests/runner';
+import { ORG_JOB_CAP } from '../../shared/domain/agent-tests/fairness';
 import { CreateAgentTestBody, StartTestRunBody, UpdateAgentTestBody } from '../../shared/domain/agent-tests/schemas';
 import { createTest, deleteTest, getRun, startRun, updateTest } from '../../shared/domain/agent-tests/service';
 import { CreateAgentBody, UpdateAgentBody } from '../../shared/domain/agents/schemas';
@@ -421,3 +422,50 @@ describe('results that say what happened', () => {
     expect(await getItem(keys.agentTestRun(org, agent.id, run.id))).not.toHaveProperty('gsi2pk');
   });
 });
+
+describe('fairness on the jobs queue', () => {
+  it('runs at most the cap of one organization\'s tests at once, defers the rest, and never holds back another organization', async () => {
+    // Every conversation waits at the gate until the test lets it go, so slots stay held.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const started: string[] = [];
+    installLlm({
+      name: 'local',
+      async complete(r) {
+        started.push(r.system);
+        await gate;
+        return localStep(r);
+      },
+    });
+    try {
+      const big = await shop({ prompt: 'big org' });
+      const small = await shop({ prompt: 'small org' });
+      // One more than the cap (20) twice over: 22 tests of one organization in one delivery.
+      for (let i = 0; i < ORG_JOB_CAP + 2; i++) await createTest(big.org, big.agent.id, orderTest({ name: `big ${i}` }));
+      await createTest(small.org, small.agent.id, orderTest({ name: 'small' }));
+      const bigRun = await startRun(big.org, big.agent.id, StartTestRunBody.parse({}));
+      const bigJobs = queued.take('agent-test-run');
+      const smallRun = await startRun(small.org, small.agent.id, StartTestRunBody.parse({}));
+      const smallJobs = queued.take('agent-test-run');
+
+      // Act: the big organization's jobs and the small one's in one delivery.
+      const batch = deliver(JOB, [...bigJobs, ...smallJobs]);
+      for (let i = 0; i < 500 && started.length < ORG_JOB_CAP + 1; i++) await new Promise((r) => setTimeout(r, 10));
+      const deferred = () => queued.messages.filter((m) => m.queue === 'agent-test-run').length;
+      for (let i = 0; i < 500 && deferred() < 2; i++) await new Promise((r) => setTimeout(r, 10));
+
+      // Assess: the cap of the big organization's tests run, two went back on the queue; the small one runs.
+      expect(started.filter((s) => s.includes('big org'))).toHaveLength(ORG_JOB_CAP);
+      expect(started.filter((s) => s.includes('small org'))).toHaveLength(1);
+      expect(deferred()).toBe(2);
+      open();
+      await batch;
+      for (let round = 0; round < 5 && queued.messages.length; round++) await runJobs();
+      expect((await getRun(big.org, big.agent.id, bigRun.id)).summary).toMatchObject({ total: ORG_JOB_CAP + 2, passed: ORG_JOB_CAP + 2 });
+      expect((await getRun(small.org, small.agent.id, smallRun.id)).summary).toMatchObject({ total: 1, passed: 1 });
+    } finally {
+      open();
+    }
+  });
+});
+

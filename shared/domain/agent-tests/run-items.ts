@@ -68,6 +68,9 @@ export interface TestJob {
   attempt: number;
 }
 
+/** A test × attempt's deadline (the job's function has 900 s): past it the test is an `error` result. */
+export const TEST_DEADLINE_MS = 10 * 60 * 1000;
+
 /** How long a run may take before the sweep completes it (each missing result an `error`): jobs of 15 minutes at most, queued behind others. */
 export const RUN_EXPIRY_MS = 2 * 60 * 60 * 1000;
 

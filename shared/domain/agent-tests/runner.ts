@@ -14,7 +14,10 @@ import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog
 import { agentTurnInput, type AgentConversation } from '../conversations/turn-input';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import type { ConversationRef, ToolInvocation } from '../conversations/types';
-import { findRun, LOCAL_JUDGE_NOTICE, LOCAL_PERSONA_ERROR, testOfRun, type RunItem, type TestItem, type TestJob } from './service';
+import { findRun, LOCAL_JUDGE_NOTICE, LOCAL_PERSONA_ERROR, TEST_RUN_QUEUE, testOfRun, type RunItem, type TestItem, type TestJob } from './service';
+import { TEST_DEADLINE_MS } from './run-items';
+import { claimSlot, DEFER_SECONDS, releaseSlot } from './fairness';
+import { queue } from '../../adapters/queue';
 import { completeRun, errorResult, expiryOf, storeResult } from './results';
 import { MAX_MATCH_INPUT, patternMatches, patternProblem } from './patterns';
 import type { TestCriterion, TestResult } from './schemas';
@@ -31,8 +34,7 @@ import type { TestCriterion, TestResult } from './schemas';
 
 /** A test turn's budget, as a chat turn's. */
 const TURN_BUDGET_MS = 25_000;
-/** A test × attempt's deadline (the job's function has 900 s): past it the test is an `error` result. */
-export const TEST_DEADLINE_MS = 10 * 60 * 1000;
+export { TEST_DEADLINE_MS };
 /** Model requests a test makes again in-process after a retryable failure (429, 5xx, timeout), waiting what Retry-After asks. */
 const MODEL_RETRIES = 3;
 /** The longest single wait between model retries (a longer Retry-After: the test is an error, the run goes on). */
@@ -352,7 +354,14 @@ export async function runTestJob(job: TestJob, receiveCount = 1): Promise<void> 
         if (!(err instanceof ConditionFailed)) throw err; // another job started it
       });
     }
+    // One organization's tests take at most its cap of the queue's consumers; the others wait their turn on the queue.
+    const slot = `${job.run_id}#${job.test_id}#${job.attempt}`;
+    if (!(await claimSlot(job.organization_id, slot))) {
+      await queue().send(TEST_RUN_QUEUE, job, { delaySeconds: DEFER_SECONDS });
+      return;
+    }
     await storeResult(job, await testResult(run, job, receiveCount));
+    await releaseSlot(job.organization_id, slot);
   }
   await completeRun(job);
 }
