@@ -1,5 +1,5 @@
 import { gsi2, keys, SWEEP_SHARDS } from '../../db/keys';
-import { addToExisting, ConditionFailed, getItem, MAX_ITEM_BYTES, putNew, queryPage, storedBytes, transact, updateExisting } from '../../db/store';
+import { addToExisting, ConditionFailed, getItem, MAX_ITEM_BYTES, putNew, queryPage, storedBytes, transact, updateExisting, type TransactItem } from '../../db/store';
 import { clockMs } from '../../clock';
 import { logger } from '../../logger';
 import { dispatchEvents, newEvent } from '../events/publish';
@@ -52,7 +52,7 @@ export function fitResult(result: TestResult, maxBytes = MAX_RESULT_BYTES): Test
  * job) or the run is gone. A conflict with another transaction is retried by the store, never
  * taken for "stored".
  */
-export async function storeResult(job: TestJob, result: TestResult): Promise<boolean> {
+export async function storeResult(job: TestJob, result: TestResult, also: TransactItem[] = []): Promise<boolean> {
   const fitted = fitResult(result);
   const resultKey = keys.agentTestResult(job.organization_id, job.agent_id, job.run_id, `${job.test_id}#${job.attempt}`);
   const counts = {
@@ -66,6 +66,7 @@ export async function storeResult(job: TestJob, result: TestResult): Promise<boo
     await transact([
       putNew({ ...resultKey, entity: 'AGENT_TEST_RESULT', run_id: job.run_id, ...fitted }),
       addToExisting(keys.agentTestRun(job.organization_id, job.agent_id, job.run_id), counts),
+      ...also,
     ]);
     return true;
   } catch (err) {

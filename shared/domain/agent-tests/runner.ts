@@ -16,7 +16,7 @@ import { conversationSetup, loadConversationTimezone } from '../conversations/va
 import type { ConversationRef, ToolInvocation } from '../conversations/types';
 import { findRun, LOCAL_JUDGE_NOTICE, LOCAL_PERSONA_ERROR, TEST_RUN_QUEUE, testOfRun, type RunItem, type TestItem, type TestJob } from './service';
 import { TEST_DEADLINE_MS } from './run-items';
-import { claimSlot, DEFER_SECONDS, releaseSlot } from './fairness';
+import { claimSlot, DEFER_SECONDS, releaseSlotWrite } from './fairness';
 import { queue } from '../../adapters/queue';
 import { completeRun, errorResult, expiryOf, storeResult } from './results';
 import { MAX_MATCH_INPUT, patternMatches, patternProblem } from './patterns';
@@ -360,8 +360,8 @@ export async function runTestJob(job: TestJob, receiveCount = 1): Promise<void> 
       await queue().send(TEST_RUN_QUEUE, job, { delaySeconds: DEFER_SECONDS });
       return;
     }
-    await storeResult(job, await testResult(run, job, receiveCount));
-    await releaseSlot(job.organization_id, slot);
+    // The slot is freed in the result's own transaction.
+    await storeResult(job, await testResult(run, job, receiveCount), [releaseSlotWrite(job.organization_id, slot)]);
   }
   await completeRun(job);
 }
