@@ -8,12 +8,10 @@ import type { CallItem } from '../../shared/domain/calls/service';
 import { installCampaignDialer } from '../../shared/domain/campaigns/dialer';
 import { CreateCampaignBody, UpdateCampaignBody } from '../../shared/domain/campaigns/schemas';
 import { createCampaign, getCampaign, startCampaign, updateCampaign } from '../../shared/domain/campaigns/service';
-import { tryNormalizeE164 } from '../../shared/domain/common/phone';
 import { createContact } from '../../shared/domain/contacts/service';
-import { ImportBody } from '../../shared/domain/phone-numbers/schemas';
-import { importPhoneNumber } from '../../shared/domain/phone-numbers/service';
 import { logger } from '../../shared/logger';
 import { CapturedQueue, deliver } from '../support/campaign-dialer';
+import { ownNumber, uniquePhone } from '../support/numbers';
 
 logger.setLogLevel('SILENT');
 
@@ -30,12 +28,6 @@ beforeEach(() => {
 });
 afterAll(() => installLocalQueue(undefined));
 
-const randomPhone = (prefix: string) => {
-  for (;;) {
-    const n = tryNormalizeE164(`${prefix}${Math.floor(200_000 + Math.random() * 700_000)}1`);
-    if (n) return n;
-  }
-};
 
 /** An agent with `versions` published versions, each saying its own begin message. */
 async function agentWithVersions(org: string, name: string, versions: number) {
@@ -49,8 +41,8 @@ async function agentWithVersions(org: string, name: string, versions: number) {
 }
 
 async function campaignOn(org: string, agentId: string, contacts: number, pin?: number | 'draft') {
-  const number = await importPhoneNumber(org, ImportBody.parse({ phone: randomPhone('+1415'), type: 'pstn' }));
-  const people = await Promise.all(Array.from({ length: contacts }, (_, i) => createContact(org, { first_name: `C${i}`, phone: randomPhone('+1646') })));
+  const number = await ownNumber(org);
+  const people = await Promise.all(Array.from({ length: contacts }, (_, i) => createContact(org, { first_name: `C${i}`, phone: uniquePhone('+1646') })));
   return createCampaign(org, CreateCampaignBody.parse({
     name: 'Calls', agent_id: agentId, phone_number_id: number.id, from_phone_number: number.phone, contact_ids: people.map((c) => c.id),
     schedule: { window_start: '00:00', window_end: '23:59', window_days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', max_concurrent: 5 },
