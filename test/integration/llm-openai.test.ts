@@ -4,6 +4,7 @@ import { llm, resetLlm } from '../../shared/adapters/llm';
 import { llmKeyFromEnvironment, openAiModel, resetLlmKey, retryAfterSeconds, type OpenAiModelOptions } from '../../shared/adapters/llm/openai';
 import { LlmError, type LlmRequest } from '../../shared/adapters/llm/port';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
+import { until } from '../support/until';
 
 /**
  * The openai model adapter against a stand-in Chat Completions server: what it sends (model,
@@ -223,6 +224,38 @@ describe('the openai model adapter: failures', () => {
     expect(cut.reason).toBe('timeout');
     expect(cut.details.timeoutMs).toBe(100);
     expect(Date.now() - started).toBeLessThan(900);
+  });
+
+  it('ends the request when its signal aborts: the provider sees the connection closed, the stream is read no more, and the request rejects at once as cancelled', async () => {
+    // Streamed: the model holds the rest of its reply; the caller aborts after the first piece.
+    let release!: () => void;
+    server.script({ text: 'One two three.', pieces: ['One ', 'two ', 'three.'], holdUntil: new Promise<void>((r) => (release = r)) });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    let started = Date.now();
+    const streamed = model({ timeoutMs: 10_000 }).complete(request({ signal: controller.signal, onDelta: (d) => void (deltas.push(d), controller.abort()) }));
+    const cancelled = await failure(streamed);
+    expect(cancelled.details).toMatchObject({ provider: 'openai', cancelled: true });
+    expect(Date.now() - started).toBeLessThan(1000);
+    await until(async () => server.requests[0]!.abortedAt, (at) => at !== undefined, 'the connection closed');
+    release();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(deltas).toEqual(['One ']);
+
+    // Not streamed: a request the model never answers ends when aborted, long before its timeout.
+    server.script({ hang: true });
+    const plain = new AbortController();
+    started = Date.now();
+    const pending = model({ timeoutMs: 10_000 }).complete(request({ signal: plain.signal }));
+    await until(async () => server.requests.length, (n) => n === 2, 'the second request');
+    plain.abort();
+    expect((await failure(pending)).details.cancelled).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1000);
+    await until(async () => server.requests[1]!.abortedAt, (at) => at !== undefined, 'the connection closed');
+
+    // Aborted before it starts: no request is made.
+    await failure(model().complete(request({ signal: AbortSignal.abort() })));
+    expect(server.requests).toHaveLength(2);
   });
 
   it('is rate_limited on 429, with the provider\'s Retry-After', async () => {

@@ -407,24 +407,36 @@ describe('relay calls on real Twilio and API Gateway', () => {
     await platform().relay.idle();
   });
 
-  it('speaks one reply at a time: a newer prompt supersedes the running one, and an interrupt aborts the model request and closes the token stream; neither answer waits for the cancelled request', async () => {
+  it('speaks one reply at a time: a newer prompt supersedes the running one, and an interrupt aborts the model request (the model sees its connection closed) and closes the token stream; neither answer waits for the cancelled request', async () => {
     const { callId, relay } = await callIn(await relayAgent());
     const never = deferred(); // the superseded and the interrupted requests would run until the test ends
     const texts = (from: number) => relay.received.slice(from).filter((m) => m.type === 'text');
     let from = relay.received.length;
+    // The cancelled request's connection is closed soon after the reply stops (its HTTP request aborted, not left to run).
+    const abortedSoon = async (request: { abortedAt?: number }, stoppedAt: number) => {
+      await until(async () => request.abortedAt, (at) => at !== undefined, 'the cancelled model request closed');
+      expect(request.abortedAt! - stoppedAt).toBeLessThan(1000);
+    };
+    const superseded = model.requests.length;
     model.script({ text: 'Let me check. We have seven kettles.', pieces: ['Let me check.', ' We have seven kettles.'], holdUntil: never.promise }, { text: 'Yes, I am still here.', pieces: ['Yes, I am still here.'] });
     relay.say('Is the kettle in stock?');
     await relay.until(() => texts(from).length > 0, 'the first words');
+    let stoppedAt = Date.now();
     relay.say('Are you there?');
     await relay.until(() => relay.replies().length === 2, 'the newer answer');
     expect(texts(from).map((m) => [m.token, m.last])).toEqual([['Let me check.', false], ['', true], ['Yes, I am still here.', false], ['', true]]);
+    await abortedSoon(model.requests[superseded]!, stoppedAt);
+    expect(model.requests[superseded + 1]!.abortedAt).toBeUndefined();
 
     from = relay.received.length;
+    const interrupted = model.requests.length;
     model.script({ text: 'Our kettles come in four colours.', pieces: ['Our kettles', ' come in four colours.'], holdUntil: never.promise }, { text: 'Red and blue.', pieces: ['Red and blue.'] });
     relay.say('Which colours?');
     await relay.until(() => texts(from).length > 0, 'the colours answer');
+    stoppedAt = Date.now();
     relay.interrupt('Our kettles');
     await relay.until(() => texts(from).some((m) => m.last), 'the interrupted stream closed');
+    await abortedSoon(model.requests[interrupted]!, stoppedAt);
     relay.say('Just the names.');
     await relay.until(() => relay.replies().length === 4, 'the answer after the interruption');
     expect(texts(from).map((m) => [m.token, m.last])).toEqual([['Our kettles', false], ['', true], ['Red and blue.', false], ['', true]]);

@@ -16,7 +16,8 @@ import { readBody } from './stand-in';
  * `chat.completion.chunk`s: the role first, the text in pieces, each tool call in fragments by
  * `index` (id, type and name in the first, the arguments in two parts), a chunk with the
  * `finish_reason` and an empty delta, a `usage` chunk with empty `choices` only when
- * `stream_options.include_usage`, then `data: [DONE]`).
+ * `stream_options.include_usage`, then `data: [DONE]`). A request whose client closes the
+ * connection before its answer ended is marked `abortedAt` (a cancelled request).
  *
  *   const model = await startOpenAiStandIn();
  *   model.script({ toolCalls: [{ name: 'lookup', arguments: { id: 1 } }] }, { text: 'Found it.' });
@@ -64,6 +65,8 @@ export interface StandInRequest {
   authorization: string | undefined;
   /** The parsed JSON body (undefined when there was none or it was not JSON). */
   body: any;
+  /** When (Date.now()) the client closed the request's connection before the answer ended (an aborted request); undefined while it runs or once it was answered whole. */
+  abortedAt?: number;
 }
 
 export interface OpenAiStandIn {
@@ -118,7 +121,10 @@ export async function startOpenAiStandIn(options: {
     } catch {
       body = undefined;
     }
-    requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, authorization: req.headers.authorization, body });
+    const recorded: StandInRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, authorization: req.headers.authorization, body };
+    requests.push(recorded);
+    // The client gave up on the request (its fetch aborted): the response closes before it ended.
+    res.on('close', () => void (res.writableFinished || (recorded.abortedAt = Date.now())));
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(res, 404, apiError(404, 'Unknown path', 'invalid_request_error'));
     if (apiKey !== undefined && req.headers.authorization !== `Bearer ${apiKey}`) {
       const given = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { normalizeTerm } from '../../domain/common/terms';
-import type { LlmMessage, LlmPassage, LlmPort, LlmRequest, LlmResponse, LlmTool, LlmToolCall } from './port';
+import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmRequest, type LlmResponse, type LlmTool, type LlmToolCall } from './port';
 
 /**
  * The local model: a few fixed rules, no language model and no account. It is the default so that
@@ -19,7 +19,8 @@ import type { LlmMessage, LlmPassage, LlmPort, LlmRequest, LlmResponse, LlmTool,
  *    MAX_SENTENCES sentences sharing the most content words with the user's message (in the
  *    passage's order; the first sentence when none shares a word); with no passage, NO_ANSWER.
  *
- * Asked to stream (`onDelta`), it gives its reply word by word.
+ * Asked to stream (`onDelta`), it gives its reply word by word. A request whose `signal` aborts
+ * stops streaming at once and rejects (a cancelled LlmError), as the `openai` adapter does.
  *
  * Replies and choices depend only on the request; the tool call ids are random like a provider's
  * (a webhook tool's `webhook-id` is the call id, and receivers de-duplicate on it). Usage is 0.
@@ -163,8 +164,12 @@ export function localModel(options: LocalModelOptions = {}): LlmPort {
   return {
     name: 'local',
     complete: async (request) => {
+      const cancelled = () => new LlmError('timeout', 'The model request was cancelled by its caller', { provider: 'local', cancelled: true });
+      if (request.signal?.aborted) throw cancelled();
       const response = withOptions(localStep(request, newId), request, newId);
-      if (request.onDelta && response.text) await streamWords(response.text, request.onDelta);
+      if (request.onDelta && response.text) await streamWords(response.text, request.onDelta, request.signal);
+      // Cancelled while it streamed: the words after went nowhere, and the caller gets no answer.
+      if (request.signal?.aborted) throw cancelled();
       return response;
     },
   };
@@ -190,9 +195,10 @@ function withOptions(response: LlmResponse, request: LlmRequest, newId: () => st
   return { ...response, text };
 }
 
-/** Gives a reply word by word (each word with the spaces after it), a turn of the event loop apart, as a streaming model would. */
-export async function streamWords(text: string, onDelta: (text: string) => void): Promise<void> {
+/** Gives a reply word by word (each word with the spaces after it), a turn of the event loop apart, as a streaming model would; stops at once when `signal` aborts. */
+export async function streamWords(text: string, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
   for (const word of text.match(/\S+\s*|\s+/g) ?? []) {
+    if (signal?.aborted) return;
     onDelta(word);
     await new Promise<void>((resolve) => setImmediate(resolve));
   }

@@ -190,6 +190,9 @@ function httpFailure(status: number, body: string, headers: Headers, key: string
   });
 }
 
+/** The caller cancelled the request (its `signal`): not the provider's failure. */
+const cancelled = (cause?: unknown) => new LlmError('timeout', 'The model request was cancelled by its caller', { provider: 'openai', cancelled: true }, { cause });
+
 const malformed = (message: string, cause?: unknown) => new LlmError('malformed', message, { provider: 'openai' }, { cause });
 
 const tokens = (n: number | null | undefined) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
@@ -241,22 +244,25 @@ export function openAiModel(options: OpenAiModelOptions = {}): LlmPort {
       // The turn's remaining budget may be shorter than the configured timeout.
       const timeoutMs = Math.max(1, Math.floor(request.timeoutMs !== undefined ? Math.min(configured, request.timeoutMs) : configured));
       const key = await apiKey();
-      if (request.onDelta) return streamCompletion(`${baseUrl}/chat/completions`, key, { ...requestBody(request, defaultModel), stream: true, stream_options: { include_usage: true } }, timeoutMs, request.onDelta);
+      if (request.signal?.aborted) throw cancelled(request.signal.reason);
+      // One signal bounds the whole exchange, the body included: the budget, or the caller's cancel.
+      const signal = request.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), request.signal]) : AbortSignal.timeout(timeoutMs);
+      if (request.onDelta) return streamCompletion(`${baseUrl}/chat/completions`, key, { ...requestBody(request, defaultModel), stream: true, stream_options: { include_usage: true } }, timeoutMs, request.onDelta, signal, request.signal);
       let status: number;
       let headers: Headers;
       let text: string;
       try {
-        // One signal bounds the whole exchange, the body included.
         const response = await fetch(`${baseUrl}/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' },
           body: JSON.stringify(requestBody(request, defaultModel)),
-          signal: AbortSignal.timeout(timeoutMs),
+          signal,
         });
         status = response.status;
         headers = response.headers;
         text = await response.text();
       } catch (err) {
+        if (request.signal?.aborted) throw cancelled(err);
         const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
         throw timedOut
           ? new LlmError('timeout', `The model provider did not answer within ${timeoutMs} ms`, { provider: 'openai', timeoutMs }, { cause: err })
@@ -327,14 +333,17 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<
  * `onDelta` chunk by chunk; tool calls are assembled from their `delta.tool_calls[]` fragments by
  * `index` (id and name in the first, the arguments concatenated); usage comes from the last chunk
  * (`stream_options.include_usage`). The same budget (one signal bounds the whole stream) and the
- * same failures as a plain request: an HTTP error before the stream is read as one; an `error`
+ * same failures as a plain request: an HTTP error before the stream is read as one; the caller's
+ * `signal` aborted ends the request and the reading of its body at once (a cancelled LlmError); an `error`
  * object inside the stream is a provider error; a stream cut before its end (no finish_reason, no
  * `[DONE]`) is `unreachable`, which retrying may cure.
  */
-async function streamCompletion(url: string, key: string, body: Record<string, unknown>, timeoutMs: number, onDelta: (text: string) => void) {
+async function streamCompletion(url: string, key: string, body: Record<string, unknown>, timeoutMs: number, onDelta: (text: string) => void, signal: AbortSignal, cancel?: AbortSignal) {
   const timedOut = (err: unknown) => (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
   const lost = (err: unknown) =>
-    timedOut(err)
+    cancel?.aborted
+      ? cancelled(err)
+      : timedOut(err)
       ? new LlmError('timeout', `The model provider did not answer within ${timeoutMs} ms`, { provider: 'openai', timeoutMs }, { cause: err })
       : new LlmError('unreachable', 'The model provider could not be reached', { provider: 'openai' }, { cause: err });
   let response: Response;
@@ -343,7 +352,7 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal,
     });
   } catch (err) {
     throw lost(err);
@@ -377,6 +386,8 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   try {
     for await (const data of sseData(response.body as unknown as AsyncIterable<Uint8Array>)) {
+      // Cancelled: the body is no longer read (the abort closed the connection) and no delta goes out.
+      if (cancel?.aborted) throw cancelled(cancel.reason);
       if (data.trim() === '[DONE]') {
         done = true;
         break;
@@ -425,6 +436,7 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
     if (err instanceof LlmError) throw err;
     throw lost(err);
   }
+  if (cancel?.aborted) throw cancelled(cancel.reason);
   if (!done && !finish) throw new LlmError('unreachable', 'The model provider\'s stream ended before the reply did', { provider: 'openai' });
   const toolCalls: LlmToolCall[] = [...calls.entries()]
     .sort(([a], [b]) => a - b)

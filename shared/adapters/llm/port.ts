@@ -53,6 +53,13 @@ export interface LlmRequest {
   /** Wall-clock budget for this request (the adapter aborts past it). */
   timeoutMs?: number;
   /**
+   * Cancels the request (a relay reply interrupted or superseded): once aborted, the adapter ends
+   * the HTTP request to the model (its connection closed, the stream no longer read), calls
+   * `onDelta` no more and rejects with an LlmError (`details.cancelled`). Optional: absent, the
+   * request runs to its end or its timeout.
+   */
+  signal?: AbortSignal;
+  /**
    * Streaming: called with each piece of the reply's text as the model produces it (the `openai`
    * adapter then asks with `stream: true`; the local model gives its reply word by word). The
    * pieces joined are the response's `text`; `complete` still resolves with the whole response.

@@ -155,7 +155,12 @@ export class Reply {
   }
 }
 
-/** The model port for one reply: its request rejects with ReplyCancelled as soon as the reply stops, and no delta of it lands after. */
+/**
+ * The model port for one reply: its request carries the reply's `signal` (the adapter ends the
+ * HTTP request to the model when the reply stops: its connection closed, its stream no longer
+ * read), rejects with ReplyCancelled as soon as the reply stops without waiting for the adapter,
+ * and no delta of it lands after.
+ */
 export function cancellable(port: LlmPort, signal: AbortSignal): LlmPort {
   return {
     name: port.name,
@@ -166,7 +171,7 @@ export function cancellable(port: LlmPort, signal: AbortSignal): LlmPort {
         signal.addEventListener('abort', onAbort, { once: true });
         const onDelta = request.onDelta;
         port
-          .complete({ ...request, ...(onDelta ? { onDelta: (t: string) => void (signal.aborted || onDelta(t)) } : {}) })
+          .complete({ ...request, signal: request.signal ? AbortSignal.any([request.signal, signal]) : signal, ...(onDelta ? { onDelta: (t: string) => void (signal.aborted || onDelta(t)) } : {}) })
           .then(resolve, reject)
           .finally(() => signal.removeEventListener('abort', onAbort));
       });

@@ -64,3 +64,12 @@ it('keeps every space and line break of the text (streamWords)', async () => {
   expect(pieces).toEqual(['  ', 'Two  ', 'spaces,\n', 'then ', 'a ', 'line. ']);
   expect(pieces.join('')).toBe('  Two  spaces,\nthen a line. ');
 });
+
+it('stops streaming and rejects as cancelled when the request\'s signal aborts', async () => {
+  const controller = new AbortController();
+  const pieces: string[] = [];
+  const answer = localModel().complete(request({ signal: controller.signal, onDelta: (piece) => void (pieces.push(piece), pieces.length === 2 && controller.abort()) }));
+  await expect(answer).rejects.toMatchObject({ name: 'LlmError', details: { provider: 'local', cancelled: true } });
+  expect(pieces).toEqual(['On ', 'Saturdays ']);
+  await expect(localModel().complete(request({ signal: AbortSignal.abort() }))).rejects.toMatchObject({ details: { cancelled: true } });
+});
