@@ -3101,6 +3101,13 @@ export interface components {
                     [key: string]: number;
                 };
             };
+            versions: {
+                [key: string]: {
+                    conversations: number;
+                    analyzed: number;
+                    successful: number;
+                };
+            };
         };
         /** @description Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value */
         ConversationAnalyticsTotals: {
@@ -3118,6 +3125,13 @@ export interface components {
             fields: {
                 [key: string]: {
                     [key: string]: number;
+                };
+            };
+            versions: {
+                [key: string]: {
+                    conversations: number;
+                    analyzed: number;
+                    successful: number;
                 };
             };
         };
@@ -16310,6 +16324,18 @@ export interface operations {
                      *                 "callback": 61,
                      *                 "not_interested": 137
                      *               }
+                     *             },
+                     *             "versions": {
+                     *               "2": {
+                     *                 "conversations": 350,
+                     *                 "analyzed": 350,
+                     *                 "successful": 210
+                     *               },
+                     *               "3": {
+                     *                 "conversations": 158,
+                     *                 "analyzed": 158,
+                     *                 "successful": 91
+                     *               }
                      *             }
                      *           }
                      *         ],
@@ -16338,6 +16364,18 @@ export interface operations {
                      *               "booked": 244,
                      *               "callback": 61,
                      *               "not_interested": 137
+                     *             }
+                     *           },
+                     *           "versions": {
+                     *             "2": {
+                     *               "conversations": 350,
+                     *               "analyzed": 350,
+                     *               "successful": 210
+                     *             },
+                     *             "3": {
+                     *               "conversations": 158,
+                     *               "analyzed": 158,
+                     *               "successful": 91
                      *             }
                      *           }
                      *         }

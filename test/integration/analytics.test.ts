@@ -7,6 +7,7 @@ import { resetConfig } from '../../shared/config';
 import { keys, Prefix } from '../../shared/db/keys';
 import { getItem, putNew, queryAll, transact } from '../../shared/db/store';
 import { createAgent, updateAgent } from '../../shared/domain/agents/service';
+import { publishVersion } from '../../shared/domain/agents/versions';
 import { CreateAgentBody, UpdateAgentBody } from '../../shared/domain/agents/schemas';
 import { analyzeCall } from '../../shared/domain/calls/analysis';
 import { moveCall } from '../../shared/domain/calls/lifecycle';
@@ -102,13 +103,17 @@ async function callSaying(orgId: string, agent: AgentItem & { id: string }, said
 
 /** The counters' answer, recounted here from the stored calls and chats (not through the counting code). */
 async function recount(orgId: string, filter: { agent_id?: string; channel?: 'call' | 'chat' } = {}) {
-  const out = { calls: 0, chats: 0, ended: {} as Record<string, number>, successful: 0, analyzed: 0, seconds: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0, fields: {} as Record<string, Record<string, number>> };
+  const out = { calls: 0, chats: 0, ended: {} as Record<string, number>, successful: 0, analyzed: 0, seconds: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0, fields: {} as Record<string, Record<string, number>>, versions: {} as Record<string, { conversations: number; analyzed: number; successful: number }> };
   for await (const item of queryAll<any>({ pkName: 'pk', pkValue: keys.partition(orgId) })) {
     const isCall = item.sk.startsWith(Prefix.call);
     if (!isCall && !item.sk.startsWith(Prefix.chat)) continue;
     if (item.status !== 'ended') continue;
     if (filter.agent_id && item.agent_id !== filter.agent_id) continue;
     if (filter.channel && filter.channel !== (isCall ? 'call' : 'chat')) continue;
+    const version = (out.versions[typeof item.agent_version === 'number' ? String(item.agent_version) : 'draft'] ??= { conversations: 0, analyzed: 0, successful: 0 });
+    version.conversations++;
+    if (item.analysis) version.analyzed++;
+    if (item.analysis?.successful) version.successful++;
     const reason = isCall ? item.disconnection_reason : item.end_reason;
     out.ended[reason] = (out.ended[reason] ?? 0) + 1;
     if (isCall) {
@@ -133,7 +138,7 @@ async function recount(orgId: string, filter: { agent_id?: string; channel?: 'ca
   return {
     calls: out.calls, chats: out.chats, ended: out.ended, successful: out.successful, analyzed: out.analyzed,
     minutes: Math.round((out.seconds / 60) * 100) / 100, prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens,
-    cost: Math.round(out.cost * 10_000) / 10_000, fields: out.fields,
+    cost: Math.round(out.cost * 10_000) / 10_000, fields: out.fields, versions: out.versions,
   };
 }
 
@@ -196,6 +201,20 @@ describe('conversation analytics counters', () => {
     await expect(reanalyzeChat(newOrg(), chat.id)).rejects.toBeInstanceOf(NotFoundError);
     // Nothing is counted for an open chat.
     expect((await read(orgId)).totals.chats).toBe(0);
+  });
+
+  it('breaks the figures down by the agent version each conversation ran', async () => {
+    const orgId = newOrg();
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'Versioned', analysis_fields: FIELDS }));
+    await chatSaying(orgId, agent.id, ['No thanks']);
+    await publishVersion(orgId, agent.id, {});
+    await chatSaying(orgId, agent.id, ['I want to book Monday']);
+    await chatSaying(orgId, agent.id, ['Maybe later']);
+
+    const totals = (await read(orgId, { agent_id: agent.id })).totals;
+
+    expect(totals.versions).toEqual({ draft: { conversations: 1, analyzed: 1, successful: 0 }, 1: { conversations: 2, analyzed: 2, successful: 1 } });
+    expect(totals).toEqual(await recount(orgId, { agent_id: agent.id }));
   });
 
   it('answers 404 for an agent filter naming another organization\'s agent, not a window of zeros', async () => {

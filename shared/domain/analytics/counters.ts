@@ -32,6 +32,8 @@ export const Counter = {
   /** Cost in units of 10^-4 USD (billing's AMOUNT_SCALE), so sums are exact. */
   costUnits: 'cost_units',
   ended: (reason: string) => `end#${reason}`,
+  /** Per agent version (`draft` for the draft): `ver#<version>#conversations|analyzed|successful`. */
+  version: (version: number | null | undefined, what: 'conversations' | 'analyzed' | 'successful') => `ver#${typeof version === 'number' ? version : 'draft'}#${what}`,
   field: (name: string, value: string) => `field#${name}#${value}`,
 } as const;
 
@@ -48,6 +50,8 @@ export interface CountedItem {
   organization_id: string;
   id: string;
   agent_id: string;
+  /** The agent version the conversation ran (null: the draft). */
+  agent_version?: number | null;
   status: string;
   version?: number;
   ended_at?: string | null;
@@ -91,10 +95,15 @@ export function contribution(channel: Channel, item: CountedItem): Contribution 
     add(Counter.promptTokens, item.usage?.prompt_tokens ?? 0);
     add(Counter.completionTokens, item.usage?.completion_tokens ?? 0);
   }
+  add(Counter.version(item.agent_version, 'conversations'), 1);
   const analysis = item.analysis;
   if (analysis) {
     add(Counter.analyzed, 1);
-    if (analysis.successful) add(Counter.successful, 1);
+    add(Counter.version(item.agent_version, 'analyzed'), 1);
+    if (analysis.successful) {
+      add(Counter.successful, 1);
+      add(Counter.version(item.agent_version, 'successful'), 1);
+    }
     // Boolean and enum fields count per value; a null (unknown) value is not counted.
     for (const [name, type] of Object.entries(analysis.data_types ?? {})) {
       const value = analysis.data?.[name];

@@ -38,6 +38,8 @@ const figures = () => ({
   cost: z.number(),
   /** Per boolean or enum analysis field, the conversations per value (a null value is not counted). */
   fields: z.record(z.string(), counts()),
+  /** Per agent version the conversations ran (`"1"`, `"2"`, …, `"draft"`): conversations, analysed, successful. With `agent_id`: that agent's versions; without: every agent's versions of that number together. */
+  versions: z.record(z.string(), z.object({ conversations: z.int(), analyzed: z.int(), successful: z.int() })),
 });
 
 export const AnalyticsFigures = named('ConversationAnalyticsTotals', () => z.object(figures()), 'Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value');

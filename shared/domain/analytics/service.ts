@@ -35,9 +35,14 @@ type Raw = Record<string, number>;
 function figures(raw: Raw): AnalyticsFigures {
   const ended: Record<string, number> = {};
   const fields: Record<string, Record<string, number>> = {};
+  const versions: Record<string, { conversations: number; analyzed: number; successful: number }> = {};
   for (const [name, n] of Object.entries(raw)) {
     if (!n) continue;
     if (name.startsWith('end#')) ended[name.slice(4)] = n;
+    else if (name.startsWith('ver#')) {
+      const [, version, what] = name.split('#') as [string, string, 'conversations' | 'analyzed' | 'successful'];
+      (versions[version] ??= { conversations: 0, analyzed: 0, successful: 0 })[what] = n;
+    }
     else if (name.startsWith('field#')) {
       const rest = name.slice(6);
       const at = rest.indexOf('#');
@@ -55,6 +60,7 @@ function figures(raw: Raw): AnalyticsFigures {
     completion_tokens: raw[Counter.completionTokens] ?? 0,
     cost: Number(unitsToDecimal(raw[Counter.costUnits] ?? 0, AMOUNT_SCALE)),
     fields,
+    versions,
   };
 }
 
