@@ -36,3 +36,20 @@ export function addFaultPoint(client: MiddlewareHost, service: 'dynamodb' | 's3'
     { step: 'finalizeRequest', priority: 'low', name: 'localFaults', override: true },
   );
 }
+
+const MODEL_INJECTOR = Symbol.for('vap.localModelFaults');
+
+/** The model's fault injector: an error to throw instead of asking the model, or undefined to ask it. */
+export type ModelFaultInjector = (provider: string) => Error | undefined;
+
+type ModelHolder = { [MODEL_INJECTOR]?: ModelFaultInjector };
+
+/** Installs (or with undefined removes) the process's model fault injector. */
+export function installModelFaultInjector(injector: ModelFaultInjector | undefined): void {
+  (globalThis as ModelHolder)[MODEL_INJECTOR] = injector;
+}
+
+/** The error the installed injector draws for this model request, if any (deployed: never). */
+export function modelFault(provider: string): Error | undefined {
+  return (globalThis as ModelHolder)[MODEL_INJECTOR]?.(provider);
+}

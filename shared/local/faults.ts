@@ -1,5 +1,6 @@
 import { ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { installFaultInjector, type FaultInjector } from '../fault-point';
+import { LlmError, type LlmProviderName } from '../adapters/llm/port';
+import { installFaultInjector, installModelFaultInjector, type FaultInjector } from '../fault-point';
 import { seededRandom } from '../adapters/seeded-random';
 
 /**
@@ -17,6 +18,10 @@ export const FAULT_KINDS = {
   'sqs.send': 'SendMessage fails after the SDK\'s own retries (the sender sees the error)',
   'sqs.redeliver': 'a message whose batch succeeded is delivered again after its visibility timeout (at-least-once delivery)',
   'lambda.recycle': 'a job batch\'s container is lost: the batch counts as failed and is delivered again, whatever the handler did',
+  'model.429': 'the conversation model answers 429 (rate limited, Retry-After 1 s)',
+  'model.5xx': 'the conversation model answers 500',
+  'model.timeout': 'the conversation model does not answer in time',
+  'model.malformed': 'the conversation model answers something that is not a chat completion (a malformed tool call)',
 } as const;
 
 export type FaultKind = keyof typeof FAULT_KINDS;
@@ -30,6 +35,10 @@ export const DEFAULT_RATES: Record<FaultKind, number> = {
   'sqs.send': 0.01,
   'sqs.redeliver': 0.05,
   'lambda.recycle': 0.02,
+  'model.429': 0.02,
+  'model.5xx': 0.02,
+  'model.timeout': 0.01,
+  'model.malformed': 0.01,
 };
 
 export interface FaultPlan {
@@ -165,6 +174,18 @@ function plainKey(key: Record<string, unknown>): Record<string, unknown> {
   }));
 }
 
+/** The model's failures, as the adapters report them (shared/adapters/llm/port.ts). */
+function modelInjector(faults: LocalFaults) {
+  return (provider: string): Error | undefined => {
+    const details = { provider: provider as LlmProviderName };
+    if (faults.hit('model.429')) return new LlmError('rate_limited', 'The model is rate limited (injected)', { ...details, status: 429, retryAfterSeconds: 1 });
+    if (faults.hit('model.5xx')) return new LlmError('provider_error', 'The model answered 500 (injected)', { ...details, status: 500 });
+    if (faults.hit('model.timeout')) return new LlmError('timeout', 'The model did not answer in time (injected)', details);
+    if (faults.hit('model.malformed')) return new LlmError('malformed', 'The model answered a tool call whose arguments are not JSON (injected)', details);
+    return undefined;
+  };
+}
+
 /** An AWS server error the SDK's retry strategy treats as transient (5xx). */
 function serverError(name: string, message: string, status: number): Error {
   return Object.assign(new Error(`${message} (injected)`), { name, $fault: 'server', $metadata: { httpStatusCode: status } });
@@ -176,6 +197,7 @@ let current: LocalFaults | undefined;
 export function installLocalFaults(plan: FaultPlan | undefined): LocalFaults | undefined {
   current = plan ? new LocalFaults(plan) : undefined;
   installFaultInjector(current?.injector);
+  installModelFaultInjector(current ? modelInjector(current) : undefined);
   return current;
 }
 

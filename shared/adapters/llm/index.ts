@@ -1,5 +1,6 @@
 import { checkLlm } from '../../access/enforce';
 import { config } from '../../config';
+import { modelFault } from '../../fault-point';
 import type { LlmPort, LlmProviderName } from './port';
 
 export type * from './port';
@@ -24,6 +25,9 @@ function lazyAdapter(name: LlmProviderName): LlmPort {
   return {
     name,
     async complete(request) {
+      // LOCAL_FAULTS: the model's 429, 5xx, timeouts and malformed answers, as the adapters report them.
+      const fault = modelFault(name);
+      if (fault) throw fault;
       const adapter = await (loading ??= adapters[name]().catch((err: unknown) => {
         loading = undefined; // a failed load is tried again by the next request
         throw err;
