@@ -3073,7 +3073,7 @@ export interface components {
         /** @description Conversation analytics over a window of UTC days, by interval and in total, read from counters kept with each end and analysis */
         ConversationAnalytics: {
             agent_id: string | null;
-            channel: ("call" | "chat") | null;
+            channel: ("call" | "chat" | "openai") | null;
             from: string;
             to: string;
             /** @enum {string} */
@@ -3095,6 +3095,7 @@ export interface components {
             minutes: number;
             prompt_tokens: number;
             completion_tokens: number;
+            openai_requests: number;
             cost: number;
             fields: {
                 [key: string]: {
@@ -3121,6 +3122,7 @@ export interface components {
             minutes: number;
             prompt_tokens: number;
             completion_tokens: number;
+            openai_requests: number;
             cost: number;
             fields: {
                 [key: string]: {
@@ -16265,7 +16267,7 @@ export interface operations {
         parameters: {
             query: {
                 agent_id?: string;
-                channel?: "call" | "chat";
+                channel?: "call" | "chat" | "openai";
                 from: string;
                 to: string;
                 interval?: "day" | "week";
@@ -16313,6 +16315,7 @@ export interface operations {
                      *             "minutes": 1093.45,
                      *             "prompt_tokens": 184220,
                      *             "completion_tokens": 40310,
+                     *             "openai_requests": 0,
                      *             "cost": 65.61,
                      *             "fields": {
                      *               "appointment_booked": {
@@ -16354,6 +16357,7 @@ export interface operations {
                      *           "minutes": 1093.45,
                      *           "prompt_tokens": 184220,
                      *           "completion_tokens": 40310,
+                     *           "openai_requests": 0,
                      *           "cost": 65.61,
                      *           "fields": {
                      *             "appointment_booked": {

@@ -556,7 +556,7 @@ export const schemaExamples: Record<string, unknown> = {
   ConversationAnalytics: (() => {
     const week = {
       calls: 412, chats: 96, ended: { completed: 371, no_answer: 29, voicemail: 12, user_ended: 70, inactivity: 26 }, successful: 301, analyzed: 508,
-      minutes: 1093.45, prompt_tokens: 184220, completion_tokens: 40310, cost: 65.61,
+      minutes: 1093.45, prompt_tokens: 184220, completion_tokens: 40310, openai_requests: 0, cost: 65.61,
       fields: { appointment_booked: { true: 244, false: 198 }, outcome: { booked: 244, callback: 61, not_interested: 137 } },
       versions: { 2: { conversations: 350, analyzed: 350, successful: 210 }, 3: { conversations: 158, analyzed: 158, successful: 91 } },
     };

@@ -8,6 +8,7 @@ import { keys, Prefix } from '../../shared/db/keys';
 import { getItem, putNew, queryAll, transact } from '../../shared/db/store';
 import { createAgent, updateAgent } from '../../shared/domain/agents/service';
 import { publishVersion } from '../../shared/domain/agents/versions';
+import { chatCompletion } from '../../shared/domain/openai-compat/completions';
 import { CreateAgentBody, UpdateAgentBody } from '../../shared/domain/agents/schemas';
 import { analyzeCall } from '../../shared/domain/calls/analysis';
 import { moveCall } from '../../shared/domain/calls/lifecycle';
@@ -137,13 +138,13 @@ async function recount(orgId: string, filter: { agent_id?: string; channel?: 'ca
   }
   return {
     calls: out.calls, chats: out.chats, ended: out.ended, successful: out.successful, analyzed: out.analyzed,
-    minutes: Math.round((out.seconds / 60) * 100) / 100, prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens,
+    minutes: Math.round((out.seconds / 60) * 100) / 100, prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens, openai_requests: 0,
     cost: Math.round(out.cost * 10_000) / 10_000, fields: out.fields, versions: out.versions,
   };
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
-const read = (orgId: string, q: { agent_id?: string; channel?: 'call' | 'chat' } = {}) =>
+const read = (orgId: string, q: { agent_id?: string; channel?: 'call' | 'chat' | 'openai' } = {}) =>
   conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: today(), to: today(), ...q }));
 
 describe('conversation analytics counters', () => {
@@ -215,6 +216,17 @@ describe('conversation analytics counters', () => {
 
     expect(totals.versions).toEqual({ draft: { conversations: 1, analyzed: 1, successful: 0 }, 1: { conversations: 2, analyzed: 2, successful: 1 } });
     expect(totals).toEqual(await recount(orgId, { agent_id: agent.id }));
+  });
+
+  it('reads the OpenAI-compatible endpoint\'s usage with channel=openai', async () => {
+    const orgId = newOrg();
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'Endpoint' }));
+    for (let i = 0; i < 2; i++) await chatCompletion(orgId, { model: agent.id, messages: [{ role: 'user', content: 'hello' }] } as never);
+
+    const openai = (await read(orgId, { agent_id: agent.id, channel: 'openai' })).totals;
+
+    expect(openai).toMatchObject({ openai_requests: 2, prompt_tokens: 22, completion_tokens: 8, calls: 0, chats: 0 });
+    expect((await read(orgId, { channel: 'openai' })).totals.openai_requests).toBe(2);
   });
 
   it('answers 404 for an agent filter naming another organization\'s agent, not a window of zeros', async () => {

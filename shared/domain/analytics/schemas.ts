@@ -4,8 +4,11 @@ import { lazy } from '../common/lazy';
 import { uuid } from '../common/schemas';
 import { instantOrDate } from '../scheduling/time';
 
-/** The channels the analytics split by: calls (phone and web) and chats (API and widget). */
-export const ANALYTICS_CHANNELS = ['call', 'chat'] as const;
+/**
+ * The channels the analytics split by: calls (phone and web), chats (API and widget), and `openai`:
+ * the OpenAI-compatible endpoint's requests (stateless: usage only, read with `channel=openai`).
+ */
+export const ANALYTICS_CHANNELS = ['call', 'chat', 'openai'] as const;
 export const ANALYTICS_INTERVALS = ['day', 'week'] as const;
 /** The longest window one read may cover, in UTC days. */
 export const MAX_ANALYTICS_DAYS = 366;
@@ -34,6 +37,8 @@ const figures = () => ({
   minutes: z.number(),
   prompt_tokens: z.int(),
   completion_tokens: z.int(),
+  /** Requests to the OpenAI-compatible endpoint (`channel=openai` only; they are not conversations). */
+  openai_requests: z.int(),
   /** USD: calls' minutes charges (chats are not charged). */
   cost: z.number(),
   /** Per boolean or enum analysis field, the conversations per value (a null value is not counted). */

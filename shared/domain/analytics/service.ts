@@ -58,6 +58,8 @@ function figures(raw: Raw): AnalyticsFigures {
     minutes: Math.round(((raw[Counter.seconds] ?? 0) / 60) * 100) / 100,
     prompt_tokens: raw[Counter.promptTokens] ?? 0,
     completion_tokens: raw[Counter.completionTokens] ?? 0,
+    // Written by the OpenAI-compatible endpoint in its own channel (openai-compat/completions.ts).
+    openai_requests: raw.openai_requests ?? 0,
     cost: Number(unitsToDecimal(raw[Counter.costUnits] ?? 0, AMOUNT_SCALE)),
     fields,
     versions,
