@@ -63,7 +63,7 @@ it('holds the answers of a plain fetch to the platform too (a test\'s own, a sta
   const unwatch = watchFetch(base, mismatches);
   try {
     const res = await fetch(`${base}/api/v1/campaigns`);
-    expect((await res.json()).data).toHaveLength(1); // the caller still reads the body
+    expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(1); // the caller still reads the body
     expect(mismatches.join('\n')).toMatch(/listCampaigns's 200 schema/);
   } finally {
     unwatch();
