@@ -54,7 +54,7 @@ async function send<T = any>(method: string, path: string, body?: unknown): Prom
   }
 }
 
-it('chat turns with tools, webhook deliveries and knowledge-base ingest hold their invariants under faults', async () => {
+it('chat turns with tools, webhook deliveries, knowledge-base ingest and a gated test suite hold their invariants under faults', async () => {
   const { platform, expectFailures } = local();
   // Only injected faults may fail a batch or a request; anything else they cause is a defect.
   expectFailures(/\(injected\)/);
@@ -130,8 +130,36 @@ it('chat turns with tools, webhook deliveries and knowledge-base ingest hold the
   const query = await send('POST', '/api/v1/rag/query', { kb_id: kbId, query: 'warehouse 5 ships' });
   expect(query.status).toBe(200);
 
+  // A test suite with a gated publish: the run ends, every test has one result, and the publish
+  // takes the run exactly when every result passed (a model fault makes a test an error).
+  const tests = await Promise.all(Array.from({ length: 4 }, (_, i) => send('POST', `/api/v1/agents/${agent.body.data.id}/tests`, {
+    name: `Stock ${i}`, user: { turns: [`Check stock_level sku=S${i} please`] },
+    tool_mocks: [{ tool: 'stock_level', output: { in_stock: i } }], criteria: [{ type: 'tool_called', tool: 'stock_level', arguments: { sku: `S${i}` } }],
+  })));
+  for (const t of tests) expect(t.status).toBe(200);
+  const run = await send('POST', `/api/v1/agents/${agent.body.data.id}/test-runs`, {});
+  expect(run.status).toBe(200);
+  let finished: ApiReply | undefined;
+  for (let i = 0; i < 240; i++) {
+    await platform.queue.waitForIdle(120_000);
+    const read = await send('GET', `/api/v1/agents/${agent.body.data.id}/test-runs/${run.body.data.id}?results_limit=100`);
+    if (read.body.data.status === 'completed') {
+      finished = read;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  expect(finished?.body.data.summary.total).toBe(4);
+  expect(finished!.body.data.results).toHaveLength(4);
+  const summary = finished!.body.data.summary;
+  const publish = await send('POST', `/api/v1/agents/${agent.body.data.id}/versions`, { test_run_id: run.body.data.id });
+  expect(publish.status).toBe(summary.passed === 4 ? 200 : 422);
+  if (publish.status === 200) expect(publish.body.data).toMatchObject({ version: 1, test_run_id: run.body.data.id });
+  // A test never acts on the world: the shop saw no sku of the suite.
+  expect([...toolRuns.keys()].filter((sku) => sku.startsWith('S'))).toEqual([]);
+
   const injected = platform.faults!.injected();
-  console.log(`fault tier, HTTP flows: ${JSON.stringify({ faults: FAULTS, requests: statuses.length, statuses: countBy(statuses), tool_runs: stored.length, events: chatEvents.length, delivered: chatEvents.filter((e) => delivered.has(e.id)).length, documents: docs.length, faults_injected: injected })}`);
+  console.log(`fault tier, HTTP flows: ${JSON.stringify({ faults: FAULTS, requests: statuses.length, statuses: countBy(statuses), tool_runs: stored.length, events: chatEvents.length, delivered: chatEvents.filter((e) => delivered.has(e.id)).length, documents: docs.length, test_run: summary, published: publish.status === 200, faults_injected: injected })}`);
   // The flows met the faults that reach them.
   for (const kind of ['dynamo.conflict', 'dynamo.unprocessed', 'sqs.redeliver', 'model.429', 'model.5xx'] as const) expect(injected[kind]).toBeGreaterThan(0);
 }, 300_000);
