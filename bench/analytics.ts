@@ -17,6 +17,8 @@ import { statsWrites, type CountedItem } from '../shared/domain/analytics/counte
 import { conversationAnalytics, type ReadCost } from '../shared/domain/analytics/service';
 import { ConversationAnalyticsQuery } from '../shared/domain/analytics/schemas';
 import { startPlatform } from '../shared/local/platform';
+import { createAgent } from '../shared/domain/agents/service';
+import { CreateAgentBody } from '../shared/domain/agents/schemas';
 
 const DAY_MS = 86_400_000;
 
@@ -25,7 +27,9 @@ export async function analyticsBenchmark(conversations = Number(process.env.BENC
   const platform = await startPlatform({ port: 0, inMemory: true, apiKeys: [key], tickSeconds: 24 * 3600, env: { LOG_LEVEL: 'SILENT' }, log: () => undefined });
   try {
     const orgId = platform.keys[0]!.organizationId;
-    const agents = Array.from({ length: 5 }, () => uuidv7());
+    // Real agents: a read filtered by an agent that is not the organization's is a 404.
+    const agents: string[] = [];
+    for (let i = 0; i < 5; i++) agents.push((await createAgent(orgId, CreateAgentBody.parse({ name: `bench agent ${i}` }))).id);
     const first = Date.parse('2026-11-01T00:00:00Z');
     const outcomes = ['booked', 'callback', 'not_interested'];
     let written = 0;
@@ -97,7 +101,7 @@ export async function analyticsBenchmark(conversations = Number(process.env.BENC
       row('30 days, one agent, calls', oneAgent),
       row('366-day window (30 days filled)', year),
       '',
-      'The read is one Query of at most one item per day of the window, so it costs the same at 10,000 or 10 million conversations.',
+      'One agent\'s read is one Query of at most one item per day of the window; an all-agents read is five such Queries in parallel (the all-agents items are sharded in four, so concurrent ends of one organization spread over four items; the fifth is the unsharded item older counts and the OpenAI endpoint\'s usage live in). Either costs the same at 10,000 or 10 million conversations.',
       '',
     ].join('\n');
   } finally {

@@ -170,6 +170,13 @@ describe('conversation analytics counters', () => {
 
     let totals = (await read(orgId)).totals;
     expect(totals).toEqual(await recount(orgId));
+    // The all-agents counts sit in the shards (the conversation's id picks one), never in one item for every end.
+    const shardsUsed: string[] = [];
+    for (const agent of ['ALL', 'ALL~0', 'ALL~1', 'ALL~2', 'ALL~3']) {
+      for await (const item of queryAll<{ pk: string }>({ pkName: 'pk', pkValue: keys.conversationStats(orgId, agent, 'ALL') })) shardsUsed.push(item.pk.split('#').at(-2)!);
+    }
+    expect(shardsUsed).not.toContain('ALL');
+    expect(new Set(shardsUsed).size).toBeGreaterThan(1);
     expect(totals).toMatchObject({ calls: 2, chats: 4, analyzed: 6, successful: 2, prompt_tokens: 55, completion_tokens: 20, minutes: 2.08, cost: 0.1 + 0.1 });
     expect(totals.fields).toEqual({ outcome: { booked: 2, undecided: 2, declined: 1 }, wants_callback: { true: 2, false: 3 } });
     expect(totals.ended).toEqual({ completed: 2, user_ended: 4 });
@@ -250,12 +257,16 @@ describe('conversation analytics counters', () => {
     expect((await read(orgId)).totals).toEqual(await recount(orgId));
   });
 
-  it('splits a window into UTC days or Monday weeks clipped to it, and reads one Query', async () => {
+  it('splits a window into UTC days or Monday weeks clipped to it; one Query for an agent, one per all-agents shard', async () => {
     const orgId = newOrg();
     const cost = { requests: 0, readUnits: 0 };
     const weeks = await conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: '2026-11-04', to: '2026-11-20T23:00:00Z', interval: 'week' }), cost);
     expect(weeks.intervals.map((i) => [i.start, i.end])).toEqual([['2026-11-04', '2026-11-08'], ['2026-11-09', '2026-11-15'], ['2026-11-16', '2026-11-20']]);
-    expect(cost.requests).toBe(1);
+    expect(cost.requests).toBe(5);
+    const agentCost = { requests: 0, readUnits: 0 };
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'Read' }));
+    await conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: '2026-11-04', to: '2026-11-20', agent_id: agent.id }), agentCost);
+    expect(agentCost.requests).toBe(1);
     const days = await conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: '2026-11-30T10:00:00+02:00', to: '2026-12-02' }));
     expect(days.intervals.map((i) => i.start)).toEqual(['2026-11-30', '2026-12-01', '2026-12-02']);
   });

@@ -20,6 +20,17 @@ import { toUnits } from '../billing/service';
 export type Channel = 'call' | 'chat';
 export const ALL = 'ALL';
 
+/**
+ * The all-agents items are every end's write in an organization, so they are sharded: a
+ * conversation counts in `ALL~<shard>` (from its id), and an all-agents read sums the shards (and
+ * `ALL`, where conversations counted before the shards were, and the OpenAI endpoint's usage, are).
+ * Concurrent ends of one organization spread over ALL_SHARDS items instead of colliding on one.
+ */
+export const ALL_SHARDS = 4;
+/** The all-agents partitions an all-agents read sums. */
+export const allAgentPartitions = (): string[] => [ALL, ...Array.from({ length: ALL_SHARDS }, (_, i) => `${ALL}~${i}`)];
+const allShardOf = (conversationId: string) => `${ALL}~${parseInt(conversationId.replace(/-/g, '').slice(-4), 16) % ALL_SHARDS}`;
+
 /** Counter members (flat top-level numbers, so ADD works on an item that does not exist yet). */
 export const Counter = {
   calls: 'calls',
@@ -122,10 +133,10 @@ interface CounterChange {
 }
 
 /** The counter changes that take the counters from `before` (what was recorded) to `after`. */
-export function counterChanges(before: Contribution | null | undefined, after: Contribution | undefined): CounterChange[] {
+export function counterChanges(before: Contribution | null | undefined, after: Contribution | undefined, conversationId: string): CounterChange[] {
   const changes = new Map<string, CounterChange>();
   const apply = (c: Contribution, sign: number) => {
-    for (const agent of [c.agent_id, ALL]) {
+    for (const agent of [c.agent_id, allShardOf(conversationId)]) {
       for (const channel of [c.channel, ALL]) {
         const id = `${agent}|${channel}|${c.day}`;
         const change = changes.get(id) ?? { agent, channel, day: c.day, deltas: {} };
@@ -171,7 +182,7 @@ function counterWrite(orgId: string, change: CounterChange): TransactItem {
  */
 export function statsWrites(channel: Channel, next: CountedItem): { set: Record<string, unknown>; counters: TransactItem[] } {
   const after = contribution(channel, next);
-  const changes = counterChanges(next.stats_counted, after);
+  const changes = counterChanges(next.stats_counted, after, next.id);
   if (!changes.length) return { set: {}, counters: [] };
   return { set: { stats_counted: after ?? null }, counters: changes.map((c) => counterWrite(next.organization_id, c)) };
 }

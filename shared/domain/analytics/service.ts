@@ -4,7 +4,7 @@ import { keys } from '../../db/keys';
 import { NotFoundError, ValidationError } from '../../errors';
 import { getItem } from '../../db/store';
 import { AMOUNT_SCALE, unitsToDecimal } from '../billing/service';
-import { ALL, Counter } from './counters';
+import { ALL, allAgentPartitions, Counter } from './counters';
 import { MAX_ANALYTICS_DAYS, type AnalyticsFigures, type ConversationAnalytics, type ConversationAnalyticsInput } from './schemas';
 
 const DAY_MS = 86_400_000;
@@ -77,9 +77,10 @@ export interface ReadCost {
 }
 
 /**
- * GET /analytics/conversations: the counter items of one partition (the agent or ALL, the
- * channel or ALL) between the window's first and last day, one Query (more pages only past
- * 1 MB, which a 366-day window never reaches), summed per interval and in total. No Scan, and
+ * GET /analytics/conversations: the counter items of the agent's partition (or, for all agents,
+ * of the all-agents shards: counters.ts) for the channel (or ALL) between the window's first and
+ * last day, one Query each, in parallel (more pages only past 1 MB, which a 366-day window never
+ * reaches), summed per interval and in total. No Scan, and
  * nothing read grows with the number of conversations.
  */
 export async function conversationAnalytics(orgId: string, q: ConversationAnalyticsInput, cost?: ReadCost): Promise<ConversationAnalytics> {
@@ -91,32 +92,37 @@ export async function conversationAnalytics(orgId: string, q: ConversationAnalyt
   // Another organization's agent (or none) is a 404, as everywhere, not a window of zeros.
   if (q.agent_id && !(await getItem(keys.agent(orgId, q.agent_id)))) throw new NotFoundError('Agent', q.agent_id);
   const byDay = new Map<string, Raw>();
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-        ExpressionAttributeValues: {
-          ':pk': keys.conversationStats(orgId, q.agent_id ?? ALL, q.channel ?? ALL),
-          ':from': `${keys.conversationStatsDayPrefix}${from}`,
-          ':to': `${keys.conversationStatsDayPrefix}${to}`,
-        },
-        ExclusiveStartKey: startKey,
-        ...(cost ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
-      }),
-    );
-    if (cost) {
-      cost.requests++;
-      cost.readUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
-    }
-    for (const item of out.Items ?? []) {
-      const { pk: _pk, sk, entity: _e, day: _d, version: _v, ...rest } = item as Record<string, unknown>;
-      byDay.set(String(sk).slice(keys.conversationStatsDayPrefix.length), rest as Raw);
-    }
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
+  // One agent: its partition. All agents: the shards of the all-agents items, summed (counters.ts).
+  const partitions = q.agent_id ? [q.agent_id] : allAgentPartitions();
+  await Promise.all(partitions.map(async (agent) => {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+          ExpressionAttributeValues: {
+            ':pk': keys.conversationStats(orgId, agent, q.channel ?? ALL),
+            ':from': `${keys.conversationStatsDayPrefix}${from}`,
+            ':to': `${keys.conversationStatsDayPrefix}${to}`,
+          },
+          ExclusiveStartKey: startKey,
+          ...(cost ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
+        }),
+      );
+      if (cost) {
+        cost.requests++;
+        cost.readUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
+      }
+      for (const item of out.Items ?? []) {
+        const { pk: _pk, sk, entity: _e, day: _d, version: _v, ...rest } = item as Record<string, unknown>;
+        const day = String(sk).slice(keys.conversationStatsDayPrefix.length);
+        sum(byDay.get(day) ?? byDay.set(day, {}).get(day)!, rest as Raw);
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+  }));
   const total: Raw = {};
   const intervals = intervalsOf(from, to, q.interval).map(({ start, end }) => {
     const raw: Raw = {};
