@@ -1,5 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { checkQueueSend } from '../access/enforce';
+import { UnavailableError } from '../errors';
 
 export interface SendOptions {
   /** Seconds before the message becomes visible (SQS allows up to 900). */
@@ -45,7 +46,19 @@ export function queue(): QueuePort {
   return {
     async send(name, body, options) {
       checkQueueSend(name);
-      return port.send(name, body, options);
+      try {
+        return await port.send(name, body, options);
+      } catch (err) {
+        // SQS failing after the SDK's own retries is a dependency unavailable, not the caller's mistake
+        // nor a bug: 503 with Retry-After (a request retried with its Idempotency-Key finishes the work).
+        const e = err as { $fault?: string; $metadata?: { httpStatusCode?: number } };
+        if (e?.$fault === 'server' || (e?.$metadata?.httpStatusCode ?? 0) >= 500) {
+          const unavailable = new UnavailableError('The platform could not queue its work; retry', { queue: name }, 1);
+          Object.defineProperty(unavailable, 'cause', { value: err, enumerable: false });
+          throw unavailable;
+        }
+        throw err;
+      }
     },
   };
 }

@@ -260,6 +260,9 @@ function errorStatuses(op: Operation): Map<number, string | undefined> {
   if (op.params) out.set(404, undefined);
   if (op.auth && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(op.method)) out.set(409, undefined);
   if (op.body) out.set(413, undefined);
+  // A write can meet DynamoDB's TransactionConflict past its retries, and a queued job SQS unavailable:
+  // a 503 with Retry-After; retried with the same Idempotency-Key, the request finishes its work.
+  if (op.access?.table === 'RW' || op.access?.queues?.length) out.set(503, undefined);
   for (const [status, text] of Object.entries(op.errors ?? {})) out.set(Number(status), text);
   return new Map([...out].sort(([a], [b]) => a - b));
 }

@@ -256,7 +256,10 @@ export class QueueRunner implements QueuePort {
     } catch (err) {
       failed = new Set(batch.map((m) => m.messageId));
       error = err instanceof Error ? err.message : String(err);
-      this.log(`queue ${job.name}: batch of ${batch.length} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      // Powertools' FullBatchFailureError names its records' errors only in `recordErrors`: the line says them.
+      const describe = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}${e.cause ? ` (${describe(e.cause)})` : ''}` : String(e));
+      const causes = ((err as { recordErrors?: unknown[] }).recordErrors ?? []).map(describe);
+      this.log(`queue ${job.name}: batch of ${batch.length} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${causes.length ? `\n  caused by: ${causes.join('\n  caused by: ')}` : ''}`);
     }
     for (const m of batch) {
       m.inFlight = false;

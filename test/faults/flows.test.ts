@@ -13,7 +13,7 @@ import { sweepWebhooks } from '../../shared/domain/webhooks/deliveries';
 import { usePlatform, type ApiReply } from '../support/platform';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
-const FAULTS = 'on,dynamo.conflict=0.05,dynamo.throttle=0.004,s3.5xx=0.1,sqs.send=0.05,sqs.redeliver=0.2,model.429=0.05,model.5xx=0.05,model.timeout=0.06,model.malformed=0.06,seed=3601';
+const FAULTS = 'on,dynamo.conflict=0.05,dynamo.throttle=0.004,s3.5xx=0.1,sqs.send=0.05,sqs.redeliver=0.05,model.429=0.05,model.5xx=0.05,model.timeout=0.06,model.malformed=0.06,seed=3601';
 const CHATS = 12;
 
 const local = usePlatform({ faults: FAULTS });
@@ -54,14 +54,14 @@ async function send<T = any>(method: string, path: string, body?: unknown): Prom
   }
 }
 
-it('chat turns with tools, webhook deliveries, knowledge-base ingest and a gated test suite hold their invariants under faults', async () => {
+it('chat turns with tools, outbound calls, webhook deliveries, knowledge-base ingest and a gated test suite hold their invariants under faults', async () => {
   const { platform, expectFailures } = local();
   // Only injected faults may fail a batch or a request; anything else they cause is a defect.
   expectFailures(/\(injected\)/);
   // The documented answers to a model that failed: 503 (retryable; retried below) and 502 (malformed).
   expectFailures(/answered 50[23]: .*"code":"(UNAVAILABLE|BAD_GATEWAY|MODEL_ERROR)"/);
 
-  const hook = await send('POST', '/api/v1/webhooks', { url: `${receiver.url}/chats`, events: ['chat.started', 'chat.ended'] });
+  const hook = await send('POST', '/api/v1/webhooks', { url: `${receiver.url}/chats`, events: ['chat.started', 'chat.ended', 'call.ended'] });
   expect(hook.status).toBe(200);
   const tool = await send('POST', '/api/v1/tools', {
     name: 'Stock', type: 'webhook', url: shopUrl,
@@ -73,6 +73,12 @@ it('chat turns with tools, webhook deliveries, knowledge-base ingest and a gated
   const kb = await send('POST', '/api/v1/rag/knowledge-bases', { name: 'Faults', description: 'Documents ingested under faults' });
   expect(kb.status).toBe(200);
   const kbId = kb.body.data.id as string;
+
+  // Outbound calls on the simulated carrier (answered, voicemail, busy, answered), placed while the chats run.
+  const number = await send('POST', '/api/v1/phone-numbers/import', { phone: '+14155550142', type: 'pstn' });
+  expect(number.status).toBe(200);
+  const callsPlaced = Promise.all(['+14155550121', '+14155550136', '+14155550148', '+14155550153'].map((to) =>
+    send('POST', '/api/v1/calls', { agent_id: agent.body.data.id, from_phone_number: '+14155550142', to_phone_number: to })));
 
   // Documents, ingested while the chats run.
   const docs = Array.from({ length: 8 }, (_, i) => `doc-${i}`);
@@ -89,6 +95,22 @@ it('chat turns with tools, webhook deliveries, knowledge-base ingest and a gated
     return { id, turns, ended };
   }));
   for (const reply of await ingests) expect(reply.status).toBe(200);
+  const calls = await callsPlaced;
+  for (const call of calls) expect(call.status).toBe(200);
+  // Each call rings 1 s and talks 3 s (SIMULATED_CALL_SECONDS): wait for every one to end.
+  const ended = async (id: string) => {
+    for (let i = 0; i < 120; i++) {
+      const read = await send('GET', `/api/v1/calls/${id}`);
+      if (read.body.data.status === 'ended') return read.body.data;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const { db, tableName } = await import('../../shared/db/client');
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { keys } = await import('../../shared/db/keys');
+    const item = (await db().send(new GetCommand({ TableName: tableName(), Key: keys.call(platform.keys[0]!.organizationId, id) }))).Item;
+    throw new Error(`call ${id} did not end: ${JSON.stringify(item)} queue: ${JSON.stringify(platform.queue.stats()['call-events'])} ${JSON.stringify(platform.queue.stats()['call-place'])}`);
+  };
+  const endedCalls = await Promise.all(calls.map((c) => ended(c.body.data.id as string)));
   await platform.queue.waitForIdle(120_000);
   // Half an hour later: the minute's webhook sweep has run (it sends what a failed send left undispatched).
   await sweepWebhooks(Date.now() + 30 * 60_000);
@@ -103,11 +125,15 @@ it('chat turns with tools, webhook deliveries, knowledge-base ingest and a gated
     expect(read.status).toBe(200);
     const results = (read.body.data.messages as { role: string; result?: { sku?: string } }[]).filter((m) => m.role === 'tool_result');
     for (const turn of turns) expect([200, 502, 503]).toContain(turn.status);
-    expect(results).toHaveLength(turns.filter((t) => t.status === 200).length);
-    stored.push(...results.map((r) => r.result!.sku!));
+    // A turn answered 200 has its tool's result; one refused after its tool ran keeps it (docs/api.md, "The model").
+    const skus = results.map((r) => r.result!.sku!);
+    turns.forEach((turn, t) => turn.status === 200 && expect(skus).toContain(`C${chats.indexOf(chats.find((x) => x.id === id)!)}T${t}`));
+    stored.push(...skus);
   }
-  // Nothing done twice: each stored tool call ran the tool once (a retried turn replays, it does not run again).
+  // Nothing done twice: each stored tool call ran the tool once (a retried turn continues, its tools do not run again),
+  // and no tool ran that left no stored result.
   expect(Object.fromEntries(stored.map((sku) => [sku, toolRuns.get(sku)]))).toEqual(Object.fromEntries(stored.map((sku) => [sku, 1])));
+  expect([...toolRuns.keys()].filter((sku) => sku.startsWith('C') && !stored.includes(sku))).toEqual([]);
 
   // Every event delivered (at least once) or in the delivery log as failed.
   const delivered = new Set(receiver.received.map((r) => JSON.parse(r.body).id as string));
@@ -118,8 +144,12 @@ it('chat turns with tools, webhook deliveries, knowledge-base ingest and a gated
     events.push(...page.body.data);
     cursor = page.body.meta.next_cursor;
   }
-  const chatEvents = events.filter((e) => e.type === 'chat.started' || e.type === 'chat.ended');
-  expect(chatEvents).toHaveLength(CHATS * 2);
+  const chatEvents = events.filter((e) => e.type === 'chat.started' || e.type === 'chat.ended' || e.type === 'call.ended');
+  expect(chatEvents).toHaveLength(CHATS * 2 + calls.length);
+  // Every call ended exactly once (one call.ended each), the answered ones with their transcript.
+  expect(chatEvents.filter((e) => e.type === 'call.ended').map((e) => (e as unknown as { data: { id: string } }).data.id).sort()).toEqual(endedCalls.map((c) => c.id).sort());
+  expect(endedCalls.map((c) => c.disconnection_reason)).toEqual(['completed', 'voicemail', 'busy', 'completed']);
+  for (const c of [endedCalls[0], endedCalls[3]]) expect(c.transcript.length).toBeGreaterThan(0);
   const log = await send('GET', `/api/v1/webhooks/${hook.body.data.id}/deliveries?limit=100`);
   const failedInLog = new Set((log.body.data as { event_id: string; status: string }[]).filter((d) => d.status === 'failed').map((d) => d.event_id));
   expect(chatEvents.filter((e) => !delivered.has(e.id) && !failedInLog.has(e.id))).toEqual([]);
@@ -159,7 +189,7 @@ it('chat turns with tools, webhook deliveries, knowledge-base ingest and a gated
   expect([...toolRuns.keys()].filter((sku) => sku.startsWith('S'))).toEqual([]);
 
   const injected = platform.faults!.injected();
-  console.log(`fault tier, HTTP flows: ${JSON.stringify({ faults: FAULTS, requests: statuses.length, statuses: countBy(statuses), tool_runs: stored.length, events: chatEvents.length, delivered: chatEvents.filter((e) => delivered.has(e.id)).length, documents: docs.length, test_run: summary, published: publish.status === 200, faults_injected: injected })}`);
+  console.log(`fault tier, HTTP flows: ${JSON.stringify({ faults: FAULTS, requests: statuses.length, statuses: countBy(statuses), turns: countBy(chats.flatMap((c) => c.turns.map((t) => t.status))), tool_runs: stored.length, events: chatEvents.length, calls: endedCalls.map((c) => c.disconnection_reason), delivered: chatEvents.filter((e) => delivered.has(e.id)).length, documents: docs.length, test_run: summary, published: publish.status === 200, faults_injected: injected })}`);
   // The flows met the faults that reach them.
   for (const kind of ['dynamo.conflict', 'dynamo.unprocessed', 'sqs.redeliver', 'model.429', 'model.5xx'] as const) expect(injected[kind]).toBeGreaterThan(0);
 }, 300_000);

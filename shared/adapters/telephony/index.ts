@@ -24,13 +24,14 @@ export function telephony(): TelephonyPort {
 
 /**
  * The carrier with every call checked against the current function's grants. Reading a status
- * event the carrier posted is plain parsing (no credentials), so it is not checked.
+ * event the carrier posted is plain parsing (no credentials), and a placed call's course again is
+ * plain computation, so neither is checked (and both stay synchronous).
  */
 function guarded(carrier: TelephonyPort): TelephonyPort {
   return new Proxy(carrier, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== 'function' || property === 'parseStatusEvent') return value;
+      if (typeof value !== 'function' || property === 'parseStatusEvent' || property === 'courseOf') return value;
       return async (...args: unknown[]) => {
         checkTelephony(String(property));
         return (value as (...a: unknown[]) => unknown).apply(target, args);

@@ -108,6 +108,11 @@ export interface TelephonyPort {
   release(number: PurchasedNumber): Promise<void>;
   /** Places an outbound call. */
   placeCall(input: PlaceCallInput): Promise<PlacedCall>;
+  /**
+   * A placed call's course again (carriers whose events the platform queues itself: the simulated
+   * one), from the call it placed at `startMs`: the same events `placeCall` answered.
+   */
+  courseOf?(providerCallId: string, to: string, ringSeconds: number, startMs: number): CallStatusEvent[];
   /** Reads a status event the carrier posted to `statusCallbackUrl` (form fields). */
   parseStatusEvent(fields: Record<string, string>): CallStatusEvent;
   /**

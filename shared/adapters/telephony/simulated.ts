@@ -314,6 +314,8 @@ export function simulatedCarrier(): TelephonyPort {
       return { providerCallId, status: 'queued', events: simulatedCourse(providerCallId, input.to, input.timeoutSeconds ?? 30) };
     },
 
+    courseOf: simulatedCourse,
+
     parseStatusEvent: parseCallStatusFields,
   };
 }

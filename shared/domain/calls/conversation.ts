@@ -44,7 +44,8 @@ export interface SimulatedConversation {
  * converse"): the agent's filled begin message when it speaks first, then each caller line as a
  * user turn answered with the agent's prompt, knowledge base and tools (webhook and built-in; no
  * `function` tools on calls). `end_call` ends it early. Turns are spread over the call's length
- * for `time_sec`. A model that fails ends the conversation where it was (logged; the call still ends).
+ * for `time_sec`. A model that fails ends the conversation where it was (logged; the call still ends,
+ * its transcript holding the caller's line the agent did not answer).
  */
 export async function simulatedConversation(call: CallItem, seconds: number): Promise<SimulatedConversation> {
   const orgId = call.organization_id;
@@ -94,6 +95,8 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
       } catch (err) {
         if (!(err instanceof LlmError) && !(err instanceof TurnDeadlineError)) throw err;
         logger.warn('The model failed during a simulated call; the conversation ends there', { call_id: call.id, error: err as Error });
+        // The caller said it all the same: the transcript keeps what was said, the agent's silence included.
+        history.push({ role: 'user', content: line });
         result.endedBy = 'model_failure';
         break;
       }

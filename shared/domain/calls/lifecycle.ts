@@ -301,6 +301,7 @@ async function dialBlockOf(orgId: string, item: CallItem): Promise<DialBlock | n
  */
 export async function placeQueuedCall(orgId: string, callId: string): Promise<void> {
   const item = await callOf(orgId, callId);
+  if (item && courseUnqueued(item)) return queueCourseAgain(item);
   if (!item || item.status !== 'queued' || item.dial_claimed_at) return;
   const blocked = await dialBlockOf(orgId, item);
   const now = clockNow().toISOString();
@@ -348,12 +349,34 @@ export async function placeQueuedCall(orgId: string, callId: string): Promise<vo
   await transact([
     updateExisting(keys.call(orgId, callId), { provider_call_id: placed.providerCallId }, { condition: 'attribute_not_exists(provider_call_id) OR provider_call_id = :p', values: { ':p': placed.providerCallId } }),
   ]).catch(ignoreConditionFailed);
+  await queueCourse({ ...claimed, provider_call_id: placed.providerCallId }, placed.events);
+}
+
+/**
+ * Queues a placed call's events for the call-events queue (the simulated carrier's course), then
+ * notes that it did. A send that fails fails the job: its redelivery finds the dial claimed and the
+ * note absent, and queues the course again from the carrier (`courseOf`): an event queued twice
+ * moves nothing twice (every move is conditioned on the call's state).
+ */
+async function queueCourse(item: CallItem, events: CallStatusEvent[]): Promise<void> {
+  if (!events.length) return;
   const startMs = clockMs();
-  for (const event of placed.events) {
+  for (const event of events) {
     // Rounded up: like a real carrier's callback, an event is never applied before it happened.
     const delaySeconds = Math.min(900, Math.max(0, Math.ceil((Date.parse(event.at) - startMs) / 1000)));
-    await queue().send('call-events', { kind: 'status', organization_id: orgId, call_id: callId, provider: carrier.name, event }, { delaySeconds });
+    await queue().send('call-events', { kind: 'status', organization_id: item.organization_id, call_id: item.id, provider: item.provider!, event }, { delaySeconds });
   }
+  await transact([updateExisting(keys.call(item.organization_id, item.id), { course_queued_at: clockNow().toISOString() })]).catch(ignoreConditionFailed);
+}
+
+/** A dialed call of a carrier whose events the platform queues itself, whose course was never all queued. */
+function courseUnqueued(item: CallItem): boolean {
+  return !!item.dial_claimed_at && !!item.provider_call_id && !item.course_queued_at && item.status !== 'ended' && item.provider === telephony().name && !!telephony().courseOf;
+}
+
+async function queueCourseAgain(item: CallItem): Promise<void> {
+  const course = telephony().courseOf!(item.provider_call_id!, item.to_phone_number, Math.max(1, Math.round(item.ring_duration_ms / 1000)), Date.parse(item.dial_claimed_at!));
+  await queueCourse(item, course);
 }
 
 /**

@@ -60,6 +60,8 @@ export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from
   provider_call_id?: string;
   /** Set once by the place job before it dials: a redelivered job never dials twice. */
   dial_claimed_at?: string;
+  /** Set by the place job once a carrier whose events it queues itself (simulated) has its whole course queued. */
+  course_queued_at?: string;
   /** Set once the after-end steps (contact history, analysis queued) are done. */
   finalized_at?: string;
   phone_number_id: string;

@@ -28,6 +28,7 @@ import {
   messageWrites,
   loadChat,
   statusPartition,
+  requeueAnalysis,
   summary,
   setupOf,
   type ChatItem,
@@ -133,7 +134,12 @@ export async function endChat(orgId: string, chatId: string): Promise<Chat> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const { item, messages } = await loadChat(orgId, chatId);
     const views = messages.map(messageView);
-    if (item.status === 'ended') return { ...summary(item), messages: views };
+    if (item.status === 'ended') {
+      // An end answered 503 because its analysis could not be queued is finished by its retry: queued
+      // again while the chat has no analysis (the analysis job does nothing for an analyzed chat).
+      if (!item.analysis && !item.analysis_error) await requeueAnalysis(item);
+      return { ...summary(item), messages: views };
+    }
     if (await endChatItem(item, 'user_ended', views)) return getChat(orgId, chatId);
   }
   throw new ConflictError('The chat kept changing while ending it; retry', { id: chatId });

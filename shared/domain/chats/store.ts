@@ -348,7 +348,12 @@ export function variablesOf(item: ChatItem, agent: Agent, now: string): Record<s
 
 export async function afterEnd(item: ChatItem, events: PlatformEvent[]): Promise<void> {
   await dispatchEvents(events);
-  if (item.status === 'ended') await queue().send('chat-analysis', { organization_id: item.organization_id, chat_id: item.id });
+  if (item.status === 'ended') await requeueAnalysis(item);
+}
+
+/** Queues an ended chat's analysis (again: the job analyses a chat once). */
+export async function requeueAnalysis(item: ChatItem): Promise<void> {
+  await queue().send('chat-analysis', { organization_id: item.organization_id, chat_id: item.id });
 }
 
 /** Why a chat takes no message now (409), or nothing. */
