@@ -143,6 +143,12 @@ export const keys = {
    */
   relayConnection: (connectionId: string): Key => ({ pk: `RELAY#${connectionId}`, sk: 'RELAY' }),
   /**
+   * A relay connection's entry in the calls-due index (gsi2), an item of its own beside the
+   * connection's state so the state's every write does not rewrite an index copy: the recovery
+   * sweep finds a connection whose `$disconnect` never came through it (relay/recovery.ts).
+   */
+  relayConnectionDue: (connectionId: string): Key => ({ pk: `RELAY#${connectionId}`, sk: 'DUE' }),
+  /**
    * One turn of a relay call (its model messages, transcript lines and tool calls), in the call's
    * own relay partition so a reconnected session goes on with the same history; `seq` sorts turns
    * in order (the session's start, then the turn number). Read newest first, as many as the model's

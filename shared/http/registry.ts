@@ -18,7 +18,7 @@ import * as webhooks from '../domain/webhooks/operations';
 import * as events from '../domain/events/operations';
 import * as analytics from '../domain/analytics/operations';
 import * as relay from '../domain/relay/operations';
-import * as relayHttp from '../domain/relay/action-operation';
+import * as relayHttp from '../domain/relay/action-operations';
 import * as openAiCompat from '../domain/openai-compat/operations';
 import type { WebSocketRoute } from './websocket';
 

@@ -356,8 +356,8 @@ describe('relay calls on real Twilio and API Gateway', () => {
     await call.relay!.closed;
   });
 
-  it('sends one model request for the first prompt however soon after setup it comes', async () => {
-    const { relay } = await callIn(await relayAgent());
+  it('sends one model request for the first prompt however soon after setup it comes; the caller\'s hang-up ends the inbound call at $disconnect', async () => {
+    const { callId, relay } = await callIn(await relayAgent());
     const before = model.requests.length;
     model.script({ text: 'Hello there.' }, { text: 'A second request.' });
     relay.say('Hi.'); // right behind setup, which the stand-in sent on connecting
@@ -368,6 +368,12 @@ describe('relay calls on real Twilio and API Gateway', () => {
     relay.close();
     await relay.closed;
     await platform().relay.idle();
+    // $disconnect ends the call (its end queues the analysis and call.ended: the function may send to those queues).
+    await platform().queue.waitForIdle();
+    const ended = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+    expect(ended).toMatchObject({ status: 'ended', disconnection_reason: 'completed' });
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Thanks for calling Acme, Ava speaking.', 'Hi.', 'Hello there.']);
+    await until(async () => (await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === callId).length, (n) => n === 1, 'call.ended');
   });
 
   it('transfers through the <Connect action>: the session ends with HandoffData, the action dials, the call stays up and is `transferred`', async () => {
@@ -519,21 +525,77 @@ describe('relay calls on real Twilio and API Gateway', () => {
     }
   });
 
-  it('keeps the whole transcript when $disconnect never comes: every turn reached the call as it was written', async () => {
+  it('keeps the whole transcript when $disconnect never comes: the recovery sweep writes it from the turns, and the call ends exactly once', async () => {
     const { call, callId, relay } = await callIn(await relayAgent());
-    model.script({ text: 'Five business days.' }, { text: 'Thirty days.' });
+    model.script({ text: 'Five business days.' }, { toolCalls: [{ name: 'stock_level', arguments: { sku: 'kettle' } }] }, { text: 'Seven kettles.' });
     relay.say('Refunds?');
     await relay.until(() => relay.replies().length === 1, 'the first answer');
-    relay.say('Returns?');
+    relay.say('Is the kettle in stock?');
     await relay.until(() => relay.replies().length === 2, 'the second answer');
     await platform().relay.idle();
     platform().relay.faults.loseDisconnect = true;
     await twilio.hangUp(call.sid);
     await relay.closed;
     await platform().queue.waitForIdle();
-    const ended = await endedCall(callId);
     expect(platform().relay.faults.lost.length).toBeGreaterThan(0);
-    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Thanks for calling Acme, Ava speaking.', 'Refunds?', 'Five business days.', 'Returns?', 'Thirty days.']);
+    // The carrier's final status ended the call; the transcript reaches a call when its session ends, and this one's end never came.
+    const carrierEnded = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+    expect(carrierEnded).toMatchObject({ status: 'ended', transcript: [] });
+
+    // The recovery sweep, run as its schedule runs it, once the session's entry is due (its last prompt + RELAY_SESSION_DUE_MS).
+    const { runCallRecovery } = await import('../../shared/domain/calls/recovery');
+    const { RELAY_SESSION_DUE_MS } = await import('../../shared/domain/relay/state');
+    const at = clockMs() + RELAY_SESSION_DUE_MS + 1000;
+    const early = await runCallRecovery({ now: new Date(at - 60_000) });
+    expect((await api('GET', `/api/v1/calls/${callId}`)).body.data.transcript).toEqual([]);
+    expect(early.failed).toBe(0);
+    const summary = await runCallRecovery({ now: new Date(at) });
+    expect(summary.relaySessions).toBeGreaterThanOrEqual(1);
+    await platform().queue.waitForIdle();
+    const ended = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Thanks for calling Acme, Ava speaking.', 'Refunds?', 'Five business days.', 'Is the kettle in stock?', 'Seven kettles.']);
+    expect(ended.tool_calls.map((t: any) => [t.name, t.arguments, t.result])).toEqual([['stock_level', { sku: 'kettle' }, { sku: 'kettle', units: 7 }]]);
+    expect(ended.error_message ?? null).toBeNull();
+    // Ended once: one call.ended; a later sweep changes nothing.
+    await runCallRecovery({ now: new Date(at + 120_000) });
+    await platform().queue.waitForIdle();
+    expect((await api('GET', `/api/v1/calls/${callId}`)).body.data).toMatchObject({ status: 'ended', transcript: ended.transcript, ended_at: ended.ended_at });
+    expect((await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === callId)).toHaveLength(1);
+  });
+
+  it('ends through the recovery sweep a relay call nothing else ends (no status callback, $disconnect lost), with its whole transcript from the turns', async () => {
+    const agentId = await relayAgent({ max_call_duration_ms: 60_000 });
+    // A number whose calls report no status (Twilio calls back for an incoming call only when the number has a StatusCallback).
+    const phone = uniquePhone();
+    expect((await api('POST', '/api/v1/phone-numbers/import', { body: { phone, type: 'pstn', inbound_agent_id: agentId } })).status).toBe(200);
+    twilio.adopt(phone, { voiceUrl: `${platform().url}/api/v1/telephony/twilio/inbound` });
+    const call = await twilio.incomingCall(uniquePhone(), phone);
+    const callId = call.twiml.match(/<Parameter name="call_id" value="([^"]*)"/)![1]!;
+    const relay = call.relay!;
+    model.script({ text: 'Five business days.' });
+    relay.say('Refunds?');
+    await relay.until(() => relay.replies().length === 1, 'the answer');
+    await platform().relay.idle();
+    platform().relay.faults.loseDisconnect = true;
+    await twilio.hangUp(call.sid);
+    await relay.closed;
+    await platform().queue.waitForIdle();
+    const live = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+    expect(live.status).not.toBe('ended');
+
+    // The sweep once the call is due (its answer + its maximum duration + the margin), before the session's own entry is.
+    const { runCallRecovery } = await import('../../shared/domain/calls/recovery');
+    const { RECOVERY_MARGIN_MS } = await import('../../shared/domain/calls/service');
+    // (Its entry moved earlier at the answer, which the sweep's marker does not follow: the sweep is asked to read the last hour whatever the marker says.)
+    const summary = await runCallRecovery({ now: new Date(Date.parse(live.answered_at) + 60_000 + RECOVERY_MARGIN_MS + 1000), lookbackHours: 1 });
+    expect(summary.ended).toBeGreaterThanOrEqual(1);
+    await platform().queue.waitForIdle();
+    const ended = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
+    expect(ended).toMatchObject({ status: 'ended', disconnection_reason: 'failed' });
+    expect(ended.transcript.map((t: any) => t.text)).toEqual(['Thanks for calling Acme, Ava speaking.', 'Refunds?', 'Five business days.']);
+    expect(ended.error_message).toMatch(/recovery sweep/);
+    expect(ended.error_message).not.toMatch(/voice/i);
+    expect((await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === callId)).toHaveLength(1);
   });
 
   it('files every turn of a long call with a large prompt and large tool results (no item near 400 KB)', async () => {

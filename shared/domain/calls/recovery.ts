@@ -6,6 +6,8 @@ import { armSweep, earlier, recordSweptThrough, settleSweep, sweepDue } from '..
 import { endMove, finalize, FINALIZE_GRACE_MS, moveCall } from './lifecycle';
 import { CALL_DUE_SHARDS, type CallItem } from './service';
 import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
+import { lostRelayConversation, recoverRelaySession } from '../relay/recovery';
+import type { RelayDue } from '../relay/state';
 
 const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !item.voice_recorded_at;
 
@@ -19,6 +21,11 @@ const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !i
  * end) until its after-end steps are done; the sweep finishes those steps when the path that
  * ended the call could not (a failure where no queue retries). A call that was answered is
  * charged for the time from its answer to the sweep, capped at its maximum duration.
+ *
+ * The index also holds relay connections (their `$disconnect` best effort): one found due with no
+ * prompt for RELAY_SESSION_DUE_MS is a session that ended without it, whose conversation the sweep
+ * writes onto the call from its turns (relay/recovery.ts); a relay call the sweep ends takes its
+ * conversation from its turns too.
  *
  * An idle minute is one GetItem: the sweep's marker (shared/db/sweep-marker.ts) says when the
  * earliest entry falls due; a new call lowers it (createCall, inbound calls). A call's entry that
@@ -45,6 +52,8 @@ export interface RecoverySummary {
   ended: number;
   /** Ended calls whose after-end steps the sweep finished. */
   finalized: number;
+  /** Relay sessions whose `$disconnect` never came: their conversation written onto the call. */
+  relaySessions: number;
   failed: number;
 }
 
@@ -56,7 +65,7 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
   const nowMs = Date.parse(now);
   const forced = options.lookbackHours !== undefined;
   const lookback = Math.min(MAX_LOOKBACK_HOURS, Math.max(0, Math.floor(options.lookbackHours ?? DEFAULT_LOOKBACK_HOURS)));
-  const summary: RecoverySummary = { now, ran: false, found: 0, ended: 0, finalized: 0, failed: 0 };
+  const summary: RecoverySummary = { now, ran: false, found: 0, ended: 0, finalized: 0, relaySessions: 0, failed: 0 };
   const gate = await sweepDue('call-recovery', now, RECOVERY_HORIZON_MS);
   if (!gate.due && !forced) return summary;
   summary.ran = true;
@@ -71,6 +80,13 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
       earliestLeft = earlier(earliestLeft, item.due_at); // moved since the index was read
       return false;
     }
+    if ((item as { entity?: string }).entity === 'RELAY_DUE') {
+      // A relay connection whose $disconnect never came: its conversation onto the call, or later when it may live (relay/recovery.ts).
+      const { movedTo } = await recoverRelaySession(item as unknown as RelayDue, now);
+      if (movedTo) earliestLeft = earlier(earliestLeft, movedTo);
+      else summary.relaySessions++;
+      return false;
+    }
     if (item.status === 'ended') {
       // Ended, but its after-end steps (contact history, campaign outcome, analysis) never finished.
       if (item.finalized_at) return false;
@@ -80,11 +96,14 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
     }
     const answeredMs = item.answered_at ? Date.parse(item.answered_at) : undefined;
     const durationSec = answeredMs !== undefined ? Math.min(item.max_call_duration_ms, nowMs - answeredMs) / 1000 : 0;
+    // A relay call keeps its conversation in its turns until its session's end writes it: the end takes it from there.
+    const relay = voiceLost(item) ? await lostRelayConversation(item.id) : undefined;
     const result = await moveCall(item, endMove('failed'), {
       at: now,
       durationSec,
+      ...(relay ? { transcript: relay.transcript, toolCalls: relay.toolCalls } : {}),
       // A call whose voice stream was admitted but never recorded lost its runtime (a restart mid-call).
-      errorMessage: `${voiceLost(item) ? `${VOICE_LOST_MESSAGE}. ` : ''}No final status from the carrier by ${item.due_at}; ended by the recovery sweep`,
+      errorMessage: `${voiceLost(item) && !relay ? `${VOICE_LOST_MESSAGE}. ` : ''}No final status from the carrier by ${item.due_at}; ended by the recovery sweep`,
     });
     return result.moved;
   };

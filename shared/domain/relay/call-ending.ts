@@ -3,7 +3,7 @@ import { clockNow } from '../../clock';
 import { logger } from '../../logger';
 import { recordConversation } from '../calls/voice-session';
 import { send } from './reply';
-import { afterTurn } from './turn-taking';
+import { afterTurn } from './turn-wait';
 import { deleteRelayState, readRelayState, type RelayState } from './state';
 import { forgetRelayTools } from './tool-calls';
 import { collectConversation } from './turns';
@@ -13,9 +13,10 @@ import { collectConversation } from './turns';
  * (its `handoffData`: why, and where to for a transfer); Twilio then requests the `<Connect
  * action>` (action.ts), which answers the next TwiML: `<Dial>` for a transfer, `<Hangup/>`
  * after `end_call` or the goodbye, a reconnect with a fresh token when the session ended on its
- * own while the call should go on, an apology otherwise. `$disconnect` (best effort: it may never
- * come) only waits for a turn still being written and removes the connection's state: every turn
- * already reached the call as it was written (turns.ts).
+ * own while the call should go on, an apology otherwise. `$disconnect` waits for a turn still
+ * being written, writes the call's transcript and tool calls whole from the turns (turns.ts) and
+ * removes the connection's state. It is best effort: when it never comes, the recovery sweep finds
+ * the connection's entry due and writes the conversation instead (recovery.ts).
  */
 
 /** What the caller hears when the call's time is up, before the end. */
@@ -49,8 +50,8 @@ export async function endSession(state: RelayState, handoff: Handoff): Promise<v
 
 /**
  * `$disconnect`: a turn still being written is waited for (bounded), the call's conversation is
- * written whole from its turns (the lines already reached it turn by turn; the tool calls come now),
- * and the connection's state goes. A session the platform ended (`end`) leaves the call to the
+ * written whole from its turns, and the connection's state goes (its entry in the calls-due index
+ * with it). A session the platform ended (`end`) leaves the call to the
  * `<Connect action>`; one that closed otherwise is the caller hanging up: an inbound call ends now
  * (the carrier ends an outbound one), as at a media stream's stop.
  */

@@ -16,7 +16,7 @@ import { conversationSetup, loadConversationTimezone } from '../conversations/va
 import type { SetupMessage } from './protocol';
 import { createRelayState, noteRelayState, type RelayAgent, type RelayState } from './state';
 import { ivrInstructions } from './tool-calls';
-import { appendLines, sessionSeq, turnSeq, turnWrite } from './turns';
+import { hasTurns, sessionSeq, turnSeq, turnWrite } from './turns';
 import { isRelayAgent, relayCallAgent, relayConnectUrl } from './twiml';
 
 export type ConnectAnswer = { admitted: true } | { admitted: false; status: 401 | 403 | 410; reason: string };
@@ -80,7 +80,8 @@ export async function connectRelay(connectionId: string, token: string | undefin
     start_speaker: startSpeaker,
   };
   const nowMs = clockMs();
-  const callLines = call.transcript?.length ?? 0;
+  // A reconnect's session: the call has turns of an earlier one (the greeting was that one's).
+  const resumed = await hasTurns(call.id);
   const state: RelayState = {
     connection_id: connectionId,
     organization_id: orgId,
@@ -96,19 +97,17 @@ export async function connectRelay(connectionId: string, token: string | undefin
     conversation: conversationRef('call', call, setup.timezone),
     turn: 0,
     turn_done: 0,
-    call_lines: callLines,
   };
   // ConversationRelay speaks the welcome greeting itself (the first session only): it is the agent's turn 0.
-  const greeting = startSpeaker === 'agent' && !callLines ? setup.beginMessage : '';
+  const greeting = startSpeaker === 'agent' && !resumed ? setup.beginMessage : '';
   if (!greeting) {
-    await createRelayState(state, [], callLines ? undefined : []); // a reconnect's history is read by its first turn
+    await createRelayState(state, [], resumed ? undefined : []); // a reconnect's history is read by its first turn
     return { admitted: true };
   }
   const seq = turnSeq(state, 0);
   const messages = [{ role: 'agent' as const, content: greeting }];
   const lines = [{ role: 'agent' as const, text: greeting, time_sec: Math.max(0, Math.round((nowMs - state.started_ms) / 100) / 10) }];
-  await createRelayState({ ...state, last_turn: seq, call_lines: callLines + 1 }, [turnWrite(state, { seq, turn: 0, messages, lines, tool_calls: [] })], messages);
-  await appendLines(state, lines);
+  await createRelayState({ ...state, last_turn: seq }, [turnWrite(state, { seq, turn: 0, messages, lines, tool_calls: [] })], messages);
   return { admitted: true };
 }
 

@@ -1,4 +1,5 @@
 import type { WebSocketRoute } from '../../http/websocket';
+import { recordingKeys } from '../calls/recordings';
 import { objectKeys } from '../rag/object-keys';
 
 /**
@@ -22,7 +23,7 @@ export const relayDefault: WebSocketRoute = {
   entry: 'functions/relay/default.ts',
   description: 'Handles one ConversationRelay message: a prompt runs a turn of the chat engine and the reply goes back as text tokens.',
   // The engine: the model, knowledge-base passages, webhook tools (sealed secrets), built-ins
-  // (appointments); each turn filed with its lines on the call; replies through the WebSocket API's management endpoint.
+  // (appointments); each turn filed as an item of its own; replies through the WebSocket API's management endpoint.
   access: { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true },
   timeoutSeconds: 29,
   memoryMb: 512,
@@ -33,7 +34,8 @@ export const relayDisconnect: WebSocketRoute = {
   routeKey: '$disconnect',
   name: 'relay-disconnect',
   entry: 'functions/relay/disconnect.ts',
-  description: 'Ends a ConversationRelay connection: a turn still being written is waited for, the state removed (every turn reached the call as it was written; best effort, as API Gateway delivers it).',
-  access: { table: 'RW' },
+  description: 'Ends a ConversationRelay connection: a turn still being written is waited for, the call\'s transcript and tool calls written from the turns, the state removed (best effort, as API Gateway delivers it: the recovery sweep writes what a lost one would have).',
+  // The caller's hang-up ends an inbound call here (the calls service: its end's analysis, events and a campaign's outcome queued).
+  access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
   timeoutSeconds: 30,
 };

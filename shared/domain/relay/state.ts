@@ -2,8 +2,10 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { clockMs } from '../../clock';
 import { db, tableName } from '../../db/client';
-import { keys } from '../../db/keys';
+import { gsi2, keys } from '../../db/keys';
 import { ConditionFailed, deleteKeys, getItem, isTransactionConflict, putNew, transact, updateExisting, type TransactItem } from '../../db/store';
+import { noteDue } from '../../db/sweep-marker';
+import { CALL_DUE_SHARDS } from '../calls/service';
 import type { ConversationMessage } from '../conversations/engine';
 import type { ConversationRef } from '../conversations/types';
 
@@ -40,14 +42,14 @@ export interface RelayState {
   /** Turns started (`prompt` and `dtmf`); the one in flight is `turn` when `turn_done` is less. */
   turn: number;
   turn_done: number;
-  /** Transcript lines the call holds (the index the next line takes there). */
-  call_lines: number;
   /** The last turn written (its seq), the one an interruption with no turn in flight cuts. */
   last_turn?: string;
   /** An interruption while a turn was in flight, settled when that turn is written (its own reply's, or the reply before's). */
   pending_interrupt?: { turn: number; heard: string };
   /** The relay is ending (the agent's `end_call` / `transfer_call`, the duration cap): the `end` went or goes out. */
   ending?: { reason: 'end-call' | 'transfer' | 'max-duration' | 'reconnect'; to?: string };
+  /** When the last prompt (or key) claimed its turn (ms): the recovery sweep takes a session quiet for RELAY_SESSION_DUE_MS as over. */
+  last_prompt_ms?: number;
   version?: number;
 }
 
@@ -65,6 +67,33 @@ export interface RelayAgent {
 
 /** A day: no call lasts longer (max_call_duration_ms is at most four hours). */
 export const RELAY_TTL_SECONDS = 86_400;
+
+/**
+ * A session with no prompt for this long is over: API Gateway closes a connection idle for 10
+ * minutes, and a reply lasts seconds. Each connection has an entry in the calls-due index, an item
+ * of its own (keys.relayConnectionDue), due this long after its admission; `$disconnect` deletes it
+ * with the state. When `$disconnect` never comes, the recovery sweep finds it due, and moves it on
+ * when a prompt came since (`last_prompt_ms`), else writes what the session's turns said onto the
+ * call (recovery.ts). No turn writes the entry: the state's writes stay off the index.
+ */
+export const RELAY_SESSION_DUE_MS = 20 * 60_000;
+
+/** A connection's due entry's index fields: its shard a hash of the connection id, its sort key `<due>#relay#<connection id>`. */
+export function sessionDue(connectionId: string, dueMs: number): { due_at: string; gsi2pk: string; gsi2sk: string } {
+  const dueAt = new Date(dueMs).toISOString();
+  let hash = 0;
+  for (const c of connectionId) hash = (hash * 31 + c.charCodeAt(0)) >>> 0;
+  return { due_at: dueAt, gsi2pk: gsi2.callsDue(dueAt.slice(0, 13), hash % CALL_DUE_SHARDS), gsi2sk: gsi2.callDueEntry(dueAt, 'relay', connectionId) };
+}
+
+/** A relay connection's due entry (keys.relayConnectionDue). */
+export interface RelayDue {
+  entity: 'RELAY_DUE';
+  connection_id: string;
+  organization_id: string;
+  call_id: string;
+  due_at: string;
+}
 
 /**
  * The last state of each connection this process read or wrote, exactly as stored (its `version`),
@@ -102,9 +131,12 @@ export function rememberHistory(state: RelayState, history: ConversationMessage[
 
 export const stateItem = (state: RelayState): TransactItem => putNew({ ...keys.relayConnection(state.connection_id), entity: 'RELAY_CONNECTION', ...state, version: 1, ttl: Math.floor(clockMs() / 1000) + RELAY_TTL_SECONDS });
 
-/** Stores a new connection's state with what goes with it (its key must be new: a connection id is used once). */
+/** Stores a new connection's state with its due entry and what goes with them (its key must be new: a connection id is used once); the recovery sweep's marker lowered to the entry's due time. */
 export async function createRelayState(state: RelayState, also: TransactItem[] = [], history?: ConversationMessage[]): Promise<void> {
-  await transact([stateItem(state), ...also]);
+  const due = sessionDue(state.connection_id, clockMs() + RELAY_SESSION_DUE_MS);
+  const entry: RelayDue = { entity: 'RELAY_DUE', connection_id: state.connection_id, organization_id: state.organization_id, call_id: state.call_id, due_at: due.due_at };
+  await transact([stateItem(state), putNew({ ...keys.relayConnectionDue(state.connection_id), ...entry, ...due, ttl: Math.floor(clockMs() / 1000) + RELAY_TTL_SECONDS }), ...also]);
+  await noteDue('call-recovery', due.due_at);
   remember({ ...state, version: 1 }, history);
 }
 
@@ -182,10 +214,11 @@ export async function claimTurn(connectionId: string): Promise<RelayState | unde
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.relayConnection(connectionId),
-        UpdateExpression: 'ADD #t :one, #v :one',
+        // The session is alive (the recovery sweep reads when it last heard a prompt).
+        UpdateExpression: 'ADD #t :one, #v :one SET #lp = :now',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#t': 'turn', '#v': 'version' },
-        ExpressionAttributeValues: { ':one': 1 },
+        ExpressionAttributeNames: { '#t': 'turn', '#v': 'version', '#lp': 'last_prompt_ms' },
+        ExpressionAttributeValues: { ':one': 1, ':now': clockMs() },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -202,7 +235,8 @@ export async function turnSignals(connectionId: string, consistent = false): Pro
   return read.Item as Pick<RelayState, 'turn' | 'turn_done' | 'pending_interrupt'> | undefined;
 }
 
+/** Removes the connection's state and its due entry. */
 export async function deleteRelayState(connectionId: string): Promise<void> {
   known.delete(connectionId);
-  await deleteKeys([keys.relayConnection(connectionId)]);
+  await deleteKeys([keys.relayConnection(connectionId), keys.relayConnectionDue(connectionId)]);
 }

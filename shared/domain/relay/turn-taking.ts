@@ -10,9 +10,10 @@ import type { CallToolCalls, Transcript } from '../calls/schemas';
 import { endSession, capOf, RELAY_TIME_UP } from './call-ending';
 import { cutReply } from './interruption';
 import { cancellable, Reply, ReplyCancelled, send, signalReplies } from './reply';
-import { changeRelayState, claimTurn, knownRelayState, readRelayState, rememberHistory, turnSignals, type RelayState } from './state';
+import { changeRelayState, claimTurn, knownRelayState, rememberHistory, type RelayState } from './state';
 import { digitsOf, PRESS_DIGITS_TOOL, relayTools } from './tool-calls';
-import { appendLines, HISTORY_MESSAGES, readHistory, readTurn, turnRewrite, turnSeq, turnWrite } from './turns';
+import { HISTORY_MESSAGES, readHistory, readTurn, turnRewrite, turnSeq, turnWrite } from './turns';
+import { afterTurn, tellWritten } from './turn-wait';
 
 /**
  * Turn-taking: each finished utterance (a `prompt` with `last`, a keypress) is one turn, one reply
@@ -28,54 +29,9 @@ import { appendLines, HISTORY_MESSAGES, readHistory, readTurn, turnRewrite, turn
 export const RELAY_TURN_BUDGET_MS = 20_000;
 /** What the caller hears when the model fails a turn (the call goes on). */
 export const RELAY_APOLOGY = 'Sorry, I could not answer that just now. Could you say it again?';
-/** Longest a turn waits for the one before it to be written (it stops at once when superseded; this bounds a crashed one). */
-export const PREVIOUS_TURN_WAIT_MS = 5_000;
-/** How often a waiting turn reads whether the turn before it was written. */
-export const TURN_WAIT_POLL_MS = 250;
 
 /** A turn started from a state that was not the current one: dropped before it said or did anything. */
 class Abandoned extends Error {}
-
-/** Turns written by this process, told to the turns waiting for them here (elsewhere they read). */
-const written = new Map<string, Set<() => void>>();
-const tellWritten = (connectionId: string) => written.get(connectionId)?.forEach((w) => w());
-
-/** The state once turn `done` is written, waiting at most PREVIOUS_TURN_WAIT_MS (told at once in this process, else read a few times a second). */
-export async function afterTurn(read: RelayState, done: number): Promise<RelayState | undefined> {
-  if (read.turn_done >= done) return read;
-  const id = read.connection_id;
-  const deadline = Date.now() + PREVIOUS_TURN_WAIT_MS;
-  let wake: () => void = () => undefined;
-  // A write told while the read below was in flight is not lost: the loop reads again at once.
-  let told = false;
-  const set = written.get(id) ?? new Set();
-  written.set(id, set);
-  const waker = () => {
-    told = true;
-    wake();
-  };
-  set.add(waker);
-  try {
-    while (Date.now() < deadline) {
-      told = false;
-      const s = await turnSignals(id, true);
-      if (!s) return undefined;
-      if (s.turn_done >= done) return readRelayState(id);
-      if (told) continue;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.min(TURN_WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-    }
-    return readRelayState(id);
-  } finally {
-    set.delete(waker);
-    if (!set.size) written.delete(id);
-  }
-}
 
 /** One caller utterance (or keypress): `userText` is the model's, `spoken` the transcript's. */
 export async function utterance(connectionId: string, userText: string, spoken: string): Promise<void> {
@@ -213,43 +169,40 @@ interface TurnRecord {
 }
 
 /**
- * Writes the turn as an item of its own with the state's change and the call's new lines (one
- * transaction). An interruption that came while it was in flight cuts this reply when the words
- * heard are the start of what it sent, else the reply before it (still playing when the caller
- * spoke), whose item is rewritten in the same transaction.
+ * Writes the turn as an item of its own with the state's change (one transaction; the call item is
+ * not touched: it gets the transcript when the session ends, turns.ts). An interruption that came
+ * while it was in flight cuts this reply when the words heard are the start of what it sent, else
+ * the reply before it (still playing when the caller spoke), whose item is rewritten in the same
+ * transaction.
  */
 async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: TurnRecord, history?: ConversationMessage[]): Promise<RelayState | undefined> {
   const seq = turnSeq(state, turn);
   const agentText = (reply.stopped ? reply.sent : reply.text).trim();
   const lines: Transcript = [{ role: 'user', text: rec.spoken, time_sec: secondsOf(state, rec.atMs) }];
   if (agentText) lines.push({ role: 'agent', text: agentText, time_sec: secondsOf(state, reply.firstMs ?? clockMs()), ...(reply.stopped === 'interrupted' || reply.stopped === 'superseded' ? { interrupted: true } : {}) });
-  let after: (() => Promise<void>) | undefined;
+  let rewroteBefore = false;
   let mine: { messages: ConversationMessage[]; lines: Transcript } = { messages: rec.messages, lines };
   const wrote = await changeRelayState(state.connection_id, async (s) => {
     const pending = s.pending_interrupt && s.pending_interrupt.turn === turn ? s.pending_interrupt : undefined;
     const owned = !!pending && !!agentText && reply.owns(pending.heard);
     mine = owned ? cutReply({ messages: rec.messages, lines }, pending!.heard) : { messages: rec.messages, lines };
     const also: TransactItem[] = [];
-    after = undefined;
+    rewroteBefore = false;
     if (pending && !owned && s.last_turn) {
       const before = await readTurn(s.call_id, s.last_turn);
       if (before) {
-        const rewrite = turnRewrite(s, before, cutReply(before, pending.heard));
-        also.push(rewrite.item);
-        after = rewrite.callLines;
+        also.push(turnRewrite(s, before, cutReply(before, pending.heard)));
+        rewroteBefore = true;
       }
     }
     also.push(turnWrite(s, { seq, turn, messages: mine.messages, lines: mine.lines, tool_calls: rec.tools }));
     return {
       // A turn written late (one that outlived the wait of the turn after it) never moves last_turn back.
-      set: { turn_done: Math.max(s.turn_done, turn), call_lines: s.call_lines + mine.lines.length, last_turn: s.last_turn && s.last_turn > seq ? s.last_turn : seq, ...(rec.ending ? { ending: rec.ending } : {}) },
+      set: { turn_done: Math.max(s.turn_done, turn), last_turn: s.last_turn && s.last_turn > seq ? s.last_turn : seq, ...(rec.ending ? { ending: rec.ending } : {}) },
       remove: pending ? ['pending_interrupt'] : [],
       also,
     };
   });
-  const rewroteBefore = !!after;
-  if (wrote) await appendLines(state, mine.lines).catch((err) => logger.warn('A relay turn\'s lines did not reach the call yet (the session\'s end writes them)', { call_id: state.call_id, error: err as Error }));
-  await after?.();
   // The history after this turn, as this process knows it: the next turn here may start from it at once
   // (not when this write cut the turn before: the next turn reads it).
   if (wrote && history && !rewroteBefore) rememberHistory(wrote, [...history, ...mine.messages].slice(-HISTORY_MESSAGES));
@@ -260,10 +213,8 @@ async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: Tu
 /** An interruption: with a turn in flight it waits for that turn's write (settled there); with none the last written reply is cut now. */
 export async function interruption(connectionId: string, heard: string): Promise<void> {
   let pendingFor: number | undefined;
-  let after: (() => Promise<void>) | undefined;
   await changeRelayState(connectionId, async (s) => {
     pendingFor = undefined;
-    after = undefined;
     if (s.turn_done < s.turn) {
       pendingFor = s.turn_done + 1;
       return { set: { pending_interrupt: { turn: pendingFor, heard } } };
@@ -271,11 +222,8 @@ export async function interruption(connectionId: string, heard: string): Promise
     if (!s.last_turn) return undefined;
     const last = await readTurn(s.call_id, s.last_turn);
     if (!last) return undefined;
-    const rewrite = turnRewrite(s, last, cutReply(last, heard));
-    after = rewrite.callLines;
-    return { set: {}, also: [rewrite.item] };
+    return { set: {}, also: [turnRewrite(s, last, cutReply(last, heard))] };
   });
-  await after?.();
   // The turn still speaking stops at once when it runs in this process; elsewhere it finds the interruption by reading.
   if (pendingFor !== undefined) signalReplies(connectionId, { kind: 'interrupt', turn: pendingFor, heard });
 }

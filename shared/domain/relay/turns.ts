@@ -1,5 +1,5 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { clockMs, clockNow } from '../../clock';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { clockMs } from '../../clock';
 import { db, tableName } from '../../db/client';
 import { keys } from '../../db/keys';
 import { getItem, putNew, type TransactItem } from '../../db/store';
@@ -11,11 +11,14 @@ import { RELAY_TTL_SECONDS, type RelayState } from './state';
 /**
  * A relay call's conversation, filed turn by turn as chats file their messages: each turn is an
  * item of its own (keys.relayTurn: the model's messages, its transcript lines, its tool calls), so
- * no call length, prompt size or tool result reaches DynamoDB's 400 KB item limit and a turn's
- * write costs the same at the first turn and the three hundredth. The same transaction appends the
- * turn's lines to the call (as turns happen, so a lost `$disconnect` loses nothing said): the call
- * keeps the transcript and the tool calls with results cut to CALL_TOOL_RESULT_BYTES (the turn
- * items keep them whole).
+ * no call length, prompt size or tool result reaches DynamoDB's 400 KB item limit, and a turn
+ * writes the same few small items at the first turn and the three hundredth: nothing of the call
+ * item is rewritten per turn (its write would be charged for the whole growing transcript). The
+ * call gets its transcript and tool calls whole, from the turns (collectConversation), when the
+ * session ends (`$disconnect`, the `<Connect action>`), or, when `$disconnect` never comes, from
+ * the recovery sweep (recovery.ts); the turn items are the record meanwhile. The call keeps tool
+ * results cut to CALL_TOOL_RESULT_BYTES (the turn items keep them whole) and its conversation
+ * within CALL_CONVERSATION_BYTES (capConversation).
  */
 export interface RelayTurn {
   call_id: string;
@@ -24,8 +27,6 @@ export interface RelayTurn {
   messages: ConversationMessage[];
   lines: Transcript;
   tool_calls: CallToolCalls;
-  /** Where this turn's lines start on the call's transcript. */
-  call_index: number;
 }
 
 /** Turns read for the model's history (the engine fits what it sends to the model's context). */
@@ -34,6 +35,13 @@ export const HISTORY_TURNS = 60;
 export const HISTORY_MESSAGES = 400;
 /** A tool result as the call keeps it (the turn keeps it whole). */
 export const CALL_TOOL_RESULT_BYTES = 256;
+/**
+ * The most the call item's transcript and tool calls may hold together (JSON bytes): with the
+ * call's other fields and its analysis, well inside DynamoDB's 400 KB item limit.
+ */
+export const CALL_CONVERSATION_BYTES = 320_000;
+/** What replaces a tool result the call could not keep (capConversation). */
+export const RESULT_NOT_KEPT = '[result not kept: the call\'s conversation reached its size limit]';
 
 /** A turn's sort key part: the session, then the turn number, so turns sort in order across reconnects. */
 export const turnSeq = (state: Pick<RelayState, 'session_seq'>, turn: number) => `${state.session_seq}#${String(turn).padStart(6, '0')}`;
@@ -67,35 +75,27 @@ const callToolCall = (t: CallToolCalls[number]): CallToolCalls[number] => {
 };
 
 /** The new turn's item (for one transaction with the state's change). */
-export function turnWrite(state: RelayState, turn: Omit<RelayTurn, 'call_id' | 'call_index'>): TransactItem {
-  const item: RelayTurn = { ...turn, call_id: state.call_id, call_index: state.call_lines };
+export function turnWrite(state: RelayState, turn: Omit<RelayTurn, 'call_id'>): TransactItem {
+  const item: RelayTurn = { ...turn, call_id: state.call_id };
   return putNew({ ...keys.relayTurn(state.call_id, turn.seq), entity: 'RELAY_TURN', ...item, ttl: Math.floor(clockMs() / 1000) + RELAY_TTL_SECONDS });
 }
 
-/**
- * Appends a written turn's lines to the call's transcript (list_append: no read, no rewrite of what
- * is there), after the turn's own transaction: one UpdateItem, charged once (a transaction would be
- * charged twice for the whole call item), and marks the conversation recorded so the recovery sweep
- * never takes the call for one whose voice was lost. The turn items stay the record: the session's
- * end writes the call's transcript and tool calls whole from them (collectConversation). No
- * `version` of the call moves: no rule of the call reads these fields.
- */
-export async function appendLines(state: Pick<RelayState, 'organization_id' | 'call_id'>, lines: Transcript): Promise<void> {
-  if (!lines.length) return;
-  const now = clockNow().toISOString();
-  await db().send(
-    new UpdateCommand({
+/** Whether the call has a turn filed already (a reconnect's session: the greeting was the first session's). */
+export async function hasTurns(callId: string): Promise<boolean> {
+  const out = await db().send(
+    new QueryCommand({
       TableName: tableName(),
-      Key: keys.call(state.organization_id, state.call_id),
-      UpdateExpression: 'SET #tr = list_append(if_not_exists(#tr, :empty), :lines), #rec = :now, #up = :now',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#tr': 'transcript', '#rec': 'voice_recorded_at', '#up': 'updated_at' },
-      ExpressionAttributeValues: { ':empty': [], ':lines': lines, ':now': now },
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': keys.relayTurns(callId), ':sk': keys.relayTurnPrefix },
+      ProjectionExpression: 'pk',
+      Limit: 1,
+      ConsistentRead: true,
     }),
   );
+  return !!out.Items?.length;
 }
 
-/** Every turn of the call, oldest first: its whole transcript and its tool calls (results cut as the call keeps them). */
+/** Every turn of the call, oldest first: its whole transcript and its tool calls (results cut as the call keeps them, the whole within CALL_CONVERSATION_BYTES). */
 export async function collectConversation(callId: string): Promise<{ transcript: Transcript; toolCalls: CallToolCalls }> {
   const transcript: Transcript = [];
   const toolCalls: CallToolCalls = [];
@@ -118,18 +118,45 @@ export async function collectConversation(callId: string): Promise<{ transcript:
     }
     start = out.LastEvaluatedKey;
   } while (start);
-  return { transcript, toolCalls };
+  return capConversation(transcript, toolCalls);
 }
 
+const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
 /**
- * Rewrites a written turn cut by an interruption: its item (messages and lines; in the state's
- * transaction) and, after, its lines on the call (an agent line becomes the words heard, marked
- * interrupted; nothing heard leaves it empty in its place, so the lines after keep theirs). The
- * call's lines are a second request: DynamoDB takes one operation per item in a transaction, and
- * the turn that settles a pending interruption appends to the call in its own.
+ * The conversation as the call item can hold it, whatever the call's length, so the final write
+ * never fails on the item limit: when the transcript and tool calls (results already cut to
+ * CALL_TOOL_RESULT_BYTES) pass `max` bytes, tool results give way first, the oldest first (each
+ * becomes RESULT_NOT_KEPT: the call keeps every tool call's name, arguments and time); a transcript
+ * that alone still passes it keeps every line, its longest texts cut (ending with `…`) to the
+ * longest length that fits. The turn items keep everything whole for their day.
  */
-export function turnRewrite(state: RelayState, turn: RelayTurn, cut: Pick<RelayTurn, 'messages' | 'lines'>): { item: TransactItem; callLines: () => Promise<void> } {
-  const item: TransactItem = {
+export function capConversation(transcript: Transcript, toolCalls: CallToolCalls, max = CALL_CONVERSATION_BYTES): { transcript: Transcript; toolCalls: CallToolCalls } {
+  let size = bytes(transcript) + bytes(toolCalls);
+  if (size <= max) return { transcript, toolCalls };
+  const calls = [...toolCalls];
+  for (let i = 0; i < calls.length && size > max; i++) {
+    const before = bytes(calls[i]);
+    calls[i] = { ...calls[i]!, result: RESULT_NOT_KEPT as never };
+    size -= before - bytes(calls[i]);
+  }
+  if (size <= max) return { transcript, toolCalls: calls };
+  // The transcript itself: the longest line length that fits, found by halving.
+  const cut = (limit: number): Transcript => transcript.map((l) => (l.text.length <= limit ? l : { ...l, text: `${l.text.slice(0, Math.max(0, limit - 1))}…` }));
+  const room = max - bytes(calls);
+  let lo = 0;
+  let hi = Math.max(0, ...transcript.map((l) => l.text.length));
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (bytes(cut(mid)) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return { transcript: cut(lo), toolCalls: calls };
+}
+
+/** Rewrites a written turn cut by an interruption: its item's messages and lines (in the state's transaction); the call gets the lines when the session ends. */
+export function turnRewrite(state: Pick<RelayState, 'call_id'>, turn: Pick<RelayTurn, 'seq'>, cut: Pick<RelayTurn, 'messages' | 'lines'>): TransactItem {
+  return {
     Update: {
       TableName: tableName(),
       Key: keys.relayTurn(state.call_id, turn.seq),
@@ -139,26 +166,4 @@ export function turnRewrite(state: RelayState, turn: RelayTurn, cut: Pick<RelayT
       ExpressionAttributeValues: { ':m': cut.messages, ':l': cut.lines },
     },
   };
-  const sets: string[] = [];
-  const values: Record<string, unknown> = {};
-  turn.lines.forEach((line, i) => {
-    const now = cut.lines[i] ?? { ...line, text: '', interrupted: true };
-    if (now.text === line.text && !!now.interrupted === !!line.interrupted) return;
-    sets.push(`#tr[${turn.call_index + i}] = :l${i}`);
-    values[`:l${i}`] = now;
-  });
-  const callLines = async () => {
-    if (!sets.length) return;
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.call(state.organization_id, state.call_id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#tr': 'transcript' },
-        ExpressionAttributeValues: values,
-      }),
-    );
-  };
-  return { item, callLines };
 }

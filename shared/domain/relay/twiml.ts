@@ -28,7 +28,7 @@ export const isRelayAgent = (agent: { voice_pipeline?: string | null } | undefin
 
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** The path of the `<Connect action>` callback (relay/action-operation.ts). */
+/** The path of the `<Connect action>` callback (relay/action-operations.ts). */
 export const RELAY_ACTION_PATH = '/api/v1/telephony/twilio/relay-action';
 
 /** The WebSocket URL Twilio opens for a token: RELAY_URL with `?token=` (what `$connect` checks the signature over). */
