@@ -99,7 +99,7 @@ export async function agentTestsBenchmark(): Promise<string> {
 }
 
 /** The same bench on the tree before issue 35 (commit f551fbf, a worktree on this machine, minutes before the figures above): recorded, not re-run. */
-const BEFORE = 'Before issue 35 (commit f551fbf, this bench in a worktree, the same machine minutes earlier): the 50-test suite took 4.09 s and 358 DynamoDB requests (50 jobs); 10 concurrent re-analyses took 35 model requests. Issue 35 asks that the suite grow by at most 20 %: after it, each job claims its organization's fairness slot (one UpdateItem; the release rides in the result's transaction) and the run's tests are frozen into it (one BatchWriteItem per 25 tests): about one request more per test (+14 % at 50 tests), and no measurable time.';
+const BEFORE = `Before issue 35 (commit f551fbf, this bench in a worktree, the same machine minutes earlier): the 50-test suite took 4.09 s and 358 DynamoDB requests (50 jobs); 10 concurrent re-analyses took 35 model requests. Issue 35 asks that the suite grow by at most 20 %: after it, each job claims its organization's fairness slot (one UpdateItem; the release rides in the result's transaction) and the run's tests are frozen into it (one BatchWriteItem per 25 tests): about one request more per test (+14 % at 50 tests), and no measurable time.`;
 
 /** The worst patterns a user may write, against a 10 KB reply, in the engine reply_matches uses (absent before issue 35: skipped). */
 async function patternBenchmark(): Promise<string> {
