@@ -527,25 +527,44 @@ describe('relay calls on real Twilio and API Gateway', () => {
 
   it('keeps the whole transcript when $disconnect never comes: the recovery sweep writes it from the turns, and the call ends exactly once', async () => {
     const { call, callId, relay } = await callIn(await relayAgent());
+    const { runCallRecovery } = await import('../../shared/domain/calls/recovery');
+    const { RELAY_SESSION_DUE_MS } = await import('../../shared/domain/relay/state');
+    const connectedAt = clockMs();
     model.script({ text: 'Five business days.' }, { toolCalls: [{ name: 'stock_level', arguments: { sku: 'kettle' } }] }, { text: 'Seven kettles.' });
     relay.say('Refunds?');
     await relay.until(() => relay.replies().length === 1, 'the first answer');
-    relay.say('Is the kettle in stock?');
-    await relay.until(() => relay.replies().length === 2, 'the second answer');
-    await platform().relay.idle();
+    // The caller speaks again 15 minutes into the call (the clock jumps; API Gateway's idle limit set aside for it).
+    const limits = { ...platform().relay.faults.limits };
+    platform().relay.faults.limits.idleMs = 24 * 3600_000;
+    const later = 15 * 60_000;
+    installTimeSource({ now: () => Date.now() + later });
+    try {
+      relay.say('Is the kettle in stock?');
+      await relay.until(() => relay.replies().length === 2, 'the second answer');
+      await platform().relay.idle();
+    } finally {
+      installTimeSource(undefined);
+      platform().relay.faults.limits = limits;
+    }
+    // The connection's entry falls due 20 minutes after it opened, but the session heard a prompt 5 minutes before: it may live, the entry moves on.
+    await runCallRecovery({ now: new Date(connectedAt + RELAY_SESSION_DUE_MS + 1000) });
+    expect((await api('GET', `/api/v1/calls/${callId}`)).body.data.transcript).toEqual([]);
     platform().relay.faults.loseDisconnect = true;
     await twilio.hangUp(call.sid);
     await relay.closed;
     await platform().queue.waitForIdle();
     expect(platform().relay.faults.lost.length).toBeGreaterThan(0);
+    // The entry was moved on: due 20 minutes after the last prompt.
+    const { getItem } = await import('../../shared/db/store');
+    const entry = await getItem<{ call_id: string; due_at: string }>(keys.relayConnectionDue(platform().relay.faults.lost.at(-1)!));
+    expect(entry?.call_id).toBe(callId);
+    expect(Date.parse(entry!.due_at)).toBeGreaterThan(connectedAt + later + RELAY_SESSION_DUE_MS - 1000);
     // The carrier's final status ended the call; the transcript reaches a call when its session ends, and this one's end never came.
     const carrierEnded = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
     expect(carrierEnded).toMatchObject({ status: 'ended', transcript: [] });
 
-    // The recovery sweep, run as its schedule runs it, once the session's entry is due (its last prompt + RELAY_SESSION_DUE_MS).
-    const { runCallRecovery } = await import('../../shared/domain/calls/recovery');
-    const { RELAY_SESSION_DUE_MS } = await import('../../shared/domain/relay/state');
-    const at = clockMs() + RELAY_SESSION_DUE_MS + 1000;
+    // The recovery sweep, run as its schedule runs it, once the session has been quiet for RELAY_SESSION_DUE_MS (its last prompt, 15 minutes in, + 20).
+    const at = clockMs() + later + RELAY_SESSION_DUE_MS + 1000;
     const early = await runCallRecovery({ now: new Date(at - 60_000) });
     expect((await api('GET', `/api/v1/calls/${callId}`)).body.data.transcript).toEqual([]);
     expect(early.failed).toBe(0);
