@@ -86,13 +86,15 @@ export async function analyticsBenchmark(conversations = Number(process.env.BENC
     const weekly = await read({ from: '2026-11-01', to: '2026-11-30', interval: 'week' });
     const oneAgent = await read({ from: '2026-11-01', to: '2026-11-30', agent_id: agents[0]!, channel: 'call' });
     const year = await read({ from: '2025-12-01', to: '2026-11-30' });
+    const zoned = await read({ from: '2026-11-01', to: '2026-11-30', timezone: 'America/New_York' });
+    const zonedAgent = await read({ from: '2026-11-01', to: '2026-11-30', agent_id: agents[0]!, channel: 'call', timezone: 'America/New_York' });
     const total = all.out.totals.calls + all.out.totals.chats;
     if (total !== conversations) throw new Error(`The counters hold ${total} conversations, not ${conversations}`);
     const row = (name: string, r: typeof all) => `| ${name} | ${r.out.totals.calls + r.out.totals.chats} | ${r.cost.requests} | ${r.cost.readUnits} | ${r.ms.toFixed(1)} ms |`;
     return [
       '## Analytics: one read over 10,000 ended conversations',
       '',
-      `${conversations.toLocaleString('en-US')} ended and analysed conversations (calls and chats of 5 agents, a boolean and an enum field) over 30 UTC days, counted through the real counting function (statsWrites: ${written.toLocaleString('en-US')} counter updates, 4 per conversation, summed per counter item into ${counterItems} ADD writes in ${writeSeconds.toFixed(1)} s on DynamoDB Local, since ADD commutes). What one GET /analytics/conversations reads (eventually consistent Query, ReturnConsumedCapacity):`,
+      `${conversations.toLocaleString('en-US')} ended and analysed conversations (calls and chats of 5 agents, a boolean and an enum field) over 30 UTC days, counted through the real counting function (statsWrites: ${written.toLocaleString('en-US')} counter updates, ${written / conversations} per conversation: four day items and their four hour items, summed per counter item into ${counterItems} ADD writes in ${writeSeconds.toFixed(1)} s on DynamoDB Local, since ADD commutes). What one GET /analytics/conversations reads (eventually consistent Query, ReturnConsumedCapacity):`,
       '',
       '| Read | Conversations counted | Requests | Read units | Time |',
       '| --- | ---: | ---: | ---: | ---: |',
@@ -100,8 +102,10 @@ export async function analyticsBenchmark(conversations = Number(process.env.BENC
       row('30 days by week', weekly),
       row('30 days, one agent, calls', oneAgent),
       row('366-day window (30 days filled)', year),
+      row('30 days by day in America/New_York, all agents and channels (hour items)', zoned),
+      row('30 days in America/New_York, one agent, calls (hour items)', zonedAgent),
       '',
-      'One agent\'s read is one Query of at most one item per day of the window; an all-agents read is five such Queries in parallel (the all-agents items are sharded in four, so concurrent ends of one organization spread over four items; the fifth is the unsharded item older counts and the OpenAI endpoint\'s usage live in). Either costs the same at 10,000 or 10 million conversations.',
+      'One agent\'s read is one Query of at most one item per day of the window; an all-agents read is five such Queries in parallel (the all-agents items are sharded in four, so concurrent ends of one organization spread over four items; the fifth is the unsharded item older counts and the OpenAI endpoint\'s usage live in). Either costs the same at 10,000 or 10 million conversations. A read in a time zone other than UTC reads the hour items instead (one per UTC hour that had an end, at most 24 per day of the window, from the four shards: ALL holds none), summed into the zone\'s local days; the window\'s first local day starts at 04:00 UTC here, so the ends of 1 November before it count on 31 October, outside the window.',
       '',
     ].join('\n');
   } finally {

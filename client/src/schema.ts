@@ -2252,8 +2252,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Conversations ended per UTC day or week and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days)
-         * @description Conversations ended per UTC day or week and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days)
+         * Conversations ended per day or ISO week (UTC, or the local days of an IANA `timezone`) and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days); timezone: an IANA zone (default UTC) whose local days and weeks are counted
+         * @description Conversations ended per day or ISO week (UTC, or the local days of an IANA `timezone`) and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days); timezone: an IANA zone (default UTC) whose local days and weeks are counted.
          *
          *     Requires an API key (`X-Api-Key`).
          */
@@ -3070,7 +3070,7 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description Conversation analytics over a window of UTC days, by interval and in total, read from counters kept with each end and analysis */
+        /** @description Conversation analytics over a window of days (UTC or a given time zone), by interval and in total, read from counters kept with each end and analysis */
         ConversationAnalytics: {
             agent_id: string | null;
             channel: ("call" | "chat" | "openai") | null;
@@ -3081,7 +3081,7 @@ export interface components {
             intervals: components["schemas"]["ConversationAnalyticsInterval"][];
             totals: components["schemas"]["ConversationAnalyticsTotals"];
         };
-        /** @description One interval (a UTC day, or a week from Monday clipped to the window) of conversation analytics */
+        /** @description One interval (a day of the time zone, or a week from Monday clipped to the window) of conversation analytics */
         ConversationAnalyticsInterval: {
             start: string;
             end: string;
@@ -16408,6 +16408,7 @@ export interface operations {
                 from: string;
                 to: string;
                 interval?: "day" | "week";
+                timezone?: string;
             };
             header?: never;
             path?: never;

@@ -248,11 +248,15 @@ export const keys = {
   /**
    * Conversation analytics counters (shared/domain/analytics): one partition per organization,
    * agent (or `ALL`) and channel (`call`, `chat` or `ALL`), one item per UTC day of the ends it
-   * counts (`DAY#YYYY-MM-DD`), its members moved with ADD; a window of days is one Query.
+   * counts (`DAY#YYYY-MM-DD`), its members moved with ADD; a window of days is one Query. Beside
+   * each day item, the same ADD moves its UTC hour's item (`HOUR#YYYY-MM-DDTHH`, sorting after
+   * every DAY#): a read in another time zone sums the hours into the zone's local days.
    */
   conversationStats: (orgId: string, agent: string, channel: string) => `${org(orgId)}#STATS#${agent}#${channel}`,
   conversationStatsDay: (orgId: string, agent: string, channel: string, day: string): Key => ({ pk: `${org(orgId)}#STATS#${agent}#${channel}`, sk: `DAY#${day}` }),
   conversationStatsDayPrefix: 'DAY#',
+  conversationStatsHour: (orgId: string, agent: string, channel: string, hour: string): Key => ({ pk: `${org(orgId)}#STATS#${agent}#${channel}`, sk: `HOUR#${hour}` }),
+  conversationStatsHourPrefix: 'HOUR#',
 };
 
 /** Shards of the cross-organization sparse indexes below: writes spread over this many partitions. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { installLocalQueue } from '../../shared/adapters/queue';
 import { installLlm } from '../../shared/adapters/llm';
 import type { LlmPort } from '../../shared/adapters/llm/port';
@@ -144,8 +145,9 @@ async function recount(orgId: string, filter: { agent_id?: string; channel?: 'ca
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
-const read = (orgId: string, q: { agent_id?: string; channel?: 'call' | 'chat' | 'openai' } = {}) =>
+const read = (orgId: string, q: { agent_id?: string; channel?: 'call' | 'chat' | 'openai'; from?: string; to?: string; timezone?: string } = {}) =>
   conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: today(), to: today(), ...q }));
+const dayAfter = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 describe('conversation analytics counters', () => {
   it('equal a recount from the stored conversations after ends, analyses, redeliveries and re-analyses', async () => {
@@ -193,6 +195,11 @@ describe('conversation analytics counters', () => {
     totals = (await read(orgId)).totals;
     expect(totals).toEqual(await recount(orgId));
     expect(totals).toMatchObject({ analyzed: 6, successful: 2 });
+    // The hour items moved with the days: a read in a zone (local days around today) recounts the same.
+    for (const timezone of ['America/New_York', 'Asia/Kolkata']) {
+      expect((await read(orgId, { timezone, from: dayAfter(today(), -1), to: dayAfter(today(), 1) })).totals).toEqual(await recount(orgId));
+      expect((await read(orgId, { timezone, from: dayAfter(today(), -1), to: dayAfter(today(), 1), agent_id: sales.id })).totals).toEqual(await recount(orgId, { agent_id: sales.id }));
+    }
     expect(totals.fields).toEqual({ outcome: { booked: 2, undecided: 1, declined: 2 }, wants_callback: { true: 1, false: 2 } });
 
     // Each partition equals its own recount: per agent, per channel, both.
@@ -269,5 +276,95 @@ describe('conversation analytics counters', () => {
     expect(agentCost.requests).toBe(1);
     const days = await conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: '2026-11-30T10:00:00+02:00', to: '2026-12-02' }));
     expect(days.intervals.map((i) => i.start)).toEqual(['2026-11-30', '2026-12-01', '2026-12-02']);
+  });
+});
+
+describe('conversation analytics in a time zone', () => {
+  /** An ended chat stored as its end writes it, counted by the sync the analysis job runs. */
+  async function chatEndedAt(orgId: string, agentId: string, endedAt: string, extra: Record<string, unknown> = {}) {
+    const id = randomUUID();
+    await transact([putNew({
+      ...keys.chat(orgId, id), organization_id: orgId, id, agent_id: agentId, status: 'ended', started_at: endedAt, ended_at: endedAt, updated_at: endedAt,
+      end_reason: 'user_ended', usage: { prompt_tokens: 10, completion_tokens: 2 }, ...extra,
+    })]);
+    await syncConversationStats('chat', orgId, id);
+    return id;
+  }
+  const zoned = (orgId: string, q: Record<string, string>) => conversationAnalytics(orgId, ConversationAnalyticsQuery.parse(q));
+  const chatsPerDay = (a: { intervals: { start: string; end: string; chats: number }[] }) => a.intervals.map((i) => [i.start, i.end, i.chats]);
+
+  it('counts a conversation ending at 02:00 UTC on the previous local day in America/New_York, on the same day in UTC', async () => {
+    const orgId = newOrg();
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'Zoned' }));
+    await chatEndedAt(orgId, agent.id, '2026-11-10T02:00:00.000Z');
+
+    const window = { from: '2026-11-09', to: '2026-11-10' };
+    const utc = await zoned(orgId, window);
+    const newYork = await zoned(orgId, { ...window, timezone: 'America/New_York' });
+    const oneAgent = await zoned(orgId, { ...window, timezone: 'America/New_York', agent_id: agent.id });
+
+    expect(chatsPerDay(utc)).toEqual([['2026-11-09', '2026-11-09', 0], ['2026-11-10', '2026-11-10', 1]]);
+    expect(chatsPerDay(newYork)).toEqual([['2026-11-09', '2026-11-09', 1], ['2026-11-10', '2026-11-10', 0]]);
+    expect(chatsPerDay(oneAgent)).toEqual(chatsPerDay(newYork));
+    expect(newYork.totals).toEqual(utc.totals);
+    // An instant stands for its local day in the zone: 2026-11-10T03:00Z is the 9th in New York.
+    expect((await zoned(orgId, { from: '2026-11-10T03:00:00Z', to: '2026-11-10T03:00:00Z', timezone: 'America/New_York' })).from).toBe('2026-11-09');
+  });
+
+  it('follows daylight saving time: a 23-hour local day and the days either side', async () => {
+    const orgId = newOrg();
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'DST' }));
+    // New York springs forward on 2026-03-08 at 02:00 EST (07:00Z): -05:00 before, -04:00 after.
+    for (const at of ['2026-03-08T04:30:00Z', '2026-03-08T05:30:00Z', '2026-03-09T03:30:00Z', '2026-03-09T04:30:00Z']) await chatEndedAt(orgId, agent.id, at);
+
+    const newYork = await zoned(orgId, { from: '2026-03-07', to: '2026-03-09', timezone: 'America/New_York' });
+    const utc = await zoned(orgId, { from: '2026-03-07', to: '2026-03-09' });
+
+    // 23:30 EST on the 7th; 00:30 EST on the 8th; 23:30 EDT on the 8th; 00:30 EDT on the 9th.
+    expect(chatsPerDay(newYork)).toEqual([['2026-03-07', '2026-03-07', 1], ['2026-03-08', '2026-03-08', 2], ['2026-03-09', '2026-03-09', 1]]);
+    expect(chatsPerDay(utc)).toEqual([['2026-03-07', '2026-03-07', 0], ['2026-03-08', '2026-03-08', 2], ['2026-03-09', '2026-03-09', 2]]);
+  });
+
+  it('splits ISO weeks on the zone\'s Mondays', async () => {
+    const orgId = newOrg();
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'Weeks' }));
+    // Monday 2026-11-16 03:00Z is Sunday 22:00 in New York: the week before there, that Monday's week in UTC.
+    await chatEndedAt(orgId, agent.id, '2026-11-16T03:00:00Z');
+
+    const q = { from: '2026-11-09', to: '2026-11-22', interval: 'week' };
+    expect(chatsPerDay(await zoned(orgId, { ...q, timezone: 'America/New_York' }))).toEqual([['2026-11-09', '2026-11-15', 1], ['2026-11-16', '2026-11-22', 0]]);
+    expect(chatsPerDay(await zoned(orgId, q))).toEqual([['2026-11-09', '2026-11-15', 0], ['2026-11-16', '2026-11-22', 1]]);
+  });
+
+  it('an end counted before the hour items joins them, once, at its next sync; the days do not move', async () => {
+    const orgId = newOrg();
+    const agent = await createAgent(orgId, CreateAgentBody.parse({ name: 'Older' }));
+    const day = { day: '2026-11-20', agent_id: agent.id, channel: 'chat', counts: { chats: 1, 'end#user_ended': 1, 'ver#draft#conversations': 1 } };
+    // Counted before the hour items existed: a day count, no `hour` recorded, no hour item.
+    const id = await chatEndedAt(orgId, agent.id, '2026-11-20T02:00:00Z', { stats_counted: day, usage: {} });
+    const window = { from: '2026-11-19', to: '2026-11-20', timezone: 'America/New_York' };
+    // The sync above found the day counted and added the hour (the whole contribution, once).
+    expect(chatsPerDay(await zoned(orgId, window))).toEqual([['2026-11-19', '2026-11-19', 1], ['2026-11-20', '2026-11-20', 0]]);
+    expect(await syncConversationStats('chat', orgId, id)).toBe(false);
+    expect(chatsPerDay(await zoned(orgId, window))).toEqual([['2026-11-19', '2026-11-19', 1], ['2026-11-20', '2026-11-20', 0]]);
+    // The days were left as they were (this test wrote no day item: the record says it was counted).
+    expect((await zoned(orgId, { from: '2026-11-19', to: '2026-11-20' })).totals.chats).toBe(0);
+  });
+
+  it('refuses a zone that is not an IANA name (400 naming timezone), and channel=openai in a zone', async () => {
+    const orgId = newOrg();
+    const bad = ConversationAnalyticsQuery.safeParse({ from: '2026-11-01', to: '2026-11-02', timezone: 'Mars/Olympus_Mons' });
+    expect(bad.success).toBe(false);
+    expect(bad.error!.issues.map((i) => i.path)).toEqual([['timezone']]);
+    await expect(zoned(orgId, { from: '2026-11-01', to: '2026-11-02', timezone: 'Europe/Berlin', channel: 'openai' })).rejects.toMatchObject({ statusCode: 400, details: { fields: [{ path: 'timezone' }] } });
+    // UTC's other names read the day items, as the default does (5 Queries: the shards and ALL).
+    const cost = { requests: 0, readUnits: 0 };
+    const etc = await conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: '2026-11-01', to: '2026-11-02', timezone: 'Etc/UTC' }), cost);
+    expect(cost.requests).toBe(5);
+    expect(etc.intervals).toHaveLength(2);
+    // A zoned all-agents read queries the four shards' hours (ALL has none).
+    const zonedCost = { requests: 0, readUnits: 0 };
+    await conversationAnalytics(orgId, ConversationAnalyticsQuery.parse({ from: '2026-11-01', to: '2026-11-02', timezone: 'Asia/Tokyo' }), zonedCost);
+    expect(zonedCost.requests).toBe(4);
   });
 });

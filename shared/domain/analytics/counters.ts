@@ -8,7 +8,8 @@ import { toUnits } from '../billing/service';
 /**
  * Conversation analytics kept as counters (docs/api.md, "Analytics"; docs/data-model.md). Every
  * ended call and chat adds its contribution to four day items — (its agent | ALL) × (its channel
- * | ALL), `ORG#<org>#STATS#<agent>#<channel>` / `DAY#<UTC day it ended>` — with ADD, and records
+ * | ALL), `ORG#<org>#STATS#<agent>#<channel>` / `DAY#<UTC day it ended>` — and to the four hour
+ * items beside them (`HOUR#<UTC hour it ended>`, for reads in a time zone) with ADD, and records
  * that contribution on itself (`stats_counted`) in the same transaction, conditioned on the item's
  * `version` as read. A later change (its analysis, a re-analysis, a corrected duration) writes
  * only the difference between what it contributes now and what it recorded, so a conversation is
@@ -51,6 +52,11 @@ export const Counter = {
 /** What one conversation adds to the counters of one day, agent and channel. */
 export interface Contribution {
   day: string;
+  /**
+   * The UTC hour (`YYYY-MM-DDTHH`) it was counted in. Absent on contributions recorded before the
+   * hour items existed: their hours were never added, so nothing is taken from them either.
+   */
+  hour?: string;
   agent_id: string;
   channel: Channel;
   counts: Record<string, number>;
@@ -84,6 +90,8 @@ export interface CountedItem {
 
 /** The UTC day (`YYYY-MM-DD`) a conversation is counted on: the day it ended. */
 export const countedDay = (item: CountedItem) => (item.ended_at ?? item.updated_at).slice(0, 10);
+/** The UTC hour (`YYYY-MM-DDTHH`) a conversation is counted in. */
+export const countedHour = (item: CountedItem) => new Date(item.ended_at ?? item.updated_at).toISOString().slice(0, 13);
 
 /** What an ended conversation contributes now; undefined while it has not ended. */
 export function contribution(channel: Channel, item: CountedItem): Contribution | undefined {
@@ -121,14 +129,15 @@ export function contribution(channel: Channel, item: CountedItem): Contribution 
       if ((type === 'boolean' && typeof value === 'boolean') || (type === 'enum' && typeof value === 'string')) add(Counter.field(name, String(value)), 1);
     }
   }
-  return { day: countedDay(item), agent_id: item.agent_id, channel, counts };
+  return { day: countedDay(item), hour: countedHour(item), agent_id: item.agent_id, channel, counts };
 }
 
-/** One counter item's change. */
+/** One counter item's change: a day item, or with `hour` that hour's item. */
 interface CounterChange {
   agent: string;
   channel: string;
   day: string;
+  hour?: string;
   deltas: Record<string, number>;
 }
 
@@ -138,10 +147,14 @@ export function counterChanges(before: Contribution | null | undefined, after: C
   const apply = (c: Contribution, sign: number) => {
     for (const agent of [c.agent_id, allShardOf(conversationId)]) {
       for (const channel of [c.channel, ALL]) {
-        const id = `${agent}|${channel}|${c.day}`;
-        const change = changes.get(id) ?? { agent, channel, day: c.day, deltas: {} };
-        for (const [name, n] of Object.entries(c.counts)) change.deltas[name] = (change.deltas[name] ?? 0) + sign * n;
-        changes.set(id, change);
+        // At most 2 agents x 2 channels x (day, hour) x (before, after): 16 updates, with the
+        // conversation and an event 18 of a transaction's 100 items.
+        for (const hour of c.hour ? [undefined, c.hour] : [undefined]) {
+          const id = `${agent}|${channel}|${c.day}|${hour ?? ''}`;
+          const change = changes.get(id) ?? { agent, channel, day: c.day, ...(hour ? { hour } : {}), deltas: {} };
+          for (const [name, n] of Object.entries(c.counts)) change.deltas[name] = (change.deltas[name] ?? 0) + sign * n;
+          changes.set(id, change);
+        }
       }
     }
   };
@@ -167,7 +180,7 @@ function counterWrite(orgId: string, change: CounterChange): TransactItem {
   return {
     Update: {
       TableName: tableName(),
-      Key: keys.conversationStatsDay(orgId, change.agent, change.channel, change.day),
+      Key: change.hour ? keys.conversationStatsHour(orgId, change.agent, change.channel, change.hour) : keys.conversationStatsDay(orgId, change.agent, change.channel, change.day),
       UpdateExpression: `SET #entity = :entity, #day = :day ADD ${adds.join(', ')}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,

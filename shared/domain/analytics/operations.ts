@@ -13,7 +13,7 @@ const analysisErrors = {
 
 export const getConversationAnalytics = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/analytics/conversations', operationId: 'getConversationAnalytics', tag: 'Analytics', auth: true,
-  summary: 'Conversations ended per UTC day or week and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days)',
+  summary: 'Conversations ended per day or ISO week (UTC, or the local days of an IANA `timezone`) and in total: calls, chats, ends by reason, successful, analyzed, minutes, tokens, cost and per boolean/enum analysis field the count per value; filters agent_id and channel (call, chat); from and to (dates or ISO timestamps, at most 366 days); timezone: an IANA zone (default UTC) whose local days and weeks are counted',
   entry: 'functions/analytics/conversations.ts', query: ConversationAnalyticsQuery, response: ConversationAnalytics,
   access: { table: 'R' },
 });

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { named } from '../common/named';
 import { lazy } from '../common/lazy';
 import { uuid } from '../common/schemas';
-import { instantOrDate } from '../scheduling/time';
+import { instantOrDate, timeZone } from '../scheduling/time';
 
 /**
  * The channels the analytics split by: calls (phone and web), chats (API and widget), and `openai`:
@@ -16,11 +16,13 @@ export const MAX_ANALYTICS_DAYS = 366;
 export const ConversationAnalyticsQuery = lazy(() => z.strictObject({
   agent_id: z.optional(uuid()),
   channel: z.optional(z.enum(ANALYTICS_CHANNELS)),
-  /** The first UTC day counted: a date `YYYY-MM-DD` or an ISO timestamp (its UTC day). */
+  /** The first day counted (a day of `timezone`): a date `YYYY-MM-DD` or an ISO timestamp (its day in `timezone`). */
   from: instantOrDate(),
-  /** The last UTC day counted (inclusive), the same forms. */
+  /** The last day counted (inclusive), the same forms. */
   to: instantOrDate(),
   interval: z._default(z.enum(ANALYTICS_INTERVALS), 'day'),
+  /** The IANA time zone whose local days (and ISO weeks) the window and intervals are (`America/New_York`); default `UTC`. */
+  timezone: z._default(timeZone(), 'UTC'),
 }));
 export type ConversationAnalyticsInput = z.output<typeof ConversationAnalyticsQuery>;
 
@@ -49,12 +51,12 @@ const figures = () => ({
 
 export const AnalyticsFigures = named('ConversationAnalyticsTotals', () => z.object(figures()), 'Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value');
 export const AnalyticsInterval = named('ConversationAnalyticsInterval', () => z.object({
-  /** The interval's first UTC day. */
+  /** The interval's first day (in `timezone`). */
   start: z.string(),
-  /** Its last UTC day (inclusive). */
+  /** Its last day (inclusive). */
   end: z.string(),
   ...figures(),
-}), 'One interval (a UTC day, or a week from Monday clipped to the window) of conversation analytics');
+}), 'One interval (a day of the time zone, or a week from Monday clipped to the window) of conversation analytics');
 
 export const ConversationAnalytics = named('ConversationAnalytics', () => z.object({
   agent_id: z.nullable(z.string()),
@@ -64,6 +66,6 @@ export const ConversationAnalytics = named('ConversationAnalytics', () => z.obje
   interval: z.enum(ANALYTICS_INTERVALS),
   intervals: z.array(AnalyticsInterval),
   totals: AnalyticsFigures,
-}), 'Conversation analytics over a window of UTC days, by interval and in total, read from counters kept with each end and analysis');
+}), 'Conversation analytics over a window of days (UTC or a given time zone), by interval and in total, read from counters kept with each end and analysis');
 export type ConversationAnalytics = z.output<typeof ConversationAnalytics>;
 export type AnalyticsFigures = z.output<typeof AnalyticsFigures>;

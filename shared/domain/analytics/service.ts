@@ -76,53 +76,107 @@ export interface ReadCost {
   readUnits: number;
 }
 
+/** True when the zone's days are UTC days (`UTC`, `Etc/UTC`, `GMT`, …: Intl resolves them all to `UTC`). */
+const isUtc = (zone: string) => new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone === 'UTC';
+
+/** The local day (`YYYY-MM-DD`) of an instant in a zone; Intl only (no luxon in this function). */
+function localDayIn(zone: string): (ms: number) => string {
+  const format = new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' });
+  return (ms) => {
+    const parts: Record<string, string> = {};
+    for (const p of format.formatToParts(ms)) parts[p.type] = p.value;
+    return `${parts.year}-${parts.month}-${parts.day}`;
+  };
+}
+
+const HOUR_MS = 3_600_000;
+/** Every zone's offset lies within this of UTC (Etc/GMT+12 … Pacific/Kiritimati +14). */
+const MAX_OFFSET_MS = 15 * HOUR_MS;
+
+/**
+ * The UTC hours (`YYYY-MM-DDTHH`) of a zone's local days from..to, each with the local day it
+ * counts on: the day its middle falls on. DST is Intl's: a 23- or 25-hour local day has 23 or 25
+ * hours. In a zone whose offset is not whole hours (Asia/Kolkata +05:30), an hour astride local
+ * midnight counts whole on one side: a day's edges move by at most 30 minutes.
+ */
+export function localHours(from: string, to: string, zone: string): Map<string, string> {
+  const dayOfLocal = localDayIn(zone);
+  const out = new Map<string, string>();
+  for (let t = dayMs(from) - MAX_OFFSET_MS; t < dayMs(to) + DAY_MS + MAX_OFFSET_MS; t += HOUR_MS) {
+    const day = dayOfLocal(t + HOUR_MS / 2);
+    if (day >= from && day <= to) out.set(new Date(t).toISOString().slice(0, 13), day);
+  }
+  return out;
+}
+
+/** The counter items of one partition between two sort keys, each handed to `each`. */
+async function queryCounters(pk: string, from: string, to: string, each: (sk: string, raw: Raw) => void, cost?: ReadCost): Promise<void> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+        ExclusiveStartKey: startKey,
+        ...(cost ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
+      }),
+    );
+    if (cost) {
+      cost.requests++;
+      cost.readUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
+    }
+    for (const item of out.Items ?? []) {
+      const { pk: _pk, sk, entity: _e, day: _d, version: _v, ...rest } = item as Record<string, unknown>;
+      each(String(sk), rest as Raw);
+    }
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+}
+
 /**
  * GET /analytics/conversations: the counter items of the agent's partition (or, for all agents,
  * of the all-agents shards: counters.ts) for the channel (or ALL) between the window's first and
- * last day, one Query each, in parallel (more pages only past 1 MB, which a 366-day window never
- * reaches), summed per interval and in total. No Scan, and
- * nothing read grows with the number of conversations.
+ * last day, one Query each, in parallel (more pages only past 1 MB), summed per interval and in
+ * total. No Scan, and nothing read grows with the number of conversations.
+ *
+ * In UTC (the default) the day items are read, as they always were. In another time zone the
+ * hour items covering the zone's local days are, each summed into the local day it falls on
+ * (`localHours`); the legacy `ALL` partition has none (older ends, the OpenAI endpoint), so it is
+ * not read, and `channel=openai`, counted per UTC day only, is refused.
  */
 export async function conversationAnalytics(orgId: string, q: ConversationAnalyticsInput, cost?: ReadCost): Promise<ConversationAnalytics> {
-  const from = utcDay(q.from);
-  const to = utcDay(q.to);
+  const zone = q.timezone ?? 'UTC';
+  const utc = isUtc(zone);
+  const dayOfLocal = utc ? undefined : localDayIn(zone);
+  const dayIn = (value: string) => (dayOfLocal && !/^\d{4}-\d{2}-\d{2}$/.test(value) ? dayOfLocal(Date.parse(value)) : utcDay(value));
+  const from = dayIn(q.from);
+  const to = dayIn(q.to);
   if (to < from) throw ValidationError.field('to', `must not be before from (${from})`);
   const days = (dayMs(to) - dayMs(from)) / DAY_MS + 1;
   if (days > MAX_ANALYTICS_DAYS) throw ValidationError.field('to', `the window covers ${days} days; at most ${MAX_ANALYTICS_DAYS} are read at once`);
+  if (!utc && q.channel === 'openai') throw ValidationError.field('timezone', 'the openai channel is counted per UTC day only: read it without timezone (or with UTC)');
   // Another organization's agent (or none) is a 404, as everywhere, not a window of zeros.
   if (q.agent_id && !(await getItem(keys.agent(orgId, q.agent_id)))) throw new NotFoundError('Agent', q.agent_id);
   const byDay = new Map<string, Raw>();
-  // One agent: its partition. All agents: the shards of the all-agents items, summed (counters.ts).
-  const partitions = q.agent_id ? [q.agent_id] : allAgentPartitions();
-  await Promise.all(partitions.map(async (agent) => {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-          ExpressionAttributeValues: {
-            ':pk': keys.conversationStats(orgId, agent, q.channel ?? ALL),
-            ':from': `${keys.conversationStatsDayPrefix}${from}`,
-            ':to': `${keys.conversationStatsDayPrefix}${to}`,
-          },
-          ExclusiveStartKey: startKey,
-          ...(cost ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
-        }),
-      );
-      if (cost) {
-        cost.requests++;
-        cost.readUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
-      }
-      for (const item of out.Items ?? []) {
-        const { pk: _pk, sk, entity: _e, day: _d, version: _v, ...rest } = item as Record<string, unknown>;
-        const day = String(sk).slice(keys.conversationStatsDayPrefix.length);
-        sum(byDay.get(day) ?? byDay.set(day, {}).get(day)!, rest as Raw);
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-  }));
+  const addTo = (day: string, raw: Raw) => sum(byDay.get(day) ?? byDay.set(day, {}).get(day)!, raw);
+  const channel = q.channel ?? ALL;
+  if (utc) {
+    // One agent: its partition. All agents: the shards of the all-agents items and ALL, summed (counters.ts).
+    const partitions = q.agent_id ? [q.agent_id] : allAgentPartitions();
+    const prefix = keys.conversationStatsDayPrefix;
+    await Promise.all(partitions.map((agent) => queryCounters(keys.conversationStats(orgId, agent, channel), `${prefix}${from}`, `${prefix}${to}`, (sk, raw) => addTo(sk.slice(prefix.length), raw), cost)));
+  } else {
+    const hours = localHours(from, to, zone);
+    const ordered = [...hours.keys()];
+    const partitions = q.agent_id ? [q.agent_id] : allAgentPartitions().filter((p) => p !== ALL);
+    const prefix = keys.conversationStatsHourPrefix;
+    await Promise.all(partitions.map((agent) => queryCounters(keys.conversationStats(orgId, agent, channel), `${prefix}${ordered[0]}`, `${prefix}${ordered.at(-1)}`, (sk, raw) => {
+      const day = hours.get(sk.slice(prefix.length));
+      if (day) addTo(day, raw);
+    }, cost)));
+  }
   const total: Raw = {};
   const intervals = intervalsOf(from, to, q.interval).map(({ start, end }) => {
     const raw: Raw = {};
