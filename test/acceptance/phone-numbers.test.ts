@@ -100,6 +100,8 @@ describe('phone numbers', () => {
     const spare = await api('POST', '/api/v1/agents', { body: { name: 'Temp' } });
     await api('PATCH', `/api/v1/phone-numbers/${id}`, { body: { inbound_agent_id: spare.body.data.id } });
     await api('DELETE', `/api/v1/agents/${spare.body.data.id}`);
+    // The agent-cleanup job detaches a deleted agent's numbers (docs/api.md, "Versions").
+    await local().platform.queue.waitForIdle();
     expect((await api('GET', `/api/v1/phone-numbers/${id}`)).body.data.inbound_agent_id).toBeNull();
     await api('PATCH', `/api/v1/phone-numbers/${id}`, { body: { inbound_agent_id: agent.body.data.id } });
 
