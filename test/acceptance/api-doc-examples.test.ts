@@ -4,10 +4,10 @@
  * every curl fails on an error answer (`--fail-with-body`), so an example that answers 4xx or 5xx
  * fails the test. (README's own examples: readme-examples.test.ts.)
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runBash } from '../support/bash';
 import { usePlatform } from '../support/platform';
 
 const root = join(__dirname, '../..');
@@ -31,32 +31,6 @@ function readmeSetup(url: string, key: string): string {
   return setup
     .replace(/^export BASE_URL=http:\/\/localhost:3000 .*$/m, `export BASE_URL=${url}`)
     .replace(/^KEY=\$\(cat \.data\/local-api-key\).*$/m, `KEY='${key}'`);
-}
-
-function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd, detached: true, env: { ...process.env, LC_ALL: 'C.UTF-8' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const kill = () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      stderr += `\n(killed after ${timeoutMs} ms)`;
-      kill();
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      kill();
-      resolve({ code, stdout, stderr });
-    });
-  });
 }
 
 describe('docs/api.md', () => {

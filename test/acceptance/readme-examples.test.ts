@@ -8,10 +8,10 @@
  * that do not talk to the API (`npm install && npm start`, `npm test`, the admin command, `cdk
  * deploy`) are tooling and are not run here; they are checked to be nothing else.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runBash } from '../support/bash';
 import { usePlatform } from '../support/platform';
 
 const root = join(__dirname, '../..');
@@ -24,33 +24,6 @@ function bashBlocks(markdown: string): string[] {
 
 const KEY_LINE = /^KEY=\$\(cat \.data\/local-api-key\).*$/m;
 const BASE_URL_LINE = /^export BASE_URL=http:\/\/localhost:3000 .*$/m;
-
-function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    // Its own process group, so the example's background receiver goes with it whatever happens.
-    const child = spawn('bash', ['-c', script], { cwd, detached: true, env: { ...process.env, LC_ALL: 'C.UTF-8' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const kill = () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      stderr += `\n(killed after ${timeoutMs} ms)`;
-      kill();
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      kill();
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 describe('README.md', () => {
   const blocks = bashBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
