@@ -113,7 +113,7 @@ const AnalysisAnswer = z.strictObject({
 
 /** The user message: the outcome, then one line per turn. */
 export function transcriptMessage(input: AnalysisInput): string {
-  const lines = input.transcript.map((t) => `[${t.time_sec.toFixed(1)} s] ${t.role === 'agent' ? 'Agent' : 'Person'}: ${t.text.replace(/\s+/g, ' ').trim()}`);
+  const lines = input.transcript.map((t) => `[${t.time_sec.toFixed(1)} s] ${t.role === 'agent' ? 'Agent' : t.role === 'system' ? 'Platform' : 'Person'}: ${t.text.replace(/\s+/g, ' ').trim()}`);
   let transcript = lines.length ? lines.join('\n') : '(no one spoke)';
   if (transcript.length > MAX_TRANSCRIPT_CHARS) transcript = `${transcript.slice(0, MAX_TRANSCRIPT_CHARS)}\n[transcript truncated]`;
   return `The call ended "${input.disconnectionReason}" after ${Math.round(input.durationSec)} seconds.\n\nTranscript:\n${transcript}`;

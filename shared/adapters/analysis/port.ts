@@ -5,7 +5,8 @@
  * OpenAI-compatible chat-completions API with structured output).
  */
 export interface TranscriptTurn {
-  role: 'agent' | 'user';
+  /** `system`: the platform's own line (a warm transfer's briefing and outcome). */
+  role: 'agent' | 'user' | 'system';
   text: string;
   time_sec: number;
 }

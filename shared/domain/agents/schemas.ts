@@ -18,19 +18,52 @@ export const BUILT_IN_TOOL_TYPES = ['end_call', 'transfer_call', 'check_availabi
  * An item of `selected_tools`: either `tool_id` (a tool of the organization) or `type` (a built-in),
  * exactly one of the two; other members are kept (`transfer_call` reads its `phone_number`, E.164).
  */
+const E164 = /^\+[1-9]\d{6,14}$/;
+/** At most this many `transfer_destinations` on a `transfer_call` item. */
+export const MAX_TRANSFER_DESTINATIONS = 10;
+/** How `transfer_call` hands the caller on: `cold` (a plain `<Dial>`, the default) or `warm` (a conference and a briefing; docs/api.md, "Warm transfer"). */
+export const TRANSFER_CALL_MODES = ['cold', 'warm'] as const;
+
+/** One destination `transfer_call` may choose (the model reads `description` to choose; its `phone_number` argument names the one). */
+export const TransferDestination = named('TransferDestination', () => z.strictObject({
+  phone_number: z.string().check(z.regex(E164, 'must be an E.164 number, e.g. +14155550123')),
+  /** Default: the item's `mode`. */
+  mode: z.optional(z.enum(TRANSFER_CALL_MODES)),
+  description: z.string().check(z.trim(), z.minLength(1, 'must not be empty: the model reads it to choose the destination'), z.maxLength(500)),
+}), 'A destination of `transfer_call`: its number, how to transfer there (default the item\'s mode) and a description the model reads to choose it');
+
 export const SelectedTool = named('SelectedTool', () => z.looseObject({
   tool_id: z.optional(uuid()),
   type: z.optional(z.enum(BUILT_IN_TOOL_TYPES)),
+  /** `transfer_call` only: `cold` (default) or `warm`. */
+  mode: z.optional(z.enum(TRANSFER_CALL_MODES)),
+  /** `transfer_call` only: up to 10 destinations; with them the tool's `phone_number` argument picks one. */
+  transfer_destinations: z.optional(z.array(TransferDestination).check(z.maxLength(MAX_TRANSFER_DESTINATIONS, `must have at most ${MAX_TRANSFER_DESTINATIONS} destinations`))),
 }).check(
-  z.superRefine((item: { tool_id?: string; type?: string; phone_number?: unknown }, ctx) => {
+  z.superRefine((item: { tool_id?: string; type?: string; phone_number?: unknown; mode?: string; transfer_destinations?: { phone_number: string }[] }, ctx) => {
     if ((item.tool_id === undefined) === (item.type === undefined)) {
       ctx.issues.push({ code: 'custom', path: [], message: 'must have exactly one of tool_id (a tool of the organization) or type (a built-in tool)', input: item });
     }
-    if (item.type === 'transfer_call' && (typeof item.phone_number !== 'string' || !/^\+[1-9]\d{6,14}$/.test(item.phone_number))) {
-      ctx.issues.push({ code: 'custom', path: ['phone_number'], message: 'must be the E.164 number to transfer to (transfer_call)', input: item.phone_number });
+    if (item.type !== 'transfer_call') {
+      for (const field of ['mode', 'transfer_destinations'] as const) {
+        if (item[field] !== undefined) ctx.issues.push({ code: 'custom', path: [field], message: 'is only for transfer_call', input: item[field] });
+      }
+      return;
     }
+    const destinations = item.transfer_destinations ?? [];
+    // With destinations the model picks one (phone_number optional, the default when it is one of them); without, phone_number is the number.
+    if (item.phone_number !== undefined || !destinations.length) {
+      if (typeof item.phone_number !== 'string' || !E164.test(item.phone_number)) {
+        ctx.issues.push({ code: 'custom', path: ['phone_number'], message: destinations.length ? 'must be an E.164 number' : 'must be the E.164 number to transfer to (transfer_call), unless transfer_destinations lists the numbers', input: item.phone_number });
+      }
+    }
+    const seen = new Set<string>();
+    destinations.forEach((d, i) => {
+      if (seen.has(d.phone_number)) ctx.issues.push({ code: 'custom', path: ['transfer_destinations', i, 'phone_number'], message: 'is listed twice', input: d.phone_number });
+      seen.add(d.phone_number);
+    });
   }),
-), 'An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number, check_availability, book_appointment); other members are kept');
+), 'An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number or transfer_destinations and mode, check_availability, book_appointment); other members are kept');
 
 /** How an agent speaks on calls: `realtime` (speech-to-speech model) or `relay` (Twilio ConversationRelay with the chat model). */
 export const VOICE_PIPELINES = ['realtime', 'relay'] as const;

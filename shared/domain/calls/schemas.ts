@@ -46,8 +46,25 @@ export const CallListQuery = lazy(() => z.strictObject({
 }));
 export type CallListInput = z.output<typeof CallListQuery>;
 
-/** One turn; `interrupted` (voice runtime): the caller cut the agent off, and `text` holds only the words they heard. */
-export const TranscriptTurn = lazy(() => z.object({ role: z.enum(['agent', 'user']), text: z.string(), time_sec: z.number(), interrupted: z.optional(z.boolean()) }));
+/** One turn; `interrupted` (voice runtime): the caller cut the agent off, and `text` holds only the words they heard. `system`: the platform's own line (a warm transfer's briefing and outcome). */
+export const TranscriptTurn = lazy(() => z.object({ role: z.enum(['agent', 'user', 'system']), text: z.string(), time_sec: z.number(), interrupted: z.optional(z.boolean()) }));
+
+/** How a transfer to a person goes: `cold` (a plain `<Dial>`) or `warm` (a conference, a briefing, the person accepts). */
+export const TRANSFER_MODES = ['cold', 'warm'] as const;
+export type TransferMode = (typeof TRANSFER_MODES)[number];
+/** How a warm transfer's call to the person ended (docs/api.md, "Warm transfer"). */
+export const TRANSFER_OUTCOMES = ['connected', 'declined', 'no_answer', 'machine', 'failed'] as const;
+export type TransferOutcome = (typeof TRANSFER_OUTCOMES)[number];
+
+/** One transfer of the call to a person (`transfer_call`), in order; `outcome` null while the person's phone rings or hears the briefing. */
+export const CallTransfer = named('CallTransfer', () => z.object({
+  phone_number: z.string(),
+  mode: z.enum(TRANSFER_MODES),
+  started_at: z.string(),
+  outcome: z.nullable(z.enum(TRANSFER_OUTCOMES)),
+  /** What the person heard before accepting (warm; '' on a cold transfer). */
+  briefing: z.string(),
+}), 'A transfer of the call to a person: where, how, when, how it ended, and the briefing the person heard');
 
 /** A tool the agent called during the call: what it asked, what it got, when (seconds from the answer). */
 export const CallToolCall = lazy(() => z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()), result: z.unknown(), time_sec: z.number() }));
@@ -95,6 +112,8 @@ export const Call = named('Call', () => z.object({
   transcript: z.array(TranscriptTurn),
   /** The tools the agent called, in order (webhook tools and built-ins). */
   tool_calls: z.array(CallToolCall),
+  /** Transfers to a person (`transfer_call`), in order; `[]` when none. */
+  transfers: z.array(CallTransfer),
   /** A presigned GET link (15 minutes), made afresh on every read; null without a recording. */
   recording_url: z.nullable(z.string()),
   analysis: z.nullable(CallAnalysis),

@@ -14,6 +14,7 @@ import type { PhoneNumberItem } from '../phone-numbers/model';
 import { recordingUrl } from './recordings';
 import type { Call, CallAnalysisValue, CallListInput, CallStatus, CreateCallInput, DisconnectionReason, Transcript } from './schemas';
 import { STATUS_RANK } from './state';
+import { transferView, type TransferItem } from './transfer-item';
 
 /**
  * Call sessions.
@@ -36,7 +37,9 @@ export const RECOVERY_MARGIN_MS = 5 * 60_000;
 /** Partitions per due hour of the calls-due index, so a busy hour does not write to one index partition. */
 export const CALL_DUE_SHARDS = 4;
 
-export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version'> {
+export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments'> {
+  /** Transfers to a person (calls/warm-transfer.ts); absent: none. */
+  transfers?: TransferItem[];
   /** Absent on calls stored before web calls: `phone`. */
   channel?: Call['channel'];
   /** '' on a web call (the API shows null). */
@@ -100,6 +103,7 @@ export async function view(item: CallItem): Promise<Call> {
     duration_sec: item.duration_sec ?? 0,
     transcript: item.transcript ?? [],
     tool_calls: item.tool_calls ?? [],
+    transfers: (item.transfers ?? []).map(transferView),
     recording_url: await recordingUrl(item.recording_key),
     analysis: item.analysis ?? null,
     analysis_error: item.analysis_error ?? null,

@@ -20,6 +20,8 @@ export const STREAM_PARAMETERS = {
   direction: 'direction',
   /** Twilio's AnsweredBy on an answered outbound call with machine detection (`human`, `machine_end_beep`, …). */
   answeredBy: 'answered_by',
+  /** A stream that resumes the conversation after a warm transfer the person did not take: the transfer's index in the call's `transfers` (calls/warm-transfer.ts). */
+  resume: 'resume',
 } as const;
 
 export interface StreamTarget {
@@ -29,6 +31,8 @@ export interface StreamTarget {
   direction: 'inbound' | 'outbound';
   /** Twilio's AnsweredBy, when detection ran. */
   answered_by?: string;
+  /** The index of the warm transfer the caller comes back from (the stream resumes the conversation). */
+  resume?: string;
 }
 
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -52,6 +56,7 @@ export async function streamTwiml(runtimeUrl: string, target: StreamTarget): Pro
     [STREAM_PARAMETERS.agentId, target.agent_id],
     [STREAM_PARAMETERS.direction, target.direction],
     [STREAM_PARAMETERS.answeredBy, target.answered_by],
+    [STREAM_PARAMETERS.resume, target.resume],
   ];
   const inner = parameters
     .filter((p): p is [string, string] => !!p[1])

@@ -271,7 +271,7 @@ async function turnLoop(
         const outcome = await Promise.race([run(tool, { id: call.id, name: call.name, arguments: args }, input.conversation, { signal: abort.signal }), late]).finally(() => clearTimeout(timer));
         progress.toolsRan++;
         if (outcome.effect?.end) effect.end = outcome.effect.end;
-        if (outcome.effect?.transferTo) effect.transferTo = outcome.effect.transferTo;
+        if (outcome.effect?.transferTo) Object.assign(effect, { transferTo: outcome.effect.transferTo, transferMode: outcome.effect.transferMode, transferDescription: outcome.effect.transferDescription, transferReason: outcome.effect.transferReason });
         return capResult(outcome.result);
       })())),
     );

@@ -6,7 +6,8 @@ import { logger } from '../../logger';
 import type { CallItem } from '../calls/service';
 import { verify as verifyTwilioRequest } from '../calls/twilio-callbacks';
 import { recordConversation } from '../calls/voice-session';
-import type { RawBody } from '../common/raw-body';
+import { startWarmTransfer } from '../calls/warm-transfer';
+import { rawBody, type RawBody } from '../common/raw-body';
 import { RELAY_CANNOT_CONTINUE, RELAY_MAX_RECONNECTS, RELAY_SESSION_CAP_MS, RELAY_TIME_UP, type Handoff } from './call-ending';
 import { collectConversation } from './turns';
 import { dialTwiml, hangupTwiml, isRelayAgent, relayCallAgent, relayTwiml } from './twiml';
@@ -49,6 +50,25 @@ export async function relayAction(event: APIGatewayProxyEventV2, ref: { organiza
   }
   const handoff = parseHandoff(params.HandoffData);
   const agent = await relayCallAgent(call);
+  if (handoff?.reasonCode === 'transfer' && handoff.to && handoff.mode === 'warm') {
+    // Warm: the conversation so far goes on the call (the call goes on), the person is dialed, the caller waits in the conference.
+    await recordConversation(call.organization_id, call.id, await collectConversation(call.id));
+    const started = await startWarmTransfer({
+      organizationId: call.organization_id, callId: call.id, pipeline: 'relay',
+      destination: { phone_number: handoff.to, ...(handoff.description ? { description: handoff.description } : {}) },
+      ...(handoff.reason ? { reason: handoff.reason } : {}),
+    });
+    if (started.ok) return rawBody('text/xml', started.callerTwiml);
+    // Not dialed: the caller stays with the agent, in a new session that says so.
+    logger.warn('A warm transfer could not start; the conversation resumes', { call_id: call.id, error: started.error });
+    const url = process.env.RELAY_URL;
+    const now = await getItem<CallItem>(keys.call(ref.organization_id, ref.call_id));
+    const index = (now?.transfers?.length ?? 0) - 1;
+    if (agent && url && now && index >= 0 && now.transfers![index]!.outcome === 'failed') return relayTwiml(url, now, agent, 0, { resume: index });
+    if (agent && url && now) return relayTwiml(url, now, agent, ref.attempt + 1);
+    await endOnCall(call);
+    return hangupTwiml(RELAY_CANNOT_CONTINUE);
+  }
   if (handoff?.reasonCode === 'transfer' && handoff.to) {
     const timeout = Math.max(5, Math.min(600, Math.round((agent?.ring_duration_ms || 30_000) / 1000)));
     await endOnCall(call, 'transferred');

@@ -32,6 +32,20 @@ export const RELAY_MAX_RECONNECTS = 3;
 export interface Handoff {
   reasonCode: 'end-call' | 'transfer' | 'max-duration' | 'reconnect';
   to?: string;
+  /** A transfer's mode: `warm` goes through a conference and a briefing (calls/warm-transfer.ts); absent: cold (`<Dial>`). */
+  mode?: 'warm';
+  /** A warm transfer's destination description and the tool's reason (the briefing reads them). */
+  description?: string;
+  reason?: string;
+}
+
+/** A transfer's handoff (`end`'s handoffData): where to, and for a warm transfer its mode, the destination's description and the reason. */
+export function transferHandoff(ending: NonNullable<RelayState['ending']>): Handoff {
+  return {
+    reasonCode: 'transfer',
+    to: ending.to,
+    ...(ending.mode === 'warm' ? { mode: 'warm' as const, ...(ending.description ? { description: ending.description } : {}), ...(ending.transfer_reason ? { reason: ending.transfer_reason } : {}) } : {}),
+  };
 }
 
 /** Whether an utterance at `atMs` comes past the call's limit (the agent's maximum, else the session cap) or the session's. */

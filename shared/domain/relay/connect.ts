@@ -9,6 +9,7 @@ import { logger } from '../../logger';
 import { effectiveModel } from '../agents/models';
 import type { CallItem } from '../calls/service';
 import { openVoiceSession } from '../calls/voice-session';
+import { resumeGreeting } from '../calls/transfer-item';
 import { STREAM_PARAMETERS } from '../calls/voice-stream';
 import type { Contact } from '../contacts/schemas';
 import { conversationRef } from '../conversations/types';
@@ -98,8 +99,10 @@ export async function connectRelay(connectionId: string, token: string | undefin
     turn: 0,
     turn_done: 0,
   };
-  // ConversationRelay speaks the welcome greeting itself (the first session only): it is the agent's turn 0.
-  const greeting = startSpeaker === 'agent' && !resumed ? setup.beginMessage : '';
+  // ConversationRelay speaks the welcome greeting itself (the first session only): it is the agent's turn 0. A session that
+  // resumes the conversation after a warm transfer (the token's `resume`) greets with what became of the transfer (relay/twiml.ts).
+  const resume = claims.resume !== undefined ? Number(claims.resume) : undefined;
+  const greeting = resume !== undefined ? resumeGreeting(call.transfers?.[resume]?.outcome) : startSpeaker === 'agent' && !resumed ? setup.beginMessage : '';
   if (!greeting) {
     await createRelayState(state, [], resumed ? undefined : []); // a reconnect's history is read by its first turn
     return { admitted: true };
@@ -107,7 +110,7 @@ export async function connectRelay(connectionId: string, token: string | undefin
   const seq = turnSeq(state, 0);
   const messages = [{ role: 'agent' as const, content: greeting }];
   const lines = [{ role: 'agent' as const, text: greeting, time_sec: Math.max(0, Math.round((nowMs - state.started_ms) / 100) / 10) }];
-  await createRelayState({ ...state, last_turn: seq }, [turnWrite(state, { seq, turn: 0, messages, lines, tool_calls: [] })], messages);
+  await createRelayState({ ...state, last_turn: seq }, [turnWrite(state, { seq, turn: 0, messages, lines, tool_calls: [] })], resumed ? undefined : messages);
   return { admitted: true };
 }
 

@@ -47,7 +47,7 @@ export interface RelayState {
   /** An interruption while a turn was in flight, settled when that turn is written (its own reply's, or the reply before's). */
   pending_interrupt?: { turn: number; heard: string };
   /** The relay is ending (the agent's `end_call` / `transfer_call`, the duration cap): the `end` went or goes out. */
-  ending?: { reason: 'end-call' | 'transfer' | 'max-duration' | 'reconnect'; to?: string };
+  ending?: { reason: 'end-call' | 'transfer' | 'max-duration' | 'reconnect'; to?: string; mode?: 'warm'; description?: string; transfer_reason?: string };
   /** When the last prompt (or key) claimed its turn (ms): the recovery sweep takes a session quiet for RELAY_SESSION_DUE_MS as over. */
   last_prompt_ms?: number;
   version?: number;

@@ -7,7 +7,7 @@ import { executeToolOnDemand, keptTurnOf, runTurn, TurnDeadlineError, type Conve
 import { groundingPassages } from '../conversations/grounding';
 import type { executeTool } from '../conversations/tools/executor';
 import type { CallToolCalls, Transcript } from '../calls/schemas';
-import { endSession, capOf, RELAY_TIME_UP } from './call-ending';
+import { endSession, capOf, RELAY_TIME_UP, transferHandoff } from './call-ending';
 import { cutReply } from './interruption';
 import { cancellable, Reply, ReplyCancelled, send, signalReplies } from './reply';
 import { changeRelayState, claimTurn, knownRelayState, rememberHistory, type RelayState } from './state';
@@ -153,11 +153,12 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
     toolsRun.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: (answer?.result ?? null) as never, time_sec: secondsOf(state, atMs) });
   }
   const effect = out && !reply.stopped ? out.effect : {};
-  const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transfer', to: effect.transferTo } : effect.end ? { reason: 'end-call' } : reconnectAfter ? { reason: 'reconnect' } : undefined;
+  const warm = effect.transferMode === 'warm' ? { mode: 'warm' as const, ...(effect.transferDescription ? { description: effect.transferDescription } : {}), ...(effect.transferReason ? { transfer_reason: effect.transferReason } : {}) } : {};
+  const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transfer', to: effect.transferTo, ...warm } : effect.end ? { reason: 'end-call' } : reconnectAfter ? { reason: 'reconnect' } : undefined;
   const wrote = await finishTurn(state, myTurn, reply, { spoken, atMs, messages: added, tools: toolsRun, ending }, history);
   if (reply.stopped === 'gone') return;
   // After the write: Twilio ends the session on `end`, and what follows (the action) reads the call.
-  if (wrote && ending) await endSession(wrote, ending.reason === 'transfer' ? { reasonCode: 'transfer', to: ending.to } : { reasonCode: ending.reason });
+  if (wrote && ending) await endSession(wrote, ending.reason === 'transfer' ? transferHandoff(ending) : { reasonCode: ending.reason });
 }
 
 interface TurnRecord {

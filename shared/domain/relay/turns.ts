@@ -75,7 +75,7 @@ const callToolCall = (t: CallToolCalls[number]): CallToolCalls[number] => {
 };
 
 /** The new turn's item (for one transaction with the state's change). */
-export function turnWrite(state: RelayState, turn: Omit<RelayTurn, 'call_id'>): TransactItem {
+export function turnWrite(state: Pick<RelayState, 'call_id'>, turn: Omit<RelayTurn, 'call_id'>): TransactItem {
   const item: RelayTurn = { ...turn, call_id: state.call_id };
   return putNew({ ...keys.relayTurn(state.call_id, turn.seq), entity: 'RELAY_TURN', ...item, ttl: Math.floor(clockMs() / 1000) + RELAY_TTL_SECONDS });
 }

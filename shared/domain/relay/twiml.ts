@@ -7,6 +7,7 @@ import { logger } from '../../logger';
 import type { Agent } from '../agents/schemas';
 import { findConversationAgent } from '../agents/service';
 import type { CallItem } from '../calls/service';
+import { resumeGreeting } from '../calls/transfer-item';
 import { apologyTwiml, STREAM_PARAMETERS, STREAM_TOKEN_TTL_SECONDS, twiml } from '../calls/voice-stream';
 import type { Contact } from '../contacts/schemas';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
@@ -46,8 +47,13 @@ export function relayActionUrl(call: Pick<CallItem, 'organization_id' | 'id'>, a
   return `${base.replace(/\/$/, '')}${RELAY_ACTION_PATH}?${query.toString()}`;
 }
 
-/** The ConversationRelay TwiML for `call` of `agent`, connecting to `relayUrl` (RELAY_URL); `attempt` counts reconnects (0: the first session). */
-export async function relayTwiml(relayUrl: string, call: CallItem, agent: Agent & { language?: string }, attempt = 0): Promise<RawBody> {
+/**
+ * The ConversationRelay TwiML for `call` of `agent`, connecting to `relayUrl` (RELAY_URL); `attempt`
+ * counts reconnects (0: the first session). `resume`: the session resumes the conversation after
+ * the warm transfer of that index (calls/warm-transfer.ts): its welcome greeting says the person
+ * could not take the call, and the token carries the marker (connect.ts files the greeting).
+ */
+export async function relayTwiml(relayUrl: string, call: CallItem, agent: Agent & { language?: string }, attempt = 0, options: { resume?: number } = {}): Promise<RawBody> {
   const contact = call.contact_id ? await getItem<Contact>(keys.contact(call.organization_id, call.contact_id)) : undefined;
   const setup = conversationSetup({
     agent,
@@ -57,8 +63,9 @@ export async function relayTwiml(relayUrl: string, call: CallItem, agent: Agent 
     timezone: await loadConversationTimezone(call.organization_id, agent.id, contact),
     now: clockNow(),
   });
-  const token = await signToken('voice-stream', { organization_id: call.organization_id, call_id: call.id }, STREAM_TOKEN_TTL_SECONDS);
-  const greeting = attempt === 0 && (agent.start_speaker ?? 'agent') !== 'user' ? setup.beginMessage : '';
+  const resume = options.resume;
+  const token = await signToken('voice-stream', { organization_id: call.organization_id, call_id: call.id, ...(resume !== undefined ? { resume: String(resume) } : {}) }, STREAM_TOKEN_TTL_SECONDS);
+  const greeting = resume !== undefined ? resumeGreeting(call.transfers?.[resume]?.outcome) : attempt === 0 && (agent.start_speaker ?? 'agent') !== 'user' ? setup.beginMessage : '';
   const attributes: [string, string | undefined][] = [
     ['url', relayConnectUrl(relayUrl, token)],
     ['welcomeGreeting', greeting || undefined],
@@ -72,6 +79,7 @@ export async function relayTwiml(relayUrl: string, call: CallItem, agent: Agent 
     [STREAM_PARAMETERS.organizationId, call.organization_id],
     [STREAM_PARAMETERS.callId, call.id],
     [STREAM_PARAMETERS.agentId, call.agent_id],
+    ...(resume !== undefined ? [[STREAM_PARAMETERS.resume, String(resume)] as [string, string]] : []),
   ];
   const attrs = attributes.filter((a): a is [string, string] => !!a[1]).map(([n, v]) => ` ${n}="${xml(v)}"`).join('');
   const params = parameters.map(([n, v]) => `<Parameter name="${n}" value="${xml(v)}"/>`).join('');

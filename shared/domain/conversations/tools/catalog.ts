@@ -59,6 +59,26 @@ export const BUILT_IN_DEFINITIONS: Record<BuiltInTool, { description: string; pa
   },
 };
 
+/**
+ * What the model sees of `transfer_call`: with `transfer_destinations`, a `phone_number` argument
+ * that must be one of them (the executor refuses any other), each listed with its description.
+ */
+export function transferToolShape(selection: Record<string, unknown>): { description: string; parameters: Parameters } {
+  const def = BUILT_IN_DEFINITIONS.transfer_call;
+  const destinations = Array.isArray(selection.transfer_destinations) ? (selection.transfer_destinations as { phone_number: string; description: string }[]) : [];
+  if (!destinations.length) return { description: def.description, parameters: def.parameters };
+  return {
+    description: `Transfer the caller to a person. Choose the destination by its description; tell the caller before you transfer. Destinations: ${destinations.map((d) => `${d.phone_number}: ${d.description}`).join('; ')}.`,
+    parameters: object(
+      {
+        phone_number: { type: 'string', enum: destinations.map((d) => d.phone_number), description: 'The destination\'s number, one of the destinations listed' },
+        reason: { type: 'string', description: 'Why the caller is transferred (the person hears it; optional)' },
+      },
+      ['phone_number'],
+    ),
+  };
+}
+
 export const isBuiltIn = (type: unknown): type is BuiltInTool => (BUILT_IN_TOOLS as readonly unknown[]).includes(type);
 
 /**
@@ -77,7 +97,7 @@ export async function toolsForAgent(orgId: string, selected: Record<string, unkn
     let tool: RunnableTool | undefined;
     if (isBuiltIn(selection.type)) {
       const def = BUILT_IN_DEFINITIONS[selection.type];
-      if (def.channels.includes(channel)) tool = { kind: 'builtin', builtin: selection.type, name: selection.type, description: def.description, parameters: def.parameters, selection };
+      if (def.channels.includes(channel)) tool = { kind: 'builtin', builtin: selection.type, name: selection.type, ...(selection.type === 'transfer_call' ? transferToolShape(selection) : { description: def.description, parameters: def.parameters }), selection };
     } else if (typeof selection.tool_id === 'string') {
       const t = byId.get(selection.tool_id);
       if (t && t.isActive !== false && (t.type === 'webhook' || channel === 'chat')) {

@@ -11,6 +11,12 @@ export interface ToolEffect {
   end?: 'agent_ended';
   /** `transfer_call`: the caller goes to this number. */
   transferTo?: string;
+  /** `transfer_call`: how (`cold`: a plain `<Dial>`; `warm`: a conference and a briefing, calls/warm-transfer.ts); set with transferTo. */
+  transferMode?: 'cold' | 'warm';
+  /** `transfer_call`: the chosen destination's description, when it has one. */
+  transferDescription?: string;
+  /** `transfer_call`: the model's `reason`. */
+  transferReason?: string;
 }
 
 export interface ExecutedTool extends ToolOutcome {
@@ -45,6 +51,25 @@ async function withZone(start: string, zone: string): Promise<string> {
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
 
+/**
+ * Where `transfer_call` sends the caller: with `transfer_destinations`, the one whose number the
+ * model's `phone_number` names (anything else is refused to the model), in its own mode or the
+ * item's; without, the item's `phone_number` in the item's `mode` (default `cold`).
+ */
+export function transferTarget(selection: Record<string, unknown>, asked: unknown): { to: string; mode: 'cold' | 'warm'; description?: string } | { error: string } {
+  const itemMode = selection.mode === 'warm' ? 'warm' : 'cold';
+  const destinations = Array.isArray(selection.transfer_destinations) ? (selection.transfer_destinations as { phone_number?: unknown; mode?: unknown; description?: unknown }[]) : [];
+  if (destinations.length) {
+    const wanted = str(asked);
+    const chosen = destinations.find((d) => d.phone_number === wanted);
+    if (!chosen) return { error: `phone_number must be one of the transfer destinations: ${destinations.map((d) => `${String(d.phone_number)} (${String(d.description ?? '')})`).join(', ')}` };
+    return { to: String(chosen.phone_number), mode: chosen.mode === 'warm' || chosen.mode === 'cold' ? chosen.mode : itemMode, ...(str(chosen.description) ? { description: str(chosen.description) } : {}) };
+  }
+  const to = str(selection.phone_number);
+  if (!to) return { error: 'no transfer number is configured for this agent' };
+  return { to, mode: itemMode };
+}
+
 async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef): Promise<ExecutedTool> {
   const args = call.arguments;
   const orgId = conversation.organization_id;
@@ -52,9 +77,14 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
     case 'end_call':
       return { ok: true, result: { ended: true }, effect: { end: 'agent_ended' } };
     case 'transfer_call': {
-      const to = str(tool.selection.phone_number);
-      if (!to) return failure('no transfer number is configured for this agent');
-      return { ok: true, result: { transferring_to: to }, effect: { transferTo: to } };
+      const target = transferTarget(tool.selection, args.phone_number);
+      if ('error' in target) return failure(target.error);
+      const reason = str(args.reason);
+      return {
+        ok: true,
+        result: { transferring_to: target.to, mode: target.mode },
+        effect: { transferTo: target.to, transferMode: target.mode, ...(target.description ? { transferDescription: target.description } : {}), ...(reason ? { transferReason: reason } : {}) },
+      };
     }
     case 'check_availability': {
       const { availability } = await import('../../appointments/service');
