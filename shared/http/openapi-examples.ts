@@ -404,7 +404,7 @@ export const schemaExamples: Record<string, unknown> = {
     sip_password: 'n0t-a-real-secret',
   },
   UpdateImportedPhoneNumberRequest: { termination_uri: 'sips:pbx2.example.com:5061' },
-  UpdatePhoneNumberRequest: { name: 'Front desk line', inbound_agent_id: ids.agent },
+  UpdatePhoneNumberRequest: { name: 'Front desk line', inbound_agent_id: ids.agent, inbound_webhook_url: 'https://crm.example.com/voice/route', inbound_webhook_timeout_ms: 3000 },
   PhoneNumber: {
     id: ids.phoneNumber,
     organization_id: ids.org,
@@ -413,6 +413,8 @@ export const schemaExamples: Record<string, unknown> = {
     name: '+14155550123',
     status: 'active',
     inbound_agent_id: ids.agent,
+    inbound_webhook_url: 'https://crm.example.com/voice/route',
+    inbound_webhook_timeout_ms: 3000,
     purchased_at: created,
     next_renewal_at: '2026-04-02T15:04:05.123Z',
     created_at: created,

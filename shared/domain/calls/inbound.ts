@@ -7,6 +7,13 @@ import type { PhoneNumberItem } from '../phone-numbers/model';
 import { moveCall } from './lifecycle';
 import { resolveAgentVersion } from '../agents/versions';
 import { newCallWrites, type AgentItem, type CallItem } from './service';
+import { secrets } from '../../adapters/secrets';
+import { ValidationError } from '../../errors';
+import { logger } from '../../logger';
+import type { AgentVersionPin } from '../agents/schemas';
+import type { CallRouting } from './schemas';
+import type { ContactFields } from '../conversations/variables';
+import { askInboundWebhook, type InboundContact } from './inbound-routing';
 import { STATUS_RANK } from './state';
 
 /**
@@ -30,9 +37,12 @@ export interface IncomingCall {
   provider: string;
 }
 
-export type InboundRefusal = 'unknown_number' | 'no_inbound_agent' | 'agent_inactive';
+/** Why an incoming call gets no session: `refused_by_webhook` is said (`message`) and hung up, the others rejected unanswered. */
+export type InboundRefusal = 'unknown_number' | 'no_inbound_agent' | 'agent_inactive' | 'refused_by_webhook';
 
-export type InboundAnswer = { answer: 'stream'; call: CallItem } | { answer: 'reject'; reason: InboundRefusal; organization_id?: string };
+export type InboundAnswer =
+  | { answer: 'stream'; call: CallItem }
+  | { answer: 'reject'; reason: InboundRefusal; organization_id?: string; routing?: CallRouting; message?: string };
 
 /** How long the one-session marker of an incoming call is kept (a carrier retries within seconds). */
 const INBOUND_MARKER_TTL_SECONDS = 86_400;
@@ -40,34 +50,85 @@ const INBOUND_MARKER_TTL_SECONDS = 86_400;
 /** Agents in these statuses answer calls (UNSPECIFIED is how an agent created without a status starts). */
 const ANSWERING = new Set([undefined, 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_UNSPECIFIED']);
 
-/** Creates the session of an incoming call answered by the number's agent, or says why it is refused. */
+/** The agent (and version, and variables) that answers: what the webhook chose, checked, or why not. */
+type Resolved =
+  | { ok: true; agentId: string; agent: AgentItem; agentVersion: number | null; variables: Record<string, string> }
+  | { ok: false; refusal: InboundRefusal; error: string };
+
+/** Resolves an agent of the organization to run, with a pin (undefined: published, else draft); an error says why not. */
+async function resolveAnswering(orgId: string, agentId: string | null | undefined, pin: AgentVersionPin | undefined, variables: Record<string, string>): Promise<Resolved> {
+  if (!agentId) return { ok: false, refusal: 'no_inbound_agent', error: 'no agent: the number has no inbound_agent_id' };
+  const agent = await getItem<AgentItem & { id: string }>(keys.agent(orgId, agentId));
+  if (!agent) return { ok: false, refusal: 'agent_inactive', error: `agent_id: agent ${agentId} does not exist in this organization` };
+  if (!ANSWERING.has(agent.status)) return { ok: false, refusal: 'agent_inactive', error: `agent_id: agent ${agentId} is not active` };
+  try {
+    const used = await resolveAgentVersion(orgId, { ...agent, id: agentId }, pin);
+    return { ok: true, agentId, agent: used.agent as AgentItem, agentVersion: used.agent_version, variables };
+  } catch (err) {
+    if (err instanceof ValidationError) return { ok: false, refusal: 'agent_inactive', error: err.message };
+    throw err;
+  }
+}
+
+/**
+ * Creates the session of an incoming call, or says why it is refused. Without an inbound webhook
+ * the number's agent answers (routing `number`). With one, the webhook is asked first (./inbound-routing.ts)
+ * and its choice checked here: an agent of the organization that is active, a version it has; a
+ * refusal is said and hung up with no session. A webhook that fails, times out or answers
+ * something unusable is logged and the number's agent answers (routing `fallback` with the error).
+ */
 export async function createInboundCall(incoming: IncomingCall): Promise<InboundAnswer> {
   const claim = await getItem<{ organization_id: string; phone_number_id: string }>(keys.numberClaim(incoming.to));
   if (!claim) return { answer: 'reject', reason: 'unknown_number' };
   const orgId = claim.organization_id;
   const number = await getItem<PhoneNumberItem>(keys.phoneNumber(orgId, claim.phone_number_id));
   if (!number || number.status !== 'active') return { answer: 'reject', reason: 'unknown_number', organization_id: orgId };
-  if (!number.inbound_agent_id) return { answer: 'reject', reason: 'no_inbound_agent', organization_id: orgId };
-  const [agent, contactId] = await Promise.all([getItem<AgentItem>(keys.agent(orgId, number.inbound_agent_id)), contactOf(orgId, incoming.from)]);
-  if (!agent || !ANSWERING.has(agent.status)) return { answer: 'reject', reason: 'agent_inactive', organization_id: orgId };
+  const webhook = !!number.inbound_webhook_url && !!number.inbound_webhook_secret_sealed;
+  if (!webhook && !number.inbound_agent_id) return { answer: 'reject', reason: 'no_inbound_agent', organization_id: orgId, routing: { source: 'number' } };
 
-  // The agent's published version answers, else its draft (agents/versions.ts).
-  const used = await resolveAgentVersion(orgId, { ...agent, id: number.inbound_agent_id }, undefined);
-  const { item, writes } = newCallWrites(orgId, {
-    agentId: number.inbound_agent_id,
-    agent: used.agent as AgentItem,
-    agentVersion: used.agent_version,
+  // The secret is opened while the contact is looked up: both before the request goes out.
+  const secret = webhook ? secrets().open(number.inbound_webhook_secret_sealed!) : undefined;
+  secret?.catch(() => undefined); // awaited below; a failure is not left unhandled meanwhile
+  const contact = await contactOf(orgId, incoming.from);
+  let routing: CallRouting = { source: 'number' };
+  let resolved: Resolved | undefined;
+  if (webhook) {
+    const started = Date.now();
+    const asked = await askInboundWebhook(number, { from: incoming.from, to: incoming.to, providerCallId: incoming.providerCallId }, contact, secret);
+    if (asked.ok && asked.choice.reject) {
+      logger.info('An incoming call was refused by its routing webhook', { organization_id: orgId, phone_number_id: number.id, provider_call_id: incoming.providerCallId });
+      return { answer: 'reject', reason: 'refused_by_webhook', message: asked.choice.reject, organization_id: orgId, routing: { source: 'webhook' } };
+    }
+    if (asked.ok) resolved = await resolveAnswering(orgId, asked.choice.agentId ?? number.inbound_agent_id, asked.choice.agentVersion, asked.choice.variables);
+    const error = asked.ok ? (resolved!.ok ? undefined : resolved!.error) : asked.error;
+    if (error) {
+      // Logged for the operator (the function's log) and recorded on the call as `routing.error`.
+      logger.warn('The inbound routing webhook failed: the number\'s agent answers', {
+        organization_id: orgId, phone_number_id: number.id, provider_call_id: incoming.providerCallId, error, elapsed_ms: Date.now() - started,
+      });
+      routing = { source: 'fallback', error };
+      resolved = undefined;
+    } else routing = { source: 'webhook' };
+  }
+  resolved ??= await resolveAnswering(orgId, number.inbound_agent_id, undefined, {});
+  if (!resolved.ok) return { answer: 'reject', reason: resolved.refusal, organization_id: orgId, routing };
+
+  const { item: made, writes } = newCallWrites(orgId, {
+    agentId: resolved.agentId,
+    agent: resolved.agent,
+    agentVersion: resolved.agentVersion,
     number,
     direction: 'inbound',
     from: incoming.from,
     to: incoming.to,
-    contactId,
+    contactId: contact?.id ?? null,
     campaignId: null,
     metadata: {},
-    dynamicVariables: {},
+    dynamicVariables: resolved.variables,
     status: 'ringing',
     provider: { name: incoming.provider, callId: incoming.providerCallId },
   });
+  const item: CallItem = { ...made, routing };
   // One session per carrier call: a repeated webhook (a carrier retry) answers the session it made.
   const marker = putNew({
     ...keys.inboundCall(incoming.provider, incoming.providerCallId), entity: 'INBOUND_CALL', organization_id: orgId, call_id: item.id,
@@ -88,12 +149,15 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
 }
 
 /** The organization's contact with the caller's number, when there is one (its first, by id). */
-async function contactOf(orgId: string, from: string): Promise<string | null> {
+async function contactOf(orgId: string, from: string): Promise<(InboundContact & ContactFields) | undefined> {
   const phone = (await phoneRules()).tryNormalizeE164(from);
-  if (!phone) return null;
+  if (!phone) return undefined;
   const page = await queryPage<{ contact_id: string }>(
     { pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: keys.contactSearchPrefix('phone', phone, true) },
     { limit: 1, offset: 0 },
   );
-  return page.items[0]?.contact_id ?? null;
+  const id = page.items[0]?.contact_id;
+  if (!id) return undefined;
+  const contact = await getItem<InboundContact & ContactFields>(keys.contact(orgId, id));
+  return contact ? { ...contact, id, phone: contact.phone || phone } : undefined;
 }

@@ -71,8 +71,8 @@ export const getTwilioCallInstructions = /* @__PURE__ */ defineOperation({
 
 export const receiveTwilioInboundCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/inbound', operationId: 'receiveTwilioInboundCall', tag: telephonyTag, auth: false,
-  summary: 'Twilio incoming-call webhook (a number\'s voice URL; X-Twilio-Signature verified): a call session `inbound` answered by the number\'s `inbound_agent_id` through the voice runtime, or <Reject/> when the number has none',
+  summary: 'Twilio incoming-call webhook (a number\'s voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number\'s inbound webhook chooses (signed with its secret), else the number\'s `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer',
   entry: 'functions/telephony/twilio-inbound.ts', body: TwilioForm, bodyFormat: 'form',
-  rawResponse: true, rawContentType: 'text/xml', access: { table: 'RW', telephony: true, tokens: true, queues: ['event-fanout'] },
+  rawResponse: true, rawContentType: 'text/xml', access: { table: 'RW', telephony: true, tokens: true, secrets: true, queues: ['event-fanout'] },
   errors: { ...twilioErrors, 422: 'CallSid, To or From is missing' },
 });

@@ -84,6 +84,15 @@ export const CallAnalysis = named('ConversationAnalysis', () => z.object({
   data_errors: z.array(z.object({ field: z.string(), message: z.string() })),
 }), 'The analysis of an ended call or chat: summary, sentiment, success with its rationale, custom facts and the typed outcomes (`data`)');
 
+/** How an inbound call's agent was chosen (docs/api.md, "Per-caller routing"). */
+export const CallRouting = named('CallRouting', () => z.object({
+  /** `webhook`: the number's inbound webhook chose; `fallback`: it failed and the number's agent answered; `number`: the number has no webhook. */
+  source: z.enum(['webhook', 'fallback', 'number']),
+  /** Why the webhook's answer was not used (`fallback` only): a timeout, an HTTP status, bad JSON, an agent or version that cannot answer. */
+  error: z.optional(z.string()),
+}), 'How an inbound call\'s agent was chosen: by the number\'s inbound webhook, by the number after the webhook failed, or by the number alone');
+export type CallRouting = z.output<typeof CallRouting>;
+
 /** The call session. */
 export const Call = named('Call', () => z.object({
   id: z.string(),
@@ -121,6 +130,8 @@ export const Call = named('Call', () => z.object({
   analysis_error: z.nullable(z.string()),
   metadata: z.record(z.string(), z.unknown()),
   dynamic_variables: z.record(z.string(), z.string()),
+  /** Inbound calls only: how the answering agent was chosen (absent on outbound and web calls, and on inbound calls stored before routing). */
+  routing: z.optional(CallRouting),
   created_at: z.string(),
   updated_at: z.string(),
 }), 'A call session: its course, transcript, recording link and analysis');

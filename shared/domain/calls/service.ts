@@ -109,6 +109,7 @@ export async function view(item: CallItem): Promise<Call> {
     analysis_error: item.analysis_error ?? null,
     metadata: item.metadata ?? {},
     dynamic_variables: item.dynamic_variables ?? {},
+    ...(item.routing ? { routing: item.routing } : {}),
     created_at: item.created_at,
     updated_at: item.updated_at,
   };

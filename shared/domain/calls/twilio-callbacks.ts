@@ -14,7 +14,7 @@ import type { CallEventMessage } from './lifecycle';
 import type { CallItem } from './service';
 import { createInboundCall } from './inbound';
 import { apologyTwiml, rejectTwiml, streamTwiml } from './voice-stream';
-import { relayInstructions } from '../relay/twiml';
+import { hangupTwiml, relayInstructions } from '../relay/twiml';
 
 /**
  * Twilio's callbacks. For a call we placed, each URL carries the call (`organization_id`,
@@ -134,8 +134,9 @@ export async function answerTwilioIncomingCall(event: APIGatewayProxyEventV2, pa
   }
   const answer = await createInboundCall({ to: params.To, from: params.From, providerCallId: params.CallSid, provider: 'twilio' });
   if (answer.answer === 'reject') {
-    logger.info('An incoming call was rejected', { reason: answer.reason, organization_id: answer.organization_id, provider_call_id: params.CallSid });
-    return rejectTwiml();
+    logger.info('An incoming call was rejected', { reason: answer.reason, organization_id: answer.organization_id, provider_call_id: params.CallSid, routing: answer.routing });
+    // Refused by the number's routing webhook: answered to say its message, then hung up (no session).
+    return answer.message ? hangupTwiml(answer.message) : rejectTwiml();
   }
   const { call } = answer;
   const relay = await relayInstructions(call);

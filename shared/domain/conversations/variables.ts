@@ -18,11 +18,11 @@ export interface ContactFields {
   metadata?: Record<string, unknown>;
 }
 
-/** The names the platform fills itself; no visitor may set them (nor any `contact.*`). */
+/** The names the platform fills itself; no visitor may set them (nor any `contact.*` or `inbound.*`). */
 export const BUILT_IN_VARIABLES = ['agent_name', 'current_time', 'current_time_local', 'timezone'] as const;
 
-/** True for a built-in variable's name or any `contact.*` name. */
-export const isBuiltInVariable = (name: string): boolean => (BUILT_IN_VARIABLES as readonly string[]).includes(name) || name.startsWith('contact.');
+/** True for a built-in variable's name or any `contact.*` or `inbound.*` name (an inbound call's routing webhook fills `inbound.*`). */
+export const isBuiltInVariable = (name: string): boolean => (BUILT_IN_VARIABLES as readonly string[]).includes(name) || name.startsWith('contact.') || name.startsWith('inbound.');
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
 

@@ -20,6 +20,10 @@ export interface PhoneNumberItem {
   name: string;
   status: PhoneNumberStatus;
   inbound_agent_id: string | null;
+  /** The inbound routing webhook (./inbound-webhook.ts): its URL, timeout and sealed signing secret, all three or none. */
+  inbound_webhook_url?: string;
+  inbound_webhook_timeout_ms?: number;
+  inbound_webhook_secret_sealed?: string;
   in_use: number;
   created_at: string;
   updated_at: string;

@@ -25,7 +25,7 @@ export const buyPhoneNumber = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/phone-numbers/buy', operationId: 'buyPhoneNumber', tag, auth: true,
   summary: 'Buy a listed number at its listed price (422 otherwise); charges the account once, in the same transaction',
   entry: 'functions/phone-numbers/buy.ts', body: BuyBody, response: PhoneNumber,
-  successMessage: 'Phone number purchased successfully', access: { table: 'RW', telephony: true },
+  successMessage: 'Phone number purchased successfully', access: { table: 'RW', telephony: true, secrets: true },
   errors: {
     409: 'The number is held already, by this or another organization',
     422: 'The number is not listed, a price does not match the listing, or the carrier refused the sale',
@@ -63,7 +63,7 @@ export const getPhoneNumber = /* @__PURE__ */ defineOperation({
 
 export const updatePhoneNumber = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/phone-numbers/{id}', operationId: 'updatePhoneNumber', tag, auth: true,
-  summary: 'Rename a number or set the agent that answers its calls (`inbound_agent_id`, or null)',
+  summary: 'Rename a number, set the agent that answers its calls (`inbound_agent_id`, or null) or its inbound routing webhook (`inbound_webhook_url`, `inbound_webhook_timeout_ms`; the new `inbound_webhook_secret` is answered once)',
   entry: 'functions/phone-numbers/update.ts', params: IdParams, body: UpdatePhoneNumberBody, response: PhoneNumber,
   successMessage: 'Phone number updated successfully', access: { table: 'RW', secrets: true },
 });

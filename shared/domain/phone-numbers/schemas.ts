@@ -14,6 +14,15 @@ const digits = (max: number) => z.string().check(z.regex(new RegExp(`^\\d{1,${ma
 const name = () => z.string().check(z.trim(), z.maxLength(200));
 const money = () => z.number().check(z.minimum(0), z.maximum(10_000));
 
+/**
+ * The inbound routing webhook (./inbound-webhook.ts): an http(s) URL (https unless the local
+ * runtime's loopback, checked by the service), null to clear it; its timeout 500–8,000 ms.
+ */
+const inboundWebhook = () => ({
+  inbound_webhook_url: z.optional(z.nullable(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).check(z.maxLength(2048)))),
+  inbound_webhook_timeout_ms: z.optional(z.int().check(z.minimum(500), z.maximum(8_000))),
+});
+
 /** `country` is ISO 3166 alpha-2, any case on input. */
 const country = lazy(() => z.pipe(
   z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166 alpha-2 country code')),
@@ -47,6 +56,7 @@ export const BuyBody = named('BuyPhoneNumberRequest', () => z.strictObject({
   per_minute_price_outbound: z.optional(money()),
   /** The agent that answers calls to the number (an agent of the organization), or null. */
   inbound_agent_id: z.optional(z.nullable(uuid())),
+  ...inboundWebhook(),
 }));
 export type BuyInput = z.output<typeof BuyBody>;
 
@@ -67,6 +77,7 @@ export const ImportBody = named('ImportPhoneNumberRequest', () => z.strictObject
   sip_username: z.optional(sipUsername()),
   sip_password: z.optional(sipPassword()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
+  ...inboundWebhook(),
 }));
 export type ImportInput = z.output<typeof ImportBody>;
 
@@ -77,12 +88,14 @@ export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', () => 
   sip_username: z.optional(sipUsername()),
   sip_password: z.optional(sipPassword()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
+  ...inboundWebhook(),
 }));
 export type UpdateImportInput = z.output<typeof UpdateImportBody>;
 
 export const UpdatePhoneNumberBody = named('UpdatePhoneNumberRequest', () => z.strictObject({
   name: z.optional(name()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
+  ...inboundWebhook(),
 }));
 export type UpdatePhoneNumberInput = z.output<typeof UpdatePhoneNumberBody>;
 
@@ -106,6 +119,12 @@ export const PhoneNumber = named('PhoneNumber', () => z.object({
   name: z.string(),
   status: z.enum(PHONE_NUMBER_STATUSES),
   inbound_agent_id: z.nullable(z.string()),
+  /** The inbound routing webhook asked before each call is answered (null: none; the number's agent answers). */
+  inbound_webhook_url: z.nullable(z.string()),
+  /** Its timeout (500–8,000 ms; 3,000 by default once a URL is set); null without a URL. */
+  inbound_webhook_timeout_ms: z.nullable(z.int()),
+  /** The webhook's signing secret (`whsec_…`), answered only by the write that set the URL: keep it, it is never shown again. */
+  inbound_webhook_secret: z.optional(z.string()),
   price: z.optional(z.number()),
   per_minute_price_inbound: z.optional(z.number()),
   per_minute_price_outbound: z.optional(z.number()),

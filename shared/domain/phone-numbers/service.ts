@@ -24,6 +24,7 @@ import { RENEWAL_ATTRIBUTES, renewalSchedule } from '../billing/renewals';
 import { chargeWrite } from '../billing/service';
 import { getOr404, requireSomeField } from '../common/collection';
 import type { PhoneNumberItem } from './model';
+import { DEFAULT_INBOUND_WEBHOOK_TIMEOUT_MS, inboundWebhookChange, type InboundWebhookChange } from './inbound-webhook';
 import { references } from '../references';
 import type {
   BuyInput,
@@ -65,9 +66,12 @@ const ENTITY = 'PHONE_NUMBER';
 const cents = (n: number) => Math.round(n * 100);
 const tenThousandths = (n: number) => Math.round(n * 10_000);
 
-async function view(item: PhoneNumberItem): Promise<PhoneNumber> {
-  const { sip_password_sealed, provider, provider_ref, in_use, carrier_released_at, periods_billed, ...rest } = stripKeys(item as unknown as Record<string, unknown>) as unknown as PhoneNumberItem;
-  void provider; void provider_ref; void in_use; void carrier_released_at; void periods_billed;
+async function view(item: PhoneNumberItem, webhookSecret?: string): Promise<PhoneNumber> {
+  const { sip_password_sealed, provider, provider_ref, in_use, carrier_released_at, periods_billed, inbound_webhook_secret_sealed, ...stored } = stripKeys(item as unknown as Record<string, unknown>) as unknown as PhoneNumberItem;
+  void provider; void provider_ref; void in_use; void carrier_released_at; void periods_billed; void inbound_webhook_secret_sealed;
+  // The webhook's URL and timeout are shown (null without one); its secret only by the write that made it.
+  const url = stored.inbound_webhook_url ?? null;
+  const rest = { ...stored, inbound_webhook_url: url, inbound_webhook_timeout_ms: url ? (stored.inbound_webhook_timeout_ms ?? DEFAULT_INBOUND_WEBHOOK_TIMEOUT_MS) : null, ...(webhookSecret ? { inbound_webhook_secret: webhookSecret } : {}) };
   if (rest.source !== 'imported') return rest as PhoneNumber;
   return { ...rest, sip_password: sip_password_sealed ? await secrets().open(sip_password_sealed) : '' } as PhoneNumber;
 }
@@ -137,8 +141,9 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     });
   }
 
-  // Checked before buying (nothing is bought for a wrong agent) and again in the write's transaction.
+  // Checked before buying (nothing is bought for a wrong agent or webhook) and again in the write's transaction.
   const agentGuards = await inboundAgentGuards(orgId, input.inbound_agent_id);
+  const webhook = await inboundWebhookChange(input);
   const purchased = await carrier.purchase(input.phone_number, inboundUrls(carrier.name));
   const now = new Date().toISOString();
   const id = uuidv7();
@@ -158,6 +163,7 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     ...renewalSchedule(orgId, id, now, 1),
     provider: carrier.name,
     provider_ref: purchased.providerRef,
+    ...webhook.set,
   };
   const charge = chargeWrite(orgId, {
     amount: listing.price,
@@ -175,7 +181,7 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     await giveBack(purchased);
     throw err;
   }
-  return view(item);
+  return view(item, webhook.secret);
 }
 
 /** Compensation: a number bought at the carrier that we could not record goes back. */
@@ -233,6 +239,7 @@ async function inboundAgentGuards(orgId: string, agentId: string | null | undefi
  */
 export async function importPhoneNumber(orgId: string, input: ImportInput): Promise<PhoneNumber> {
   const agentGuards = await inboundAgentGuards(orgId, input.inbound_agent_id);
+  const webhook = await inboundWebhookChange(input);
   const now = new Date().toISOString();
   const id = uuidv7();
   const item: PhoneNumberItem = {
@@ -245,9 +252,10 @@ export async function importPhoneNumber(orgId: string, input: ImportInput): Prom
     sip_username: input.sip_username ?? '',
     ...(input.sip_password ? { sip_password_sealed: await secrets().seal(input.sip_password) } : {}),
     released_at: null,
+    ...webhook.set,
   };
   await writeNewNumber(item, { guards: agentGuards });
-  return view(item);
+  return view(item, webhook.secret);
 }
 
 export async function getPhoneNumber(orgId: string, id: string): Promise<PhoneNumber> {
@@ -261,7 +269,7 @@ export async function listPhoneNumbers(orgId: string, query: PageRequest & { sta
       : queryPage<PhoneNumberItem>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.phoneNumber }, query),
     readCounter(orgId, query.status ? collections.phoneNumbersByStatus(query.status) : collections.phoneNumbers),
   ]);
-  return listResult({ items: await Promise.all(page.items.map(view)), nextCursor: page.nextCursor }, total, query);
+  return listResult({ items: await Promise.all(page.items.map((item) => view(item))), nextCursor: page.nextCursor }, total, query);
 }
 
 /** Why a conditional write on an active number failed: gone (404), or released (409). */
@@ -275,14 +283,16 @@ async function explainFailedUpdate(orgId: string, id: string, resource: string, 
 /** PUT of an imported number: replaces only the fields given; `sip_password` is sealed. */
 export async function updateImportedPhoneNumber(orgId: string, id: string, input: UpdateImportInput): Promise<PhoneNumber> {
   requireSomeField(input);
-  const { sip_password, ...plain } = input;
-  const set: Record<string, unknown> = { ...plain, updated_at: new Date().toISOString() };
+  const { sip_password, inbound_webhook_url, inbound_webhook_timeout_ms, ...plain } = input;
+  const webhook = await webhookChangeOf(orgId, id, { inbound_webhook_url, inbound_webhook_timeout_ms });
+  const set: Record<string, unknown> = { ...plain, ...webhook.set, updated_at: new Date().toISOString() };
   if (sip_password !== undefined) set.sip_password_sealed = await secrets().seal(sip_password);
   const guards = input.inbound_agent_id ? [references.agent(orgId, input.inbound_agent_id, 'inbound_agent_id')] : [];
   try {
     await transact(
       [
         updateExisting(keys.phoneNumber(orgId, id), set, {
+          remove: webhook.remove,
           condition: '#src = :imported AND #st = :active',
           names: { '#src': 'source', '#st': 'status' },
           values: { ':imported': 'imported', ':active': 'active' },
@@ -295,17 +305,32 @@ export async function updateImportedPhoneNumber(orgId: string, id: string, input
     if (err instanceof ConditionFailed) return explainFailedUpdate(orgId, id, 'Imported phone number', 'imported');
     throw err;
   }
-  return getPhoneNumber(orgId, id);
+  return view(await getOr404<PhoneNumberItem>(keys.phoneNumber(orgId, id), 'Phone number', id), webhook.secret);
+}
+
+/**
+ * The webhook change of an update: the number is read only when its webhook matters (a timeout
+ * alone needs a URL already; a URL alone keeps the timeout); a number that is not there is left
+ * to the write's 404.
+ */
+async function webhookChangeOf(orgId: string, id: string, input: Parameters<typeof inboundWebhookChange>[0]): Promise<InboundWebhookChange> {
+  const url = input.inbound_webhook_url;
+  const reads = (url === undefined) !== (input.inbound_webhook_timeout_ms === undefined) && url !== null;
+  const current = reads ? await getItem<PhoneNumberItem>(keys.phoneNumber(orgId, id)) : undefined;
+  return inboundWebhookChange(input, current);
 }
 
 /** PATCH: `name`, and `inbound_agent_id` (an agent of the organization, checked in the same transaction, or null). */
 export async function updatePhoneNumber(orgId: string, id: string, input: UpdatePhoneNumberInput): Promise<PhoneNumber> {
   requireSomeField(input);
+  const { inbound_webhook_url, inbound_webhook_timeout_ms, ...plain } = input;
+  const webhook = await webhookChangeOf(orgId, id, { inbound_webhook_url, inbound_webhook_timeout_ms });
   const guards = input.inbound_agent_id ? [references.agent(orgId, input.inbound_agent_id, 'inbound_agent_id')] : [];
   try {
     await transact(
       [
-        updateExisting(keys.phoneNumber(orgId, id), { ...input, updated_at: new Date().toISOString() }, {
+        updateExisting(keys.phoneNumber(orgId, id), { ...plain, ...webhook.set, updated_at: new Date().toISOString() }, {
+          remove: webhook.remove,
           condition: '#st = :active',
           names: { '#st': 'status' },
           values: { ':active': 'active' },
@@ -318,7 +343,7 @@ export async function updatePhoneNumber(orgId: string, id: string, input: Update
     if (err instanceof ConditionFailed) return explainFailedUpdate(orgId, id, 'Phone number');
     throw err;
   }
-  return getPhoneNumber(orgId, id);
+  return view(await getOr404<PhoneNumberItem>(keys.phoneNumber(orgId, id), 'Phone number', id), webhook.secret);
 }
 
 /**
