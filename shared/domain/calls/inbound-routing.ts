@@ -79,7 +79,14 @@ export async function askInboundWebhook(
 ): Promise<RoutingAnswer> {
   const timeoutMs = number.inbound_webhook_timeout_ms ?? 3_000;
   const body = inboundWebhookBody(number, caller, contact);
-  const headers = { 'user-agent': ROUTING_USER_AGENT, accept: 'application/json', ...webhookHeaders([await secretPromise], caller.providerCallId, Math.floor(Date.now() / 1000), body) };
+  let secret: string;
+  try {
+    secret = await secretPromise;
+  } catch (err) {
+    // The secrets key could not open it (KMS down or denied): the call is still answered, by the number's agent.
+    return { ok: false, error: `the webhook's signing secret could not be opened: ${(err as Error).message ?? String(err)}` };
+  }
+  const headers = { 'user-agent': ROUTING_USER_AGENT, accept: 'application/json', ...webhookHeaders([secret], caller.providerCallId, Math.floor(Date.now() / 1000), body) };
   const started = Date.now();
   let answer;
   try {
