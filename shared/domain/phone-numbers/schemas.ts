@@ -106,7 +106,8 @@ export const PhoneNumberListQuery = lazy(() => z.strictObject({
 
 /**
  * A number the organization holds or held. Every one carries `id`, `source`, `phone_number`,
- * `name`, `status`, `inbound_agent_id` and times; a purchased one adds the seed's purchase fields
+ * `name`, `status`, `inbound_agent_id`, its inbound routing webhook (`inbound_webhook_url`,
+ * `inbound_webhook_timeout_ms`; `inbound_webhook_secret` only from the write that set the URL) and times; a purchased one adds the seed's purchase fields
  * (`price`, `purchased_at`), its listing and, while active, `next_renewal_at`; an imported one
  * adds the seed's import fields (`phone`, `type`, `termination_uri`, `sip_username`,
  * `sip_password` as sent).
