@@ -19,6 +19,8 @@ export interface PendingEnd {
   kind: 'hangup' | 'transfer';
   reason?: VoiceEndReason;
   to?: string;
+  /** A warm transfer: the caller waits in a conference while the platform briefs the person (the destination's description, the model's reason); the call goes on. */
+  warm?: { description?: string; reason?: string };
   /** Not called off by the caller speaking (voicemail, the maximum duration, silence). */
   firm?: boolean;
   /** The built-in that asked for the end, run when the end happens. */
@@ -139,6 +141,14 @@ export interface EndDeps {
   record(o: { reason?: VoiceEndReason; error?: string; streamEnded?: boolean }): Promise<void>;
   /** Closes the model's session and the carrier's stream. */
   close(): void;
+  /**
+   * Starts a warm transfer on the platform (warm-transfer.ts: the transfer recorded, the human
+   * dialled, the briefing made from the conversation written just before): the TwiML that moves
+   * the caller into the conference, or why it could not start.
+   */
+  startWarm(to: string, warm: { description?: string; reason?: string }): Promise<{ ok: true; callerTwiml: string } | { ok: false; error: string }>;
+  /** The caller left this stream for the transfer's conference: the session writes nothing more (the platform owns the call now). */
+  handedOver(): void;
 }
 
 /**
@@ -152,9 +162,13 @@ export async function carryOutEnd(end: PendingEnd, deps: EndDeps): Promise<{ ref
     const at = Date.now();
     const run = await deps.tools.run(end.tool.name, end.tool.callId, end.tool.args);
     deps.transcript.tool(end.tool.name, end.tool.args, run.result, at);
-    if (run.effect?.transferTo) Object.assign(end, { kind: 'transfer', to: run.effect.transferTo, reason: 'transferred' });
+    const effect = run.effect;
+    if (effect?.transferTo && effect.transferMode === 'warm') {
+      Object.assign(end, { kind: 'transfer', to: effect.transferTo, warm: { description: effect.transferDescription, reason: effect.transferReason } });
+    } else if (run.effect?.transferTo) Object.assign(end, { kind: 'transfer', to: run.effect.transferTo, reason: 'transferred' });
     else if (!run.effect?.end) return { refused: `${end.tool.name} did not run: ${JSON.stringify(run.result)}. Tell the caller and go on.` };
   }
+  if (end.kind === 'transfer' && end.warm && end.to) return warmTransfer(end.to, end.warm, deps);
   await deps.record({ reason: end.reason });
   if (end.kind === 'transfer' && end.to) {
     if (await deps.carrier.transfer(end.to, deps.ringMs)) return undefined; // the carrier stops the stream; its end is recorded then
@@ -164,5 +178,24 @@ export async function carryOutEnd(end: PendingEnd, deps: EndDeps): Promise<{ ref
   await deps.carrier.hangUp();
   deps.close();
   await deps.record({ reason: end.reason, streamEnded: true });
+  return undefined;
+}
+
+/**
+ * A warm transfer: the conversation so far is written without ending the call (the briefing is
+ * made from it), the platform starts the transfer, and the caller's live call is given the TwiML
+ * that moves it into the conference; the call leaves `<Connect>`, so the carrier stops this
+ * stream. The call is not ended or marked here: the platform ends it `transferred` once the human
+ * accepts, or sends the caller back to a new stream (`resume`) when they do not. A transfer that
+ * cannot start (or a caller the carrier cannot move) is told to the model, and the call goes on.
+ */
+async function warmTransfer(to: string, warm: { description?: string; reason?: string }, deps: EndDeps): Promise<{ refused: string } | undefined> {
+  await deps.record({});
+  const started = await deps.startWarm(to, warm);
+  if (!started.ok) return { refused: `The transfer to ${to} could not be started (${started.error}). Tell the caller, offer to take a message or arrange a callback, and go on.` };
+  if (!(await deps.carrier.redirect(started.callerTwiml))) {
+    return { refused: `The caller could not be put on hold for the transfer to ${to}. Tell the caller you could not transfer them, offer to take a message or arrange a callback, and go on.` };
+  }
+  deps.handedOver();
   return undefined;
 }

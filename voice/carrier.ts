@@ -32,6 +32,11 @@ export class CarrierCall {
     return this.update({ twiml: transferTwiml(to, ringMs) });
   }
 
+  /** Gives the live call new instructions (a warm transfer's conference): it leaves `<Connect>`, and the carrier stops the stream. */
+  redirect(twiml: string): Promise<boolean> {
+    return this.update({ twiml });
+  }
+
   /** The carrier says the apology and hangs up (the model can no longer speak). */
   apologize(): Promise<boolean> {
     return this.update({ twiml: APOLOGY_TWIML });

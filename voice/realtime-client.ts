@@ -85,6 +85,31 @@ export function sessionUpdate(protocol: 'ga' | 'beta', c: SessionConfig): Record
   };
 }
 
+/**
+ * The `session.update` of a hand-off: only what the agent handed to changes (its instructions and
+ * tools; its voice only when given, i.e. while the session holds no assistant audio, the one time
+ * the Realtime API lets the voice change; the beta session's temperature). Fields left out keep
+ * their values, so the line's formats, VAD and transcription stay as they are.
+ */
+export function agentUpdate(protocol: 'ga' | 'beta', c: Pick<SessionConfig, 'instructions' | 'tools' | 'voice' | 'temperature'>): Record<string, unknown> {
+  if (protocol === 'beta') {
+    return {
+      type: 'session.update',
+      session: {
+        instructions: c.instructions,
+        tools: c.tools,
+        tool_choice: 'auto',
+        ...(c.voice ? { voice: c.voice } : {}),
+        ...(c.temperature !== undefined ? { temperature: Math.min(1.2, Math.max(0.6, c.temperature)) } : {}),
+      },
+    };
+  }
+  return {
+    type: 'session.update',
+    session: { type: 'realtime', instructions: c.instructions, tools: c.tools, tool_choice: 'auto', ...(c.voice ? { audio: { output: { voice: c.voice } } } : {}) },
+  };
+}
+
 export interface RealtimeConnectOptions {
   baseUrl: string;
   apiKey?: string;

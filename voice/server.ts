@@ -115,7 +115,8 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
         const claim = name === STREAM_PARAMETERS.callId ? claims.call_id : claims.organization_id;
         if (params[name] !== undefined && params[name] !== claim) return refuse('stream parameters do not match the token');
       }
-      if (sessions.has(claims.call_id)) return refuse('the call already has a stream');
+      // A stream handed over to a warm transfer may not have seen its stop yet when the caller comes back on a new one.
+      if (sessions.has(claims.call_id) && !sessions.get(claims.call_id)!.handedOver) return refuse('the call already has a stream');
       const context = await loadCallContext(claims.organization_id, claims.call_id);
       if (!context) return refuse('unknown call');
       if (context.call.status === 'ended') return refuse('the call has ended');
@@ -134,13 +135,14 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
         answeredBy: params[STREAM_PARAMETERS.answeredBy] ?? params.AnsweredBy,
         providerCallId: frame.start.callSid,
         startMs,
+        ...(params[STREAM_PARAMETERS.resume] !== undefined ? { resume: params[STREAM_PARAMETERS.resume] } : {}),
       });
       // From here frames go to the session; the ones that came while admitting go first, in order.
       session = s;
       for (const f of early.splice(0)) s.onCarrierFrame(f);
       clearTimeout(startTimer);
       sessions.set(s.callId, s);
-      void s.done.then(() => sessions.delete(s.callId));
+      void s.done.then(() => sessions.get(s.callId) === s && sessions.delete(s.callId));
       await s.start();
       logger.info('A call is live on the voice runtime', { call_id: s.callId, stream_sid: frame.streamSid });
     }

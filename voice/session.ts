@@ -1,5 +1,7 @@
 import { clockNow } from '../shared/clock';
 import { recordConversation, type VoiceEndReason } from '../shared/domain/calls/voice-session';
+import { recordCallHandoff } from '../shared/domain/calls/handoffs';
+import { startWarmTransfer } from '../shared/domain/calls/warm-transfer';
 import { logger } from '../shared/logger';
 import type { CallContext } from './call-context';
 import { AmbientPacer, ambientMixerFor } from './ambient';
@@ -7,9 +9,11 @@ import { CallEnding, carryOutEnd, END_DEADLINE_MS, SilenceWatch } from './call-e
 import { CarrierCall } from './carrier';
 import { MAX_BUFFERED_FRAMES, type VoiceSettings } from './config';
 import { AUDIO_BYTES_PER_MS, type AudioFormat, type MediaTransport, type SessionObserver } from './media-transport';
-import { RealtimeClient, sessionUpdate, type ServerEvent } from './realtime-client';
+import { applySwitch, callHandoff } from './handoff';
+import { agentUpdate, RealtimeClient, sessionUpdate, type ServerEvent } from './realtime-client';
 import { FunctionCalls, ToolCalls } from './tool-calls';
-import { toolsBridge, type ToolsBridge } from './tools-bridge';
+import { toolsBridge, type ToolRun, type ToolsBridge } from './tools-bridge';
+import { historyItems, resumedStartMs, resumeInstructions, transferOf } from './resume';
 import { TranscriptRecorder } from './transcript';
 import { BENIGN_EVENT_PREFIX, TurnTaking } from './turn-taking';
 import type { TwilioFrame } from './twilio-transport';
@@ -50,6 +54,11 @@ export interface SessionInput {
   providerCallId?: string;
   /** When the stream started (ms): transcript times count from it. */
   startMs: number;
+  /**
+   * The stream parameter `resume` (a warm transfer's index): the caller is back from a transfer the
+   * human did not take, and this stream continues the call's conversation (resume.ts).
+   */
+  resume?: string;
 }
 
 export class CallSession {
@@ -78,12 +87,24 @@ export class CallSession {
   private voicemail = false;
   /** The agent's ambient sound, mixed under its audio and filling the silences (null for none). */
   private readonly ambient: AmbientPacer | null;
+  /** When the call's transcript clock starts (ms): the stream's start, or earlier for a resumed stream (resume.ts). */
+  private readonly startMs: number;
+  /** The call's maximum duration, as the call or its first agent set it when it was answered (a hand-off keeps it). */
+  private maxDurationMs = 0;
+  /** The model has produced audio in this session: the Realtime API no longer lets its voice change (a hand-off keeps it). */
+  private modelSpoke = false;
+  /** A hand-off being made (one at a time: a second in the same breath is refused). */
+  private handingOff = false;
+  /** The caller left this stream for a warm transfer's conference: nothing more is written (the platform owns the call). */
+  private movedToConference = false;
 
   constructor(private readonly input: SessionInput) {
     const { context, settings } = input;
     this.callId = context.call.id;
     this.orgId = context.call.organization_id;
-    this.transcript = new TranscriptRecorder(input.startMs);
+    const earlier = input.resume === undefined ? undefined : { transcript: context.call.transcript ?? [], toolCalls: context.call.tool_calls ?? [] };
+    this.startMs = earlier ? resumedStartMs(context.call, earlier.transcript, input.startMs) : input.startMs;
+    this.transcript = new TranscriptRecorder(this.startMs, earlier);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.carrierCall = new CarrierCall(this.callId, context.call.provider_call_id ?? input.providerCallId);
     const format = input.audioFormat ?? 'mulaw';
@@ -135,6 +156,11 @@ export class CallSession {
     return this.input.context.agent;
   }
 
+  /** The caller was moved to a warm transfer's conference: this stream is over for the runtime (a resumed stream may open for the call). */
+  get handedOver(): boolean {
+    return this.movedToConference;
+  }
+
   /** Opens the model's session and starts the call's course (begin message, voicemail or listening). */
   async start(): Promise<void> {
     const { context, settings } = this.input;
@@ -146,8 +172,17 @@ export class CallSession {
       return this.executeEnd();
     }
     try {
-      this.tools = await toolsBridge(context);
-      this.toolCalls = new ToolCalls({ tools: this.tools, transcript: this.transcript, output: (id, r) => this.toolOutput(id, r), live: () => this.state === 'live' });
+      this.tools = await toolsBridge(context, { handoff: (args) => this.handOff(args) });
+      const session = this;
+      this.toolCalls = new ToolCalls({
+        // Read at each run: a hand-off replaces the call's tools.
+        get tools() {
+          return session.tools!;
+        },
+        transcript: this.transcript,
+        output: (id, r) => this.toolOutput(id, r),
+        live: () => this.state === 'live',
+      });
       this.model.onEvent = (event) => this.onModelEvent(event);
       this.model.onFailure = (reason) => void this.fail(reason);
       await this.model.connect({
@@ -179,10 +214,17 @@ export class CallSession {
       this.turns.respond(`You reached a voicemail. Say exactly the following, word for word, and nothing else: ${context.voicemailMessage}`);
       return;
     }
+    if (this.input.resume !== undefined) {
+      // Back from a transfer: the new session learns the conversation so far before anything the caller says now.
+      for (const item of historyItems(settings.realtimeProtocol, this.transcript.transcript())) this.model.send(item);
+    }
     for (const frame of this.buffered) this.model.appendAudio(frame);
     this.buffered = [];
-    this.ending.limit(call.max_call_duration_ms ?? this.agent.max_call_duration_ms, this.input.startMs, () => this.onMaxDuration());
-    if (this.agent.start_speaker !== 'user') {
+    this.maxDurationMs = call.max_call_duration_ms ?? this.agent.max_call_duration_ms;
+    this.ending.limit(this.maxDurationMs, this.startMs, () => this.onMaxDuration());
+    if (this.input.resume !== undefined) {
+      this.turns.respond(resumeInstructions(transferOf(call, this.input.resume)));
+    } else if (this.agent.start_speaker !== 'user') {
       this.turns.respond(context.beginMessage ? `Greet the caller by saying exactly the following, word for word, and nothing else: ${context.beginMessage}` : undefined);
     } else {
       this.maybeIdle();
@@ -241,6 +283,7 @@ export class CallSession {
         this.silence.stop();
         return;
       case 'response.output_audio.delta':
+        this.modelSpoke = true;
         return this.turns.audio(e);
       case 'response.output_audio_transcript.done':
         this.liveWords('agent', e, true);
@@ -359,12 +402,65 @@ export class CallSession {
         this.model.close();
         this.input.carrier.close(1000, 'call ended');
       },
+      startWarm: (to, warm) => this.startWarm(to, warm),
+      handedOver: () => {
+        this.movedToConference = true;
+        this.model.close();
+      },
     });
     if (refused && this.state === 'ending') {
-      // The built-in refused (no transfer number): the call goes on and the model hears why.
+      // The built-in refused (no transfer number, a warm transfer that could not start): the call goes on and the model hears why.
       this.state = 'live';
+      this.ambient?.start();
+      this.ending.limit(this.maxDurationMs, this.startMs, () => this.onMaxDuration());
       this.turns.note(refused.refused);
       this.turns.respond();
+    }
+  }
+
+  // ---- agent-to-agent hand-off ----
+
+  /**
+   * `handoff_to_agent` (voice/handoff.ts): the platform's rules decide; a switch gives the session
+   * the target's instructions and tools (and its voice while the model has not spoken), records
+   * the call's segment and the event, and the next response is the target's. A refusal is the
+   * tool's error the model hears, and the current agent goes on.
+   */
+  private async handOff(args: Record<string, unknown>): Promise<ToolRun> {
+    if (this.handingOff) return { result: { error: 'another hand-off is being made: wait for it' } };
+    this.handingOff = true;
+    try {
+      const context = this.input.context;
+      const reason = typeof args.reason === 'string' && args.reason.trim() ? args.reason.trim() : null;
+      const sw = await callHandoff(context, String(args.agent_id ?? ''), reason);
+      if ('refused' in sw) return { result: { error: sw.refused } };
+      applySwitch(context, sw);
+      this.tools = await toolsBridge(context, { catalog: sw.tools, handoff: (a) => this.handOff(a) });
+      const voice = sw.agent.voice_id && !this.modelSpoke ? sw.agent.voice_id : undefined;
+      this.model.send(agentUpdate(this.input.settings.realtimeProtocol, { instructions: context.instructions, tools: this.tools.definitions, voice, temperature: sw.agent.temperature }));
+      await recordCallHandoff({ ...context.call, agent_version: context.call.agent_version ?? null }, sw, context.segments);
+      return { result: { handed_off_to: sw.agent.id, agent_name: sw.agent.agent_name || sw.agent.name, reason } };
+    } finally {
+      this.handingOff = false;
+    }
+  }
+
+  /** The platform's side of a warm transfer (shared/domain/calls/warm-transfer.ts). */
+  private async startWarm(to: string, warm: { description?: string; reason?: string }): Promise<{ ok: true; callerTwiml: string } | { ok: false; error: string }> {
+    try {
+      const started = await startWarmTransfer({
+        organizationId: this.orgId,
+        callId: this.callId,
+        destination: { phone_number: to, ...(warm.description ? { description: warm.description } : {}) },
+        pipeline: 'realtime',
+        ...(warm.reason ? { reason: warm.reason } : {}),
+        // The conversation as this stream has it (written just before, but the briefing need not read it back).
+        transcript: this.transcript.transcript(),
+      });
+      return started.ok ? { ok: true, callerTwiml: started.callerTwiml } : { ok: false, error: started.error };
+    } catch (err) {
+      logger.error('A warm transfer could not be started', { call_id: this.callId, error: err as Error });
+      return { ok: false, error: 'the transfer could not be started' };
     }
   }
 
@@ -389,6 +485,8 @@ export class CallSession {
     this.clearTimers();
     this.model.close();
     this.toolCalls?.cancelAll();
+    // Handed over to a warm transfer: the stream's stop does not end the call, and the platform has written to it since (the briefing).
+    if (this.handedOver) return this.resolveDone();
     this.streamEndedAt ??= clockNow().toISOString();
     await this.record();
     this.resolveDone();

@@ -1,6 +1,7 @@
 import { checkToolArguments } from '../shared/domain/conversations/tools/arguments';
 import { groundingPassages } from '../shared/domain/conversations/grounding';
-import { toolsForAgent, type RunnableTool } from '../shared/domain/conversations/tools/catalog';
+import { agentTools, HANDOFF_TOOL } from '../shared/domain/conversations/handoff';
+import type { RunnableTool } from '../shared/domain/conversations/tools/catalog';
 import { executeTool, type ToolEffect } from '../shared/domain/conversations/tools/executor';
 import { capResult } from '../shared/domain/conversations/tools/results';
 import { logger } from '../shared/logger';
@@ -37,9 +38,16 @@ export interface ToolsBridge {
   run(name: string, callId: string, args: Record<string, unknown>): Promise<ToolRun>;
 }
 
-export async function toolsBridge(ctx: CallContext): Promise<ToolsBridge> {
+export interface BridgeOptions {
+  /** The agent's tools when already read (a hand-off built them); default: the call's agent's (handoff.ts `agentTools`). */
+  catalog?: RunnableTool[];
+  /** Runs `handoff_to_agent` (the session switches the call's agent: voice/handoff.ts). */
+  handoff?(args: Record<string, unknown>): Promise<ToolRun>;
+}
+
+export async function toolsBridge(ctx: CallContext, options: BridgeOptions = {}): Promise<ToolsBridge> {
   const orgId = ctx.conversation.organization_id;
-  const catalog: RunnableTool[] = await toolsForAgent(orgId, (ctx.agent.selected_tools ?? []) as Record<string, unknown>[], 'call');
+  const catalog: RunnableTool[] = options.catalog ?? (await agentTools(orgId, ctx.agent, 'call'));
   const byName = new Map(catalog.map((t) => [t.name, t]));
   const definitions: RealtimeTool[] = catalog.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters as Record<string, unknown> }));
   const kb = ctx.knowledgeBaseId;
@@ -71,6 +79,7 @@ export async function toolsBridge(ctx: CallContext): Promise<ToolsBridge> {
         }
         const tool = byName.get(name);
         if (!tool) return { result: { error: `unknown tool ${name}` } };
+        if (name === HANDOFF_TOOL) return options.handoff ? await options.handoff(args) : { result: { error: 'handoff_to_agent is not available on this call' } };
         // A web call has no carrier to hand the caller to: the built-in answers so, and the call goes on.
         if (tool.builtin === 'transfer_call' && ctx.call.channel === 'web') {
           return { result: { error: 'transfer_call is not available on a web call (the caller is in a browser, not on a phone line): tell the caller you cannot transfer them and help them yourself' } };

@@ -2,7 +2,8 @@ import type { CallToolCalls, Transcript } from '../shared/domain/calls/schemas';
 
 /** One transcript turn as the call keeps it. */
 export interface TranscriptEntry {
-  role: 'agent' | 'user';
+  /** `system` only in turns a resumed stream carries over (a transfer's briefing, written by the platform). */
+  role: Transcript[number]['role'];
   text: string;
   time_sec: number;
   /** The caller cut the agent off: `text` holds only the words they heard. */
@@ -41,7 +42,16 @@ export class TranscriptRecorder {
   /** Bumped by every change: the session writes the call only when something changed. */
   version = 0;
 
-  constructor(private readonly startMs: number) {}
+  /**
+   * `earlier`: the conversation a resumed stream continues (the call's transcript and tool calls
+   * so far, written by the streams before it and by the platform), kept as it is: the call's
+   * conversation stays whole when this stream writes it.
+   */
+  constructor(private readonly startMs: number, earlier?: { transcript: Transcript; toolCalls: CallToolCalls }) {
+    if (!earlier) return;
+    this.turns.push(...earlier.transcript.map((t) => ({ ...t })));
+    this.tools.push(...earlier.toolCalls);
+  }
 
   /** Seconds since the stream started, to a tenth. */
   seconds(atMs = Date.now()): number {
