@@ -134,6 +134,11 @@ describe('a number\'s inbound webhook', () => {
     await refused({ inbound_webhook_url: null, inbound_webhook_timeout_ms: 1_000 }, 'inbound_webhook_timeout_ms');
     const cleared = await patch({ inbound_webhook_url: null });
     expect(cleared.body.data).toMatchObject({ inbound_webhook_url: null, inbound_webhook_timeout_ms: null });
+    // The imported number's PUT takes them too.
+    const put = await api('PUT', `/api/v1/phone-numbers/import/${id}`, { body: { inbound_webhook_url: 'https://example.com/put', inbound_webhook_timeout_ms: 750 } });
+    expect(put.body.data).toMatchObject({ inbound_webhook_url: 'https://example.com/put', inbound_webhook_timeout_ms: 750, inbound_webhook_secret: expect.stringMatching(/^whsec_/) });
+    const badPut = await api('PUT', `/api/v1/phone-numbers/import/${id}`, { body: { inbound_webhook_url: 'http://example.com/put' } });
+    expect([badPut.status, badPut.body.error.details.fields[0].path]).toEqual([400, 'inbound_webhook_url']);
   });
 });
 
