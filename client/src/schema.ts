@@ -1406,8 +1406,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a number or set the agent that answers its calls (`inbound_agent_id`, or null)
-         * @description Rename a number or set the agent that answers its calls (`inbound_agent_id`, or null)
+         * Rename a number, set the agent that answers its calls (`inbound_agent_id`, or null) or its inbound routing webhook (`inbound_webhook_url`, `inbound_webhook_timeout_ms`; the new `inbound_webhook_secret` is answered once)
+         * @description Rename a number, set the agent that answers its calls (`inbound_agent_id`, or null) or its inbound routing webhook (`inbound_webhook_url`, `inbound_webhook_timeout_ms`; the new `inbound_webhook_secret` is answered once)
          *
          *     Requires an API key (`X-Api-Key`).
          */
@@ -1628,8 +1628,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered by the number's `inbound_agent_id` through the voice runtime, or <Reject/> when the number has none
-         * @description Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered by the number's `inbound_agent_id` through the voice runtime, or <Reject/> when the number has none.
+         * Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number's inbound webhook chooses (signed with its secret), else the number's `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer
+         * @description Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number's inbound webhook chooses (signed with its secret), else the number's `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer.
          *
          *     Public: no API key.
          */
@@ -2645,6 +2645,8 @@ export interface components {
             per_minute_price_inbound?: number;
             per_minute_price_outbound?: number;
             inbound_agent_id?: string | null;
+            inbound_webhook_url?: string | null;
+            inbound_webhook_timeout_ms?: number;
         };
         /** @description Cal.com's webhook envelope (other members are accepted and ignored) */
         CalcomWebhookEvent: {
@@ -2686,7 +2688,7 @@ export interface components {
             duration_sec: number;
             transcript: {
                 /** @enum {string} */
-                role: "agent" | "user";
+                role: "agent" | "user" | "system";
                 text: string;
                 time_sec: number;
                 interrupted?: boolean;
@@ -2699,6 +2701,7 @@ export interface components {
                 result: unknown;
                 time_sec: number;
             }[];
+            transfers: components["schemas"]["CallTransfer"][];
             recording_url: string | null;
             analysis: components["schemas"]["ConversationAnalysis"] | null;
             analysis_error: string | null;
@@ -2708,8 +2711,24 @@ export interface components {
             dynamic_variables: {
                 [key: string]: string;
             };
+            routing?: components["schemas"]["CallRouting"];
             created_at: string;
             updated_at: string;
+        };
+        /** @description How an inbound call's agent was chosen: by the number's inbound webhook, by the number after the webhook failed, or by the number alone */
+        CallRouting: {
+            /** @enum {string} */
+            source: "webhook" | "fallback" | "number";
+            error?: string;
+        };
+        /** @description A transfer of the call to a person: where, how, when, how it ended, and the briefing the person heard */
+        CallTransfer: {
+            phone_number: string;
+            /** @enum {string} */
+            mode: "cold" | "warm";
+            started_at: string;
+            outcome: ("connected" | "declined" | "no_answer" | "machine" | "failed") | null;
+            briefing: string;
         };
         /** @description An outbound calling campaign: who is called, from which number, by which agent, and when */
         Campaign: {
@@ -3285,7 +3304,7 @@ export interface components {
         /** @description A new webhook endpoint: the HTTPS URL and the event kinds it receives */
         CreateWebhookRequest: {
             url: string;
-            events: ("call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
+            events: ("call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -3391,7 +3410,7 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
+            type: "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
             created_at: string;
             organization_id: string;
             data: {
@@ -3413,6 +3432,8 @@ export interface components {
             sip_username?: string;
             sip_password?: string;
             inbound_agent_id?: string | null;
+            inbound_webhook_url?: string | null;
+            inbound_webhook_timeout_ms?: number;
         };
         IngestRequest: {
             kb_id: string;
@@ -3504,6 +3525,9 @@ export interface components {
             /** @enum {string} */
             status: "active" | "released";
             inbound_agent_id: string | null;
+            inbound_webhook_url: string | null;
+            inbound_webhook_timeout_ms: number | null;
+            inbound_webhook_secret?: string;
             price?: number;
             per_minute_price_inbound?: number;
             per_minute_price_outbound?: number;
@@ -3583,11 +3607,14 @@ export interface components {
         ScriptedTestUser: {
             turns: string[];
         };
-        /** @description An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number, check_availability, book_appointment); other members are kept */
+        /** @description An item of `selected_tools`: `tool_id` (a tool of the organization) or `type` (a built-in: end_call, transfer_call with phone_number or transfer_destinations and mode, check_availability, book_appointment); other members are kept */
         SelectedTool: {
             tool_id?: string;
             /** @enum {string} */
             type?: "end_call" | "transfer_call" | "check_availability" | "book_appointment";
+            /** @enum {string} */
+            mode?: "cold" | "warm";
+            transfer_destinations?: components["schemas"]["TransferDestination"][];
         } & {
             [key: string]: unknown;
         };
@@ -3904,6 +3931,13 @@ export interface components {
             updatedAt: string;
             secret?: string;
         };
+        /** @description A destination of `transfer_call`: its number, how to transfer there (default the item's mode) and a description the model reads to choose it */
+        TransferDestination: {
+            phone_number: string;
+            /** @enum {string} */
+            mode?: "cold" | "warm";
+            description: string;
+        };
         /** @description The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature */
         TwilioCallbackForm: {
             [key: string]: string;
@@ -4013,10 +4047,14 @@ export interface components {
             sip_username?: string;
             sip_password?: string;
             inbound_agent_id?: string | null;
+            inbound_webhook_url?: string | null;
+            inbound_webhook_timeout_ms?: number;
         };
         UpdatePhoneNumberRequest: {
             name?: string;
             inbound_agent_id?: string | null;
+            inbound_webhook_url?: string | null;
+            inbound_webhook_timeout_ms?: number;
         };
         UpdateToolRequest: {
             name?: string;
@@ -4037,7 +4075,7 @@ export interface components {
         /** @description The fields of a webhook endpoint to change */
         UpdateWebhookRequest: {
             url?: string;
-            events?: ("call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
+            events?: ("call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -4478,6 +4516,8 @@ export type BuyPhoneNumberRequest = components['schemas']['BuyPhoneNumberRequest
 export type CalcomWebhookEvent = components['schemas']['CalcomWebhookEvent'];
 export type CalcomWebhookResult = components['schemas']['CalcomWebhookResult'];
 export type Call = components['schemas']['Call'];
+export type CallRouting = components['schemas']['CallRouting'];
+export type CallTransfer = components['schemas']['CallTransfer'];
 export type Campaign = components['schemas']['Campaign'];
 export type CampaignContact = components['schemas']['CampaignContact'];
 export type CampaignContactStats = components['schemas']['CampaignContactStats'];
@@ -4564,6 +4604,7 @@ export type ToolDefinition = components['schemas']['ToolDefinition'];
 export type ToolDefinitionInput = components['schemas']['ToolDefinitionInput'];
 export type ToolMock = components['schemas']['ToolMock'];
 export type ToolWithSecret = components['schemas']['ToolWithSecret'];
+export type TransferDestination = components['schemas']['TransferDestination'];
 export type TwilioCallbackForm = components['schemas']['TwilioCallbackForm'];
 export type TwilioCallbackReceipt = components['schemas']['TwilioCallbackReceipt'];
 export type TwilioRelayActionForm = components['schemas']['TwilioRelayActionForm'];
@@ -11849,6 +11890,8 @@ export interface operations {
                      *         "name": "+14155550123",
                      *         "status": "active",
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "inbound_webhook_url": "https://crm.example.com/voice/route",
+                     *         "inbound_webhook_timeout_ms": 3000,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -11986,6 +12029,8 @@ export interface operations {
                      *         "name": "+14155550123",
                      *         "status": "active",
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "inbound_webhook_url": "https://crm.example.com/voice/route",
+                     *         "inbound_webhook_timeout_ms": 3000,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -12115,7 +12160,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Front desk line",
-                 *       "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                 *       "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                 *       "inbound_webhook_url": "https://crm.example.com/voice/route",
+                 *       "inbound_webhook_timeout_ms": 3000
                  *     }
                  */
                 "application/json": components["schemas"]["UpdatePhoneNumberRequest"];
@@ -12154,6 +12201,8 @@ export interface operations {
                      *         "name": "+14155550123",
                      *         "status": "active",
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "inbound_webhook_url": "https://crm.example.com/voice/route",
+                     *         "inbound_webhook_timeout_ms": 3000,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -12239,6 +12288,8 @@ export interface operations {
                      *         "name": "+14155550123",
                      *         "status": "active",
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "inbound_webhook_url": "https://crm.example.com/voice/route",
+                     *         "inbound_webhook_timeout_ms": 3000,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -12431,6 +12482,8 @@ export interface operations {
                      *           "name": "+14155550123",
                      *           "status": "active",
                      *           "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "inbound_webhook_url": "https://crm.example.com/voice/route",
+                     *           "inbound_webhook_timeout_ms": 3000,
                      *           "purchased_at": "2026-03-02T15:04:05.123Z",
                      *           "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *           "created_at": "2026-03-02T15:04:05.123Z",
@@ -12515,6 +12568,8 @@ export interface operations {
                      *         "name": "+14155550123",
                      *         "status": "active",
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "inbound_webhook_url": "https://crm.example.com/voice/route",
+                     *         "inbound_webhook_timeout_ms": 3000,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -16325,7 +16380,7 @@ export interface operations {
                 offset?: number;
                 /** @description `meta.next_cursor` of the previous page of the same list */
                 cursor?: string;
-                type?: "call.started" | "call.ended" | "call.analyzed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
+                type?: "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
                 from?: string;
                 to?: string;
             };
