@@ -23,7 +23,7 @@ const ready = startTwilioCarrier({ accountSid: SID, authToken: TOKEN, now: () =>
 beforeAll(() => ready);
 afterAll(() => twilio?.close());
 
-const { local, api, scripts, advanceClock, callOf, chargesOf, eventsOf } = useVoiceCallWiring(() => ({
+const { api, scripts, advanceClock, callOf, chargesOf, eventsOf } = useVoiceCallWiring(() => ({
   TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN,
 }));
 
