@@ -78,6 +78,11 @@ export function instructions(input: AnalysisInput): string {
   const parts = [input.summaryPrompt?.trim() || DEFAULT_INSTRUCTIONS];
   const criteria = input.successCriteria?.trim();
   if (criteria) parts.push(`Judge "successful" against these success criteria, and give your reason in "success_rationale":\n${criteria}`);
+  if ((input.segments?.length ?? 0) > 1) {
+    parts.push(`The conversation was handed from agent to agent; in order (the fields and criteria above are the last agent's):\n${input.segments!
+      .map((s) => `- agent ${s.agent_id}${s.agent_version === null ? ' (draft)' : ` v${s.agent_version}`} from ${s.started_at}${s.reason ? `: ${s.reason}` : ''}`)
+      .join('\n')}`);
+  }
   const fields = input.fields ?? [];
   if (fields.length) {
     parts.push(`Fill "data" with one value per field, as the conversation shows it; null when it does not:\n${fields

@@ -24,6 +24,8 @@ export interface AnalysisInput {
   fields?: AnalysisField[];
   /** The agent's `success_criteria`: what `successful` is judged against; null or empty: the analyzer's own rule. */
   successCriteria?: string | null;
+  /** Who handled the conversation when it was handed off between agents (its segments, in order); absent: one agent. */
+  segments?: { agent_id: string; agent_version: number | null; started_at: string; reason: string | null }[];
 }
 
 /** The types an analysis field may have (docs/api.md, "Typed outcomes"). */

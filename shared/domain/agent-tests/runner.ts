@@ -11,6 +11,7 @@ import { runTurn, TurnDeadlineError, type ConversationMessage } from '../convers
 import { executeTool, type ExecutedTool } from '../conversations/tools/executor';
 import { argumentIssues } from '../conversations/tools/arguments';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
+import { HANDOFF_TOOL, handoffSession, withHandoffTool } from '../conversations/handoff';
 import { agentTurnInput, type AgentConversation } from '../conversations/turn-input';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import type { ConversationRef, ToolInvocation } from '../conversations/types';
@@ -62,6 +63,8 @@ interface Conversation {
   mocksUsed: Set<number>;
   /** The names of the tools the agent offered. */
   tools: string[];
+  /** The hand-offs the conversation made, in order: the agent handed to and why. */
+  handoffs: { agent_id: string; reason: string | null }[];
 }
 
 /** True when every member of `subset` is in `value` with an equal value (deep, JSON equality). */
@@ -134,7 +137,9 @@ async function testTools(orgId: string, agent: Agent): Promise<RunnableTool[]> {
   const [chat, call] = await Promise.all([toolsForAgent(orgId, selected, 'chat'), toolsForAgent(orgId, selected, 'call')]);
   const names = new Set(chat.map((t) => t.name));
   // `function` tools go to the test's executor too (their mock answers), never back to a client.
-  return [...chat, ...call.filter((t) => !names.has(t.name))].map((t) => (t.kind === 'function' ? { ...t, kind: 'webhook' as const, item: undefined, toolId: undefined } : t));
+  const tools = [...chat, ...call.filter((t) => !names.has(t.name))].map((t) => (t.kind === 'function' ? { ...t, kind: 'webhook' as const, item: undefined, toolId: undefined } : t));
+  // handoff_to_agent runs for real (it acts on nothing outside the test): the agent handed to answers on, with mocks.
+  return withHandoffTool(tools, agent);
 }
 
 /** The persona's next message (the model plays the user), or END_MARK. */
@@ -174,7 +179,7 @@ async function converse(orgId: string, runId: string, agent: Agent, test: TestIt
     metadata: { test_id: test.id, test_run_id: runId },
     timezone: setup.timezone,
   };
-  const out: Conversation = { transcript: [], replies: [], toolCalls, endReason: 'user_ended', usage: { llm_requests: 0, prompt_tokens: 0, completion_tokens: 0 }, mocksUsed: new Set(), tools: tools.map((t) => t.name) };
+  const out: Conversation = { transcript: [], replies: [], toolCalls, endReason: 'user_ended', usage: { llm_requests: 0, prompt_tokens: 0, completion_tokens: 0 }, mocksUsed: new Set(), tools: tools.map((t) => t.name), handoffs: [] };
   const history: ConversationMessage[] = [];
   if (agent.start_speaker !== 'user' && setup.beginMessage) {
     history.push({ role: 'agent', content: setup.beginMessage });
@@ -185,7 +190,21 @@ async function converse(orgId: string, runId: string, agent: Agent, test: TestIt
   const persona = 'persona' in test.user ? test.user : undefined;
   const maxTurns = scripted ? scripted.length : persona!.max_turns ?? 10;
   // The knowledge base's index is read once for the whole test, each user message ranked against it (as a simulated call does).
-  const ground = agent.knowledge_base ? await import('../conversations/grounding').then((g) => g.groundingSource(orgId, agent.knowledge_base)) : async () => [];
+  let ground = agent.knowledge_base ? await import('../conversations/grounding').then((g) => g.groundingSource(orgId, agent.knowledge_base)) : async () => [];
+  let groundOn = '';
+  const handoffs = (agent.handoff_agents ?? []).length
+    ? handoffSession({
+        organization_id: orgId,
+        channel: 'chat',
+        agent,
+        agent_version: null,
+        segments: [{ agent_id: agent.id, agent_version: null, started_at: now.toISOString(), reason: null }],
+        conversation,
+        setup: { contact, dynamicVariables: test.dynamic_variables ?? {}, timezone: setup.timezone },
+        groundOn: () => groundOn,
+        toolsFor: (a) => testTools(orgId, a),
+      })
+    : undefined;
   for (let turn = 0; ; turn++) {
     if (turn >= maxTurns) {
       out.endReason = scripted ? 'user_ended' : 'max_turns';
@@ -197,9 +216,17 @@ async function converse(orgId: string, runId: string, agent: Agent, test: TestIt
       out.endReason = 'user_ended';
       break;
     }
+    groundOn = userText;
     const passages = await ground(userText);
-    const result = await runTurn({ ...agentTurnInput(run, userText, passages), llm: model });
+    const result = await runTurn({ ...agentTurnInput(run, userText, passages), llm: model, ...(handoffs ? { handoff: handoffs.hook } : {}) });
     history.push(...result.messages);
+    if (handoffs && result.handoffs.length) {
+      const last = result.handoffs.at(-1)!;
+      const next = handoffs.current.agent;
+      Object.assign(run, { agent: next, system: last.system, tools: last.tools, conversation: last.conversation });
+      ground = next.knowledge_base ? await import('../conversations/grounding').then((g) => g.groundingSource(orgId, next.knowledge_base)) : async () => [];
+      for (const h of result.handoffs) out.handoffs.push({ agent_id: h.segment.agent_id, reason: h.segment.reason });
+    }
     // Every call the model made, in order: those the engine refused before any tool ran (no such tool, arguments that are not JSON) too.
     for (const m of result.messages) {
       if (m.role !== 'tool_call') continue;
@@ -210,7 +237,9 @@ async function converse(orgId: string, runId: string, agent: Agent, test: TestIt
         toolCalls.push(call);
       } else {
         const refused = result.messages.find((r) => r.role === 'tool_result' && r.tool_call_id === m.tool_call_id);
-        toolCalls.push({ name: m.name!, arguments: (m.arguments ?? {}) as Record<string, unknown>, result: refused?.result ?? null, answered_by: 'rejected' });
+        // A hand-off is run by the platform (made or refused by its rules); anything else here was refused before any tool ran.
+        const byPlatform = m.name === HANDOFF_TOOL && !!handoffs;
+        toolCalls.push({ name: m.name!, arguments: (m.arguments ?? {}) as Record<string, unknown>, result: refused?.result ?? null, answered_by: byPlatform ? 'platform' : 'rejected' });
       }
     }
     out.usage.llm_requests += result.usage.requests;
@@ -320,6 +349,12 @@ export async function evaluate(criterion: TestCriterion, conv: Conversation, age
       }
       const byAgent = conv.endReason === 'agent_ended' || conv.endReason === 'transferred';
       return byAgent ? { verdict: 'passed', detail: `the agent ended the conversation (${conv.endReason})` } : { verdict: 'failed', detail: `the agent did not end the conversation (${conv.endReason})` };
+    }
+    case 'handed_off_to': {
+      const made = conv.handoffs.filter((h) => h.agent_id === criterion.agent_id);
+      if (made.length) return { verdict: 'passed', detail: `handed off to ${criterion.agent_id}${made[0]!.reason ? ` (${quote(made[0]!.reason)})` : ''}` };
+      const others = conv.handoffs.map((h) => h.agent_id);
+      return { verdict: 'failed', detail: others.length ? `handed off to ${others.join(', ')}, never to ${criterion.agent_id}` : `the conversation was not handed off (to ${criterion.agent_id} or any agent)` };
     }
     case 'judge':
       if (localModel) return { verdict: 'not_evaluated', detail: LOCAL_JUDGE_NOTICE };

@@ -64,6 +64,8 @@ export const TestCriterion = named('TestCriterion', () => z.discriminatedUnion('
   }),
   z.strictObject({ type: z.literal('tool_not_called'), tool: text(64) }),
   z.strictObject({ type: z.literal('ended'), end_reason: z.optional(z.enum(TEST_END_REASONS)) }),
+  /** The agent handed the conversation to this agent (`handoff_to_agent`, docs/api.md "Agent-to-agent hand-off"). */
+  z.strictObject({ type: z.literal('handed_off_to'), agent_id: uuid() }),
   z.strictObject({
     type: z.literal('judge'),
     rubric: text(2000),

@@ -105,9 +105,40 @@ export const AnalysisField = named('AnalysisField', () => z.strictObject({
   }),
 ), 'A typed outcome of the analysis: `name` (snake_case), `type` (string, number, integer, boolean, enum) and `description`; an enum\'s `options` (2–50)');
 
+/** At most this many `handoff_agents` per agent. */
+export const MAX_HANDOFF_AGENTS = 10;
+
+/**
+ * One agent this agent may hand the conversation to (docs/api.md, "Agent-to-agent hand-off"): an
+ * agent of the same organization, optionally pinned to a published version (absent: that agent's
+ * published version, else its draft, at the moment of the hand-off), and a description the model
+ * reads to choose.
+ */
+export const HandoffAgent = named('HandoffAgent', () => z.strictObject({
+  agent_id: uuid(),
+  agent_version: z.optional(z.int().check(z.minimum(1))),
+  description: z.string().check(z.trim(), z.minLength(1, 'must not be empty: the model reads it to choose the agent'), z.maxLength(1000)),
+}), 'An agent this one may hand the conversation to: `agent_id` (same organization), optional `agent_version`, and the `description` the model reads');
+export type HandoffAgent = z.output<typeof HandoffAgent>;
+
 /** What the OpenAI-compatible endpoint does with a caller's system and developer messages. */
 export const OPENAI_SYSTEM_MESSAGE_RULES = ['demote', 'refuse', 'trust'] as const;
 export type OpenAiSystemMessageRule = (typeof OPENAI_SYSTEM_MESSAGE_RULES)[number];
+
+/**
+ * A list check: no two items have the same string `member` (the later one is named). It runs even
+ * when an item is refused elsewhere: a repeat is told with the other mistakes, not after they are fixed.
+ */
+const uniqueMember = (member: string, message: (value: string) => string) =>
+  z.superRefine((items: Record<string, unknown>[], ctx) => {
+    const seen = new Set<string>();
+    items.forEach((item, i) => {
+      const value = item && typeof item === 'object' && typeof item[member] === 'string' ? (item[member] as string) : undefined;
+      if (value === undefined) return;
+      if (seen.has(value)) ctx.issues.push({ code: 'custom', path: [i, member], message: message(value), input: value });
+      seen.add(value);
+    });
+  }, { when: (payload) => Array.isArray(payload.value) });
 
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = lazy(() => ({
@@ -148,16 +179,15 @@ export const agentFields = lazy(() => ({
   /** Typed outcomes each analysis fills (`analysis.data`): at most 25, names unique. */
   analysis_fields: z.array(AnalysisField).check(
     z.maxLength(MAX_ANALYSIS_FIELDS, `must have at most ${MAX_ANALYSIS_FIELDS} fields`),
-    // Run even when an item is refused elsewhere: a repeated name is told with the other mistakes, not after they are fixed.
-    z.superRefine((fields: { name?: unknown }[], ctx) => {
-      const seen = new Set<string>();
-      fields.forEach((f, i) => {
-        const name = f && typeof f === 'object' && typeof f.name === 'string' ? f.name : undefined;
-        if (name === undefined) return;
-        if (seen.has(name)) ctx.issues.push({ code: 'custom', path: [i, 'name'], message: `"${name}" is the name of an earlier field`, input: name });
-        seen.add(name);
-      });
-    }, { when: (payload) => Array.isArray(payload.value) }),
+    uniqueMember('name', (name) => `"${name}" is the name of an earlier field`),
+  ),
+  /**
+   * Agents this one may hand the conversation to (at most 10, each listed once); when not empty the
+   * model is offered the built-in `handoff_to_agent` (docs/api.md, "Agent-to-agent hand-off").
+   */
+  handoff_agents: z.array(HandoffAgent).check(
+    z.maxLength(MAX_HANDOFF_AGENTS, `must have at most ${MAX_HANDOFF_AGENTS} agents`),
+    uniqueMember('agent_id', (id) => `agent ${id} is listed twice`),
   ),
   /** What success means for this agent: the analysis judges `successful` against it (the openai analyzer). */
   success_criteria: text(5000),
@@ -238,6 +268,7 @@ export const agentDefaults = {
   prompt: '',
   start_speaker: 'agent' as const,
   analysis_fields: [] as z.output<typeof AnalysisField>[],
+  handoff_agents: [] as HandoffAgent[],
   success_criteria: '',
   openai_system_messages: 'demote' as OpenAiSystemMessageRule,
   require_passing_tests: false,

@@ -31,7 +31,8 @@ function view(item: AgentItem): Agent {
   const { last_version: _counter, ...agent } = stripKeys(item) as Agent & { last_version?: number };
   // Agents written before typed outcomes have neither analysis_fields nor success_criteria (nor, before the gate, require_passing_tests): their defaults.
   // Before the OpenAI endpoint's trust rule, openai_system_messages: its default.
-  return { analysis_fields: [], success_criteria: '', openai_system_messages: 'demote', require_passing_tests: false, ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
+  // Before hand-offs, handoff_agents: none.
+  return { analysis_fields: [], success_criteria: '', openai_system_messages: 'demote', require_passing_tests: false, handoff_agents: [], ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
 }
 
 /** Index attributes that follow an agent's status and widget. */
@@ -43,9 +44,18 @@ function indexAttributes(orgId: string, id: string, status: AgentStatus, widgetI
   };
 }
 
-/** Guards for every resource the given fields point to. */
-function referenceGuards(orgId: string, fields: UpdateAgentInput): Guard[] {
+/** Guards for every resource the given fields point to (`self`: the agent being written, which cannot hand off to itself). */
+function referenceGuards(orgId: string, fields: UpdateAgentInput, self?: string): Guard[] {
   const guards: Guard[] = [];
+  // Hand-off agents: of this organization (another's id is refused like a missing one), a pinned version that exists.
+  (fields.handoff_agents ?? []).forEach((h, i) => {
+    if (h.agent_id === self) throw ValidationError.field(`handoff_agents.${i}.agent_id`, 'an agent cannot hand a conversation off to itself');
+    guards.push(references.agent(orgId, h.agent_id, `handoff_agents.${i}.agent_id`));
+    if (h.agent_version !== undefined) {
+      const v = h.agent_version;
+      guards.push({ key: keys.agentVersion(orgId, h.agent_id, v), onFail: () => ValidationError.field(`handoff_agents.${i}.agent_version`, `agent ${h.agent_id} has no version ${v}`) });
+    }
+  });
   if (fields.widget_settings_id) guards.push(references.widget(orgId, fields.widget_settings_id));
   if (fields.knowledge_base) guards.push(references.knowledgeBase(orgId, fields.knowledge_base));
   const seen = new Set<string>();
@@ -111,7 +121,7 @@ export async function updateAgent(orgId: string, id: string, input: UpdateAgentI
   const { expected_published_version: expected, ...fields } = input;
   requireSomeField(fields);
   const key = keys.agent(orgId, id);
-  const guards = referenceGuards(orgId, fields);
+  const guards = referenceGuards(orgId, fields, id);
   const movesPublished = fields.published_version !== undefined;
   // Only a status change, a move of what is live and a precondition depend on the stored item; any other patch needs no read first.
   const needsRead = fields.status !== undefined || movesPublished || expected !== undefined;

@@ -50,6 +50,7 @@ export const CONVERSATION_FIELDS = [
   'analysis_summary_prompt',
   'analysis_fields',
   'success_criteria',
+  'handoff_agents',
 ] as const;
 
 export type VersionConfig = Partial<Pick<Agent, Extract<(typeof CONVERSATION_FIELDS)[number], keyof Agent>>> & Record<string, unknown>;

@@ -5,6 +5,7 @@ import { dispatchEvents, newEvent } from '../events/publish';
 import { syncConversationStats } from '../analytics/counters';
 import { typedOutcomeSettings } from '../analytics/settings';
 import { view, type CallItem } from './service';
+import { currentAgentOf, handoffAnalysis } from '../conversations/segments';
 
 /**
  * The call-analysis job: analyses an ended call once, with the agent's `post_call_analysis_model`
@@ -33,7 +34,9 @@ export async function analyzeCall(orgId: string, callId: string): Promise<void> 
       disconnectionReason: item.disconnection_reason ?? 'failed',
       durationSec: item.duration_sec ?? 0,
       // Typed outcomes: the agent's analysis_fields and success_criteria (docs/api.md, "Typed outcomes").
-      ...(await typedOutcomeSettings(orgId, item.agent_id, item.agent_version)),
+      // Handed off between agents: the last agent's fields, and the segments (docs/api.md, "Hand-offs").
+      ...(await typedOutcomeSettings(orgId, currentAgentOf(item).agent_id, currentAgentOf(item).agent_version)),
+      ...handoffAnalysis(item),
     });
   } catch (err) {
     await syncConversationStats('call', orgId, callId, item);
@@ -42,6 +45,8 @@ export async function analyzeCall(orgId: string, callId: string): Promise<void> 
       .catch(ignoreConditionFailed);
     throw err;
   }
+  // Each warm transfer's leg and how it ended (calls/warm-transfer.ts), beside what the analyzer made of the transcript.
+  if (item.transfers?.length) analysis = { ...analysis, custom: { ...analysis.custom, transfers: item.transfers.map((t) => ({ phone_number: t.phone_number, mode: t.mode, outcome: t.outcome })) } };
   const now = new Date().toISOString();
   const next: CallItem = { ...item, analysis, analysis_error: null, updated_at: now };
   const event = newEvent(orgId, 'call.analyzed', { ...(await view(next)) });

@@ -6,7 +6,9 @@ import { findConversationAgent } from '../agents/service';
 import type { Contact } from '../contacts/schemas';
 import { runTurn, TurnDeadlineError, type ConversationMessage } from '../conversations/engine';
 import { groundingSource } from '../conversations/grounding';
-import { toolsForAgent } from '../conversations/tools/catalog';
+import { agentTools, handoffSession } from '../conversations/handoff';
+import { currentAgentOf, segmentsOf, type Segment } from '../conversations/segments';
+import { recordCallHandoff } from './handoffs';
 import { agentTurnInput, type AgentConversation } from '../conversations/turn-input';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import { clockNow } from '../../clock';
@@ -37,6 +39,8 @@ export interface SimulatedConversation {
   /** Set when the agent ended the call (`end_call`) or transferred it, or the model failed. */
   endedBy?: 'agent' | 'transfer' | 'model_failure';
   transferTo?: string;
+  /** The call's segments when the agent handed it off (each hand-off already recorded with its event); absent: none. */
+  segments?: Segment[];
 }
 
 /**
@@ -49,8 +53,9 @@ export interface SimulatedConversation {
  */
 export async function simulatedConversation(call: CallItem, seconds: number): Promise<SimulatedConversation> {
   const orgId = call.organization_id;
+  const current = currentAgentOf(call);
   const [agent, contact] = await Promise.all([
-    findConversationAgent(orgId, call.agent_id, call.agent_version),
+    findConversationAgent(orgId, current.agent_id, current.agent_version),
     call.contact_id ? getItem<Contact>(keys.contact(orgId, call.contact_id)) : Promise.resolve(undefined),
   ]);
   // One place makes a conversation's variables and opening (variables.ts); the call keeps the begin message it was placed with.
@@ -71,18 +76,42 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
     const run: AgentConversation = {
       agent,
       system: setup.system,
-      tools: await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'call'),
-      conversation: conversationRef('call', call, setup.timezone),
+      tools: await agentTools(orgId, agent, 'call'),
+      conversation: { ...conversationRef('call', call, setup.timezone), agent_id: agent.id },
       history,
       turnBudgetMs: TURN_BUDGET_MS,
     };
-    // The knowledge base's index is read once for the whole call, each caller line ranked against it.
-    const ground = agent.knowledge_base ? await groundingSource(orgId, agent.knowledge_base) : async () => [];
-    for (const line of callerScript(call.metadata)) {
+    // The knowledge base's index is read once for the whole call (per agent), each caller line ranked against it.
+    let ground = agent.knowledge_base ? await groundingSource(orgId, agent.knowledge_base) : async () => [];
+    let line = '';
+    // Agent-to-agent hand-offs (conversations/handoff.ts): the next requests are the new agent's.
+    const handoffs = (agent.handoff_agents ?? []).length
+      ? handoffSession({
+          organization_id: orgId,
+          channel: 'call',
+          agent,
+          agent_version: current.agent_version,
+          segments: segmentsOf(call),
+          conversation: run.conversation,
+          setup: { contact, dynamicVariables: call.dynamic_variables ?? {}, timezone: setup.timezone },
+          groundOn: () => line,
+        })
+      : undefined;
+    for (const said of callerScript(call.metadata)) {
+      line = said;
       try {
         const passages = await ground(line);
-        const out = await runTurn(agentTurnInput(run, line, passages));
+        const out = await runTurn({ ...agentTurnInput(run, line, passages), ...(handoffs ? { handoff: handoffs.hook } : {}) });
         history.push(...out.messages);
+        if (handoffs && out.handoffs.length) {
+          const at = handoffs.segments.length - out.handoffs.length;
+          for (const [i, sw] of out.handoffs.entries()) await recordCallHandoff({ ...call, agent_version: call.agent_version ?? null }, sw, handoffs.segments.slice(0, at + i + 1));
+          const last = out.handoffs.at(-1)!;
+          const next = handoffs.current.agent;
+          Object.assign(run, { agent: next, system: last.system, tools: last.tools, conversation: last.conversation });
+          ground = next.knowledge_base ? await groundingSource(orgId, next.knowledge_base) : async () => [];
+          result.segments = [...handoffs.segments];
+        }
         if (out.effect.transferTo) {
           result.endedBy = 'transfer';
           result.transferTo = out.effect.transferTo;

@@ -18,6 +18,7 @@ import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish'
 import { campaignCallEnded } from './campaign-calls';
 import { syncConversationStats } from '../analytics/counters';
 import { simulatedConversation } from './conversation';
+import type { Segment } from '../conversations/segments';
 import { storeRecording } from './recordings';
 import type { CallToolCalls, Transcript } from './schemas';
 import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
@@ -40,6 +41,8 @@ export interface MoveDetails {
   providerCallId?: string;
   /** The end was measured by the voice runtime's stream (no carrier figure yet): a later carrier duration corrects it. */
   durationFromStream?: boolean;
+  /** The call's segments when its agent handed it off (a simulated call's conversation): written with the end, so `call.ended` has them. */
+  segments?: Segment[];
 }
 
 export interface MoveResult {
@@ -84,6 +87,7 @@ function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; 
       ...(answered && d.recordingKey ? { recording_key: d.recordingKey } : {}),
       ...(d.errorMessage ? { error_message: d.errorMessage } : voiceError(voice)),
       ...(d.durationFromStream ? { duration_source: 'stream' } : {}),
+      ...(answered && d.segments ? { segments: d.segments } : {}),
     });
     // The due entry stays, due a grace period after the end, until the after-end steps are done
     // (finalize removes it): if they fail where no queue retries them (the sweep, the place job's
@@ -418,6 +422,7 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
     const conversation = await simulatedConversation(item, seconds);
     details.transcript = conversation.transcript;
     details.toolCalls = conversation.toolCalls;
+    if (conversation.segments) details.segments = conversation.segments;
     // The agent handed the caller on (`transfer_call`): the call ends `transferred` for the agent.
     if (conversation.endedBy === 'transfer') move = { ...move, reason: 'transferred' };
     // SIMULATED_RECORDINGS=off (the week simulation) keeps the transcript but stores no audio.

@@ -84,6 +84,16 @@ export const CallAnalysis = named('ConversationAnalysis', () => z.object({
   data_errors: z.array(z.object({ field: z.string(), message: z.string() })),
 }), 'The analysis of an ended call or chat: summary, sentiment, success with its rationale, custom facts and the typed outcomes (`data`)');
 
+/** One agent's part of a conversation (docs/api.md, "Agent-to-agent hand-off"): one from the start, one more per hand-off. */
+export const ConversationSegment = named('ConversationSegment', () => z.object({
+  agent_id: z.string(),
+  /** The version the agent ran (null: its draft). */
+  agent_version: z.nullable(z.int()),
+  started_at: z.string(),
+  /** The hand-off's `reason` (null for the first segment, or when none was given). */
+  reason: z.nullable(z.string()),
+}), 'Which agent (and version) handled the conversation from when, and why it took over');
+
 /** How an inbound call's agent was chosen (docs/api.md, "Per-caller routing"). */
 export const CallRouting = named('CallRouting', () => z.object({
   /** `webhook`: the number's inbound webhook chose; `fallback`: it failed and the number's agent answered; `number`: the number has no webhook. */
@@ -121,6 +131,8 @@ export const Call = named('Call', () => z.object({
   transcript: z.array(TranscriptTurn),
   /** The tools the agent called, in order (webhook tools and built-ins). */
   tool_calls: z.array(CallToolCall),
+  /** Who handled the call: the starting agent's segment, then one per agent-to-agent hand-off (`agent_id` stays the starting agent). */
+  segments: z.array(ConversationSegment),
   /** Transfers to a person (`transfer_call`), in order; `[]` when none. */
   transfers: z.array(CallTransfer),
   /** A presigned GET link (15 minutes), made afresh on every read; null without a recording. */

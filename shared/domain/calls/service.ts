@@ -14,6 +14,7 @@ import type { PhoneNumberItem } from '../phone-numbers/model';
 import { recordingUrl } from './recordings';
 import type { Call, CallAnalysisValue, CallListInput, CallStatus, CreateCallInput, DisconnectionReason, Transcript } from './schemas';
 import { STATUS_RANK } from './state';
+import { segmentsOf, type Segment } from '../conversations/segments';
 import { transferView, type TransferItem } from './transfer-item';
 
 /**
@@ -42,6 +43,8 @@ export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from
   transfers?: TransferItem[];
   /** Absent on calls stored before web calls: `phone`. */
   channel?: Call['channel'];
+  /** Stored once the call was handed off to another agent (calls/handoffs.ts); absent: the starting agent's one segment. */
+  segments?: Segment[];
   /** '' on a web call (the API shows null). */
   from_phone_number: string;
   to_phone_number: string;
@@ -103,6 +106,7 @@ export async function view(item: CallItem): Promise<Call> {
     duration_sec: item.duration_sec ?? 0,
     transcript: item.transcript ?? [],
     tool_calls: item.tool_calls ?? [],
+    segments: segmentsOf({ ...item, started_at: item.answered_at ?? item.started_at }),
     transfers: (item.transfers ?? []).map(transferView),
     recording_url: await recordingUrl(item.recording_key),
     analysis: item.analysis ?? null,

@@ -5,7 +5,7 @@ import { DynamicVariables, freeFormObject, pageQueryShape, uuid } from '../commo
 export { DynamicVariables };
 import { lazy } from '../common/lazy';
 import { instant } from '../scheduling/time';
-import { CallAnalysis } from '../calls/schemas';
+import { CallAnalysis, ConversationSegment } from '../calls/schemas';
 import { AgentVersionPin } from '../agents/schemas';
 
 export const CHAT_STATUSES = ['active', 'requires_action', 'ended'] as const;
@@ -48,7 +48,10 @@ export type ToolResultsInput = z.output<typeof ToolResultsBody>;
 
 export const ChatListQuery = lazy(() => z.strictObject({
   ...pageQueryShape,
+  /** The agent the chat started with. */
   agent_id: z.optional(uuid()),
+  /** Any agent that handled the chat: the one it started with or one it was handed off to. */
+  handled_by: z.optional(uuid()),
   contact_id: z.optional(uuid()),
   status: z.optional(z.enum(CHAT_STATUSES)),
   channel: z.optional(z.enum(CHAT_CHANNELS)),
@@ -87,8 +90,14 @@ const chatFields = lazy(() => ({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),
-  /** The agent version the chat runs (null: the draft). */
+  /** The agent version the chat started with (null: the draft). */
   agent_version: z.nullable(z.int()),
+  /** The agent handling the chat now (its last segment's): `agent_id` until a hand-off. */
+  current_agent_id: z.string(),
+  /** The version the current agent runs (null: its draft). */
+  current_agent_version: z.nullable(z.int()),
+  /** Who handled the chat: the starting agent's segment, then one per agent-to-agent hand-off. */
+  segments: z.array(ConversationSegment),
   contact_id: z.nullable(z.string()),
   channel: z.enum(CHAT_CHANNELS),
   /** The widget a `widget` chat was started from, else null. */

@@ -13,6 +13,7 @@ import { dispatchEvents, newEvent } from '../events/publish';
 import type { ConversationMessage } from '../conversations/engine';
 import { contactVariables, loadConversationTimezone } from '../conversations/variables';
 import { resolveAgentVersion } from '../agents/versions';
+import { currentAgentOf, handoffAnalysis } from '../conversations/segments';
 import type { Chat, ChatChannel, ChatListInput, StartChatInput } from './schemas';
 import {
   CHAT_IDLE_SHARDS,
@@ -154,7 +155,12 @@ export async function listChats(orgId: string, q: ChatListInput) {
   if (q.from && q.to && q.to < q.from) throw ValidationError.field('to', 'must not be before from');
   const paging = { limit: q.limit, offset: q.offset, cursor: q.cursor };
   const { low, high } = idBounds(q.from, q.to);
-  const filter = equalityFilter(([['agent_id', q.agent_id], ['contact_id', q.contact_id], ['channel', q.channel]] as [string, unknown][]).filter(([, v]) => v !== undefined));
+  const equal = equalityFilter(([['agent_id', q.agent_id], ['contact_id', q.contact_id], ['channel', q.channel]] as [string, unknown][]).filter(([, v]) => v !== undefined));
+  // handled_by: the agent the chat started with, or one it was handed off to (`handled_by` is stored at the first hand-off).
+  const handled = q.handled_by ? { expression: '(#hb_a = :hb OR contains(#hb_l, :hb))', names: { '#hb_a': 'agent_id', '#hb_l': 'handled_by' }, values: { ':hb': q.handled_by } } : undefined;
+  const filter = equal && handled
+    ? { expression: `${equal.expression} AND ${handled.expression}`, names: { ...equal.names, ...handled.names }, values: { ...equal.values, ...handled.values } }
+    : (equal ?? handled);
   const range: RangeQuery = q.status
     ? { index: 'gsi1', pkName: 'gsi1pk', pkValue: statusPartition(orgId, q.status), skName: 'gsi1sk', skFrom: low, skTo: high, descending: true, filter }
     : { pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skFrom: `${Prefix.chat}${low}`, skTo: `${Prefix.chat}${high}`, descending: true, filter };
@@ -242,8 +248,9 @@ export async function analyzeChat(orgId: string, chatId: string): Promise<void> 
       summaryPrompt: item.analysis_prompt,
       disconnectionReason: item.end_reason ?? 'user_ended',
       durationSec: Math.max(0, (Date.parse(item.ended_at ?? item.updated_at) - start) / 1000),
-      // Typed outcomes: the agent's analysis_fields and success_criteria (docs/api.md, "Typed outcomes").
-      ...(await (await import('../analytics/settings')).typedOutcomeSettings(orgId, item.agent_id, (item as { agent_version?: unknown }).agent_version)),
+      // Typed outcomes: the analysis_fields and success_criteria of the agent that finished the chat (its last segment's; docs/api.md, "Typed outcomes", "Hand-offs").
+      ...(await (await import('../analytics/settings')).typedOutcomeSettings(orgId, currentAgentOf(item).agent_id, currentAgentOf(item).agent_version)),
+      ...handoffAnalysis(item),
     });
   } catch (err) {
     const reason = err instanceof AnalysisError ? err.reason : 'error';

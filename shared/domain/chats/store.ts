@@ -9,6 +9,7 @@ import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import type { ConversationMessage } from '../conversations/engine';
 import { conversationSetup, type ConversationSetup } from '../conversations/variables';
+import { currentAgentOf, segmentsOf, type Segment } from '../conversations/segments';
 import type { ChatEndReason, ChatMessage, ChatStatus, ChatSummary } from './schemas';
 
 /**
@@ -22,7 +23,11 @@ export const IDLE_MS = 30 * 60_000;
 export const CHAT_IDLE_SHARDS = SWEEP_SHARDS;
 export type Usage = { llm_requests: number; prompt_tokens: number; completion_tokens: number };
 
-export interface ChatItem extends Omit<ChatSummary, 'usage'> {
+export interface ChatItem extends Omit<ChatSummary, 'usage' | 'segments' | 'current_agent_id' | 'current_agent_version'> {
+  /** Stored once the chat was handed off (the whole chain); absent: the starting agent's one segment (conversations/segments.ts). */
+  segments?: Segment[];
+  /** The agents of `segments` (the list's `handled_by` filter); absent until a hand-off. */
+  handled_by?: string[];
   pk: string;
   sk: string;
   entity: string;
@@ -89,6 +94,9 @@ export function summary(item: ChatItem): ChatSummary {
     organization_id: item.organization_id,
     agent_id: item.agent_id,
     agent_version: item.agent_version ?? null,
+    current_agent_id: currentAgentOf(item).agent_id,
+    current_agent_version: currentAgentOf(item).agent_version,
+    segments: segmentsOf(item),
     contact_id: item.contact_id ?? null,
     channel: item.channel,
     widget_id: item.widget_id ?? null,

@@ -7,9 +7,10 @@ import { ConditionFailed, transact, updateExisting, type TransactItem } from '..
 import { BadGatewayError, ConflictError, UnavailableError, UnprocessableError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
 import type { Agent } from '../agents/schemas';
-import { newEvent, type PlatformEvent } from '../events/publish';
+import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type KeptTurn, type PendingToolCall, type TurnOutput } from '../conversations/engine';
-import { toolsForAgent } from '../conversations/tools/catalog';
+import { agentTools, handoffEvent, handoffSession, type HandoffSession } from '../conversations/handoff';
+import { currentAgentOf, handledAgentIds, segmentsOf } from '../conversations/segments';
 import { conversationRef } from '../conversations/types';
 import { effectiveModel } from '../agents/models';
 import { agentOfConversation } from '../agents/versions';
@@ -85,7 +86,7 @@ const claimed = (item: ChatItem, claim: string | undefined): { condition: string
  * run no tool changes nothing outside its own write, which is conditioned as the claim would be: of
  * two racing turns the second still answers 409 and stores nothing, one write request sooner.
  */
-const needsClaim = (agent: Agent, turn: TurnRequest) => (agent.selected_tools ?? []).length > 0 || !!turn.listener || !!turn.resume || !!turn.toolResults;
+const needsClaim = (agent: Agent, turn: TurnRequest) => (agent.selected_tools ?? []).length > 0 || (agent.handoff_agents ?? []).length > 0 || !!turn.listener || !!turn.resume || !!turn.toolResults;
 
 /** Claims the chat's next turn (see the module comment); 409 while another turn runs or when the chat changed. */
 async function claimTurn(item: ChatItem): Promise<string> {
@@ -188,9 +189,24 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
   const setup = setupOf(item, agent, now);
   const groundOn = turn.userText ?? turn.resume?.user_text ?? lastUserText(history);
   const [tools, passages] = await Promise.all([
-    toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'chat'),
+    agentTools(orgId, agent, 'chat'),
     agent.knowledge_base ? import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base, groundOn)) : Promise.resolve([]),
   ]);
+  // The agent handling the chat now (its last segment's: a hand-off changes it); tools see it as the conversation's agent.
+  const current = currentAgentOf(item);
+  const conversation = { ...conversationRef('chat', item, setup.timezone), agent_id: current.agent_id };
+  const handoffs = (agent.handoff_agents ?? []).length
+    ? handoffSession({
+        organization_id: orgId,
+        channel: 'chat',
+        agent,
+        agent_version: current.agent_version,
+        segments: segmentsOf(item),
+        conversation,
+        setup: { contactVariables: item.contact_variables ?? {}, visitorVariables: item.visitor_variables, dynamicVariables: item.dynamic_variables, timezone: item.timezone },
+        groundOn,
+      })
+    : undefined;
   let out: TurnOutput;
   try {
     out = await runTurn({
@@ -199,7 +215,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
       temperature: agent.temperature,
       system: setup.system,
       tools,
-      conversation: conversationRef('chat', item, setup.timezone),
+      conversation,
       history: history.map(asConversation),
       ...(turn.userText !== undefined ? { userText: turn.userText } : {}),
       ...(turn.toolResults ? { toolResults: turn.toolResults } : {}),
@@ -207,13 +223,14 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
       roundsUsed: turn.toolResults ? item.rounds_used : (turn.resume?.rounds_used ?? 0),
       deadlineMs,
       ...(turn.listener ? { stream: engineStream(turn.listener) } : {}),
+      ...(handoffs ? { handoff: handoffs.hook } : {}),
     });
   } catch (err) {
     if (err instanceof LlmError || err instanceof TurnDeadlineError) {
       const kept = keptTurnOf(err);
       if (kept && kept.toolsRan > 0) {
         logger.warn('A chat turn failed at the model after its tools ran; the turn is kept', { chat_id: item.id, error: err as Error });
-        await storeIncomplete(item, stored, turn, kept, claim, groundOn);
+        await storeIncomplete(item, stored, turn, kept, claim, groundOn, handoffs);
         throw new StoredFailure(modelFailure(err, true));
       }
       logger.warn('A chat turn failed at the model; nothing more kept', { chat_id: item.id, error: err as Error });
@@ -252,6 +269,16 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
   if (ends) delete next.gsi2pk;
   const events: PlatformEvent[] = [];
   const eventWrites: TransactItem[] = [];
+  // Hand-offs: the chain, the agents for the list's handled_by, the final agent's analysis settings, one event each (same write).
+  if (handoffs?.changed) {
+    Object.assign(set, handoffWrites(handoffs));
+    Object.assign(next, handoffWrites(handoffs));
+    for (const sw of out.handoffs) {
+      const e = handoffEvent(orgId, handedOff(item), sw, handoffs.segments);
+      events.push(e.event);
+      eventWrites.push(e.write);
+    }
+  }
   if (ends) {
     const ended = newEvent(orgId, 'chat.ended', eventData(next, [...history.map(messageView), ...views]));
     events.push(ended.event);
@@ -272,7 +299,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
  * (the user's, every tool call with its result), `incomplete_turn`, the usage; the chat stays
  * `active` and the claim is released in the same write.
  */
-async function storeIncomplete(item: ChatItem, stored: StoredMessages, turn: TurnRequest, kept: KeptTurn, claim: string | undefined, userText: string): Promise<void> {
+async function storeIncomplete(item: ChatItem, stored: StoredMessages, turn: TurnRequest, kept: KeptTurn, claim: string | undefined, userText: string, handoffs?: HandoffSession): Promise<void> {
   const orgId = item.organization_id;
   const at = clockNow().toISOString();
   const { items } = messageWrites(orgId, item.id, item.message_count, kept.messages, at);
@@ -294,13 +321,39 @@ async function storeIncomplete(item: ChatItem, stored: StoredMessages, turn: Tur
     updated_at: at,
     ...idleEntry(orgId, item.id, at),
   };
+  // A hand-off the failed turn made stands (its call and result are kept): the next turn is the new agent's.
+  const events: PlatformEvent[] = [];
+  const eventWrites: TransactItem[] = [];
+  if (handoffs?.changed) {
+    Object.assign(set, handoffWrites(handoffs));
+    for (const sw of kept.handoffs) {
+      const e = handoffEvent(orgId, handedOff(item), sw, handoffs.segments);
+      events.push(e.event);
+      eventWrites.push(e.write);
+    }
+  }
   try {
-    await storeTurn(item, stored, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items);
+    await storeTurn(item, stored, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items, eventWrites);
+    await dispatchEvents(events);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new StoredFailure(new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); its tools ran but their results could not be kept', { id: item.id }));
     throw err;
   }
 }
+
+/** What a chat's hand-offs write on it: the chain, the agents that handled it, the final agent's analysis settings. */
+function handoffWrites(handoffs: HandoffSession): Record<string, unknown> {
+  const final = handoffs.current.agent;
+  return {
+    segments: handoffs.segments,
+    handled_by: handledAgentIds(handoffs.segments),
+    analysis_model: final.post_call_analysis_model || null,
+    analysis_prompt: final.analysis_summary_prompt || null,
+  };
+}
+
+/** The chat as a `conversation.handed_off` event names it. */
+const handedOff = (item: ChatItem) => ({ type: 'chat' as const, id: item.id, channel: item.channel, agent_id: item.agent_id, agent_version: item.agent_version ?? null });
 
 /**
  * The agent of each chat on a draft this container served, by `<org>/<chat>` (a chat's agent never
@@ -318,22 +371,25 @@ async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem
   const loaded = knownAgent ? await loadChat<Agent>(orgId, chatId, keys.agent(orgId, knownAgent)) : await loadChat(orgId, chatId);
   const { item, messages, unfiled } = loaded;
   const early = knownAgent && 'beside' in loaded ? Promise.resolve(loaded.beside as Agent | undefined) : undefined;
-  if (typeof item.agent_version !== 'number') {
+  // The agent handling the chat now (a hand-off changes it).
+  const current = currentAgentOf(item);
+  if (typeof current.agent_version !== 'number') {
     draftChatAgents.delete(key);
-    draftChatAgents.set(key, item.agent_id);
+    draftChatAgents.set(key, current.agent_id);
     if (draftChatAgents.size > MAX_DRAFT_CHAT_AGENTS) draftChatAgents.delete(draftChatAgents.keys().next().value!);
   }
-  const agent = agentFor(item, knownAgent === item.agent_id ? early : undefined);
+  const agent = agentFor(item, knownAgent === current.agent_id ? early : undefined);
   agent.catch(() => undefined); // the caller awaits it after its own refusals
   return { item, stored: { messages, unfiled }, agent };
 }
 
 async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Promise<Agent> {
+  const { agent_id: agentId, agent_version: version } = currentAgentOf(item);
   // A chat on a published version reads no agent: the version is immutable and kept in memory (agents/versions.ts).
-  if (typeof item.agent_version === 'number') return agentOfConversation(item.organization_id, item.agent_id, item.agent_version);
-  const agent = await (read ?? findAgent(item.organization_id, item.agent_id));
-  if (!agent) throw new UnprocessableError('The chat\'s agent has been deleted; start a chat with another agent', { agent_id: item.agent_id });
-  if (!isActive(agent)) throw new UnprocessableError('The chat\'s agent is inactive', { agent_id: item.agent_id });
+  if (typeof version === 'number') return agentOfConversation(item.organization_id, agentId, version);
+  const agent = await (read ?? findAgent(item.organization_id, agentId));
+  if (!agent) throw new UnprocessableError('The chat\'s agent has been deleted; start a chat with another agent', { agent_id: agentId });
+  if (!isActive(agent)) throw new UnprocessableError('The chat\'s agent is inactive', { agent_id: agentId });
   return agent;
 }
 

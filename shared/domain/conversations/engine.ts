@@ -5,6 +5,7 @@ import { capResult } from './tools/results';
 import { checkToolArguments, parseArguments } from './tools/arguments';
 import type { RunnableTool } from './tools/catalog';
 import type { ConversationRef } from './types';
+import type { Segment } from './segments';
 import { v7 as uuidv7 } from 'uuid';
 
 /**
@@ -62,6 +63,36 @@ export interface TurnStream {
   onMessage?(message: ConversationMessage): void;
 }
 
+/** The built-in every agent with `handoff_agents` is offered (handoff.ts builds it and the hook that runs it). */
+export const HANDOFF_TOOL = 'handoff_to_agent';
+
+/**
+ * A hand-off the hook made: what the turn's following model requests use instead of the input's
+ * (the agent handed to: its filled prompt, tools, model, temperature, knowledge-base passages and
+ * the conversation as its tools see it), what the model is told, and the segment it opened.
+ */
+export interface HandoffSwitch {
+  system: string;
+  tools: RunnableTool[];
+  model: string;
+  temperature: number;
+  passages: LlmPassage[];
+  conversation: ConversationRef;
+  /** The tool result the model sees. */
+  result: unknown;
+  /** The agent handed from. */
+  from: { agent_id: string; agent_version: number | null };
+  /** The segment the hand-off opened (the agent handed to, its version, when, why). */
+  segment: Segment;
+}
+
+/**
+ * Runs a `handoff_to_agent` call (handoff.ts, `handoffSession`): a switch, or `{ refused }`, the
+ * error the model hears (a loop, the cap, an agent not listed or gone). The engine calls it for at
+ * most one hand-off per model step; it is stateful (it knows the chain so far).
+ */
+export type HandoffHook = (agentId: string, reason: string | null) => Promise<HandoffSwitch | { refused: string }>;
+
 /** A `function` tool call waiting for the API caller's answer. */
 export interface PendingToolCall {
   id: string;
@@ -97,6 +128,11 @@ export interface TurnInput {
   stream?: TurnStream;
   /** The OpenAI-compatible endpoint's request fields, sent with every model request of the turn. */
   modelOptions?: LlmCallOptions;
+  /**
+   * Runs `handoff_to_agent` (handoff.ts): on a switch the following model requests of this turn use
+   * the agent handed to (the same turn may go on with it). Without it the tool is not run here.
+   */
+  handoff?: HandoffHook;
 }
 
 export interface TurnOutput {
@@ -107,6 +143,8 @@ export interface TurnOutput {
   roundsUsed: number;
   effect: ToolEffect;
   usage: LlmUsage & { requests: number };
+  /** The hand-offs this turn made, in order ([] when none): the channel records their segments and events. */
+  handoffs: HandoffSwitch[];
 }
 
 /** The turn ran out of its time budget: the channel answers 503 (and keeps what keptTurnOf gives). */
@@ -125,6 +163,8 @@ export interface KeptTurn {
   usage: LlmUsage & { requests: number };
   /** Tool calls the platform ran (webhook tools and built-ins); 0 means nothing is worth keeping. */
   toolsRan: number;
+  /** The hand-offs made before the failure (the kept messages include their calls). */
+  handoffs: HandoffSwitch[];
 }
 
 const KEPT = Symbol('keptTurn');
@@ -160,11 +200,12 @@ export async function runTurn(input: TurnInput): Promise<TurnOutput> {
   const progress = { rounds: input.roundsUsed ?? 0, toolsRan: 0 };
   const added: ConversationMessage[] = [];
   const usage = { requests: 0, promptTokens: 0, completionTokens: 0 };
+  const handoffs: HandoffSwitch[] = [];
   try {
-    return await turnLoop(input, added, usage, progress);
+    return await turnLoop(input, added, usage, progress, handoffs);
   } catch (err) {
     if (err instanceof LlmError || err instanceof TurnDeadlineError) {
-      const kept: KeptTurn = { messages: added, roundsUsed: progress.rounds, usage, toolsRan: progress.toolsRan };
+      const kept: KeptTurn = { messages: added, roundsUsed: progress.rounds, usage, toolsRan: progress.toolsRan, handoffs };
       Object.defineProperty(err, KEPT, { value: kept, enumerable: false });
     }
     throw err;
@@ -176,30 +217,34 @@ async function turnLoop(
   added: ConversationMessage[],
   usage: { requests: number; promptTokens: number; completionTokens: number },
   progress: { rounds: number; toolsRan: number },
+  handoffs: HandoffSwitch[],
 ): Promise<TurnOutput> {
   const effect: ToolEffect = {};
   const contextTokens = input.contextTokens ?? contextTokenLimit();
-  const sources = input.passages.map((p) => ({ doc_id: p.doc_id, url: p.url, score: p.score }));
+  // What a hand-off replaces for the following model requests (the agent handed to).
+  const cur = { system: input.system, tools: input.tools, model: input.model, temperature: input.temperature, passages: input.passages, conversation: input.conversation };
+  const sourcesOf = (passages: LlmPassage[]) => passages.map((p) => ({ doc_id: p.doc_id, url: p.url, score: p.score }));
+  let sources = sourcesOf(cur.passages);
   if (input.userText !== undefined) added.push({ role: 'user', content: input.userText });
   for (const r of input.toolResults ?? []) added.push({ role: 'tool_result', content: '', tool_call_id: r.tool_call_id, name: r.name, result: capResult(r.output) });
   let rounds = progress.rounds;
-  const byName = new Map(input.tools.map((t) => [t.name, t]));
+  let byName = new Map(cur.tools.map((t) => [t.name, t]));
 
   for (;;) {
     const remaining = input.deadlineMs - Date.now();
     if (remaining <= 0) throw new TurnDeadlineError();
     const offerTools = rounds < MAX_TOOL_ROUNDS && !effect.end && !effect.transferTo;
-    const tools = offerTools ? input.tools.map(({ name, description, parameters }) => ({ name, description, parameters })) : [];
-    const fitted = fitHistory({ system: input.system, passages: input.passages, tools, messages: toLlmMessages([...input.history, ...added]) }, contextTokens);
+    const tools = offerTools ? cur.tools.map(({ name, description, parameters }) => ({ name, description, parameters })) : [];
+    const fitted = fitHistory({ system: cur.system, passages: cur.passages, tools, messages: toLlmMessages([...input.history, ...added]) }, contextTokens);
     const stream = input.stream;
     // The id the step's reply will be stored under, told with each piece of its text.
     const replyId = stream ? uuidv7() : undefined;
     let streamed = false;
     const reply = await input.llm.complete({
-      model: input.model,
-      temperature: input.temperature,
-      system: input.system,
-      passages: input.passages,
+      model: cur.model,
+      temperature: cur.temperature,
+      system: cur.system,
+      passages: cur.passages,
       messages: fitted.messages,
       tools,
       timeoutMs: remaining,
@@ -228,7 +273,7 @@ async function turnLoop(
       if (stream && !streamed && reply.text) stream.onDelta?.(reply.text, replyId!);
       add({ role: 'agent', content: reply.text, sources: calls.length ? [] : sources, ...(replyId ? { id: replyId } : {}) });
     }
-    if (!calls.length) return { messages: added, pending: [], roundsUsed: rounds, effect, usage };
+    if (!calls.length) return { messages: added, pending: [], roundsUsed: rounds, effect, usage, handoffs };
 
     rounds++;
     progress.rounds = rounds;
@@ -237,6 +282,9 @@ async function turnLoop(
     // result the moment its tool answers (docs/api.md, "Streaming a turn"); it is filed in call order.
     const pending: PendingToolCall[] = [];
     const told: (ConversationMessage | undefined)[] = [];
+    // One hand-off per step: a second one in the same step is refused (the model asked for two agents at once).
+    let switched: HandoffSwitch | undefined;
+    let handingOff = false;
     const tell = (call: LlmToolCall, i: number, result: unknown): unknown => {
       if (stream && result !== undefined) {
         const message: ConversationMessage = { role: 'tool_result', content: '', tool_call_id: call.id, name: call.name, result, id: uuidv7() };
@@ -255,6 +303,15 @@ async function turnLoop(
         add({ role: 'tool_call', content: '', tool_call_id: call.id, name: call.name, arguments: args });
         if (!tool) return { error: `there is no tool named ${call.name}` };
         if (checked.error !== undefined) return { error: checked.error };
+        if (call.name === HANDOFF_TOOL && input.handoff) {
+          if (handingOff) return { error: 'only one hand-off per step: this one was not made' };
+          handingOff = true;
+          const answer = await input.handoff(String(args.agent_id ?? ''), typeof args.reason === 'string' && args.reason.trim() ? args.reason.trim() : null);
+          progress.toolsRan++;
+          if ('refused' in answer) return { error: answer.refused };
+          switched = answer;
+          return capResult(answer.result);
+        }
         if (tool.kind === 'function') {
           pending.push({ id: call.id, name: call.name, arguments: args });
           return undefined;
@@ -268,7 +325,7 @@ async function turnLoop(
         const late = new Promise<ExecutedTool>((resolve) => {
           abort.signal.addEventListener('abort', () => resolve({ ok: false, result: timedOutResult(left) }), { once: true });
         });
-        const outcome = await Promise.race([run(tool, { id: call.id, name: call.name, arguments: args }, input.conversation, { signal: abort.signal }), late]).finally(() => clearTimeout(timer));
+        const outcome = await Promise.race([run(tool, { id: call.id, name: call.name, arguments: args }, cur.conversation, { signal: abort.signal }), late]).finally(() => clearTimeout(timer));
         progress.toolsRan++;
         if (outcome.effect?.end) effect.end = outcome.effect.end;
         if (outcome.effect?.transferTo) Object.assign(effect, { transferTo: outcome.effect.transferTo, transferMode: outcome.effect.transferMode, transferDescription: outcome.effect.transferDescription, transferReason: outcome.effect.transferReason });
@@ -280,6 +337,14 @@ async function turnLoop(
       if (told[i]) added.push(told[i]!);
       else add({ role: 'tool_result', content: '', tool_call_id: call.id, name: call.name, result: results[i] });
     });
-    if (pending.length) return { messages: added, pending, roundsUsed: rounds, effect, usage };
+    if (switched) {
+      // From the next model request on, the agent handed to answers: its prompt, tools, model, knowledge base.
+      const s: HandoffSwitch = switched;
+      Object.assign(cur, { system: s.system, tools: s.tools, model: s.model, temperature: s.temperature, passages: s.passages, conversation: s.conversation });
+      byName = new Map(cur.tools.map((t) => [t.name, t]));
+      sources = sourcesOf(cur.passages);
+      handoffs.push(s);
+    }
+    if (pending.length) return { messages: added, pending, roundsUsed: rounds, effect, usage, handoffs };
   }
 }

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'chat.started',
   'chat.ended',
   'chat.analyzed',
+  'conversation.handed_off',
   'campaign.started',
   'campaign.paused',
   'campaign.completed',

@@ -15,6 +15,7 @@ import { rawBody, type RawBody } from '../common/raw-body';
 import { streamBodyOf, TextChannel, type PlainAnswer, type StreamBody } from '../common/stream-body';
 import { runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
+import { HANDOFF_TOOL, handoffSession, handoffTool } from '../conversations/handoff';
 import { conversationSetup } from '../conversations/variables';
 import { openAiErrorBody } from './errors';
 import { modelOptionsOf } from './request-fields';
@@ -176,7 +177,13 @@ async function prepare(orgId: string, body: ChatCompletionBody): Promise<Prepare
   const { system: callerSystem, history } = conversationOf(body.messages, rule);
   const setup = conversationSetup({ agent, now: clockNow() });
   // Only the agent's `function` tools: its webhook tools and built-ins are not offered here (see the module comment).
-  const agentTools = (await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], 'chat')).filter((t) => t.kind === 'function');
+  const functionTools = async (a: Agent) => (await toolsForAgent(orgId, (a.selected_tools ?? []) as Record<string, unknown>[], 'chat')).filter((t) => t.kind === 'function');
+  // handoff_to_agent acts on nothing outside the request: offered here too (a hand-off lasts the request's tool loop).
+  const withHandoff = (tools: RunnableTool[], a: Agent) => {
+    const tool = handoffTool(a);
+    return tool && !tools.some((t) => t.name === HANDOFF_TOOL) ? [...tools, tool] : tools;
+  };
+  const agentTools = withHandoff(await functionTools(agent), agent);
   const taken = new Set(agentTools.map((t) => t.name));
   const callerTools: RunnableTool[] = (body.tools ?? []).map((t, i) => {
     if (taken.has(t.function.name)) throw ValidationError.field(`tools.${i}.function.name`, `"${t.function.name}" is already a tool of the agent`);
@@ -190,25 +197,61 @@ async function prepare(orgId: string, body: ChatCompletionBody): Promise<Prepare
   const lastUser = [...history].reverse().find((m) => m.role === 'user')?.content ?? '';
   const passages = agent.knowledge_base && lastUser ? await import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base!, lastUser)) : [];
   const id = `chatcmpl-${uuidv7()}`;
+  const systemOf = (prompt: string) => [prompt, ...callerSystem].filter((s) => s.trim()).join('\n\n');
+  const conversation = { type: 'chat' as const, id, organization_id: orgId, agent_id: agent.id, contact_id: null, dynamic_variables: {}, metadata: { channel: 'openai', model: resolved }, timezone: setup.timezone };
   return {
     agent,
     resolved,
     id,
-    run: (onDelta) =>
-      runTurn({
+    run: (onDelta) => {
+      // A hand-off within the request's tool loop: the agent handed to answers the rest of this request (nothing is stored).
+      const handoffs = offerTools && (agent.handoff_agents ?? []).length
+        ? handoffSession({
+            organization_id: orgId,
+            channel: 'chat',
+            agent,
+            agent_version: agentVersionOf(resolved),
+            segments: [{ agent_id: agent.id, agent_version: agentVersionOf(resolved), started_at: clockNow().toISOString(), reason: null }],
+            conversation,
+            setup: {},
+            groundOn: lastUser,
+            toolsFor: async (a) => [...withHandoff(await functionTools(a), a), ...callerTools.filter((t) => t.name !== HANDOFF_TOOL)],
+            modelFor: (a) => ({ model: effectiveModel(a), temperature: body.temperature ?? a.temperature }),
+            systemFor: systemOf,
+          })
+        : undefined;
+      return runTurn({
         llm: llm(),
         model: effectiveModel(agent),
         temperature: body.temperature ?? agent.temperature,
-        system: [setup.system, ...callerSystem].filter((s) => s.trim()).join('\n\n'),
+        system: systemOf(setup.system),
         tools,
-        conversation: { type: 'chat', id, organization_id: orgId, agent_id: agent.id, contact_id: null, dynamic_variables: {}, metadata: { channel: 'openai', model: resolved }, timezone: setup.timezone },
+        conversation,
         history,
         passages,
         deadlineMs: Date.now() + BUDGET_MS,
         ...(Object.keys(options).length ? { modelOptions: options } : {}),
         ...(onDelta ? { stream: { onDelta } } : {}),
-      }),
+        ...(handoffs ? { handoff: handoffs.hook } : {}),
+      });
+    },
   };
+}
+
+/** The version `<id>@<version>` resolved to (null: `@draft`). */
+const agentVersionOf = (resolved: string): number | null => {
+  const tail = resolved.slice(resolved.lastIndexOf('@') + 1);
+  return tail === 'draft' ? null : Number(tail);
+};
+
+/**
+ * The hand-offs a request made, as its answer reports them (`agent_handoffs`, a member OpenAI's
+ * objects do not have, present only when there was one): who handed to whom and why. `model`
+ * stays the one requested.
+ */
+function handoffsOf(out: TurnOutput): { agent_handoffs?: { from: { agent_id: string; agent_version: number | null }; to: { agent_id: string; agent_version: number | null }; reason: string | null }[] } {
+  if (!out.handoffs.length) return {};
+  return { agent_handoffs: out.handoffs.map((h) => ({ from: h.from, to: { agent_id: h.segment.agent_id, agent_version: h.segment.agent_version }, reason: h.segment.reason })) };
 }
 
 /** What the turn answers: the reply text (every step's, in order) and the tool calls the caller must answer. */
@@ -233,7 +276,7 @@ export async function chatCompletion(orgId: string, body: ChatCompletionBody): P
     await countUsage(orgId, agent.id, out.usage);
     const a = answerOf(out);
     const message = { role: 'assistant', content: a.text || null, refusal: null, ...(a.toolCalls.length ? { tool_calls: a.toolCalls.map(({ index: _i, ...c }) => c) } : {}) };
-    return rawBody('application/json', JSON.stringify({ id, object: 'chat.completion', created, model: resolved, choices: [{ index: 0, message, logprobs: null, finish_reason: a.finish }], usage: a.usage, system_fingerprint: null }));
+    return rawBody('application/json', JSON.stringify({ id, object: 'chat.completion', created, model: resolved, choices: [{ index: 0, message, logprobs: null, finish_reason: a.finish }], usage: a.usage, system_fingerprint: null, ...handoffsOf(out) }));
   }
 
   const channel = new TextChannel();
@@ -261,7 +304,10 @@ export async function chatCompletion(orgId: string, body: ChatCompletionBody): P
       await countUsage(orgId, agent.id, out.usage);
       const a = answerOf(out);
       if (a.toolCalls.length) chunk({ tool_calls: a.toolCalls });
-      chunk({}, a.finish);
+      // The finishing chunk tells the request's hand-offs, when there were any.
+      const handed = handoffsOf(out);
+      if (handed.agent_handoffs) send({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: a.finish }], ...handed });
+      else chunk({}, a.finish);
       if (includeUsage) send({ ...base, choices: [], usage: a.usage });
       push('data: [DONE]\n\n');
       plain = { statusCode: 200, body: text, contentType: STREAM_CONTENT_TYPE };
