@@ -74,6 +74,7 @@ const Agent = {
     { name: 'outcome', type: 'enum', description: 'How the call ended for the practice', options: ['booked', 'callback', 'not_interested'] },
   ],
   success_criteria: 'The caller booked a check-up or asked to be called back.',
+  handoff_agents: [{ agent_id: '01936f4e-9b3c-7d4e-8f5a-6b7c8d9e0f1a', description: 'Billing questions: invoices, refunds, payment plans' }],
   require_passing_tests: false,
   openai_system_messages: 'demote',
   published_version: 3,
@@ -254,7 +255,8 @@ const chatMessages = [
   },
 ];
 const chatSummary = {
-  id: chatId, organization_id: ids.org, agent_id: ids.agent, agent_version: 3, contact_id: ids.contact, channel: 'api', widget_id: null, status: 'active', end_reason: null,
+  id: chatId, organization_id: ids.org, agent_id: ids.agent, agent_version: 3, current_agent_id: ids.agent, current_agent_version: 3,
+  segments: [{ agent_id: ids.agent, agent_version: 3, started_at: created, reason: null }], contact_id: ids.contact, channel: 'api', widget_id: null, status: 'active', end_reason: null,
   pending_tool_calls: [], dynamic_variables: { plan: 'gold' }, metadata: { ticket: 'T-1042' }, analysis: null, analysis_error: null,
   usage: { llm_requests: 1, prompt_tokens: 412, completion_tokens: 18 }, user_messages: 1, started_at: created, ended_at: null, created_at: created, updated_at: updated,
 };
@@ -543,6 +545,7 @@ export const schemaExamples: Record<string, unknown> = {
       { role: 'user', text: 'Hi, yes, I was expecting your call.', time_sec: 3.2 },
     ],
     tool_calls: [{ name: 'check_availability', arguments: { start_date: '2026-03-10' }, result: { timezone: 'UTC', slots: [] }, time_sec: 21.4 }],
+    segments: [{ agent_id: ids.agent, agent_version: null, started_at: '2026-03-02T15:04:06.200Z', reason: null }],
     recording_url: 'https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900',
     analysis: {
       summary: 'Dana confirmed her appointment.', sentiment: 'positive', successful: true,
@@ -570,7 +573,7 @@ export const schemaExamples: Record<string, unknown> = {
       id: ids.call, organization_id: ids.org, agent_id: ids.agent, agent_version: null, campaign_id: null, contact_id: ids.contact,
       direction: 'inbound', channel: 'web', from_phone_number: null, to_phone_number: null, status: 'ringing', disconnection_reason: null,
       error_message: null, started_at: null, answered_at: null, ended_at: null, duration_sec: 0, transcript: [], tool_calls: [],
-      recording_url: null, analysis: null, analysis_error: null, metadata: {}, dynamic_variables: { first_name: 'Dana' }, created_at: created, updated_at: created,
+      segments: [{ agent_id: ids.agent, agent_version: null, started_at: created, reason: null }], recording_url: null, analysis: null, analysis_error: null, metadata: {}, dynamic_variables: { first_name: 'Dana' }, created_at: created, updated_at: created,
     },
     url: 'wss://voice.example.com/web',
     token: 'eyJvcmdhbml6YXRpb25faWQiOiIuLi4iLCJjYWxsX2lkIjoiLi4uIiwicCI6IndlYi1jYWxsIiwiZXhwIjoxNzcyNDYzOTA1fQ.c2lnbmF0dXJl',
