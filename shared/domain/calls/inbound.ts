@@ -18,7 +18,9 @@ import { STATUS_RANK } from './state';
 
 /**
  * Calls to a number the platform holds. The number's organization comes from the global number
- * claim (`NUMBER#<e164>`), its agent from the number's `inbound_agent_id`. A number nobody holds,
+ * claim (`NUMBER#<e164>`), its agent from the number's routing webhook when it has one
+ * (./inbound-routing.ts; docs/api.md, "Per-caller routing"), else, or when that fails, from the
+ * number's `inbound_agent_id`. A number nobody holds,
  * a released one, one with no inbound agent or whose agent is not active is refused (the carrier
  * rejects the call: the caller hears busy and nothing is billed). Otherwise a call session is
  * created `ringing`, with the carrier's call id, and at once moved to `in_progress` through the
@@ -89,7 +91,8 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
   // The secret is opened while the contact is looked up: both before the request goes out.
   const secret = webhook ? secrets().open(number.inbound_webhook_secret_sealed!) : undefined;
   secret?.catch(() => undefined); // awaited below; a failure is not left unhandled meanwhile
-  const contact = await contactOf(orgId, incoming.from);
+  // Without a webhook the number's agent is read beside the contact, as before routing existed.
+  const [contact, numberAgent] = await Promise.all([contactOf(orgId, incoming.from), webhook ? undefined : resolveAnswering(orgId, number.inbound_agent_id, undefined, {})]);
   let routing: CallRouting = { source: 'number' };
   let resolved: Resolved | undefined;
   if (webhook) {
@@ -110,7 +113,7 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
       resolved = undefined;
     } else routing = { source: 'webhook' };
   }
-  resolved ??= await resolveAnswering(orgId, number.inbound_agent_id, undefined, {});
+  resolved ??= numberAgent ?? (await resolveAnswering(orgId, number.inbound_agent_id, undefined, {}));
   if (!resolved.ok) return { answer: 'reject', reason: resolved.refusal, organization_id: orgId, routing };
 
   const { item: made, writes } = newCallWrites(orgId, {
