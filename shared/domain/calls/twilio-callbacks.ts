@@ -118,10 +118,11 @@ export async function twilioInstructions(event: APIGatewayProxyEventV2, ref: Cal
 
 /**
  * POST /telephony/twilio/inbound: a call to one of our numbers (the number's voice URL). Signed
- * like every Twilio callback (the URL is PUBLIC_BASE_URL + the path; no query). The number's
- * inbound agent answers it: a call session `inbound` is created and the call's media streams to
- * the voice runtime with a stream token; a number with no agent (or none active), or no voice
- * runtime configured, answers <Reject/>, before any session is created.
+ * like every Twilio callback (the URL is PUBLIC_BASE_URL + the path; no query). The agent the
+ * number's routing webhook chooses, else the number's inbound agent, answers it (inbound.ts): a
+ * call session `inbound` is created and the call's media streams to the voice runtime with a
+ * stream token; a call the webhook refuses is said its message and hung up; a number with no
+ * agent (or none active), or no voice runtime configured, answers <Reject/>, before any session is created.
  */
 export async function answerTwilioIncomingCall(event: APIGatewayProxyEventV2, params: Record<string, string>): Promise<RawBody> {
   await verify(event, params);
