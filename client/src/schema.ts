@@ -2398,6 +2398,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/telephony/twilio/transfer-answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio: the person a warm transfer dialed answered (X-Twilio-Signature verified): the briefing in a one-key <Gather> (press 1 to accept), or <Hangup/> for a machine (AnsweredBy)
+         * @description Twilio: the person a warm transfer dialed answered (X-Twilio-Signature verified): the briefing in a one-key <Gather> (press 1 to accept), or <Hangup/> for a machine (AnsweredBy)
+         *
+         *     Public: no API key.
+         */
+        post: operations["receiveTwilioTransferAnswer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/transfer-conference": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio conference status callback of a warm transfer (X-Twilio-Signature verified): the conference's end ends an inbound call `transferred`, or, the caller having hung up while waiting, settles the transfer `failed`
+         * @description Twilio conference status callback of a warm transfer (X-Twilio-Signature verified): the conference's end ends an inbound call `transferred`, or, the caller having hung up while waiting, settles the transfer `failed`.
+         *
+         *     Public: no API key.
+         */
+        post: operations["receiveTwilioTransferConference"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/transfer-gather": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio <Gather action> of a warm transfer's briefing (X-Twilio-Signature verified): Digits 1 joins the person to the caller's conference; another key or none declines, and the caller goes back to the agent
+         * @description Twilio <Gather action> of a warm transfer's briefing (X-Twilio-Signature verified): Digits 1 joins the person to the caller's conference; another key or none declines, and the caller goes back to the agent.
+         *
+         *     Public: no API key.
+         */
+        post: operations["receiveTwilioTransferGather"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/transfer-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio status callback of the person's call of a warm transfer (X-Twilio-Signature verified): no answer, busy or a failure settles the transfer and sends the caller back to the agent; the end's minutes are charged
+         * @description Twilio status callback of the person's call of a warm transfer (X-Twilio-Signature verified): no answer, busy or a failure settles the transfer and sends the caller back to the agent; the end's minutes are charged.
+         *
+         *     Public: no API key.
+         */
+        post: operations["receiveTwilioTransferStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2520,6 +2608,7 @@ export interface components {
             /** @enum {string} */
             start_speaker: "agent" | "user";
             analysis_fields: components["schemas"]["AnalysisField"][];
+            handoff_agents: components["schemas"]["HandoffAgent"][];
             success_criteria: string;
             /** @enum {string} */
             openai_system_messages: "demote" | "refuse" | "trust";
@@ -2701,6 +2790,7 @@ export interface components {
                 result: unknown;
                 time_sec: number;
             }[];
+            segments: components["schemas"]["ConversationSegment"][];
             transfers: components["schemas"]["CallTransfer"][];
             recording_url: string | null;
             analysis: components["schemas"]["ConversationAnalysis"] | null;
@@ -2868,6 +2958,9 @@ export interface components {
             organization_id: string;
             agent_id: string;
             agent_version: number | null;
+            current_agent_id: string;
+            current_agent_version: number | null;
+            segments: components["schemas"]["ConversationSegment"][];
             contact_id: string | null;
             /** @enum {string} */
             channel: "api" | "widget";
@@ -2979,6 +3072,9 @@ export interface components {
             organization_id: string;
             agent_id: string;
             agent_version: number | null;
+            current_agent_id: string;
+            current_agent_version: number | null;
+            segments: components["schemas"]["ConversationSegment"][];
             contact_id: string | null;
             /** @enum {string} */
             channel: "api" | "widget";
@@ -3156,6 +3252,13 @@ export interface components {
                 };
             };
         };
+        /** @description Which agent (and version) handled the conversation from when, and why it took over */
+        ConversationSegment: {
+            agent_id: string;
+            agent_version: number | null;
+            started_at: string;
+            reason: string | null;
+        };
         CreateAgentRequest: {
             widget_settings_id?: string | null;
             name: string;
@@ -3195,6 +3298,7 @@ export interface components {
             /** @enum {string} */
             start_speaker?: "agent" | "user";
             analysis_fields?: components["schemas"]["AnalysisField"][];
+            handoff_agents?: components["schemas"]["HandoffAgent"][];
             success_criteria?: string;
             /** @enum {string} */
             openai_system_messages?: "demote" | "refuse" | "trust";
@@ -3304,7 +3408,7 @@ export interface components {
         /** @description A new webhook endpoint: the HTTPS URL and the event kinds it receives */
         CreateWebhookRequest: {
             url: string;
-            events: ("call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
+            events: ("call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -3410,12 +3514,18 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
+            type: "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
             created_at: string;
             organization_id: string;
             data: {
                 [key: string]: unknown;
             };
+        };
+        /** @description An agent this one may hand the conversation to: `agent_id` (same organization), optional `agent_version`, and the `description` the model reads */
+        HandoffAgent: {
+            agent_id: string;
+            agent_version?: number;
+            description: string;
         };
         /** @description The API answers */
         Health: {
@@ -3692,6 +3802,10 @@ export interface components {
             end_reason?: "agent_ended" | "transferred" | "user_ended" | "max_turns";
         } | {
             /** @constant */
+            type: "handed_off_to";
+            agent_id: string;
+        } | {
+            /** @constant */
             type: "judge";
             rubric: string;
             judge_model?: string;
@@ -3734,6 +3848,10 @@ export interface components {
             type: "ended";
             /** @enum {string} */
             end_reason?: "agent_ended" | "transferred" | "user_ended" | "max_turns";
+        } | {
+            /** @constant */
+            type: "handed_off_to";
+            agent_id: string;
         } | {
             /** @constant */
             type: "judge";
@@ -3950,6 +4068,14 @@ export interface components {
         TwilioRelayActionForm: {
             [key: string]: string;
         };
+        /** @description The form parameters Twilio posts about a warm transfer's call or conference (CallSid, CallStatus, AnsweredBy, Digits, StatusCallbackEvent, …), covered by X-Twilio-Signature */
+        TwilioTransferForm: {
+            [key: string]: string;
+        };
+        /** @description The callback was taken */
+        TwilioTransferReceipt: {
+            received: boolean;
+        };
         UpdateAgentRequest: {
             widget_settings_id?: string | null;
             name?: string;
@@ -3989,6 +4115,7 @@ export interface components {
             /** @enum {string} */
             start_speaker?: "agent" | "user";
             analysis_fields?: components["schemas"]["AnalysisField"][];
+            handoff_agents?: components["schemas"]["HandoffAgent"][];
             success_criteria?: string;
             /** @enum {string} */
             openai_system_messages?: "demote" | "refuse" | "trust";
@@ -4075,7 +4202,7 @@ export interface components {
         /** @description The fields of a webhook endpoint to change */
         UpdateWebhookRequest: {
             url?: string;
-            events?: ("call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
+            events?: ("call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -4544,6 +4671,7 @@ export type ConversationAnalysis = components['schemas']['ConversationAnalysis']
 export type ConversationAnalytics = components['schemas']['ConversationAnalytics'];
 export type ConversationAnalyticsInterval = components['schemas']['ConversationAnalyticsInterval'];
 export type ConversationAnalyticsTotals = components['schemas']['ConversationAnalyticsTotals'];
+export type ConversationSegment = components['schemas']['ConversationSegment'];
 export type CreateAgentRequest = components['schemas']['CreateAgentRequest'];
 export type CreateAgentTestRequest = components['schemas']['CreateAgentTestRequest'];
 export type CreateApiKeyRequest = components['schemas']['CreateApiKeyRequest'];
@@ -4565,6 +4693,7 @@ export type Document = components['schemas']['Document'];
 export type DocumentSource = components['schemas']['DocumentSource'];
 export type DocumentSummary = components['schemas']['DocumentSummary'];
 export type Event = components['schemas']['Event'];
+export type HandoffAgent = components['schemas']['HandoffAgent'];
 export type Health = components['schemas']['Health'];
 export type ImportPhoneNumberRequest = components['schemas']['ImportPhoneNumberRequest'];
 export type IngestRequest = components['schemas']['IngestRequest'];
@@ -4608,6 +4737,8 @@ export type TransferDestination = components['schemas']['TransferDestination'];
 export type TwilioCallbackForm = components['schemas']['TwilioCallbackForm'];
 export type TwilioCallbackReceipt = components['schemas']['TwilioCallbackReceipt'];
 export type TwilioRelayActionForm = components['schemas']['TwilioRelayActionForm'];
+export type TwilioTransferForm = components['schemas']['TwilioTransferForm'];
+export type TwilioTransferReceipt = components['schemas']['TwilioTransferReceipt'];
 export type UpdateAgentRequest = components['schemas']['UpdateAgentRequest'];
 export type UpdateAgentTestRequest = components['schemas']['UpdateAgentTestRequest'];
 export type UpdateCampaignRequest = components['schemas']['UpdateCampaignRequest'];
@@ -5090,6 +5221,12 @@ export interface operations {
                      *             }
                      *           ],
                      *           "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *           "handoff_agents": [
+                     *             {
+                     *               "agent_id": "01936f4e-9b3c-7d4e-8f5a-6b7c8d9e0f1a",
+                     *               "description": "Billing questions: invoices, refunds, payment plans"
+                     *             }
+                     *           ],
                      *           "require_passing_tests": false,
                      *           "openai_system_messages": "demote",
                      *           "published_version": 3,
@@ -5219,6 +5356,12 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "handoff_agents": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b3c-7d4e-8f5a-6b7c8d9e0f1a",
+                     *             "description": "Billing questions: invoices, refunds, payment plans"
+                     *           }
+                     *         ],
                      *         "require_passing_tests": false,
                      *         "openai_system_messages": "demote",
                      *         "published_version": 3,
@@ -5620,6 +5763,12 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "handoff_agents": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b3c-7d4e-8f5a-6b7c8d9e0f1a",
+                     *             "description": "Billing questions: invoices, refunds, payment plans"
+                     *           }
+                     *         ],
                      *         "require_passing_tests": false,
                      *         "openai_system_messages": "demote",
                      *         "published_version": 3,
@@ -5776,6 +5925,12 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "handoff_agents": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b3c-7d4e-8f5a-6b7c8d9e0f1a",
+                     *             "description": "Billing questions: invoices, refunds, payment plans"
+                     *           }
+                     *         ],
                      *         "require_passing_tests": false,
                      *         "openai_system_messages": "demote",
                      *         "published_version": 3,
@@ -6897,6 +7052,12 @@ export interface operations {
                      *           }
                      *         ],
                      *         "success_criteria": "The caller booked a check-up or asked to be called back.",
+                     *         "handoff_agents": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b3c-7d4e-8f5a-6b7c8d9e0f1a",
+                     *             "description": "Billing questions: invoices, refunds, payment plans"
+                     *           }
+                     *         ],
                      *         "require_passing_tests": false,
                      *         "openai_system_messages": "demote",
                      *         "published_version": 3,
@@ -12805,6 +12966,15 @@ export interface operations {
                      *               "time_sec": 21.4
                      *             }
                      *           ],
+                     *           "transfers": [],
+                     *           "segments": [
+                     *             {
+                     *               "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *               "agent_version": null,
+                     *               "started_at": "2026-03-02T15:04:06.200Z",
+                     *               "reason": null
+                     *             }
+                     *           ],
                      *           "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
                      *           "analysis": {
                      *             "summary": "Dana confirmed her appointment.",
@@ -12944,6 +13114,15 @@ export interface operations {
                      *             "time_sec": 21.4
                      *           }
                      *         ],
+                     *         "transfers": [],
+                     *         "segments": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "agent_version": null,
+                     *             "started_at": "2026-03-02T15:04:06.200Z",
+                     *             "reason": null
+                     *           }
+                     *         ],
                      *         "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
                      *         "analysis": {
                      *           "summary": "Dana confirmed her appointment.",
@@ -13077,6 +13256,15 @@ export interface operations {
                      *               "slots": []
                      *             },
                      *             "time_sec": 21.4
+                     *           }
+                     *         ],
+                     *         "transfers": [],
+                     *         "segments": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "agent_version": null,
+                     *             "started_at": "2026-03-02T15:04:06.200Z",
+                     *             "reason": null
                      *           }
                      *         ],
                      *         "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
@@ -13494,6 +13682,15 @@ export interface operations {
                      *           "duration_sec": 0,
                      *           "transcript": [],
                      *           "tool_calls": [],
+                     *           "transfers": [],
+                     *           "segments": [
+                     *             {
+                     *               "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *               "agent_version": null,
+                     *               "started_at": "2026-03-02T15:04:05.123Z",
+                     *               "reason": null
+                     *             }
+                     *           ],
                      *           "recording_url": null,
                      *           "analysis": null,
                      *           "analysis_error": null,
@@ -13606,6 +13803,16 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "current_agent_version": 3,
+                     *         "segments": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "agent_version": 3,
+                     *             "started_at": "2026-03-02T15:04:05.123Z",
+                     *             "reason": null
+                     *           }
+                     *         ],
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "channel": "api",
                      *         "widget_id": null,
@@ -13718,6 +13925,16 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "current_agent_version": 3,
+                     *         "segments": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "agent_version": 3,
+                     *             "started_at": "2026-03-02T15:04:05.123Z",
+                     *             "reason": null
+                     *           }
+                     *         ],
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "channel": "api",
                      *         "widget_id": null,
@@ -13810,6 +14027,7 @@ export interface operations {
                 /** @description `meta.next_cursor` of the previous page of the same list */
                 cursor?: string;
                 agent_id?: string;
+                handled_by?: string;
                 contact_id?: string;
                 status?: "active" | "requires_action" | "ended";
                 channel?: "api" | "widget";
@@ -13841,6 +14059,16 @@ export interface operations {
                      *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *           "agent_version": 3,
+                     *           "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *           "current_agent_version": 3,
+                     *           "segments": [
+                     *             {
+                     *               "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *               "agent_version": 3,
+                     *               "started_at": "2026-03-02T15:04:05.123Z",
+                     *               "reason": null
+                     *             }
+                     *           ],
                      *           "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *           "channel": "api",
                      *           "widget_id": null,
@@ -13938,6 +14166,16 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "current_agent_version": 3,
+                     *         "segments": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "agent_version": 3,
+                     *             "started_at": "2026-03-02T15:04:05.123Z",
+                     *             "reason": null
+                     *           }
+                     *         ],
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "channel": "api",
                      *         "widget_id": null,
@@ -16380,7 +16618,7 @@ export interface operations {
                 offset?: number;
                 /** @description `meta.next_cursor` of the previous page of the same list */
                 cursor?: string;
-                type?: "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
+                type?: "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
                 from?: string;
                 to?: string;
             };
@@ -16665,6 +16903,15 @@ export interface operations {
                      *             "time_sec": 21.4
                      *           }
                      *         ],
+                     *         "transfers": [],
+                     *         "segments": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "agent_version": null,
+                     *             "started_at": "2026-03-02T15:04:06.200Z",
+                     *             "reason": null
+                     *           }
+                     *         ],
                      *         "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
                      *         "analysis": {
                      *           "summary": "Dana confirmed her appointment.",
@@ -16816,6 +17063,16 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "current_agent_version": 3,
+                     *         "segments": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "agent_version": 3,
+                     *             "started_at": "2026-03-02T15:04:05.123Z",
+                     *             "reason": null
+                     *           }
+                     *         ],
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "channel": "api",
                      *         "widget_id": null,
@@ -17644,6 +17901,286 @@ export interface operations {
                 };
                 content: {
                     "text/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveTwilioTransferAnswer: {
+        parameters: {
+            query: {
+                organization_id: string;
+                call_id: string;
+                transfer: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "CallSid": "CA0123456789abcdef0123456789abcdef",
+                 *       "CallStatus": "in-progress",
+                 *       "AnsweredBy": "human",
+                 *       "Digits": "1"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TwilioTransferForm"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveTwilioTransferConference: {
+        parameters: {
+            query: {
+                organization_id: string;
+                call_id: string;
+                transfer: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "CallSid": "CA0123456789abcdef0123456789abcdef",
+                 *       "CallStatus": "in-progress",
+                 *       "AnsweredBy": "human",
+                 *       "Digits": "1"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TwilioTransferForm"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Created successfully",
+                     *       "data": {
+                     *         "received": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["TwilioTransferReceipt"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveTwilioTransferGather: {
+        parameters: {
+            query: {
+                organization_id: string;
+                call_id: string;
+                transfer: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "CallSid": "CA0123456789abcdef0123456789abcdef",
+                 *       "CallStatus": "in-progress",
+                 *       "AnsweredBy": "human",
+                 *       "Digits": "1"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TwilioTransferForm"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveTwilioTransferStatus: {
+        parameters: {
+            query: {
+                organization_id: string;
+                call_id: string;
+                transfer: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "CallSid": "CA0123456789abcdef0123456789abcdef",
+                 *       "CallStatus": "in-progress",
+                 *       "AnsweredBy": "human",
+                 *       "Digits": "1"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TwilioTransferForm"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Created successfully",
+                     *       "data": {
+                     *         "received": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["TwilioTransferReceipt"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -545,6 +545,7 @@ export const schemaExamples: Record<string, unknown> = {
       { role: 'user', text: 'Hi, yes, I was expecting your call.', time_sec: 3.2 },
     ],
     tool_calls: [{ name: 'check_availability', arguments: { start_date: '2026-03-10' }, result: { timezone: 'UTC', slots: [] }, time_sec: 21.4 }],
+    transfers: [],
     segments: [{ agent_id: ids.agent, agent_version: null, started_at: '2026-03-02T15:04:06.200Z', reason: null }],
     recording_url: 'https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900',
     analysis: {
@@ -572,7 +573,7 @@ export const schemaExamples: Record<string, unknown> = {
     call: {
       id: ids.call, organization_id: ids.org, agent_id: ids.agent, agent_version: null, campaign_id: null, contact_id: ids.contact,
       direction: 'inbound', channel: 'web', from_phone_number: null, to_phone_number: null, status: 'ringing', disconnection_reason: null,
-      error_message: null, started_at: null, answered_at: null, ended_at: null, duration_sec: 0, transcript: [], tool_calls: [],
+      error_message: null, started_at: null, answered_at: null, ended_at: null, duration_sec: 0, transcript: [], tool_calls: [], transfers: [],
       segments: [{ agent_id: ids.agent, agent_version: null, started_at: created, reason: null }], recording_url: null, analysis: null, analysis_error: null, metadata: {}, dynamic_variables: { first_name: 'Dana' }, created_at: created, updated_at: created,
     },
     url: 'wss://voice.example.com/web',
@@ -589,6 +590,8 @@ export const schemaExamples: Record<string, unknown> = {
   TwilioCallbackForm: { CallSid: 'CA0123456789abcdef0123456789abcdef', CallStatus: 'completed', CallDuration: '67' },
   TwilioCallbackReceipt: { received: true },
   TwilioRelayActionForm: { CallSid: 'CA0123456789abcdef0123456789abcdef', CallStatus: 'in-progress', SessionStatus: 'ended', HandoffData: '{"reasonCode":"transfer","to":"+14155550123"}' },
+  TwilioTransferForm: { CallSid: 'CA0123456789abcdef0123456789abcdef', CallStatus: 'in-progress', AnsweredBy: 'human', Digits: '1' },
+  TwilioTransferReceipt: { received: true },
 };
 
 /** Agent versions and tests (docs/api.md, "Versions and tests"). */

@@ -19,6 +19,7 @@ import * as events from '../domain/events/operations';
 import * as analytics from '../domain/analytics/operations';
 import * as relay from '../domain/relay/operations';
 import * as relayHttp from '../domain/relay/action-operations';
+import * as transfers from '../domain/calls/transfer-operations';
 import * as openAiCompat from '../domain/openai-compat/operations';
 import type { WebSocketRoute } from './websocket';
 
@@ -48,6 +49,7 @@ export const operations: Operation[] = [
   ...Object.values(analytics),
   ...Object.values(openAiCompat),
   ...Object.values(relayHttp),
+  ...Object.values(transfers),
 ] as Operation[];
 
 /** Handles every request no operation matches: 404, or 405 when the path exists with another method. */

@@ -23,6 +23,26 @@ import { TwilioMediaClient } from './twilio-media-client';
  *   StatusCallback **only when the number has one**: Twilio sends no status callback for an
  *   incoming call to a number without it.
  *
+ * - Calls placed through `Calls.json` (Url, StatusCallback, Timeout, MachineDetection): the test
+ *   decides their course: `answer` (with `answeredBy` for machine detection and the `digits` a
+ *   person presses at a `<Gather>`; none: the Gather times out), `noAnswer`, `busy`. Their status
+ *   callbacks carry AnsweredBy when detection ran, as Twilio's do.
+ * - The TwiML a call plays (instructions, a `<Connect action>`'s or `<Gather action>`'s answer, a
+ *   live update's `Twiml`) runs verb by verb: `<Say>` (kept in `said`), `<Pause>`, `<Gather>`
+ *   (`numDigits`; with no key within its timeout it falls through to the next verb, or asks its
+ *   action with empty Digits when `actionOnEmptyResult="true"`), `<Dial>` a number or a
+ *   `<Conference>`, `<Connect>` `<ConversationRelay>` or `<Stream>`, `<Hangup/>`; the document's end
+ *   hangs up.
+ * - Conferences (Twilio's Conference and Participant references): a conference starts when a
+ *   participant with `startConferenceOnEnter` (default true) joins; until then the others wait
+ *   hearing the `waitUrl` (`onHold`); it ends when its last participant leaves, or when one with
+ *   `endConferenceOnExit` leaves: the others' `<Dial>` is then over and their TwiML goes on after
+ *   it. The conference's `statusCallback` (the first participant's) hears the
+ *   `statusCallbackEvent`s asked for: `conference-start`, `conference-end`, `participant-join`,
+ *   `participant-leave`.
+ * - A live update (`Calls/{Sid}.json` with `Twiml`) takes the call out of what it does (a
+ *   conference, a ConversationRelay session without its action, a stream) and plays the new TwiML.
+ *
  * Durations read `now()` (default Date.now), so a test on a shifted clock sees its own time.
  */
 export interface TwilioNumber {
@@ -61,8 +81,43 @@ export interface StandInCall {
   after?: Promise<void>;
   /** Errors of the stand-in's own requests after a session (an action URL that could not be reached). */
   failures?: string[];
-  /** A call placed through the REST API (`Calls.json`): where its instructions and status callbacks go. */
-  placed?: { url: string; statusCallback: string | null };
+  /** A call placed through the REST API (`Calls.json`): where its instructions and status callbacks go, its ring timeout and machine detection. */
+  placed?: { url: string; statusCallback: string | null; timeout?: number; machineDetection?: string | null };
+  /** The conference the call is in (its friendly name), and whether it waits there hearing the waitUrl (the conference not started). */
+  conference?: string;
+  onHold?: string;
+  /** Every TwiML document the call was given, in order (instructions, action answers, live updates). */
+  documents?: string[];
+  /** What the call's `<Gather>`s sent their action (Digits), in order. */
+  gathered?: string[];
+  /** AnsweredBy of a placed call with machine detection. */
+  answeredBy?: string;
+  /** The keys the person will press at the next `<Gather>` (answer's `digits`). */
+  pendingDigits?: string;
+  /** Every media stream of the call, in order (a live update may connect another). */
+  streams?: TwilioMediaClient[];
+}
+
+export interface ConferenceParticipant {
+  callSid: string;
+  startConferenceOnEnter: boolean;
+  endConferenceOnExit: boolean;
+  waitUrl: string | undefined;
+  /** What the participant's TwiML does once its <Dial> is over (the verbs after it). */
+  after: string;
+}
+
+export interface StandInConference {
+  sid: string;
+  name: string;
+  status: 'init' | 'in-progress' | 'completed';
+  participants: Map<string, ConferenceParticipant>;
+  /** Everyone who was ever in it. */
+  joined: string[];
+  statusCallback?: string;
+  statusCallbackEvents: string[];
+  /** The events it reported (whether asked for or not), in order. */
+  events: string[];
 }
 
 export interface StatusCallbackSent {
@@ -85,8 +140,19 @@ export interface TwilioCarrierStandIn {
   adopt(phone: string, urls: { voiceUrl: string; statusCallback?: string }): TwilioNumber;
   /** A call from `from` to one of the account's numbers. */
   incomingCall(from: string, to: string): Promise<StandInCall>;
-  /** A call placed through `Calls.json` is answered: its `Url` is asked for instructions (signed) and they are played. */
-  answer(sid: string): Promise<StandInCall>;
+  /** Conferences by friendly name (the latest of a name). */
+  conferences: Map<string, StandInConference>;
+  /**
+   * A call placed through `Calls.json` is answered: its `Url` is asked for instructions (signed; with
+   * AnsweredBy when machine detection was asked, `human` unless `answeredBy` says otherwise) and they
+   * are played; `digits`: the keys pressed at the first `<Gather>` (none: it times out).
+   */
+  answer(sid: string, options?: { answeredBy?: string; digits?: string }): Promise<StandInCall>;
+  /** A placed call rings out unanswered (`no-answer`) or finds the line busy. */
+  noAnswer(sid: string): Promise<void>;
+  busy(sid: string): Promise<void>;
+  /** The calls placed through `Calls.json` to `to`, in order. */
+  placedTo(to: string): StandInCall[];
   /** The caller (or the party a transfer dialled) hangs up. */
   hangUp(sid: string): Promise<void>;
   close(): Promise<void>;
@@ -101,6 +167,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
   const numbers = new Map<string, TwilioNumber>();
   const calls = new Map<string, StandInCall>();
   const callbacks: StatusCallbackSent[] = [];
+  const conferences = new Map<string, StandInConference>();
   const available = Array.from({ length: 20 }, (_, i) => `+1415555${String(1000 + i * 37).padStart(4, '0')}`);
   let seq = 0;
   const sid = (prefix: string) => `${prefix}${(++seq).toString(16).padStart(32, '0')}`;
@@ -166,7 +233,11 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     if (req.method === 'POST' && path === `${account}/Calls.json`) {
       const [to, from, url] = [form.get('To'), form.get('From'), form.get('Url') ?? form.get('Twiml')];
       if (!to || !from || !url) return send(400, twilioError(21201, 'To, From and Url are required.', 400));
-      const call: StandInCall = { sid: sid('CA'), from, to, twiml: '', status: 'queued', placed: { url, statusCallback: form.get('StatusCallback') } };
+      const timeout = form.get('Timeout');
+      const call: StandInCall = {
+        sid: sid('CA'), from, to, twiml: '', status: 'queued',
+        placed: { url, statusCallback: form.get('StatusCallback'), ...(timeout ? { timeout: Number(timeout) } : {}), machineDetection: form.get('MachineDetection') },
+      };
       calls.set(call.sid, call);
       return send(201, { sid: call.sid, status: 'queued', to, from, account_sid: accountSid });
     }
@@ -178,7 +249,11 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       send(200, { sid: call.sid, status: call.status });
       const twiml = form.get('Twiml');
       const dial = twiml?.match(/<Dial[^>]*>([^<]+)<\/Dial>/);
-      if (form.get('Status') === 'completed' || (twiml && !dial)) await end(call);
+      if (twiml && /<(Conference|Connect)\b/.test(twiml)) {
+        // New instructions: the call leaves what it does (its conference, its session: no action is asked) and plays them.
+        await leaveActivity(call);
+        await play(call, twiml);
+      } else if (form.get('Status') === 'completed' || (twiml && !dial)) await end(call);
       else if (dial) {
         // New instructions leave <Connect><Stream>: the stream stops; the call goes on with the dialled party.
         call.dialled = dial[1];
@@ -200,13 +275,146 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     return { status: response.status, text: await response.text() };
   }
 
-  /** The call is over: the stream stops at once; the status callback goes only to a number that has one. */
+  /** The call is over: the stream stops at once, it leaves its conference; the status callback goes only to a number that has one. */
   async function end(call: StandInCall): Promise<void> {
     if (call.status !== 'in-progress') return;
     call.status = 'completed';
     if (call.stream?.open) call.stream.stop();
     if (call.relay?.open) call.relay.close();
-    await statusCallback(call, { CallStatus: 'completed', CallDuration: String(Math.round((now() - call.answeredAtMs!) / 1000)) });
+    if (call.conference) await leaveConference(call);
+    await statusCallback(call, { CallStatus: 'completed', CallDuration: String(Math.round((now() - call.answeredAtMs!) / 1000)), ...(call.answeredBy ? { AnsweredBy: call.answeredBy } : {}) });
+  }
+
+  /** A live update takes the call out of what it does: its conference (its <Dial> is over), its relay session (no action is asked) or its stream. */
+  async function leaveActivity(call: StandInCall): Promise<void> {
+    if (call.conference) await leaveConference(call);
+    call.stream?.stop();
+    if (call.relay) call.relay.onSessionEnd = undefined;
+    if (call.relay?.open) call.relay.close();
+  }
+
+  async function conferenceCallback(conference: StandInConference, event: string, callSid?: string): Promise<void> {
+    conference.events.push(callSid ? `${event}:${callSid}` : event);
+    const asked = conference.statusCallbackEvents.some((e) => event === `conference-${e}` || event === `participant-${e}`);
+    if (!conference.statusCallback || !asked) return;
+    const params: Record<string, string> = {
+      AccountSid: accountSid, ConferenceSid: conference.sid, FriendlyName: conference.name, StatusCallbackEvent: event, Timestamp: new Date(now()).toUTCString(), SequenceNumber: String(conference.events.length),
+      ...(callSid ? { CallSid: callSid } : {}),
+    };
+    const answer = await post(conference.statusCallback, params);
+    callbacks.push({ url: conference.statusCallback, params, status: answer.status });
+  }
+
+  /** `<Dial><Conference>`: joins (or opens) the conference; `after` is the TwiML's rest, played when the <Dial> is over. */
+  async function joinConference(call: StandInCall, name: string, attrs: Record<string, string>, after: string): Promise<void> {
+    let conference = conferences.get(name);
+    if (!conference || conference.status === 'completed') {
+      conference = { sid: sid('CF'), name, status: 'init', participants: new Map(), joined: [], statusCallbackEvents: [], events: [] };
+      conferences.set(name, conference);
+    }
+    if (!conference.statusCallback && attrs.statusCallback) {
+      conference.statusCallback = attrs.statusCallback;
+      conference.statusCallbackEvents = (attrs.statusCallbackEvent ?? 'start end').split(/[\s,]+/).filter(Boolean);
+    }
+    const participant: ConferenceParticipant = {
+      callSid: call.sid, startConferenceOnEnter: attrs.startConferenceOnEnter !== 'false', endConferenceOnExit: attrs.endConferenceOnExit === 'true', waitUrl: attrs.waitUrl, after,
+    };
+    conference.participants.set(call.sid, participant);
+    conference.joined.push(call.sid);
+    call.conference = name;
+    await conferenceCallback(conference, 'participant-join', call.sid);
+    if (conference.status === 'init' && participant.startConferenceOnEnter) {
+      conference.status = 'in-progress';
+      for (const p of conference.participants.keys()) delete calls.get(p)!.onHold;
+      await conferenceCallback(conference, 'conference-start');
+    } else if (conference.status === 'init') {
+      call.onHold = participant.waitUrl ?? 'https://twimlets.com/holdmusic?Bucket=com.twilio.music.classical';
+    }
+  }
+
+  /**
+   * The call leaves its conference (hung up, or `continues`: moved by a live update, its TwiML goes
+   * elsewhere). One with endConferenceOnExit ends a started conference for everyone; the last one
+   * out ends it too. Whoever's <Dial> ends so goes on with the TwiML after it.
+   */
+  async function leaveConference(call: StandInCall): Promise<void> {
+    const conference = conferences.get(call.conference!);
+    delete call.conference;
+    delete call.onHold;
+    if (!conference) return;
+    const participant = conference.participants.get(call.sid);
+    if (!participant) return;
+    conference.participants.delete(call.sid);
+    await conferenceCallback(conference, 'participant-leave', call.sid);
+    const endsAll = participant.endConferenceOnExit && conference.status === 'in-progress';
+    if (!endsAll && conference.participants.size) return;
+    conference.status = 'completed';
+    const rest = [...conference.participants.values()];
+    conference.participants.clear();
+    await conferenceCallback(conference, 'conference-end');
+    for (const other of rest) {
+      const c = calls.get(other.callSid)!;
+      delete c.conference;
+      delete c.onHold;
+      await conferenceCallback(conference, 'participant-leave', c.sid);
+      await play(c, other.after);
+    }
+  }
+
+  type Verb = { name: string; attrs: Record<string, string>; inner: string; outer: string };
+  const attrsOf = (text: string) => Object.fromEntries([...text.matchAll(/([\w:]+)="([^"]*)"/g)].map((m) => [m[1]!, unxmlText(m[2]!)]));
+  /** The top-level verbs of a TwiML document (or of the rest of one). */
+  function verbsOf(twiml: string): Verb[] {
+    const body = twiml.replace(/^[\s\S]*?<Response>/, '').replace(/<\/Response>[\s\S]*$/, '');
+    return [...body.matchAll(/<(\w+)((?:\s+[\w:]+="[^"]*")*)\s*(?:\/>|>([\s\S]*?)<\/\1>)/g)].map((m) => ({ name: m[1]!, attrs: attrsOf(m[2] ?? ''), inner: m[3] ?? '', outer: m[0] }));
+  }
+  const docOf = (verbs: Verb[]) => `<Response>${verbs.map((v) => v.outer).join('')}</Response>`;
+
+  /** Plays a TwiML document on a live call, verb by verb; its end hangs up. */
+  async function play(call: StandInCall, twiml: string): Promise<void> {
+    (call.documents ??= []).push(twiml);
+    const verbs = verbsOf(twiml);
+    for (const [i, verb] of verbs.entries()) {
+      if (call.status !== 'in-progress') return;
+      const rest = docOf(verbs.slice(i + 1));
+      switch (verb.name) {
+        case 'Say':
+          (call.said ??= []).push(unxmlText(verb.inner));
+          break;
+        case 'Pause':
+          break;
+        case 'Hangup':
+        case 'Reject':
+          return end(call);
+        case 'Gather': {
+          for (const said of verb.inner.matchAll(/<Say\b[^>]*>([^<]*)<\/Say>/g)) (call.said ??= []).push(unxmlText(said[1]!));
+          const pressed = (call.pendingDigits ?? '').slice(0, Number(verb.attrs.numDigits ?? 1) || 1);
+          delete call.pendingDigits;
+          if (!pressed && verb.attrs.actionOnEmptyResult !== 'true') break; // timed out: the next verb
+          (call.gathered ??= []).push(pressed);
+          const answer = await post(verb.attrs.action!, { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01', Digits: pressed, FinishedOnKey: '' });
+          if (answer.status !== 200) return end(call);
+          return play(call, answer.text);
+        }
+        case 'Dial': {
+          const conference = verb.inner.match(/<Conference((?:\s+[\w:]+="[^"]*")*)\s*>([^<]+)<\/Conference>/);
+          if (conference) return joinConference(call, unxmlText(conference[2]!), attrsOf(conference[1] ?? ''), rest);
+          call.dialled = unxmlText(verb.inner.replace(/<\/?Number[^>]*>/g, '').trim());
+          return;
+        }
+        case 'Connect':
+          if (/<ConversationRelay\b/.test(verb.inner)) return runRelay(call, verb.outer, call.placed ? 'outbound-api' : 'inbound');
+          if (/<Stream\b/.test(verb.inner)) {
+            const customParameters = Object.fromEntries([...verb.inner.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxmlText(m[1]!), unxmlText(m[2]!)]));
+            call.stream = await TwilioMediaClient.connect(unxmlText(verb.inner.match(/<Stream url="([^"]*)"/)![1]!), { callSid: call.sid, customParameters });
+            (call.streams ??= []).push(call.stream);
+          }
+          return;
+        default:
+          throw new Error(`Twilio stand-in: a verb it does not play: ${verb.outer}`);
+      }
+    }
+    return end(call);
   }
 
   /** Twilio's final status callback of an incoming call: to the number's StatusCallback, or nowhere. */
@@ -267,6 +475,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     const answer = await post(url, params);
     (call.actions ??= []).push({ url, params, status: answer.status, twiml: answer.text });
     if (answer.status !== 200) return end(call); // Twilio plays an application error and hangs up
+    if (/<Conference\b/.test(answer.text)) return play(call, answer.text);
     const dial = answer.text.match(/<Dial\b[^>]*>(?:<Number>)?([^<]+)(?:<\/Number>)?<\/Dial>/);
     if (dial) {
       call.dialled = dial[1];
@@ -322,24 +531,52 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       call.stream = await TwilioMediaClient.connect(unxml(stream[1]!), { callSid: call.sid, customParameters });
       return call;
     },
-    async answer(callSid) {
+    conferences,
+    async answer(callSid, options = {}) {
       const call = calls.get(callSid);
       if (!call?.placed) throw new Error(`Twilio stand-in: no placed call ${callSid}`);
+      if (call.status !== 'queued') throw new Error(`Twilio stand-in: call ${callSid} is ${call.status}, it cannot be answered`);
       call.status = 'in-progress';
       call.answeredAtMs = now();
-      await statusCallback(call, { CallStatus: 'in-progress' });
-      const answer = await post(call.placed.url, { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: 'outbound-api', ApiVersion: '2010-04-01' });
+      if (call.placed.machineDetection) call.answeredBy = options.answeredBy ?? 'human';
+      if (options.digits !== undefined) call.pendingDigits = options.digits;
+      const detected: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
+      await statusCallback(call, { CallStatus: 'in-progress', ...detected });
+      const answer = await post(call.placed.url, { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: 'outbound-api', ApiVersion: '2010-04-01', ...detected });
       if (answer.status !== 200) throw new Error(`Twilio stand-in: the call's Url answered ${answer.status}: ${answer.text}`);
       call.twiml = answer.text;
-      if (!/<ConversationRelay\b/.test(answer.text)) throw new Error(`Twilio stand-in: this stand-in plays only <ConversationRelay> for placed calls: ${answer.text}`);
-      await runRelay(call, answer.text, 'outbound-api');
+      await play(call, answer.text);
       return call;
     },
+    async noAnswer(callSid) {
+      const call = calls.get(callSid);
+      if (!call?.placed || call.status !== 'queued') throw new Error(`Twilio stand-in: no ringing placed call ${callSid}`);
+      call.status = 'no-answer';
+      await statusCallback(call, { CallStatus: 'no-answer', CallDuration: '0' });
+    },
+    async busy(callSid) {
+      const call = calls.get(callSid);
+      if (!call?.placed || call.status !== 'queued') throw new Error(`Twilio stand-in: no ringing placed call ${callSid}`);
+      call.status = 'busy';
+      await statusCallback(call, { CallStatus: 'busy', CallDuration: '0' });
+    },
+    placedTo: (to) => [...calls.values()].filter((c) => c.placed && c.to === to),
     async hangUp(callSid) {
       const call = calls.get(callSid);
       if (!call) throw new Error(`Twilio stand-in: no call ${callSid}`);
       await end(call);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * A test platform's settings for calls through a Twilio stand-in with a stand-in Chat Completions
+ * model (ConversationRelay agents answer with it).
+ */
+export function twilioRelayEnv(twilio: Pick<TwilioCarrierStandIn, 'url' | 'accountSid' | 'authToken'>, model: { url: string }): Record<string, string> {
+  return {
+    TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken,
+    LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-stand-in', LLM_MODEL: 'stand-in-model',
   };
 }

@@ -5,15 +5,18 @@ import { clockMs, clockNow } from '../../clock';
 import { config } from '../../config';
 import { db, tableName } from '../../db/client';
 import { keys } from '../../db/keys';
-import { ConditionFailed, getItem, transact, updateExisting, type TransactItem } from '../../db/store';
+import { ConditionFailed, getItem, transact, updateExisting, type CounterDelta, type TransactItem } from '../../db/store';
 import { logger } from '../../logger';
 import { effectiveModel } from '../agents/models';
+import { chargeWrite, derivedChargeId } from '../billing/service';
+import type { PhoneNumberItem } from '../phone-numbers/model';
 import { findConversationAgent } from '../agents/service';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { relayTwiml, relayCallAgent, isRelayAgent } from '../relay/twiml';
 import { collectConversation, sessionSeq, turnSeq, turnWrite } from '../relay/turns';
 import type { Transcript, TransferOutcome } from './schemas';
 import { view, type CallItem } from './service';
+import { billableMinutes } from './state';
 import { briefingLine, outcomeLine, transferView, type TransferItem } from './transfer-item';
 import { recordConversation } from './voice-session';
 import { streamTwiml } from './voice-stream';
@@ -112,7 +115,7 @@ const secondsOn = (call: CallItem, atMs: number) => (call.answered_at ? Math.max
 async function changeTransfers(
   orgId: string,
   callId: string,
-  change: (call: CallItem, transfers: TransferItem[]) => { transfers: TransferItem[]; set?: Record<string, unknown>; also?: (next: CallItem) => Promise<TransactItem[]> } | undefined,
+  change: (call: CallItem, transfers: TransferItem[]) => { transfers: TransferItem[]; set?: Record<string, unknown>; also?: (next: CallItem) => Promise<TransactItem[]>; counters?: CounterDelta[] } | undefined,
 ): Promise<CallItem | undefined> {
   for (let attempt = 0; attempt < 10; attempt++) {
     const call = await getItem<CallItem>(keys.call(orgId, callId));
@@ -125,7 +128,7 @@ async function changeTransfers(
       await transact([
         updateExisting(keys.call(orgId, callId), { transfers: c.transfers, updated_at: now, ...c.set }, { condition: '#v = :read', values: { ':read': call.version ?? 0 } }),
         ...(c.also ? await c.also(next) : []),
-      ]);
+      ], c.counters ?? []);
       return next;
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
@@ -350,4 +353,37 @@ async function returnCaller(call: CallItem, index: number): Promise<void> {
   } catch (err) {
     logger.warn('The caller could not be sent back to the agent after a warm transfer', { call_id: call.id, error: err as Error });
   }
+}
+
+/**
+ * The person's call ended after `durationSec` connected: its minutes are charged like any outbound
+ * minute of the organization's number (its `per_minute_price_outbound`), once (the charge's id is
+ * derived from the call and the transfer; the transfer records it).
+ */
+export async function chargeTransferLeg(orgId: string, callId: string, index: number, durationSec: number): Promise<void> {
+  const read = await readTransfer(orgId, callId, index);
+  if (!read || read.transfer.leg_charged_at) return;
+  const { call, transfer } = read;
+  const number = call.phone_number_id ? await getItem<PhoneNumberItem>(keys.phoneNumber(orgId, call.phone_number_id)) : undefined;
+  const price = number?.per_minute_price_outbound ?? (call.direction === 'outbound' ? call.price_per_minute : 0);
+  const minutes = billableMinutes(Math.max(0, Math.round(durationSec)));
+  const at = clockNow().toISOString();
+  await changeTransfers(orgId, callId, (_c, transfers) => {
+    const t = transfers[index];
+    if (!t || t.leg_charged_at) return undefined;
+    t.leg_duration_sec = Math.max(0, Math.round(durationSec));
+    t.leg_charged_at = at;
+    if (!(minutes > 0 && price > 0)) return { transfers };
+    const charge = chargeWrite(orgId, {
+      id: derivedChargeId(`transfer:${callId}:${index}`, transfer.started_at),
+      amount: minutes * price,
+      reason: 'call_minutes',
+      description: `Warm transfer to ${transfer.phone_number} (call ${callId}): ${minutes} min at ${price} USD/min`,
+      resourceType: 'call',
+      resourceId: callId,
+      phoneNumber: ownNumber(call),
+      at,
+    });
+    return { transfers, also: async () => [charge.item], counters: [charge.counter] };
+  });
 }

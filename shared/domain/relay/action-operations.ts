@@ -25,6 +25,7 @@ export const receiveTwilioRelayAction = /* @__PURE__ */ defineOperation({
   entry: 'functions/relay/action.ts', query: RelayActionQuery, body: TwilioForm, bodyFormat: 'form',
   rawResponse: true, rawContentType: 'text/xml',
   errors: { 401: 'X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set)' },
-  // Verifies the signature (Twilio credentials); reads the call and its agent version; a reconnect signs a fresh token; the call's end goes through the calls service.
-  access: { table: 'RW', telephony: true, tokens: true, bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+  // Verifies the signature (Twilio credentials); reads the call and its agent version; a reconnect signs a fresh token; the call's end goes through the calls service;
+  // a warm transfer dials the person (the carrier) and asks the conversation model for the briefing.
+  access: { table: 'RW', telephony: true, tokens: true, llm: true, bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
 });
