@@ -147,8 +147,8 @@ export interface HandoffContext {
   segments: Segment[];
   /** The conversation as the current agent's tools see it; a switch makes the target's (its agent_id). */
   conversation: ConversationRef;
-  /** The conversation's setup inputs but the agent (contact values, visitor and dynamic variables, zone). */
-  setup: Omit<ConversationSetupInput, 'agent' | 'now'>;
+  /** The conversation's setup inputs but the agent (contact values, visitor and dynamic variables, zone); a function is called at a hand-off only (the relay reads the contact then). */
+  setup: Omit<ConversationSetupInput, 'agent' | 'now'> | (() => Promise<Omit<ConversationSetupInput, 'agent' | 'now'>>);
   /** The words the agent handed to answers (or a function giving the turn's): its knowledge base is ranked against them. */
   groundOn: string | (() => string);
   /** The tools of the agent handed to (default `agentTools` on the channel); agent tests and the OpenAI endpoint pass their own. */
@@ -181,7 +181,7 @@ const defaultPassages = async (orgId: string, agent: Agent, text: string): Promi
 /** The parts the agent handed to runs with (see the module comment). */
 export async function handoffParts(ctx: HandoffContext, plan: HandoffPlan, now: Date = clockNow()): Promise<Omit<HandoffSwitch, 'result' | 'from' | 'segment'>> {
   const orgId = ctx.organization_id;
-  const setup = handoffSetup(plan.agent, ctx.setup, now);
+  const setup = handoffSetup(plan.agent, typeof ctx.setup === 'function' ? await ctx.setup() : ctx.setup, now);
   const groundOn = typeof ctx.groundOn === 'function' ? ctx.groundOn() : ctx.groundOn;
   const [tools, passages] = await Promise.all([
     ctx.toolsFor ? ctx.toolsFor(plan.agent) : agentTools(orgId, plan.agent, ctx.channel),

@@ -79,6 +79,7 @@ export async function connectRelay(connectionId: string, token: string | undefin
     ring_duration_ms: agent.ring_duration_ms ?? 30_000,
     ivr,
     start_speaker: startSpeaker,
+    handoff_agents: agent.handoff_agents ?? [],
   };
   const nowMs = clockMs();
   // A reconnect's session: the call has turns of an earlier one (the greeting was that one's).

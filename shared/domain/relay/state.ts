@@ -8,6 +8,8 @@ import { noteDue } from '../../db/sweep-marker';
 import { CALL_DUE_SHARDS } from '../calls/service';
 import type { ConversationMessage } from '../conversations/engine';
 import type { ConversationRef } from '../conversations/types';
+import type { Segment } from '../conversations/segments';
+import type { HandoffAgent } from '../agents/schemas';
 
 /**
  * One ConversationRelay connection's state, in the one table (keys.relayConnection): each message
@@ -48,6 +50,8 @@ export interface RelayState {
   pending_interrupt?: { turn: number; heard: string };
   /** The relay is ending (the agent's `end_call` / `transfer_call`, the duration cap): the `end` went or goes out. */
   ending?: { reason: 'end-call' | 'transfer' | 'max-duration' | 'reconnect'; to?: string; mode?: 'warm'; description?: string; transfer_reason?: string };
+  /** The call's segments once its agent handed it off (relay/handoff.ts): the current agent is the last one's; absent: the starting agent. */
+  segments?: Segment[];
   /** When the last prompt (or key) claimed its turn (ms): the recovery sweep takes a session quiet for RELAY_SESSION_DUE_MS as over. */
   last_prompt_ms?: number;
   version?: number;
@@ -63,6 +67,8 @@ export interface RelayAgent {
   ring_duration_ms: number;
   ivr: { goal: string } | null;
   start_speaker: 'agent' | 'user';
+  /** The agents the current agent may hand the call to (absent on sessions from before hand-offs: none). */
+  handoff_agents?: HandoffAgent[];
 }
 
 /** A day: no call lasts longer (max_call_duration_ms is at most four hours). */

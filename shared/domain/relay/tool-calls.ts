@@ -1,4 +1,5 @@
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
+import { withHandoffTool } from '../conversations/handoff';
 import type { PendingToolCall } from '../conversations/engine';
 import { DIGITS } from './protocol';
 import type { RelayState } from './state';
@@ -32,20 +33,25 @@ export const TOOL_CACHE_SIZE = 100;
 const toolCache = new Map<string, Promise<RunnableTool[]>>();
 
 export function relayTools(state: RelayState): Promise<RunnableTool[]> {
-  let tools = toolCache.get(state.connection_id);
+  // A hand-off changes the agent (relay/handoff.ts): its tools are another entry, whichever container read the old ones.
+  const key = `${state.connection_id}#${state.segments?.length ?? 1}`;
+  let tools = toolCache.get(key);
   if (tools) {
-    toolCache.delete(state.connection_id); // most recently used goes last
+    toolCache.delete(key); // most recently used goes last
   } else {
-    tools = toolsForAgent(state.organization_id, state.agent.selected_tools, 'call').then((list) => (state.agent.ivr ? [...list, PRESS_DIGITS] : list));
-    tools.catch(() => toolCache.delete(state.connection_id));
+    const agent = { id: state.segments?.at(-1)?.agent_id ?? state.agent_id, handoff_agents: state.agent.handoff_agents };
+    tools = toolsForAgent(state.organization_id, state.agent.selected_tools, 'call').then((list) => withHandoffTool(state.agent.ivr ? [...list, PRESS_DIGITS] : list, agent));
+    tools.catch(() => toolCache.delete(key));
   }
-  toolCache.set(state.connection_id, tools);
+  toolCache.set(key, tools);
   while (toolCache.size > TOOL_CACHE_SIZE) toolCache.delete(toolCache.keys().next().value!);
   return tools;
 }
 
 /** The connection is over: its tools go. */
-export const forgetRelayTools = (connectionId: string) => void toolCache.delete(connectionId);
+export const forgetRelayTools = (connectionId: string) => {
+  for (const key of [...toolCache.keys()]) if (key.startsWith(`${connectionId}#`)) toolCache.delete(key);
+};
 
 /** Connections whose tools this container keeps (a test reads it). */
 export const cachedToolConnections = () => toolCache.size;

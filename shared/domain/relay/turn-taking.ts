@@ -14,6 +14,7 @@ import { changeRelayState, claimTurn, knownRelayState, rememberHistory, type Rel
 import { digitsOf, PRESS_DIGITS_TOOL, relayTools } from './tool-calls';
 import { HISTORY_MESSAGES, readHistory, readTurn, turnRewrite, turnSeq, turnWrite } from './turns';
 import { afterTurn, tellWritten } from './turn-wait';
+import { relayHandoffSession, settleRelayHandoffs } from './handoff';
 
 /**
  * Turn-taking: each finished utterance (a `prompt` with `last`, a keypress) is one turn, one reply
@@ -96,6 +97,9 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
   const toolsRun: CallToolCalls = [];
   let out: TurnOutput | undefined;
   let failed = false;
+  // Agent-to-agent hand-off (relay/handoff.ts): the switches this turn made, written with it.
+  const handoffs = relayHandoffSession(state, userText);
+  const switches: TurnOutput['handoffs'] = [];
   try {
     const [tools, passages] = await Promise.all([
       relayTools(state),
@@ -103,9 +107,10 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
     ]);
     const deadlineMs = Date.now() + RELAY_TURN_BUDGET_MS;
     const stream = { onDelta: (delta: string, messageId: string) => reply.push(delta, messageId) };
-    const base = { llm: cancellable(llm(), reply.abort.signal), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs, stream, executeTool: gatedTool };
+    const base = { llm: cancellable(llm(), reply.abort.signal), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs, stream, executeTool: gatedTool, ...(handoffs ? { handoff: handoffs.hook } : {}) };
     out = await runTurn({ ...base, history, userText });
     added.push(...out.messages);
+    switches.push(...out.handoffs);
     // press_digits is answered here (the engine stops at it as at any caller-answered tool): the tones go out, the turn goes on.
     for (let rounds = 0; out.pending.length && rounds < 5; rounds++) {
       if (!(await reply.ready())) throw new Abandoned();
@@ -117,8 +122,10 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
         results.push({ tool_call_id: p.id, name: p.name, output: result });
         toolsRun.push({ name: p.name, arguments: p.arguments, result: result as never, time_sec: secondsOf(state, clockMs()) });
       }
-      out = await runTurn({ ...base, history: [...history, ...added], toolResults: results, roundsUsed: out.roundsUsed });
+      const now = switches.at(-1);
+      out = await runTurn({ ...base, ...(now ? { system: now.system, tools: now.tools, model: now.model, temperature: now.temperature, passages: now.passages, conversation: now.conversation } : {}), history: [...history, ...added], toolResults: results, roundsUsed: out.roundsUsed });
       added.push(...out.messages);
+      switches.push(...out.handoffs);
     }
   } catch (err) {
     if (err instanceof Abandoned || !(await reply.ready())) {
@@ -155,7 +162,8 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
   const effect = out && !reply.stopped ? out.effect : {};
   const warm = effect.transferMode === 'warm' ? { mode: 'warm' as const, ...(effect.transferDescription ? { description: effect.transferDescription } : {}), ...(effect.transferReason ? { transfer_reason: effect.transferReason } : {}) } : {};
   const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transfer', to: effect.transferTo, ...warm } : effect.end ? { reason: 'end-call' } : reconnectAfter ? { reason: 'reconnect' } : undefined;
-  const wrote = await finishTurn(state, myTurn, reply, { spoken, atMs, messages: added, tools: toolsRun, ending }, history);
+  const switched = handoffs && switches.length ? await settleRelayHandoffs(state, handoffs, switches) : undefined;
+  const wrote = await finishTurn(state, myTurn, reply, { spoken, atMs, messages: added, tools: toolsRun, ending, ...(switched ? { switched } : {}) }, history);
   if (reply.stopped === 'gone') return;
   // After the write: Twilio ends the session on `end`, and what follows (the action) reads the call.
   if (wrote && ending) await endSession(wrote, ending.reason === 'transfer' ? transferHandoff(ending) : { reasonCode: ending.reason });
@@ -167,6 +175,8 @@ interface TurnRecord {
   messages: ConversationMessage[];
   tools: CallToolCalls;
   ending?: RelayState['ending'];
+  /** A hand-off's change of the agent (relay/handoff.ts). */
+  switched?: Partial<RelayState>;
 }
 
 /**
@@ -199,7 +209,7 @@ async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: Tu
     also.push(turnWrite(s, { seq, turn, messages: mine.messages, lines: mine.lines, tool_calls: rec.tools }));
     return {
       // A turn written late (one that outlived the wait of the turn after it) never moves last_turn back.
-      set: { turn_done: Math.max(s.turn_done, turn), last_turn: s.last_turn && s.last_turn > seq ? s.last_turn : seq, ...(rec.ending ? { ending: rec.ending } : {}) },
+      set: { turn_done: Math.max(s.turn_done, turn), last_turn: s.last_turn && s.last_turn > seq ? s.last_turn : seq, ...(rec.ending ? { ending: rec.ending } : {}), ...(rec.switched ?? {}) },
       remove: pending ? ['pending_interrupt'] : [],
       also,
     };
