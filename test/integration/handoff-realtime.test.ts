@@ -28,6 +28,7 @@ const { api, scripts, advanceClock, callOf, chargesOf, eventsOf } = useVoiceCall
 }));
 
 const tone = (seconds: number, seed: number) => mulawRecording(seconds, seed);
+const texts = (call: any) => call.transcript.map((t: any) => [t.role, t.text]);
 const toolNames = (update: any) => (update.session.tools ?? []).map((t: any) => t.name);
 
 async function agent(body: Record<string, unknown>): Promise<string> {
@@ -102,7 +103,7 @@ it('hands a call from agent A to agent B and back: each reply from the agent han
   expect(JSON.parse(seen.outputs[1].item.output)).toMatchObject({ handed_off_to: ids.a, agent_name: 'Ann', reason: 'address change' });
 
   const ended = await until(() => callOf(callId), (c) => c.status === 'ended', 'the call ended');
-  expect(ended.transcript.map((t: any) => [t.role, t.text])).toEqual([
+  expect(texts(ended)).toEqual([
     ['agent', 'Front desk, Ann speaking.'],
     ['user', 'I have a question about my bill.'],
     ['agent', 'Let me pass you to billing.'],
@@ -120,4 +121,46 @@ it('hands a call from agent A to agent B and back: each reply from the agent han
   // One call, one charge for its minutes, whoever handled it.
   expect(ended.duration_sec).toBeGreaterThanOrEqual(65);
   expect(await chargesOf(callId)).toEqual([expect.objectContaining({ reason: 'call_minutes', amount: 2 * 0.0085, description: expect.stringMatching(/: 2 min at 0.0085 USD\/min$/) })]);
+});
+
+it('hands off before the model has spoken: the target\'s voice goes with its session; a hand-off to an agent not listed is refused to the model and changes nothing', async () => {
+  const updates: any[] = [];
+  const outputs: any[] = [];
+  scripts.set('handoff-quiet', async (m) => {
+    updates.push(await m.next('session.update'));
+    // The caller speaks first (start_speaker user); the model answers with a function call only.
+    await m.until(() => m.inputAudio().length >= 800, 'caller audio');
+    m.userSays('u1', 'Hola, ¿hablan español?');
+    m.speak({ responseId: 'r1', itemId: 'i1', calls: [{ callId: 'c1', name: 'handoff_to_agent', args: { agent_id: '01a00000-0000-7000-8000-000000000000' } }] });
+    outputs.push(await m.next('conversation.item.create', (e) => e.item?.type === 'function_call_output' && e.item.call_id === 'c1'));
+    await m.next('response.create');
+    m.speak({ responseId: 'r2', itemId: 'i2', calls: [{ callId: 'c2', name: 'handoff_to_agent', args: { agent_id: spanish, reason: 'Spanish speaker' } }] });
+    updates.push(await m.next('session.update'));
+    outputs.push(await m.next('conversation.item.create', (e) => e.item?.type === 'function_call_output' && e.item.call_id === 'c2'));
+    await m.next('response.create');
+    m.speak({ responseId: 'r3', itemId: 'i3', audio: tone(0.2, 30), transcript: 'Hola, soy Sofía. ¿En qué puedo ayudarle?' });
+    await m.closed;
+  });
+  const spanish = await agent({ agent_name: 'Sofía', voice_id: 'coral', prompt: 'Eres {{agent_name}}.' });
+  const front = await agent({
+    agent_name: 'Ann', s2s_model: 'handoff-quiet', voice_id: 'alloy', start_speaker: 'user', prompt: 'You are {{agent_name}}.',
+    handoff_agents: [{ agent_id: spanish, description: 'Spanish-speaking callers' }],
+  });
+  const call = await twilio.incomingCall(uniquePhone(), await boughtNumber(front));
+  const callId = call.twiml.match(/<Parameter name="call_id" value="([^"]*)"/)![1]!;
+  const stream = call.stream!;
+  await stream.play(tone(0.2, 31));
+  await stream.until(() => stream.media.length > 0, 'Sofía speaking');
+  await until(async () => updates.length, (n) => n === 2, 'the switch');
+  expect(JSON.parse(outputs[0].item.output).error).toMatch(/one of/);
+  expect(updates[0].session.audio.output.voice).toBe('alloy');
+  // No assistant audio yet in the session: the Realtime API still takes a voice, so Sofía's goes with her instructions.
+  expect(updates[1].session).toMatchObject({ instructions: 'Eres Sofía.', audio: { output: { voice: 'coral' } } });
+  expect(JSON.parse(outputs[1].item.output)).toMatchObject({ handed_off_to: spanish, agent_name: 'Sofía' });
+  await stream.until(() => Buffer.concat(stream.media).length >= 1600, 'her words played');
+  await twilio.hangUp(call.sid);
+  const ended = await until(() => callOf(callId), (c) => c.status === 'ended', 'the call ended');
+  expect(ended.segments.map((s: any) => [s.agent_id, s.reason])).toEqual([[front, null], [spanish, 'Spanish speaker']]);
+  expect(ended.tool_calls.map((t: any) => t.name)).toEqual(['handoff_to_agent', 'handoff_to_agent']);
+  expect(texts(ended)).toEqual([['user', 'Hola, ¿hablan español?'], ['agent', 'Hola, soy Sofía. ¿En qué puedo ayudarle?']]);
 });
