@@ -438,7 +438,11 @@ export class CallSession {
       this.tools = await toolsBridge(context, { catalog: sw.tools, handoff: (a) => this.handOff(a) });
       const voice = sw.agent.voice_id && !this.modelSpoke ? sw.agent.voice_id : undefined;
       this.model.send(agentUpdate(this.input.settings.realtimeProtocol, { instructions: context.instructions, tools: this.tools.definitions, voice, temperature: sw.agent.temperature }));
-      await recordCallHandoff({ ...context.call, agent_version: context.call.agent_version ?? null }, sw, context.segments);
+      // The record (segments, event) does not hold up the target's reply; hand-offs are written in order, and before the call's own writes.
+      const segments = context.segments;
+      this.handoffWrites = this.handoffWrites
+        .then(() => recordCallHandoff({ ...context.call, agent_version: context.call.agent_version ?? null }, sw, segments))
+        .catch((err) => logger.warn('A hand-off\'s event could not be sent', { call_id: this.callId, error: err as Error }));
       return { result: { handed_off_to: sw.agent.id, agent_name: sw.agent.agent_name || sw.agent.name, reason } };
     } finally {
       this.handingOff = false;
@@ -493,6 +497,8 @@ export class CallSession {
   }
 
   private writing: Promise<void> = Promise.resolve();
+  /** The hand-offs' records (segments and events), in order; each of the call's writes waits for them (its end carries the segments). */
+  private handoffWrites: Promise<void> = Promise.resolve();
 
   /**
    * Writes the conversation to the call (only when it changed since the last write), one write at
@@ -505,6 +511,7 @@ export class CallSession {
   }
 
   private async write(): Promise<void> {
+    await this.handoffWrites;
     const version = [this.transcript.version, this.endReason, this.errorMessage, this.streamEndedAt].join('|');
     if (version === this.recordedVersion) return;
     this.recordedVersion = version;
