@@ -312,12 +312,16 @@ describe('other channels', () => {
     const number = await api('POST', '/api/v1/phone-numbers/import', { body: { phone: uniquePhone(), type: 'pstn' } });
     expect(number.status).toBe(200);
     model.reset();
-    model.script(
-      handOff(billing, 'invoice'),
-      (body) => ({ text: systemOf(body).startsWith('You are Bea') ? 'Bea, billing.' : 'Not Bea.' }),
-      handOff(desk, 'done with billing'),
-      (body) => ({ text: systemOf(body).startsWith('You are Ava') ? 'Ava again.' : 'Not Ava.' }),
-    );
+    // Each answer chosen from the request (whose prompt, what was said last), not from the order.
+    const step = (body: any) => {
+      const bea = systemOf(body).startsWith('You are Bea');
+      if (body.messages.at(-1).role === 'tool') return { text: bea ? 'Bea, billing.' : 'Ava again.' };
+      const said = body.messages.at(-1).content;
+      if (said === 'My invoice.' && !bea) return handOff(billing, 'invoice');
+      if (said === 'Back to the desk, please.' && bea) return handOff(desk, 'done with billing');
+      return { text: `Unexpected: ${said}` };
+    };
+    model.script(...Array.from({ length: 6 }, () => step));
     const placed = await api('POST', '/api/v1/calls', {
       body: { agent_id: desk, from_phone_number: number.body.data.phone_number, to_phone_number: uniquePhone(), dynamic_variables: { company: 'Acme' }, metadata: { simulated_caller: ['My invoice.', 'Back to the desk, please.'] } },
     });

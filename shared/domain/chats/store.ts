@@ -278,6 +278,8 @@ export async function storeTurn(
   options: { remove: string[]; condition: string; names: Record<string, string>; values: Record<string, unknown> },
   messages: MessageItem[],
   events: TransactItem[] = [],
+  /** Writes that ride with the chat's update on either path (a hand-off's events: the turn stays one small transaction). */
+  beside: TransactItem[] = [],
 ): Promise<void> {
   const key = keys.chat(item.organization_id, item.id);
   const { unfiled } = loaded;
@@ -289,13 +291,13 @@ export async function storeTurn(
     if (full) await fileMessages(unfiled);
     // Filed: every message before the turn's once the chat's were filed, else as before.
     const filed = full ? { filed_count: item.message_count } : {};
-    await transact([updateExisting(key, { ...set, ...filed, latest_messages: full ? messages : carried }, options)]);
+    await transact([updateExisting(key, { ...set, ...filed, latest_messages: full ? messages : carried }, options), ...beside]);
     if (full) keepFiledCopy(copyKey, loaded.messages);
     return;
   }
   await fileMessages(unfiled);
   const filedCount = item.message_count + messages.length;
-  await transact([updateExisting(key, { ...set, filed_count: filedCount }, { ...options, remove: [...options.remove, 'latest_messages'] }), ...messages.map((m) => putNew({ ...m })), ...events]);
+  await transact([updateExisting(key, { ...set, filed_count: filedCount }, { ...options, remove: [...options.remove, 'latest_messages'] }), ...messages.map((m) => putNew({ ...m })), ...events, ...beside]);
   keepFiledCopy(copyKey, [...loaded.messages, ...messages]);
 }
 

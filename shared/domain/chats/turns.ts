@@ -270,13 +270,14 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
   const events: PlatformEvent[] = [];
   const eventWrites: TransactItem[] = [];
   // Hand-offs: the chain, the agents for the list's handled_by, the final agent's analysis settings, one event each (same write).
+  const handoffEventWrites: TransactItem[] = [];
   if (handoffs?.changed) {
     Object.assign(set, handoffWrites(handoffs));
     Object.assign(next, handoffWrites(handoffs));
     for (const sw of out.handoffs) {
       const e = handoffEvent(orgId, handedOff(item), sw, handoffs.segments);
       events.push(e.event);
-      eventWrites.push(e.write);
+      handoffEventWrites.push(e.write);
     }
   }
   if (ends) {
@@ -285,7 +286,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
     eventWrites.push(ended.write);
   }
   try {
-    await storeTurn(item, stored, set, { remove, ...claimed(item, claim) }, items, eventWrites);
+    await storeTurn(item, stored, set, { remove, ...claimed(item, claim) }, items, eventWrites, handoffEventWrites);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); read it and try again', { id: item.id });
     throw err;
@@ -333,7 +334,7 @@ async function storeIncomplete(item: ChatItem, stored: StoredMessages, turn: Tur
     }
   }
   try {
-    await storeTurn(item, stored, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items, eventWrites);
+    await storeTurn(item, stored, set, { remove: ['turn_claim', 'turn_claim_until'], ...claimed(item, claim) }, items, [], eventWrites);
     await dispatchEvents(events);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new StoredFailure(new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); its tools ran but their results could not be kept', { id: item.id }));

@@ -13,6 +13,8 @@ import { resumeGreeting } from '../calls/transfer-item';
 import { STREAM_PARAMETERS } from '../calls/voice-stream';
 import type { Contact } from '../contacts/schemas';
 import { conversationRef } from '../conversations/types';
+import { currentAgentOf } from '../conversations/segments';
+import { findConversationAgent } from '../agents/service';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import type { SetupMessage } from './protocol';
 import { createRelayState, noteRelayState, type RelayAgent, type RelayState } from './state';
@@ -60,8 +62,11 @@ export async function connectRelay(connectionId: string, token: string | undefin
   const call = await getItem<CallItem>(keys.call(orgId, claims.call_id));
   if (!call) return { admitted: false, status: 403, reason: 'The relay token names a call that does not exist.' };
   if (call.status === 'ended') return { admitted: false, status: 410, reason: 'The call has ended.' };
-  const [agent, contact] = await Promise.all([relayCallAgent(call), call.contact_id ? getItem<Contact>(keys.contact(orgId, call.contact_id)) : Promise.resolve(undefined)]);
-  if (!agent || !isRelayAgent(agent)) return { admitted: false, status: 403, reason: 'The call\'s agent does not use the relay (voice_pipeline).' };
+  const [starting, contact] = await Promise.all([relayCallAgent(call), call.contact_id ? getItem<Contact>(keys.contact(orgId, call.contact_id)) : Promise.resolve(undefined)]);
+  // A call handed off before this session (a reconnect, a warm transfer's return) goes on with the agent handling it (its last segment).
+  const current = currentAgentOf(call);
+  const agent = call.segments?.length ? (await findConversationAgent(orgId, current.agent_id, current.agent_version)) ?? starting : starting;
+  if (!starting || !isRelayAgent(starting) || !agent) return { admitted: false, status: 403, reason: 'The call\'s agent does not use the relay (voice_pipeline).' };
   // One connection per token, ever (the same marker as a media stream's: a conditional write).
   const admission = await openVoiceSession(orgId, call.id, token);
   if (admission !== 'admitted') return { admitted: false, status: 410, reason: admission === 'token_used' ? 'The relay token was used already: each token opens one connection.' : 'The call has ended.' };
@@ -96,7 +101,8 @@ export async function connectRelay(connectionId: string, token: string | undefin
     ...(call.provider_call_id ? { call_sid: call.provider_call_id } : {}),
     agent: relayAgent,
     system: setup.system + (ivr ? ivrInstructions(ivr.goal) : ''),
-    conversation: conversationRef('call', call, setup.timezone),
+    conversation: { ...conversationRef('call', call, setup.timezone), agent_id: agent.id },
+    ...(call.segments?.length ? { segments: call.segments } : {}),
     turn: 0,
     turn_done: 0,
   };
