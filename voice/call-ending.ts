@@ -146,7 +146,9 @@ export interface EndDeps {
    * dialled, the briefing made from the conversation written just before): the TwiML that moves
    * the caller into the conference, or why it could not start.
    */
-  startWarm(to: string, warm: { description?: string; reason?: string }): Promise<{ ok: true; callerTwiml: string } | { ok: false; error: string }>;
+  startWarm(to: string, warm: { description?: string; reason?: string }): Promise<{ ok: true; callerTwiml: string; transferIndex: number } | { ok: false; error: string }>;
+  /** The caller could not be moved: the transfer is settled `failed` where it stands (the person, if they answer, hears the caller is gone). */
+  abandonWarm(transferIndex: number): Promise<void>;
   /** The caller left this stream for the transfer's conference: the session writes nothing more (the platform owns the call now). */
   handedOver(): void;
 }
@@ -194,6 +196,7 @@ async function warmTransfer(to: string, warm: { description?: string; reason?: s
   const started = await deps.startWarm(to, warm);
   if (!started.ok) return { refused: `The transfer to ${to} could not be started (${started.error}). Tell the caller, offer to take a message or arrange a callback, and go on.` };
   if (!(await deps.carrier.redirect(started.callerTwiml))) {
+    await deps.abandonWarm(started.transferIndex);
     return { refused: `The caller could not be put on hold for the transfer to ${to}. Tell the caller you could not transfer them, offer to take a message or arrange a callback, and go on.` };
   }
   deps.handedOver();

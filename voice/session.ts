@@ -1,7 +1,7 @@
 import { clockNow } from '../shared/clock';
 import { recordConversation, type VoiceEndReason } from '../shared/domain/calls/voice-session';
 import { recordCallHandoff } from '../shared/domain/calls/handoffs';
-import { startWarmTransfer } from '../shared/domain/calls/warm-transfer';
+import { settleTransfer, startWarmTransfer } from '../shared/domain/calls/warm-transfer';
 import { logger } from '../shared/logger';
 import type { CallContext } from './call-context';
 import { AmbientPacer, ambientMixerFor } from './ambient';
@@ -403,6 +403,11 @@ export class CallSession {
         this.input.carrier.close(1000, 'call ended');
       },
       startWarm: (to, warm) => this.startWarm(to, warm),
+      abandonWarm: (index) =>
+        settleTransfer(this.orgId, this.callId, index, 'failed', { redirect: false }).then(
+          () => undefined,
+          (err) => logger.error('A warm transfer the caller could not join was not settled', { call_id: this.callId, error: err as Error }),
+        ),
       handedOver: () => {
         this.movedToConference = true;
         this.model.close();
@@ -450,7 +455,7 @@ export class CallSession {
   }
 
   /** The platform's side of a warm transfer (shared/domain/calls/warm-transfer.ts). */
-  private async startWarm(to: string, warm: { description?: string; reason?: string }): Promise<{ ok: true; callerTwiml: string } | { ok: false; error: string }> {
+  private async startWarm(to: string, warm: { description?: string; reason?: string }): Promise<{ ok: true; callerTwiml: string; transferIndex: number } | { ok: false; error: string }> {
     try {
       const started = await startWarmTransfer({
         organizationId: this.orgId,
@@ -461,7 +466,7 @@ export class CallSession {
         // The conversation as this stream has it (written just before, but the briefing need not read it back).
         transcript: this.transcript.transcript(),
       });
-      return started.ok ? { ok: true, callerTwiml: started.callerTwiml } : { ok: false, error: started.error };
+      return started.ok ? { ok: true, callerTwiml: started.callerTwiml, transferIndex: started.transferIndex } : { ok: false, error: started.error };
     } catch (err) {
       logger.error('A warm transfer could not be started', { call_id: this.callId, error: err as Error });
       return { ok: false, error: 'the transfer could not be started' };
