@@ -33,9 +33,9 @@ import { TwilioMediaClient } from './twilio-media-client';
  *   action with empty Digits when `actionOnEmptyResult="true"`), `<Dial>` a number or a
  *   `<Conference>`, `<Connect>` `<ConversationRelay>` or `<Stream>`, `<Hangup/>`; the document's end
  *   hangs up.
- * - Conferences (Twilio's Conference and Participant references): a conference starts when a
- *   participant with `startConferenceOnEnter` (default true) joins; until then the others wait
- *   hearing the `waitUrl` (`onHold`); it ends when its last participant leaves, or when one with
+ * - Conferences (Twilio's Conference and Participant references): a conference starts once two
+ *   participants are in and one of them has `startConferenceOnEnter` (default true); until then
+ *   they wait hearing the `waitUrl` (`onHold`); it ends when its last participant leaves, or when one with
  *   `endConferenceOnExit` leaves: the others' `<Dial>` is then over and their TwiML goes on after
  *   it. The conference's `statusCallback` (the first participant's) hears the
  *   `statusCallbackEvent`s asked for: `conference-start`, `conference-end`, `participant-join`,
@@ -73,16 +73,16 @@ export interface StandInCall {
   relays?: RelayClient[];
   /** Relay connections the platform refused (the upgrade's status and body). */
   refusals?: { status: number; body: string }[];
-  /** Each `<Connect action>` request: its parameters, the answer's status and TwiML. */
-  actions?: { url: string; params: Record<string, string>; status: number; twiml: string }[];
+  /** Each `<Connect action>` request: its parameters, the answer's status and TwiML, when it was sent and answered (performance.now()). */
+  actions?: { url: string; params: Record<string, string>; status: number; twiml: string; sentAt: number; answeredAt: number }[];
   /** What `<Say>` verbs told the caller. */
   said?: string[];
   /** What follows the relay session (the action's request and its TwiML), while it runs. */
   after?: Promise<void>;
   /** Errors of the stand-in's own requests after a session (an action URL that could not be reached). */
   failures?: string[];
-  /** A call placed through the REST API (`Calls.json`): where its instructions and status callbacks go, its ring timeout and machine detection. */
-  placed?: { url: string; statusCallback: string | null; timeout?: number; machineDetection?: string | null };
+  /** A call placed through the REST API (`Calls.json`): where its instructions and status callbacks go, its ring timeout and machine detection, when the request came (performance.now(): the phone starts ringing). */
+  placed?: { url: string; statusCallback: string | null; timeout?: number; machineDetection?: string | null; at: number };
   /** The conference the call is in (its friendly name), and whether it waits there hearing the waitUrl (the conference not started). */
   conference?: string;
   onHold?: string;
@@ -236,7 +236,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       const timeout = form.get('Timeout');
       const call: StandInCall = {
         sid: sid('CA'), from, to, twiml: '', status: 'queued',
-        placed: { url, statusCallback: form.get('StatusCallback'), ...(timeout ? { timeout: Number(timeout) } : {}), machineDetection: form.get('MachineDetection') },
+        placed: { url, statusCallback: form.get('StatusCallback'), ...(timeout ? { timeout: Number(timeout) } : {}), machineDetection: form.get('MachineDetection'), at: performance.now() },
       };
       calls.set(call.sid, call);
       return send(201, { sid: call.sid, status: 'queued', to, from, account_sid: accountSid });
@@ -321,15 +321,17 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     };
     conference.participants.set(call.sid, participant);
     conference.joined.push(call.sid);
-    call.conference = name;
-    await conferenceCallback(conference, 'participant-join', call.sid);
-    if (conference.status === 'init' && participant.startConferenceOnEnter) {
+    // Twilio: a conference starts once at least two participants are in and one of them starts it on entering; until then they hear the waitUrl.
+    const starts = conference.status === 'init' && conference.participants.size >= 2 && [...conference.participants.values()].some((p) => p.startConferenceOnEnter);
+    if (starts) {
       conference.status = 'in-progress';
       for (const p of conference.participants.keys()) delete calls.get(p)!.onHold;
-      await conferenceCallback(conference, 'conference-start');
     } else if (conference.status === 'init') {
       call.onHold = participant.waitUrl ?? 'https://twimlets.com/holdmusic?Bucket=com.twilio.music.classical';
     }
+    call.conference = name;
+    await conferenceCallback(conference, 'participant-join', call.sid);
+    if (starts) await conferenceCallback(conference, 'conference-start');
   }
 
   /**
@@ -472,8 +474,9 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
   /** Requests a `<Connect action>` URL (signed, as every Twilio webhook) and plays what it answers. */
   async function connectAction(call: StandInCall, url: string, fields: Record<string, string>): Promise<void> {
     const params: Record<string, string> = { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01', ...fields };
+    const sentAt = performance.now();
     const answer = await post(url, params);
-    (call.actions ??= []).push({ url, params, status: answer.status, twiml: answer.text });
+    (call.actions ??= []).push({ url, params, status: answer.status, twiml: answer.text, sentAt, answeredAt: performance.now() });
     if (answer.status !== 200) return end(call); // Twilio plays an application error and hangs up
     if (/<Conference\b/.test(answer.text)) return play(call, answer.text);
     const dial = answer.text.match(/<Dial\b[^>]*>(?:<Number>)?([^<]+)(?:<\/Number>)?<\/Dial>/);

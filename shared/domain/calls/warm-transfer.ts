@@ -58,7 +58,7 @@ export const DEFAULT_HOLD_MUSIC_URL = 'https://twimlets.com/holdmusic?Bucket=com
 /** How long the person may take to press a key after the briefing (Gather `timeout`, seconds). */
 export const GATHER_TIMEOUT_SECONDS = 8;
 /** The briefing's budget on a real model: past it the fixed template is spoken. */
-export const BRIEFING_TIMEOUT_MS = 6_000;
+export const BRIEFING_TIMEOUT_MS = 4_000;
 
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const doc = (inner: string) => `<?xml version="1.0" encoding="UTF-8"?><Response>${inner}</Response>`;
@@ -215,22 +215,54 @@ async function rewriteRelayTranscript(call: CallItem): Promise<void> {
   await recordConversation(call.organization_id, call.id, await collectConversation(call.id));
 }
 
+/** Why a call cannot be transferred warm now, or undefined when it can. */
+function refusalOf(call: CallItem): string | undefined {
+  if (call.status !== 'in_progress') return 'the call is not in progress';
+  if ((call.channel ?? 'phone') !== 'phone') return 'a web call cannot be transferred to a phone';
+  if (!call.provider_call_id) return 'the carrier has not named the call yet';
+  if ((call.transfers ?? []).some((t) => t.mode === 'warm' && t.outcome === null)) return 'a transfer of this call is already under way';
+  return undefined;
+}
+
 /**
- * Starts a warm transfer of a live phone call: records it (`transfers[]`, `call.transfer_started`),
- * dials the person while the briefing is made, and answers the caller's TwiML (the conference).
- * A dial the carrier refuses settles the transfer `failed` (`call.transfer_failed`) and answers
- * `ok: false`: the caller has not moved, and the pipeline goes on with the conversation.
+ * Starts a warm transfer of a live phone call. The person is dialed first (the time from the
+ * tool call to their phone ringing is what the caller waits through), then the transfer is
+ * recorded (`transfers[]` at the index the dial's callback URLs name, `call.transfer_started`)
+ * while the briefing is made (it is ready well before the person picks up: they hear it on
+ * answering), and the caller's TwiML is answered: the conference. `call`: the call as the
+ * pipeline just read it (else it is read). A dial the carrier refuses settles the transfer
+ * `failed` (`call.transfer_failed`) and answers `ok: false`: the caller has not moved, and the
+ * pipeline goes on with the conversation.
  */
-export async function startWarmTransfer(input: WarmTransferInput): Promise<WarmTransferStart> {
+export async function startWarmTransfer(input: WarmTransferInput & { call?: CallItem }): Promise<WarmTransferStart> {
   const { organizationId: orgId, callId } = input;
   const startedMs = clockMs();
-  let index = -1;
-  let refusal: string | undefined;
+  const read = input.call ?? (await getItem<CallItem>(keys.call(orgId, callId)));
+  if (!read) return { ok: false, outcome: 'failed', error: 'the call does not exist' };
+  const refusal = refusalOf(read);
+  if (refusal) return { ok: false, outcome: 'failed', error: refusal };
+  const index = (read.transfers ?? []).length;
+  const carrier = telephony();
+  let dialed: { providerCallId: string } | { error: Error };
+  try {
+    dialed = await carrier.placeCall({
+      from: ownNumber(read),
+      to: input.destination.phone_number,
+      timeoutSeconds: Math.max(5, Math.min(600, Math.round((read.ring_duration_ms || 30_000) / 1000))),
+      detectMachine: true,
+      ...(carrier.name === 'twilio' ? { answerUrl: transferCallbackUrl('transfer-answer', orgId, callId, index), statusCallbackUrl: transferCallbackUrl('transfer-status', orgId, callId, index) } : {}),
+    });
+  } catch (err) {
+    logger.warn('The person of a warm transfer could not be dialed', { call_id: callId, error: err as Error });
+    dialed = { error: err as Error };
+  }
+  const briefing = conversationSoFar(read, input).then((lines) => makeBriefing(read, lines, input.reason, input.destination.description));
+  briefing.catch(() => undefined);
   const events: PlatformEvent[] = [];
-  const started = await changeTransfers(orgId, callId, (call, transfers) => {
-    refusal = call.status !== 'in_progress' ? 'the call is not in progress' : (call.channel ?? 'phone') !== 'phone' ? 'a web call cannot be transferred to a phone' : !call.provider_call_id ? 'the carrier has not named the call yet' : transfers.some((t) => t.mode === 'warm' && t.outcome === null) ? 'a transfer of this call is already under way' : undefined;
-    if (refusal) return undefined;
-    index = transfers.length;
+  let lost = false;
+  const started = await changeTransfers(orgId, callId, (_call, transfers) => {
+    lost = transfers.length !== index; // another transfer was recorded since the read (at most one runs: the dial is undone)
+    if (lost) return undefined;
     transfers.push({
       phone_number: input.destination.phone_number,
       mode: 'warm',
@@ -238,6 +270,7 @@ export async function startWarmTransfer(input: WarmTransferInput): Promise<WarmT
       outcome: null,
       briefing: '',
       pipeline: input.pipeline,
+      ...('providerCallId' in dialed ? { leg_call_id: dialed.providerCallId } : {}),
       ...(input.destination.description ? { description: input.destination.description } : {}),
       ...(input.reason ? { reason: input.reason } : {}),
     });
@@ -251,28 +284,17 @@ export async function startWarmTransfer(input: WarmTransferInput): Promise<WarmT
       },
     };
   });
-  if (!started) return { ok: false, outcome: 'failed', error: refusal ?? 'the call does not exist' };
+  if (!started) {
+    if ('providerCallId' in dialed && carrier.updateCall) await carrier.updateCall(dialed.providerCallId, { hangUp: true }).catch(() => undefined);
+    return { ok: false, outcome: 'failed', error: lost ? 'another transfer of this call started meanwhile' : 'the call does not exist' };
+  }
   await dispatchEvents(events);
-  const carrier = telephony();
-  const briefing = conversationSoFar(started, input).then((lines) => makeBriefing(started, lines, input.reason, input.destination.description));
-  briefing.catch(() => undefined);
-  let legId: string;
-  try {
-    const placed = await carrier.placeCall({
-      from: ownNumber(started),
-      to: input.destination.phone_number,
-      timeoutSeconds: Math.max(5, Math.min(600, Math.round((started.ring_duration_ms || 30_000) / 1000))),
-      detectMachine: true,
-      ...(carrier.name === 'twilio' ? { answerUrl: transferCallbackUrl('transfer-answer', orgId, callId, index), statusCallbackUrl: transferCallbackUrl('transfer-status', orgId, callId, index) } : {}),
-    });
-    legId = placed.providerCallId;
-  } catch (err) {
-    logger.warn('The person of a warm transfer could not be dialed', { call_id: callId, error: err as Error });
+  if ('error' in dialed) {
     await saveBriefing(started, index, await briefing.catch(() => ''), undefined, startedMs);
     await settleTransfer(orgId, callId, index, 'failed', { redirect: false });
-    return { ok: false, outcome: 'failed', error: `the carrier did not place the call: ${(err as Error).message}` };
+    return { ok: false, outcome: 'failed', error: `the carrier did not place the call: ${dialed.error.message}` };
   }
-  await saveBriefing(started, index, await briefing, legId, startedMs);
+  await saveBriefing(started, index, await briefing, dialed.providerCallId, startedMs);
   return { ok: true, callerTwiml: callerConferenceTwiml(orgId, callId, index), transferIndex: index };
 }
 

@@ -49,19 +49,21 @@ export async function relayAction(event: APIGatewayProxyEventV2, ref: { organiza
     return hangupTwiml(RELAY_CANNOT_CONTINUE);
   }
   const handoff = parseHandoff(params.HandoffData);
-  const agent = await relayCallAgent(call);
   if (handoff?.reasonCode === 'transfer' && handoff.to && handoff.mode === 'warm') {
-    // Warm: the conversation so far goes on the call (the call goes on), the person is dialed, the caller waits in the conference.
-    await recordConversation(call.organization_id, call.id, await collectConversation(call.id));
-    const started = await startWarmTransfer({
-      organizationId: call.organization_id, callId: call.id, pipeline: 'relay',
-      destination: { phone_number: handoff.to, ...(handoff.description ? { description: handoff.description } : {}) },
-      ...(handoff.reason ? { reason: handoff.reason } : {}),
-    });
+    // Warm: the person is dialed first, then the conversation so far goes on the call (the call goes on) and the caller waits in the conference.
+    const [started] = await Promise.all([
+      startWarmTransfer({
+        organizationId: call.organization_id, callId: call.id, pipeline: 'relay', call,
+        destination: { phone_number: handoff.to, ...(handoff.description ? { description: handoff.description } : {}) },
+        ...(handoff.reason ? { reason: handoff.reason } : {}),
+      }),
+      collectConversation(call.id).then((conversation) => recordConversation(call.organization_id, call.id, conversation)),
+    ]);
     if (started.ok) return rawBody('text/xml', started.callerTwiml);
     // Not dialed: the caller stays with the agent, in a new session that says so.
     logger.warn('A warm transfer could not start; the conversation resumes', { call_id: call.id, error: started.error });
     const url = process.env.RELAY_URL;
+    const agent = await relayCallAgent(call);
     const now = await getItem<CallItem>(keys.call(ref.organization_id, ref.call_id));
     const index = (now?.transfers?.length ?? 0) - 1;
     if (agent && url && now && index >= 0 && now.transfers![index]!.outcome === 'failed') return relayTwiml(url, now, agent, 0, { resume: index });
@@ -69,6 +71,7 @@ export async function relayAction(event: APIGatewayProxyEventV2, ref: { organiza
     await endOnCall(call);
     return hangupTwiml(RELAY_CANNOT_CONTINUE);
   }
+  const agent = await relayCallAgent(call);
   if (handoff?.reasonCode === 'transfer' && handoff.to) {
     const timeout = Math.max(5, Math.min(600, Math.round((agent?.ring_duration_ms || 30_000) / 1000)));
     await endOnCall(call, 'transferred');
