@@ -17,7 +17,8 @@ import { TwilioMediaClient } from './twilio-media-client';
  *   `<Hangup/>` ends the call).
  * - An incoming call (`incomingCall`) requests the number's VoiceUrl, signed with
  *   X-Twilio-Signature, and runs what it answers: `<Reject/>` ends it unanswered;
- *   `<Connect><Stream>` opens a Media Stream (TwilioMediaClient) with the `<Parameter>`s.
+ *   `<Connect><Stream>` opens a Media Stream (TwilioMediaClient) with the `<Parameter>`s; other
+ *   TwiML is played verb by verb (below).
  * - When a call ends, its `stop` reaches the stream at once, and the `completed` status
  *   callback, with `CallDuration` (whole seconds from the answer), goes to the number's
  *   StatusCallback **only when the number has one**: Twilio sends no status callback for an
@@ -526,7 +527,13 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
         await runRelay(call, answer.text, 'inbound');
         return call;
       }
-      if (!stream) throw new Error(`Twilio stand-in: instructions it does not play: ${answer.text}`);
+      if (!stream) {
+        // Any other instructions (a conference, <Say>, <Gather>…) are played verb by verb.
+        call.status = 'in-progress';
+        call.answeredAtMs = now();
+        await play(call, answer.text);
+        return call;
+      }
       const unxml = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
       const customParameters = Object.fromEntries([...answer.text.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxml(m[1]!), unxml(m[2]!)]));
       call.status = 'in-progress';
