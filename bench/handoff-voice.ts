@@ -122,7 +122,8 @@ export async function handoffVoiceBenchmark(): Promise<string> {
     `Goal (issue 37): the next reply's platform-added time ≤ 10 ms p50 over a plain turn — ${goal}. What the hand-off waits for is the platform's rules' read of the ` +
       'target agent (conversations/handoff.ts `planHandoff`; its version too when pinned or published) and of its tools (none here); filling its prompt and building ' +
       'its tools take under a millisecond, and the segment and `conversation.handed_off` are written in the background, before the call\'s own next write. So the ' +
-      'added time is about one store read: compare the last row.',
+      'added time is about one store read: compare the last row. The replies after that one cost nothing more than before the hand-off: the Realtime session ' +
+      'already has the target\'s instructions and tools, and a call\'s turns read nothing from the store.',
   ].join('\n');
 }
 

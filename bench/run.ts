@@ -35,7 +35,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,webaudio,voice,relay,analytics,agenttests,streaming,routing,handoff,transfer';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,webaudio,voice,relay,analytics,agenttests,streaming,routing,handoff,transfer,handoffvoice';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -621,6 +621,7 @@ async function main() {
   if (SECTIONS.has('routing')) sections.push(await (await import('./inbound-routing')).inboundRoutingBenchmark());
   if (SECTIONS.has('handoff')) sections.push(await (await import('./handoff')).handoffBenchmark());
   if (SECTIONS.has('transfer')) sections.push(await (await import('./warm-transfer')).warmTransferBenchmark());
+  if (SECTIONS.has('handoffvoice')) sections.push(await (await import('./handoff-voice')).handoffVoiceBenchmark());
   // In the report's order: (a), (b), (c), then the rest.
   sections.sort((x, y) => (x.startsWith('## (') ? x.slice(3, 6) : '~').localeCompare(y.startsWith('## (') ? y.slice(3, 6) : '~'));
   const doc = [
