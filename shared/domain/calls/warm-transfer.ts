@@ -165,9 +165,10 @@ export function templateBriefing(call: Pick<CallItem, 'direction' | 'from_phone_
 /** The briefing: the conversation model's (a real model) or the fixed template (the local model, or a model that failed or was slow). */
 export async function makeBriefing(call: CallItem, transcript: Transcript, reason: string | undefined, description: string | undefined): Promise<string> {
   const template = templateBriefing(call, transcript, reason, description);
-  const model = llm();
-  if (model.name === 'local') return template;
   try {
+    // A process without the model's grant (checkLlm) or a local model speaks the template.
+    const model = llm();
+    if (model.name === 'local') return template;
     const agent = await findConversationAgent(call.organization_id, call.agent_id, call.agent_version);
     const lines = transcript.filter((t) => t.role !== 'system').slice(-60).map((t) => `${t.role === 'agent' ? 'Agent' : 'Caller'}: ${t.text}`);
     const answer = await model.complete({
@@ -256,8 +257,12 @@ export async function startWarmTransfer(input: WarmTransferInput & { call?: Call
     logger.warn('The person of a warm transfer could not be dialed', { call_id: callId, error: err as Error });
     dialed = { error: err as Error };
   }
-  const briefing = conversationSoFar(read, input).then((lines) => makeBriefing(read, lines, input.reason, input.destination.description));
-  briefing.catch(() => undefined);
+  const briefing = conversationSoFar(read, input)
+    .then((lines) => makeBriefing(read, lines, input.reason, input.destination.description))
+    .catch((err: unknown) => {
+      logger.warn('The briefing could not be made from the conversation; the fixed one is spoken', { call_id: callId, error: err as Error });
+      return templateBriefing(read, input.transcript ?? read.transcript ?? [], input.reason, input.destination.description);
+    });
   const events: PlatformEvent[] = [];
   let lost = false;
   const started = await changeTransfers(orgId, callId, (_call, transfers) => {
@@ -290,7 +295,7 @@ export async function startWarmTransfer(input: WarmTransferInput & { call?: Call
   }
   await dispatchEvents(events);
   if ('error' in dialed) {
-    await saveBriefing(started, index, await briefing.catch(() => ''), undefined, startedMs);
+    await saveBriefing(started, index, await briefing, undefined, startedMs);
     await settleTransfer(orgId, callId, index, 'failed', { redirect: false });
     return { ok: false, outcome: 'failed', error: `the carrier did not place the call: ${dialed.error.message}` };
   }
