@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { llm } from '../../adapters/llm';
-import { telephony } from '../../adapters/telephony';
+import { telephony, type CallStatusEvent } from '../../adapters/telephony';
 import { clockMs, clockNow } from '../../clock';
 import { config } from '../../config';
 import { db, tableName } from '../../db/client';
@@ -16,7 +16,7 @@ import { relayTwiml, relayCallAgent, isRelayAgent } from '../relay/twiml';
 import { collectConversation, sessionSeq, turnSeq, turnWrite } from '../relay/turns';
 import type { Transcript, TransferOutcome } from './schemas';
 import { view, type CallItem } from './service';
-import { billableMinutes } from './state';
+import { billableMinutes, isMachine } from './state';
 import { briefingLine, outcomeLine, transferView, type TransferItem } from './transfer-item';
 import { recordConversation } from './voice-session';
 import { streamTwiml } from './voice-stream';
@@ -244,7 +244,7 @@ export async function startWarmTransfer(input: WarmTransferInput & { call?: Call
   if (refusal) return { ok: false, outcome: 'failed', error: refusal };
   const index = (read.transfers ?? []).length;
   const carrier = telephony();
-  let dialed: { providerCallId: string } | { error: Error };
+  let dialed: { providerCallId: string; events?: CallStatusEvent[] } | { error: Error };
   try {
     dialed = await carrier.placeCall({
       from: ownNumber(read),
@@ -300,7 +300,27 @@ export async function startWarmTransfer(input: WarmTransferInput & { call?: Call
     return { ok: false, outcome: 'failed', error: `the carrier did not place the call: ${dialed.error.message}` };
   }
   await saveBriefing(started, index, await briefing, dialed.providerCallId, startedMs);
+  if (dialed.events?.length) {
+    // A carrier that decides a call's course up front (the simulated one) has already said how the person's call goes.
+    const { outcome, durationSec } = decidedOutcome(dialed.events, input.destination.phone_number);
+    await settleTransfer(orgId, callId, index, outcome, { redirect: false });
+    if (durationSec) await chargeTransferLeg(orgId, callId, index, durationSec);
+    if (outcome !== 'connected') return { ok: false, outcome: 'failed', error: `the person did not take the call (${outcome})` };
+  }
   return { ok: true, callerTwiml: callerConferenceTwiml(orgId, callId, index), transferIndex: index };
+}
+
+/**
+ * How the person's call goes on a carrier that decides it up front (the simulated carrier's test
+ * numbers, operations.md): answered by a person, they accept, unless the number ends in 5 (they
+ * decline); a machine (6); no answer (7) or busy (8): `no_answer`; a failure (9).
+ */
+export function decidedOutcome(events: CallStatusEvent[], to: string): { outcome: TransferOutcome; durationSec?: number } {
+  const last = events.at(-1)!;
+  if (last.status === 'completed' && isMachine(last.answeredBy)) return { outcome: 'machine' };
+  if (last.status === 'completed') return { outcome: to.endsWith('5') ? 'declined' : 'connected', durationSec: last.durationSec };
+  if (last.status === 'no-answer' || last.status === 'busy') return { outcome: 'no_answer' };
+  return { outcome: 'failed' };
 }
 
 /** The briefing and the person's call on the transfer; the briefing's `system` line on a relay call's turns (a Realtime call gets it with the outcome). */

@@ -66,7 +66,8 @@ export async function relayAction(event: APIGatewayProxyEventV2, ref: { organiza
     const agent = await relayCallAgent(call);
     const now = await getItem<CallItem>(keys.call(ref.organization_id, ref.call_id));
     const index = (now?.transfers?.length ?? 0) - 1;
-    if (agent && url && now && index >= 0 && now.transfers![index]!.outcome === 'failed') return relayTwiml(url, now, agent, 0, { resume: index });
+    const outcome = index >= 0 ? now!.transfers![index]!.outcome : null;
+    if (agent && url && now && outcome && outcome !== 'connected') return relayTwiml(url, now, agent, 0, { resume: index });
     if (agent && url && now) return relayTwiml(url, now, agent, ref.attempt + 1);
     await endOnCall(call);
     return hangupTwiml(RELAY_CANNOT_CONTINUE);

@@ -3,7 +3,8 @@
  * offered, which destination its `phone_number` picks (anything else refused to it), in which mode,
  * and the fixed briefing the local model speaks to the person.
  */
-import { templateBriefing } from '../../../shared/domain/calls/warm-transfer';
+import { simulatedCourse } from '../../../shared/adapters/telephony/simulated';
+import { decidedOutcome, templateBriefing } from '../../../shared/domain/calls/warm-transfer';
 import { transferToolShape } from '../../../shared/domain/conversations/tools/catalog';
 import { transferTarget } from '../../../shared/domain/conversations/tools/executor';
 
@@ -40,4 +41,10 @@ it('briefs the person from the transcript with the fixed template: caller, reaso
     'Incoming transfer from the AI agent. Caller: +14155550123. Reason: they said: "Can I talk to billing?". What was done: the agent spoke with them for 2 turns and used check_availability. Still needed: help from Billing desk.',
   );
   expect(templateBriefing(call, [], 'double charge', undefined)).toContain('Reason: double charge. What was done: the agent spoke with them for 0 turns and used check_availability. Still needed: a person to take over the call.');
+});
+
+it('settles a transfer on the simulated carrier from the course it decides up front, by the test numbers\' last digit', () => {
+  const outcome = (to: string) => decidedOutcome(simulatedCourse('SIMCA1', to, 20, 0), to).outcome;
+  expect(['+14155550170', '+14155550175', '+14155550176', '+14155550177', '+14155550178', '+14155550179'].map(outcome)).toEqual(['connected', 'declined', 'machine', 'no_answer', 'no_answer', 'failed']);
+  expect(decidedOutcome(simulatedCourse('SIMCA1', '+14155550170', 20, 0), '+14155550170').durationSec).toBeGreaterThan(0);
 });
