@@ -179,7 +179,7 @@ async function expectBackWithAgent(call: StandInCall, callId: string, outcome: s
   return ended;
 }
 
-it('declined: another key sends the caller back to the agent, which says so and goes on; the person\'s answered minute is charged', async () => {
+it('declined: another key sends the caller back to the agent, which says so and goes on; a leg over within its first second costs nothing', async () => {
   const { call, callId, leg } = await transferredCall(await relayAgent());
   advance(30_000);
   await twilio.answer(leg.sid, { digits: '2' });
@@ -209,6 +209,18 @@ it('a machine answers (AnsweredBy): the platform hangs up on it and the caller g
   expect(leg.status).toBe('completed');
   expect(leg.said ?? []).toEqual([]); // no briefing for a voicemail
   await expectBackWithAgent(call, callId, 'machine', "I'm sorry, I reached a voicemail rather than the person. I can take a message or arrange a callback. Which would you prefer?");
+});
+
+it('a caller who hangs up while waiting ends the call: the transfer fails and the person\'s ringing call is cancelled', async () => {
+  const { call, callId, leg } = await transferredCall(await relayAgent());
+  await twilio.hangUp(call.sid); // alone in the conference: the last one out ends it
+  expect(twilio.conferences.get(call.conference ?? `transfer-${callId}-0`)!.status).toBe('completed');
+  await until(async () => leg.status, (s) => s === 'canceled', 'the person\'s call cancelled');
+  await platform().queue.waitForIdle();
+  const ended = await until(() => getCall(callId), (c) => c.status === 'ended', 'the call ended');
+  expect(ended).toMatchObject({ disconnection_reason: 'completed', transfers: [expect.objectContaining({ outcome: 'failed' })] });
+  expect((await eventsOf('call.transfer_failed', callId)).map((e: any) => e.data.transfer.outcome)).toEqual(['failed']);
+  expect(call.relays).toHaveLength(1); // nobody to send back
 });
 
 it('refuses to the model a number that is not a destination; a cold destination is today\'s <Dial>', async () => {

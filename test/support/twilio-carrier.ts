@@ -246,6 +246,13 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     if (req.method === 'POST' && live) {
       const call = calls.get(live[1]!);
       if (!call) return send(404, twilioError(20404, 'The requested resource was not found', 404));
+      if (call.status === 'queued' && ['completed', 'canceled'].includes(form.get('Status') ?? '')) {
+        // A call still ringing is cancelled (Twilio: Status canceled, or completed, ends a queued or ringing call).
+        send(200, { sid: call.sid, status: 'canceled' });
+        call.status = 'canceled';
+        await statusCallback(call, { CallStatus: 'canceled', CallDuration: '0' });
+        return;
+      }
       if (call.status !== 'in-progress') return send(400, twilioError(21220, 'Call is not in-progress. Cannot redirect.', 400));
       send(200, { sid: call.sid, status: call.status });
       const twiml = form.get('Twiml');
