@@ -130,9 +130,10 @@ describe('a chat handed off', () => {
   });
 
   it('refuses a hand-off back to an agent already in the chain that does not list the current one ("already handled"), and an agent not listed', async () => {
-    const c = await agent({ name: 'C', prompt: 'You are C.' });
+    const field = (name: string) => [{ name, type: 'string', description: `What ${name} says` }];
+    const c = await agent({ name: 'C', prompt: 'You are C.', analysis_fields: field('c_outcome') });
     const b = await agent({ name: 'B', prompt: 'You are B.', handoff_agents: [listing(c)] });
-    const a = await agent({ name: 'A', prompt: 'You are A.', handoff_agents: [listing(b)] });
+    const a = await agent({ name: 'A', prompt: 'You are A.', handoff_agents: [listing(b)], analysis_fields: field('a_outcome') });
     await lists(c, listing(a));
     const chatId = (await api('POST', '/api/v1/chats', { body: { agent_id: a } })).body.data.id;
     model.reset();
@@ -155,6 +156,11 @@ describe('a chat handed off', () => {
     const next = await api('POST', `/api/v1/chats/${chatId}/messages`, { body: { content: 'Once more.' } });
     expect(next.body.data.messages.find((m: any) => m.role === 'tool_result').result.error).toMatch(/must be one of|not one of the agents/);
     expect((await api('GET', `/api/v1/chats/${chatId}`)).body.data.segments).toHaveLength(3);
+
+    // The analysis fills the fields of the agent that finished the chat (C), not of the one it started with.
+    await api('POST', `/api/v1/chats/${chatId}/end`);
+    const analyzed = await until(async () => (await api('GET', `/api/v1/chats/${chatId}`)).body.data, (x) => !!x.analysis, 'the analysis');
+    expect(Object.keys(analyzed.analysis.data)).toEqual(['c_outcome']);
   });
 
   it('makes at most five hand-offs per conversation', async () => {

@@ -53,6 +53,14 @@ describe('the schema and instructions the openai analyzer sends', () => {
     expect(text).toContain('- outcome (one of yes, no): Decision');
   });
 
+  it('tells who handled a conversation handed between agents, in order; nothing for one agent', () => {
+    const base = { transcript: [], model: null, summaryPrompt: 'Summarize.', disconnectionReason: 'completed', durationSec: 1 };
+    const first = { agent_id: 'desk', agent_version: null, started_at: '2026-01-01T10:00:00Z', reason: null };
+    expect(instructions({ ...base, segments: [first] })).toBe('Summarize.');
+    const text = instructions({ ...base, segments: [first, { agent_id: 'billing', agent_version: 2, started_at: '2026-01-01T10:01:00Z', reason: 'invoice' }] });
+    expect(text).toContain('- agent desk (draft) from 2026-01-01T10:00:00Z\n- agent billing v2 from 2026-01-01T10:01:00Z: invoice');
+  });
+
   it('parses data from a completion, checking each value', () => {
     const content = JSON.stringify({ summary: 's', sentiment: 'neutral', successful: true, success_rationale: 'r', custom: [], data: { outcome: 'no', callback: 'no' } });
     const completion = JSON.stringify({ choices: [{ message: { content }, finish_reason: 'stop' }] });
