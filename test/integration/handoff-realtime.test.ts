@@ -164,3 +164,49 @@ it('hands off before the model has spoken: the target\'s voice goes with its ses
   expect(ended.tool_calls.map((t: any) => t.name)).toEqual(['handoff_to_agent', 'handoff_to_agent']);
   expect(texts(ended)).toEqual([['user', 'Hola, ¿hablan español?'], ['agent', 'Hola, soy Sofía. ¿En qué puedo ayudarle?']]);
 });
+
+it('a call handed off and then back from a warm transfer nobody answered resumes with the agent it was handed to', async () => {
+  const BILLING_DESK = '+14155550182';
+  const resumed: { update?: any; create?: any } = {};
+  let connections = 0;
+  scripts.set('handoff-then-transfer', async (m) => {
+    if (++connections === 2) {
+      resumed.update = await m.next('session.update');
+      resumed.create = await m.next('response.create');
+      m.speak({ responseId: 'r9', itemId: 'i9', audio: tone(0.2, 49), transcript: 'Sorry, billing did not answer. Shall I take a message?' });
+      return m.closed;
+    }
+    await m.next('session.update');
+    await m.next('response.create');
+    m.speak({ responseId: 'r0', itemId: 'i0', audio: tone(0.2, 40), transcript: 'Front desk.' });
+    await m.until(() => m.inputAudio().length >= 800, 'caller audio');
+    m.userSays('u1', 'Billing, please, a person.');
+    m.speak({ responseId: 'r1', itemId: 'i1', calls: [{ callId: 'c1', name: 'handoff_to_agent', args: { agent_id: billing } }] });
+    await m.next('session.update');
+    await m.next('response.create');
+    m.speak({ responseId: 'r2', itemId: 'i2', audio: tone(0.2, 41), transcript: 'Billing here; connecting you to a person.', calls: [{ callId: 'c2', name: 'transfer_call', args: {} }] });
+    await m.closed;
+  });
+  const billing = await agent({ agent_name: 'Bob', s2s_model: 'handoff-then-transfer', voice_id: 'verse', prompt: 'You are {{agent_name}} in billing.', selected_tools: [{ type: 'transfer_call', phone_number: BILLING_DESK, mode: 'warm' }] });
+  const front = await agent({ agent_name: 'Ann', s2s_model: 'handoff-then-transfer', voice_id: 'alloy', prompt: 'You are {{agent_name}}.', begin_message: 'Front desk.', handoff_agents: [{ agent_id: billing, description: 'Billing' }] });
+  const call = await twilio.incomingCall(uniquePhone(), await boughtNumber(front));
+  const callId = call.twiml.match(/<Parameter name="call_id" value="([^"]*)"/)![1]!;
+  const first = call.stream!;
+  await first.until(() => first.media.length > 0, 'the greeting');
+  await first.play(tone(0.2, 42));
+  const leg = (await until(async () => twilio.placedTo(BILLING_DESK).find((c) => c.status === 'queued'), (c) => !!c, 'the person dialed'))!;
+  advanceClock(20_000);
+  await twilio.noAnswer(leg.sid);
+  const back = (await until(async () => call.stream, (s) => !!s && s !== first, 'the caller back'))!;
+  await back.until(() => Buffer.concat(back.media).length >= 1600, 'the agent saying so');
+  // The resumed session is Bob's (the call's last segment), not Ann's (the agent it started with): a new session, so his voice too.
+  expect(resumed.update.session.instructions).toBe('You are Bob in billing.');
+  expect(resumed.update.session.audio.output.voice).toBe('verse');
+  expect(resumed.update.session.tools.map((t: any) => t.name)).toEqual(['transfer_call']);
+  expect(resumed.create.response.instructions).toMatch(/did not answer/);
+  await twilio.hangUp(call.sid);
+  const ended = await until(() => callOf(callId), (c) => c.status === 'ended', 'the call ended');
+  expect(ended.segments.map((s: any) => s.agent_id)).toEqual([front, billing]);
+  expect(ended.transfers.map((t: any) => t.outcome)).toEqual(['no_answer']);
+  expect(texts(ended).at(-1)).toEqual(['agent', 'Sorry, billing did not answer. Shall I take a message?']);
+});
