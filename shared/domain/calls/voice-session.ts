@@ -106,7 +106,9 @@ export async function recordConversation(orgId: string, callId: string, rec: Rec
   }
   if (rec.streamEndedAt) {
     const item = await getItem<CallItem>(key);
-    if (item) await endAtStreamStop(item, rec.streamEndedAt);
+    // The caller left the stream for a warm transfer's conference (calls/warm-transfer.ts): the call goes on without it, and the conference's end ends it.
+    const inConference = (item?.transfers ?? []).some((t) => t.mode === 'warm' && (t.outcome === null || t.outcome === 'connected'));
+    if (item && !inConference) await endAtStreamStop(item, rec.streamEndedAt);
   }
   return 'before_end';
 }
