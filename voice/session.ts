@@ -33,7 +33,9 @@ export { APOLOGY_TWIML, transferTwiml } from './carrier';
  * - call-ending.ts: `end_call`/`transfer_call` once the words before them have played (called
  *   off by the caller speaking), silence (reminders, `end_call_after_silence`), the maximum
  *   duration, voicemail;
- * - carrier.ts: the carrier's REST calls (hang up, transfer, the apology when the model fails).
+ * - carrier.ts: the carrier's REST calls (hang up, transfer, the apology when the model fails);
+ * - handoff.ts: `handoff_to_agent`, the session switched to another agent;
+ * - resume.ts: a stream back from a warm transfer the person did not take, given the history.
  */
 
 /** Model errors that concern one request and leave the session usable. */
