@@ -216,6 +216,12 @@ describe('handoff_agents', () => {
     expect(version.status).toBe(200);
     expect(version.body.data.config.handoff_agents).toEqual([{ agent_id: b, description: 'Billing' }]);
     expect((await api('GET', '/api/v1/agents?limit=100')).body.data.find((x: any) => x.id === b).handoff_agents).toEqual([]);
+    // A deleted agent leaves the lists of the agents that handed off to it (the agent-cleanup job); the version keeps what it froze.
+    const c = await agent({ name: 'C' });
+    expect((await api('PATCH', `/api/v1/agents/${a}`, { body: { handoff_agents: [listing(b, 'Billing'), listing(c, 'C')] } })).status).toBe(200);
+    expect((await api('DELETE', `/api/v1/agents/${b}`)).status).toBe(200);
+    await until(async () => (await api('GET', `/api/v1/agents/${a}`)).body.data.handoff_agents, (list) => list.length === 1, 'the deleted agent leaving the list');
+    expect((await api('GET', `/api/v1/agents/${a}`)).body.data.handoff_agents).toEqual([{ agent_id: c, description: 'C' }]);
   });
 
   it('follows the listed agent\'s published version at the moment of the hand-off, or the pinned one', async () => {

@@ -5,6 +5,7 @@ import { clockMs } from '../../clock';
 import { logger } from '../../logger';
 import { detachAgentFromNumbers } from '../phone-numbers/agent-references';
 import { forgetAgentVersions } from './versions';
+import { removeAgentFromHandoffs } from './handoff-references';
 
 /**
  * An agent's deletion, behind a tombstone. The request deletes the agent item and puts its
@@ -60,8 +61,9 @@ export async function cleanUpAgent(m: AgentCleanupMessage, pageSize = AGENT_CLEA
     await deleteKeys(page);
     return 'more';
   }
-  // Numbers that answered with this agent no longer do; then its counters and the tombstone.
+  // Numbers that answered with this agent no longer do, agents that handed off to it no longer list it; then its counters and the tombstone.
   await detachAgentFromNumbers(m.organization_id, m.agent_id);
+  await removeAgentFromHandoffs(m.organization_id, m.agent_id);
   await deleteKeys([keys.counter(m.organization_id, collections.agentTests(m.agent_id)), keys.counter(m.organization_id, collections.agentTestRuns(m.agent_id))]);
   await deleteKeys([keys.agentDeletion(m.organization_id, m.agent_id)]);
   return 'done';
