@@ -335,7 +335,8 @@ describe('other channels', () => {
     };
     model.script(...Array.from({ length: 6 }, () => step));
     const placed = await api('POST', '/api/v1/calls', {
-      body: { agent_id: desk, from_phone_number: number.body.data.phone_number, to_phone_number: uniquePhone(), dynamic_variables: { company: 'Acme' }, metadata: { simulated_caller: ['My invoice.', 'Back to the desk, please.'] } },
+      // The simulated carrier answers a number ending in 0-5 (6-9: voicemail, no answer, busy, failure).
+      body: { agent_id: desk, from_phone_number: number.body.data.phone_number, to_phone_number: `${uniquePhone().slice(0, -1)}0`, dynamic_variables: { company: 'Acme' }, metadata: { simulated_caller: ['My invoice.', 'Back to the desk, please.'] } },
     });
     expect(placed.status).toBe(200);
     const callId = placed.body.data.id;
