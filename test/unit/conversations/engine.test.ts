@@ -196,3 +196,51 @@ describe('variables', () => {
     expect(sent.at(-2)).toEqual({ role: 'assistant', content: 'a39' });
   });
 });
+
+describe('runTurn with a hand-off hook', () => {
+  const handoffTool: RunnableTool = {
+    kind: 'builtin', name: 'handoff_to_agent', description: 'hand off',
+    parameters: { type: 'object', properties: { agent_id: { type: 'string', enum: ['b', 'c'] }, reason: { type: 'string' } }, required: ['agent_id'] }, selection: { type: 'handoff_to_agent' },
+  };
+  const segment = (agent_id: string, reason: string | null) => ({ agent_id, agent_version: null, started_at: '2026-01-01T00:00:00.000Z', reason });
+  const billingTools: RunnableTool[] = [endTool];
+
+  it('switches prompt, tools, model, temperature, passages and the conversation for the following requests of the same turn, and reports the switch', async () => {
+    const llm = scriptedModel({ toolCalls: [{ id: 'h1', name: 'handoff_to_agent', arguments: '{"agent_id":"b","reason":"billing"}' }] }, { text: 'Billing here.' });
+    const asked: [string, string | null][] = [];
+    const passages = [{ doc_id: 'kb-b', url: null, text: 'Invoices are due monthly.', score: 1 }];
+    const out = await runTurn(input(llm, {
+      tools: [fnTool, handoffTool],
+      handoff: async (agentId, reason) => {
+        asked.push([agentId, reason]);
+        return {
+          system: 'You are billing.', tools: billingTools, model: 'm-billing', temperature: 0.9, passages,
+          conversation: { type: 'chat', id: 'c1', organization_id: 'o1', agent_id: 'b', contact_id: null, dynamic_variables: {}, metadata: {} },
+          result: { handed_off_to: 'b' }, from: { agent_id: 'a1', agent_version: null }, segment: segment('b', reason),
+        };
+      },
+    }));
+    expect(asked).toEqual([['b', 'billing']]);
+    expect(out.messages.map((m) => [m.role, m.name ?? m.content])).toEqual([['user', 'Hello'], ['tool_call', 'handoff_to_agent'], ['tool_result', 'handoff_to_agent'], ['agent', 'Billing here.']]);
+    expect(out.messages[2]!.result).toEqual({ handed_off_to: 'b' });
+    expect(out.messages[3]!.sources).toEqual([{ doc_id: 'kb-b', url: null, score: 1 }]);
+    expect(out.handoffs.map((h) => h.segment.agent_id)).toEqual(['b']);
+    const [first, second] = llm.requests;
+    expect([first!.system, first!.model, first!.tools.map((t) => t.name)]).toEqual(['You are helpful.', 'm', ['lookup_order', 'handoff_to_agent']]);
+    expect([second!.system, second!.model, second!.temperature, second!.tools.map((t) => t.name), second!.passages]).toEqual(['You are billing.', 'm-billing', 0.9, ['end_call'], passages]);
+  });
+
+  it('tells the model a refusal and goes on with the same agent; a second hand-off in one step is refused without asking the hook', async () => {
+    const llm = scriptedModel(
+      { toolCalls: [{ id: 'h1', name: 'handoff_to_agent', arguments: '{"agent_id":"b"}' }, { id: 'h2', name: 'handoff_to_agent', arguments: '{"agent_id":"c"}' }] },
+      { text: 'Still me.' },
+    );
+    let calls = 0;
+    const out = await runTurn(input(llm, { tools: [handoffTool], handoff: async () => (calls++, { refused: 'agent b already handled this conversation' }) }));
+    expect(calls).toBe(1);
+    const results = out.messages.filter((m) => m.role === 'tool_result').map((m) => m.result);
+    expect(results).toEqual([{ error: 'agent b already handled this conversation' }, { error: 'only one hand-off per step: this one was not made' }]);
+    expect(out.handoffs).toEqual([]);
+    expect(llm.requests[1]!.system).toBe('You are helpful.');
+  });
+});
