@@ -574,7 +574,7 @@ describe('an inbound call', () => {
     const ended = await carrierEnds(org, callId, sid, 40);
     expect(ended).toMatchObject({ direction: 'inbound', status: 'ended', disconnection_reason: 'transferred', duration_sec: 40 });
     expect(ended.transcript.map((t: any) => [t.role, t.text])).toEqual([['agent', 'Thanks for calling Acme.'], ['user', 'I need a person.'], ['agent', 'Transferring you now.']]);
-    expect(ended.tool_calls).toEqual([expect.objectContaining({ name: 'transfer_call', arguments: { reason: 'asked for a person' }, result: { transferring_to: '+14155550199' } })]);
+    expect(ended.tool_calls).toEqual([expect.objectContaining({ name: 'transfer_call', arguments: { reason: 'asked for a person' }, result: { transferring_to: '+14155550199', mode: 'cold' } })]);
     // The minutes are charged to the organization's number (the called one), named as an inbound call.
     const charges = (await listCharges(org, { limit: 100, offset: 0 })).items.filter((c) => c.resource_id === callId);
     expect(charges).toEqual([expect.objectContaining({ reason: 'call_minutes', phone_number: ended.to_phone_number, description: expect.stringMatching(/^Inbound call from \+/) })]);

@@ -48,7 +48,8 @@ export const rejectTwiml = (): RawBody => twiml('<Reject/>');
 
 /** `<Connect><Stream>` to the voice runtime at `runtimeUrl`, with a fresh stream token. */
 export async function streamTwiml(runtimeUrl: string, target: StreamTarget): Promise<RawBody> {
-  const token = await signToken('voice-stream', { organization_id: target.organization_id, call_id: target.call_id }, STREAM_TOKEN_TTL_SECONDS);
+  // A resumed stream's token names its transfer, so it never equals the call's first token (one use each), even within the same second.
+  const token = await signToken('voice-stream', { organization_id: target.organization_id, call_id: target.call_id, ...(target.resume !== undefined ? { resume: target.resume } : {}) }, STREAM_TOKEN_TTL_SECONDS);
   const parameters: [string, string | undefined][] = [
     [STREAM_PARAMETERS.token, token],
     [STREAM_PARAMETERS.organizationId, target.organization_id],
