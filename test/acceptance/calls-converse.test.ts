@@ -84,5 +84,5 @@ it('ends a call `transferred` when the agent hands the caller on, and never offe
   });
   const call = await ended(placed.body.data.id);
   expect(call.disconnection_reason).toBe('transferred');
-  expect(call.tool_calls).toEqual([expect.objectContaining({ name: 'transfer_call', result: { transferring_to: '+14155550199' } })]);
+  expect(call.tool_calls).toEqual([expect.objectContaining({ name: 'transfer_call', result: { transferring_to: '+14155550199', mode: 'cold' } })]);
 });
