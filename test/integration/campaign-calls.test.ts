@@ -183,7 +183,8 @@ describe('a campaign dialing through the calls service', () => {
     // Act
     const summary = await runCallRecovery({ now: new Date(Date.parse(placed!.due_at!) + 1000) });
     // Assess
-    expect(summary.ended).toBe(1);
+    // The sweep is the table's, not the organization's: calls other test files left in progress end with ours.
+    expect(summary.ended).toBeGreaterThanOrEqual(1);
     const [call] = await callsOf(org);
     expect(call).toMatchObject({ status: 'ended', disconnection_reason: 'failed', error_message: expect.stringContaining('recovery sweep') });
     const cc = await campaignContact(org, campaignId);
@@ -209,10 +210,11 @@ describe('a campaign dialing through the calls service', () => {
       expect(await campaignContact(org, campaignId)).toMatchObject({ status: 'in_progress' });
       // Within the grace period the sweep leaves it to the path that ended it; after it, the sweep finishes it.
       const early = await runCallRecovery({ now: new Date(due + 2000) });
-      expect(early.finalized).toBe(0);
+      expect(early.ran).toBe(true);
+      expect((await callsOf(org))[0]!.finalized_at).toBeUndefined();
       expect(Date.parse(ended.due_at!)).toBeGreaterThanOrEqual(Date.parse(ended.ended_at!) + FINALIZE_GRACE_MS - 5000);
       const later = await runCallRecovery({ now: new Date(Date.parse(ended.due_at!) + 1000) });
-      expect(later.finalized).toBe(1);
+      expect(later.finalized).toBeGreaterThanOrEqual(1); // ours, and any another test file left due
     } finally {
       failOutcomes = 0;
     }
