@@ -22,6 +22,7 @@ import { startPlatform } from '../shared/local/platform';
 import { cpus, loadavg } from 'node:os';
 import { startRealtimeStandIn, type ModelConnection } from '../test/support/realtime-stand-in';
 import { startTwilioCarrier } from '../test/support/twilio-carrier';
+import { benchApi } from './support';
 
 const CALLS = Number(process.env.BENCH_HANDOFF_VOICE_CALLS ?? 40);
 const PER_CALL = 5;
@@ -75,12 +76,7 @@ export async function handoffVoiceBenchmark(): Promise<string> {
     },
   });
   try {
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      const json = (await res.json()) as any;
-      if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const api = benchApi(platform.url, key, { strict: true });
     const common = { s2s_model: 'bench', start_speaker: 'user', reminder_trigger_ms: 0 };
     ids.b = (await api('POST', '/api/v1/agents', { name: 'Billing', agent_name: 'Bea', prompt: 'You are {{agent_name}}, billing.', selected_tools: [{ type: 'end_call' }], ...common })).data.id;
     const desk = (await api('POST', '/api/v1/agents', { name: 'Desk', agent_name: 'Ava', prompt: 'You are {{agent_name}}, front desk.', handoff_agents: [{ agent_id: ids.b, description: 'Billing questions' }], ...common })).data;

@@ -14,6 +14,7 @@
  */
 import { generateApiKey } from '../shared/domain/api-keys/secret';
 import { startPlatform } from '../shared/local/platform';
+import { benchApi } from './support';
 
 const TURNS = Number(process.env.BENCH_HANDOFF_TURNS ?? 200);
 const WARMUP = 20;
@@ -27,12 +28,7 @@ export async function handoffBenchmark(): Promise<string> {
     env: { LOG_LEVEL: 'SILENT', API_KEY_CACHE_SECONDS: '3600', RATE_LIMIT_PER_MINUTE: '100000000', LLM_PROVIDER: 'local' },
   });
   try {
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      const json = (await res.json()) as any;
-      if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const api = benchApi(platform.url, key, { strict: true });
     const billing = (await api('POST', '/api/v1/agents', { name: 'Billing', agent_name: 'Bea', prompt: 'You are {{agent_name}}, billing.', selected_tools: [{ type: 'end_call' }] })).data.id;
     const desk = (await api('POST', '/api/v1/agents', { name: 'Desk', agent_name: 'Ava', prompt: 'You are {{agent_name}}, front desk.', handoff_agents: [{ agent_id: billing, description: 'Billing questions' }] })).data.id;
     await api('PATCH', `/api/v1/agents/${billing}`, { handoff_agents: [{ agent_id: desk, description: 'Everything else' }] });

@@ -16,6 +16,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { twilioSignature } from '../shared/adapters/telephony/twilio-signature';
 import { generateApiKey } from '../shared/domain/api-keys/secret';
 import { startPlatform } from '../shared/local/platform';
+import { benchApi } from './support';
 
 const CALLS = Number(process.env.BENCH_ROUTING_CALLS ?? 200);
 const WARMUP = 20;
@@ -49,8 +50,7 @@ export async function inboundRoutingBenchmark(): Promise<string> {
     },
   });
   try {
-    const api = async (method: string, path: string, body?: unknown) =>
-      (await fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<any>;
+    const api = benchApi(platform.url, key);
     const front = (await api('POST', '/api/v1/agents', { name: 'Front desk', prompt: 'Be brief.', begin_message: 'Hello.' })).data.id;
     const vip = (await api('POST', '/api/v1/agents', { name: 'VIP desk', prompt: 'Serve {{inbound.tier}} members.', begin_message: 'Welcome back, {{inbound.tier}} member.' })).data.id;
     await api('POST', `/api/v1/agents/${vip}/versions`);

@@ -16,6 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { generateApiKey } from '../shared/domain/api-keys/secret';
 import { startPlatform } from '../shared/local/platform';
 import { startTwilioCarrier } from '../test/support/twilio-carrier';
+import { benchApi, twilioEnv } from './support';
 
 const PROMPTS = Number(process.env.BENCH_RELAY_PROMPTS ?? 200);
 const WARMUP = 20;
@@ -91,13 +92,12 @@ export async function relayBenchmark(): Promise<string> {
     port: 0, inMemory: true, apiKeys: [key], tickSeconds: 24 * 3600, voice: false, log: () => undefined,
     env: {
       LOG_LEVEL: 'SILENT', API_KEY_CACHE_SECONDS: '3600', RATE_LIMIT_PER_MINUTE: '100000000',
-      TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken,
+      ...twilioEnv(twilio),
       LLM_PROVIDER: 'openai', LLM_BASE_URL: `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`, LLM_API_KEY: 'sk-bench', VOICE_RUNTIME_URL: 'ws://127.0.0.1:9/stream',
     },
   });
   try {
-    const api = async (method: string, path: string, body?: unknown) =>
-      (await fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<any>;
+    const api = benchApi(platform.url, key);
     const agent = await api('POST', '/api/v1/agents', { name: 'Bench', voice_pipeline: 'relay', prompt: 'Be brief.', begin_message: 'Hello.' });
     // A number of its own (imported, and known to the Twilio stand-in as one the account holds).
     const phone = `+1415${String(2_000_000 + Math.floor(Math.random() * 7_000_000))}`;

@@ -7,6 +7,8 @@ import type { Clock } from './clock';
 import { resetBlobStore } from '../adapters/blob-store';
 import { resetConfig } from '../config';
 import { resetDb } from '../db/client';
+import { resetTelephony } from '../adapters/telephony';
+import { resetTwilioCredentials } from '../adapters/telephony/twilio';
 import type { QueueJob, ScheduledJob } from '../jobs/definition';
 import { assertJava, dynamoStartTimeoutMs, startDynamoLocal, type DynamoLocal } from './dynamo';
 import { assertPortsFree, listenError, type WantedPort } from './ports';
@@ -380,6 +382,9 @@ function resetClients(): void {
   resetConfig();
   resetDb();
   resetBlobStore();
+  // The carrier and its credentials too: a second platform in one process (benches, tests) may name another Twilio account.
+  resetTelephony();
+  resetTwilioCredentials();
 }
 
 function displayHost(host: string | undefined): string {
