@@ -22,6 +22,8 @@ module.exports = {
     // The fault tier: flows that matter, run under LOCAL_FAULTS, their invariants checked (docs/operations.md "Faults on demand").
     { ...base, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.ts'] },
     { ...base, displayName: 'acceptance', testMatch: ['<rootDir>/test/acceptance/**/*.test.ts'], setupFiles: [...base.setupFiles, '<rootDir>/test/support/setup-lazy.js'] },
+    // The CI tier on the synthesized stack (issue 41): `cdk synth` once (global-setup), then each file runs the template (shared/local/stack/runner.ts).
+    { ...base, displayName: 'stack', testMatch: ['<rootDir>/test/stack/**/*.test.ts'], globalSetup: '<rootDir>/test/stack/global-setup.ts' },
   ],
   testTimeout: 60000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
