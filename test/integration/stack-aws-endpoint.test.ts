@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { DynamoDBClient, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { DecryptCommand, EncryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
@@ -7,6 +8,7 @@ import { DescribeSecretCommand, GetSecretValueCommand, PutSecretValueCommand, Se
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { md5OfMessageAttributes } from '../../shared/local/stack/aws/sqs';
 import { LocalSecretStore, startLocalAws, type AwsDenial, type LocalAws, type LocalPrincipal, type SqsMessageAttributes } from '../../shared/local/stack/aws-endpoint';
 import type { ResolvedStatement } from '../../shared/local/stack/iam';
 
@@ -34,6 +36,7 @@ const principals: Record<string, LocalPrincipal> = {
       allow(['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Encrypt'], [KEY.arn, OTHER_KEY.arn]),
       allow(['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue', 'secretsmanager:DescribeSecret'], [`arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:vap/*`]),
       allow(['execute-api:ManageConnections'], [`arn:aws:execute-api:${REGION}:${ACCOUNT}:api1/prod/*`]),
+      allow(['cloudwatch:PutMetricData', 'xray:PutTraceSegments'], ['*']),
     ],
   },
   AKIDRATES: {
@@ -87,6 +90,9 @@ async function failure(promise: Promise<unknown>): Promise<{ name: string; statu
 const deniedMessage = (role: string, session: string, action: string, resource: string) =>
   `User: arn:aws:sts::${ACCOUNT}:assumed-role/${role}/${session} is not authorized to perform: ${action} on resource: ${resource} because no identity-based policy allows the ${action} action`;
 
+/** Headers of a request signed (in form only: the endpoint checks no signature) by `key` for `service`. */
+const signedBy = (key: string, service: string) => ({ authorization: `AWS4-HMAC-SHA256 Credential=${key}/20240101/${REGION}/${service}/aws4_request, SignedHeaders=host, Signature=abc123` });
+
 describe('callers', () => {
   it('refuses an unsigned request and an unknown access key as AWS does', async () => {
     const unsigned = await fetch(aws.endpoint, { method: 'POST', headers: { 'x-amz-target': 'DynamoDB_20120810.ListTables', 'content-type': 'application/x-amz-json-1.0' }, body: '{}' });
@@ -103,8 +109,7 @@ describe('callers', () => {
   });
 
   it('answers an operation it does not serve with a 400 that names it', async () => {
-    const scope = `AKIDFULL/20240101/${REGION}/sns/aws4_request`;
-    const answer = await fetch(aws.endpoint, { method: 'POST', headers: { authorization: `AWS4-HMAC-SHA256 Credential=${scope}, SignedHeaders=host, Signature=abc123`, 'x-amz-target': 'AmazonSNS.Publish' }, body: '{}' });
+    const answer = await fetch(aws.endpoint, { method: 'POST', headers: { ...signedBy('AKIDFULL', 'sns'), 'x-amz-target': 'AmazonSNS.Publish' }, body: '{}' });
     expect(answer.status).toBe(400);
     expect(await answer.json()).toMatchObject({ __type: 'UnknownOperationException', message: expect.stringContaining('sns') });
   });
@@ -157,6 +162,12 @@ describe('S3', () => {
     expect(listed.Contents?.map((o) => o.Key)).toEqual([`${run}/a b.txt`]);
   });
 
+  it('streams a stream upload through (aws-chunked with a checksum trailer)', async () => {
+    await s3().send(new PutObjectCommand({ Bucket: BUCKET, Key: `${run}/stream.bin`, Body: Readable.from([Buffer.from('part one, '), Buffer.from('part two')]), ContentLength: 18 }));
+    const got = await s3().send(new GetObjectCommand({ Bucket: BUCKET, Key: `${run}/stream.bin` }));
+    expect(await got.Body?.transformToString()).toBe('part one, part two');
+  });
+
   it('refuses what the role does not allow, in S3 XML with IAM message', async () => {
     const get = await failure(s3('AKIDNONE').send(new GetObjectCommand({ Bucket: BUCKET, Key: `${run}/a b.txt` })));
     expect(get).toEqual({ name: 'AccessDenied', status: 403, message: deniedMessage('NoneRole', 'NoneRole', 's3:GetObject', `"arn:aws:s3:::${BUCKET}/${run}/a b.txt"`) });
@@ -186,7 +197,9 @@ describe('SQS', () => {
   it('sends messages with an MD5 the SDK accepts, with attributes and in batches', async () => {
     const one = await sqs().send(new SendMessageCommand({ QueueUrl: QUEUE.url, MessageBody: '{"job":1}', DelaySeconds: 5, MessageAttributes: { traceparent: { DataType: 'String', StringValue: '00-abc-def-01' } } }));
     expect(one.MessageId).toBeDefined();
-    expect(one.MD5OfMessageAttributes).toMatch(/^[0-9a-f]{32}$/);
+    expect(one.MD5OfMessageAttributes).toBe(md5OfMessageAttributes({ traceparent: { DataType: 'String', StringValue: '00-abc-def-01' } }));
+    // AWS's own example (SQS Developer Guide, message attribute MD5).
+    expect(md5OfMessageAttributes({ SellerName: { DataType: 'String', StringValue: 'Example Store' } })).toBe('cd28f3b68aeee4b2eac9c66f2f694b58');
     expect(sent.at(-1)).toMatchObject({ body: '{"job":1}', delay: 5, attributes: { traceparent: { StringValue: '00-abc-def-01' } } });
     const batch = await sqs().send(new SendMessageBatchCommand({ QueueUrl: QUEUE.url, Entries: [{ Id: 'a', MessageBody: 'x' }, { Id: 'b', MessageBody: 'y', DelaySeconds: 901 }] }));
     expect(batch.Successful?.map((s) => s.Id)).toEqual(['a']);
@@ -273,5 +286,31 @@ describe('API Gateway Management API', () => {
     const refused = await failure(management('AKIDNONE').send(new PostToConnectionCommand({ ConnectionId: 'c1=', Data: Buffer.from('x') })));
     expect(refused.status).toBe(403);
     expect(denied.at(-1)).toMatchObject({ action: 'execute-api:ManageConnections', resource: `arn:aws:execute-api:${REGION}:${ACCOUNT}:api1/prod/POST/@connections/c1=` });
+  });
+});
+
+describe('CloudWatch, X-Ray and Logs', () => {
+  const putMetricData = (key: string) =>
+    fetch(aws.endpoint, {
+      method: 'POST',
+      headers: { ...signedBy(key, 'monitoring'), 'x-amz-target': 'GraniteServiceVersion20100801.PutMetricData', 'content-type': 'application/x-amz-json-1.0' },
+      body: JSON.stringify({ Namespace: 'vap', MetricData: [{ MetricName: 'Calls', Value: 1 }] }),
+    });
+
+  it('records PutMetricData only when cloudwatch:PutMetricData is allowed', async () => {
+    expect((await putMetricData('AKIDFULL')).status).toBe(200);
+    expect(aws.metrics.at(-1)).toEqual({ roleName: 'FullRole', namespace: 'vap', data: [{ MetricName: 'Calls', Value: 1 }] });
+    const refused = await putMetricData('AKIDNONE');
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('x-amzn-query-error')).toBe('AccessDenied;Sender');
+    expect(aws.metrics).toHaveLength(1);
+  });
+
+  it('accepts X-Ray segments and refuses Logs calls the role does not allow', async () => {
+    const xray = await fetch(`${aws.endpoint}/TraceSegments`, { method: 'POST', headers: signedBy('AKIDFULL', 'xray'), body: '{"TraceSegmentDocuments":[]}' });
+    expect(await xray.json()).toEqual({ UnprocessedTraceSegments: [] });
+    const logs = await fetch(aws.endpoint, { method: 'POST', headers: { ...signedBy('AKIDFULL', 'logs'), 'x-amz-target': 'Logs_20140328.PutLogEvents' }, body: '{"logGroupName":"g","logStreamName":"s","logEvents":[]}' });
+    expect(logs.status).toBe(400);
+    expect(denied.at(-1)).toMatchObject({ action: 'logs:PutLogEvents', resource: `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:g:log-stream:s` });
   });
 });

@@ -104,8 +104,9 @@ export async function startLocalAws(options: LocalAwsOptions): Promise<LocalAws>
   const metrics: RecordedMetrics[] = [];
   const log = options.log ?? (() => undefined);
   const telemetry = telemetryServices(metrics);
+  const dynamodb = dynamoService(options);
   const services: Record<string, ServiceHandler> = {
-    dynamodb: dynamoService(options),
+    dynamodb,
     s3: s3Service(options),
     sqs: sqsService(options),
     kms: kmsService(options),
@@ -170,6 +171,7 @@ export async function startLocalAws(options: LocalAwsOptions): Promise<LocalAws>
     metrics,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
+        dynamodb.close();
         server.close(() => resolve());
         server.closeAllConnections();
       })),

@@ -112,7 +112,7 @@ export function dynamoService(options: DynamoOptions) {
     }
   };
 
-  return async (call: AwsCall): Promise<void> => {
+  const serve = async (call: AwsCall): Promise<void> => {
     const target = String(call.req.headers['x-amz-target'] ?? '');
     const operation = target.startsWith('DynamoDB_20120810.') ? target.slice('DynamoDB_20120810.'.length) : '';
     const body = await call.body();
@@ -142,6 +142,7 @@ export function dynamoService(options: DynamoOptions) {
       body,
     });
   };
+  return Object.assign(serve, { close: () => local.destroy() });
 }
 
 async function describeKeys(client: DynamoDBClient, table: string): Promise<KeySchema | undefined> {
