@@ -5,6 +5,8 @@
  * Added below the SDK's retry middleware, so a throttle or a 5xx it injects is retried by the
  * SDK exactly as AWS's own would be.
  */
+import { StandardRetryStrategy } from '@smithy/core/retry';
+
 const INJECTOR = Symbol.for('vap.localFaults');
 
 /** The injector: sends the request with `next` (or not), and may fail it or change what it answers. */
@@ -35,6 +37,41 @@ export function addFaultPoint(client: MiddlewareHost, service: 'dynamodb' | 's3'
     },
     { step: 'finalizeRequest', priority: 'low', name: 'localFaults', override: true },
   );
+}
+
+const BACKOFF_SCALE = Symbol.for('vap.localBackoffScale');
+
+type ScaleHolder = { [BACKOFF_SCALE]?: number };
+
+/** Installs (or with undefined removes) the scale of the SDK's retry waits on the local runtime's clients (LOCAL_FAULTS `backoff=`). */
+export function installBackoffScale(scale: number | undefined): void {
+  (globalThis as ScaleHolder)[BACKOFF_SCALE] = scale;
+}
+
+/** The SDK's cap on one retry wait (@smithy/core's MAXIMUM_RETRY_DELAY). */
+const MAXIMUM_RETRY_DELAY_MS = 20_000;
+
+/**
+ * The retry strategy of a local runtime's client (DynamoDB Local, the S3 emulator): the SDK's own
+ * standard strategy (the same attempts, error types, retry capacity and base delays: in this
+ * SDK 1 s for a throttle, 50 ms otherwise) and its own full-jitter exponential wait, random × min(base × 2^retry,
+ * 20 s), multiplied by the installed backoff scale (1 unless LOCAL_FAULTS sets `backoff`). A test
+ * that injects throttles at realistic rates thus waits a tenth (say) of the wall-clock time, and the
+ * SDK still retries each one as AWS's own. Deployed clients keep the SDK's default strategy.
+ */
+export function localRetryStrategy(maxAttempts: number): StandardRetryStrategy {
+  let base = 0;
+  return new StandardRetryStrategy({
+    maxAttempts,
+    backoff: {
+      // The strategy sets the base for each retry (throttle or not) right before it computes the wait.
+      setDelayBase: (delay: number) => void (base = delay),
+      computeNextBackoffDelay: (retries: number) => {
+        const scale = (globalThis as ScaleHolder)[BACKOFF_SCALE] ?? 1;
+        return Math.floor(Math.random() * Math.min(base * 2 ** retries, MAXIMUM_RETRY_DELAY_MS) * scale);
+      },
+    },
+  });
 }
 
 const MODEL_INJECTOR = Symbol.for('vap.localModelFaults');

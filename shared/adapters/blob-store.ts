@@ -1,9 +1,12 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { checkS3, guardClient } from '../access/enforce';
 import { config } from '../config';
-import { addFaultPoint } from '../fault-point';
+import { addFaultPoint, localRetryStrategy } from '../fault-point';
 
 let client: Promise<S3Client> | undefined;
+
+/** The S3 client's default number of attempts in this SDK (test/integration/local/faults.test.ts checks it). */
+export const S3_MAX_ATTEMPTS = 3;
 
 /**
  * The S3 client, built once (the local S3-compatible server when S3_ENDPOINT is set). The SDK's
@@ -18,7 +21,7 @@ export function s3(): Promise<S3Client> {
       // Presigned PUT URLs must not carry the checksum of an empty body, or S3 refuses the upload.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       ...(s3Endpoint
-        ? { endpoint: s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
+        ? { endpoint: s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, retryStrategy: localRetryStrategy(S3_MAX_ATTEMPTS) }
         : {}),
     });
     // The local mirror of IAM: inside a function's access context, a call outside its grants fails.

@@ -1,11 +1,14 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { checkDynamo, guardClient } from '../access/enforce';
-import { addFaultPoint } from '../fault-point';
+import { addFaultPoint, localRetryStrategy } from '../fault-point';
 import { config } from '../config';
 import { CONFLICT_ATTEMPTS, isTransactionConflict, pause, TransactionConflict } from './retry';
 
 let doc: DynamoDBDocumentClient | undefined;
+
+/** The DynamoDB client's default number of attempts in this SDK (its retries under throttling; test/integration/local/faults.test.ts checks it). */
+export const DYNAMODB_MAX_ATTEMPTS = 4;
 
 /** The document client, built once per process (DynamoDB Local when DYNAMODB_ENDPOINT is set). */
 export function db(): DynamoDBDocumentClient {
@@ -14,7 +17,7 @@ export function db(): DynamoDBDocumentClient {
   const client = new DynamoDBClient({
     region,
     ...(dynamoEndpoint
-      ? { endpoint: dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      ? { endpoint: dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, retryStrategy: localRetryStrategy(DYNAMODB_MAX_ATTEMPTS) }
       : {}),
   });
   // The local mirror of IAM: inside a function's access context, a call outside its grants fails.

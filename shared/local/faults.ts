@@ -1,6 +1,6 @@
 import { ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { LlmError, type LlmProviderName } from '../adapters/llm/port';
-import { installFaultInjector, installModelFaultInjector, type FaultInjector } from '../fault-point';
+import { installBackoffScale, installFaultInjector, installModelFaultInjector, type FaultInjector } from '../fault-point';
 import { seededRandom } from '../adapters/seeded-random';
 
 /**
@@ -44,11 +44,17 @@ export const DEFAULT_RATES: Record<FaultKind, number> = {
 export interface FaultPlan {
   seed: string;
   rates: Partial<Record<FaultKind, number>>;
+  /**
+   * `backoff=F` (0 to 1): the SDK's retry waits on the local clients multiplied by F (default 1,
+   * the SDK's own). The same attempts on the same faults, less wall-clock time: for tests that
+   * inject throttles at realistic rates (shared/fault-point.ts `localRetryStrategy`).
+   */
+  backoff?: number;
 }
 
 /**
  * Reads `LOCAL_FAULTS`: empty or `off` for none; `on` for DEFAULT_RATES; or a comma-separated list of
- * `kind=rate` (0 to 1) and `seed=text`, where `on` may start the list to override some rates.
+ * `kind=rate` (0 to 1), `seed=text` and `backoff=factor` (0 to 1), where `on` may start the list to override some rates.
  * Anything else is an error that names what is wrong.
  */
 export function parseFaults(spec: string | undefined): FaultPlan | undefined {
@@ -65,8 +71,16 @@ export function parseFaults(spec: string | undefined): FaultPlan | undefined {
       plan.seed = value;
       continue;
     }
+    if (name === 'backoff') {
+      const factor = Number(value);
+      if (!value || !Number.isFinite(factor) || factor < 0 || factor > 1) {
+        throw new Error(`LOCAL_FAULTS: backoff (the scale of the SDK's retry waits) must be a number from 0 to 1, got "${value ?? ''}".`);
+      }
+      plan.backoff = factor;
+      continue;
+    }
     if (!name || !(name in FAULT_KINDS)) {
-      throw new Error(`LOCAL_FAULTS: unknown fault "${name}"; the kinds are ${Object.keys(FAULT_KINDS).join(', ')} (or "on", "off", seed=…).`);
+      throw new Error(`LOCAL_FAULTS: unknown fault "${name}"; the kinds are ${Object.keys(FAULT_KINDS).join(', ')} (or "on", "off", seed=…, backoff=…).`);
     }
     const rate = Number(value);
     if (value === undefined || value === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) {
@@ -103,7 +117,8 @@ export class LocalFaults {
   /** A line for the banner and logs. */
   describe(): string {
     const rates = Object.entries(this.plan.rates).filter(([, r]) => r! > 0).map(([k, r]) => `${k}=${r}`);
-    return rates.length ? `faults on (seed ${this.plan.seed}): ${rates.join(', ')}` : 'faults: none';
+    const backoff = this.plan.backoff !== undefined && this.plan.backoff !== 1 ? `; SDK retry waits × ${this.plan.backoff}` : '';
+    return rates.length ? `faults on (seed ${this.plan.seed}): ${rates.join(', ')}${backoff}` : 'faults: none';
   }
 
   /** The SDK-level injector (DynamoDB and S3 clients' fault points). */
@@ -198,6 +213,7 @@ export function installLocalFaults(plan: FaultPlan | undefined): LocalFaults | u
   current = plan ? new LocalFaults(plan) : undefined;
   installFaultInjector(current?.injector);
   installModelFaultInjector(current ? modelInjector(current) : undefined);
+  installBackoffScale(current?.plan.backoff);
   return current;
 }
 

@@ -13,7 +13,7 @@ import { sweepWebhooks } from '../../shared/domain/webhooks/deliveries';
 import { usePlatform, type ApiReply } from '../support/platform';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
-const FAULTS = 'on,dynamo.conflict=0.05,dynamo.throttle=0.004,s3.5xx=0.1,sqs.send=0.05,sqs.redeliver=0.05,model.429=0.05,model.5xx=0.05,model.timeout=0.06,model.malformed=0.06,seed=3601';
+const FAULTS = 'on,dynamo.conflict=0.05,dynamo.throttle=0.004,s3.5xx=0.1,sqs.send=0.05,sqs.redeliver=0.05,model.429=0.05,model.5xx=0.05,model.timeout=0.06,model.malformed=0.06,backoff=0.1,seed=3601';
 const CHATS = 12;
 
 const local = usePlatform({ faults: FAULTS });

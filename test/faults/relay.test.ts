@@ -17,7 +17,7 @@ import { startTwilioCarrier, type TwilioCarrierStandIn } from '../support/twilio
 import { until } from '../support/until';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
-const FAULTS = process.env.FT_FAULTS ?? 'on,dynamo.conflict=0.05,dynamo.throttle=0.004,sqs.redeliver=0.05,model.429=0.15,model.5xx=0.15,model.timeout=0,model.malformed=0,seed=3602';
+const FAULTS = process.env.FT_FAULTS ?? 'on,dynamo.conflict=0.05,dynamo.throttle=0.004,sqs.redeliver=0.05,model.429=0.15,model.5xx=0.15,model.timeout=0,model.malformed=0,backoff=0.1,seed=3602';
 const CALLS = 4;
 const SID = 'AC0000000000000000000000000000fa36';
 const TOKEN = 'fault-tier-token';

@@ -8,7 +8,10 @@ import type { SQSEvent } from 'aws-lambda';
 import { v7 as uuidv7 } from 'uuid';
 import { getObject, putObject } from '../../../shared/adapters/kb-objects';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../../shared/db/client';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3_MAX_ATTEMPTS } from '../../../shared/adapters/blob-store';
+import { db, DYNAMODB_MAX_ATTEMPTS, tableName } from '../../../shared/db/client';
 import { CONFLICT_ATTEMPTS } from '../../../shared/db/retry';
 import { getMany } from '../../../shared/db/filtered-query';
 import { getItem, putNew, transact, TransactionConflict } from '../../../shared/db/store';
@@ -30,6 +33,8 @@ describe('LOCAL_FAULTS', () => {
     expect(parseFaults('on,dynamo.conflict=0.5,seed=7')).toEqual({ seed: '7', rates: { ...DEFAULT_RATES, 'dynamo.conflict': 0.5 } });
     expect(() => parseFaults('dynamo.conflicts=0.1')).toThrow(/unknown fault "dynamo.conflicts"; the kinds are dynamo.conflict, /);
     expect(() => parseFaults('s3.5xx=2')).toThrow('LOCAL_FAULTS: the rate of s3.5xx must be a number from 0 to 1, got "2".');
+    expect(parseFaults('dynamo.throttle=0.1,backoff=0.1')).toEqual({ seed: '1', rates: { 'dynamo.throttle': 0.1 }, backoff: 0.1 });
+    expect(() => parseFaults('backoff=2')).toThrow('LOCAL_FAULTS: backoff (the scale of the SDK\'s retry waits) must be a number from 0 to 1, got "2".');
   });
 
   it('draws the same faults from the same seed', () => {
@@ -100,6 +105,20 @@ describe('DynamoDB under faults', () => {
     install({ 'dynamo.throttle': 0.3 }, 'through');
     expect(await getItem({ pk, sk: 'ITEM#1' })).toMatchObject({ n: 1 });
   });
+
+  it('backoff=F scales the SDK\'s retry waits only: every attempt is still made, each wait within F times the SDK\'s curve', async () => {
+    // The local clients' attempts are the SDK's own defaults.
+    expect(await new DynamoDBClient({ region: 'us-east-1' }).config.maxAttempts()).toBe(DYNAMODB_MAX_ATTEMPTS);
+    expect(await new S3Client({ region: 'us-east-1' }).config.maxAttempts()).toBe(S3_MAX_ATTEMPTS);
+    const pk = `FAULTS#${uuidv7()}`;
+    await transact([putNew(item(pk, 1))]);
+    const faults = installLocalFaults({ seed: 'test', rates: { 'dynamo.throttle': 1 }, backoff: 0.01 })!;
+    const refused = await rejection(getItem({ pk, sk: 'ITEM#1' }));
+    expect(refused).toMatchObject({ name: 'ProvisionedThroughputExceededException', $metadata: expect.objectContaining({ attempts: DYNAMODB_MAX_ATTEMPTS }) });
+    expect(faults.injected()['dynamo.throttle']).toBe(DYNAMODB_MAX_ATTEMPTS);
+    // The SDK waits below 1 s × 2^retry for a throttle (1 + 2 + 4 s over three retries); scaled, below a hundredth of that.
+    expect((refused as unknown as { $metadata: { totalRetryDelay: number } }).$metadata.totalRetryDelay).toBeLessThanOrEqual(70);
+  });
 });
 
 describe('S3 under faults', () => {
@@ -112,6 +131,15 @@ describe('S3 under faults', () => {
     expect(faults.injected()['s3.5xx']).toBeGreaterThanOrEqual(3);
     install({ 's3.5xx': 0.3 }, 'through');
     expect((await getObject(key))?.body.toString()).toBe('hello');
+  });
+
+  it('backoff=F scales its retry waits too (SlowDown is a throttle to the SDK), every attempt still made', async () => {
+    const key = `faults/${uuidv7()}.txt`;
+    await putObject(key, 'hello', 'text/plain');
+    installLocalFaults({ seed: 'test', rates: { 's3.5xx': 1 }, backoff: 0.01 });
+    const refused = await rejection(getObject(key));
+    expect(refused).toMatchObject({ name: 'SlowDown', $metadata: expect.objectContaining({ attempts: S3_MAX_ATTEMPTS }) });
+    expect((refused as unknown as { $metadata: { totalRetryDelay: number } }).$metadata.totalRetryDelay).toBeLessThanOrEqual(30); // 1 + 2 s, scaled
   });
 });
 
