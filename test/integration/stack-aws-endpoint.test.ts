@@ -115,6 +115,25 @@ describe('callers', () => {
   });
 });
 
+describe('clients configured by AWS_ENDPOINT_URL alone (as the runner configures functions)', () => {
+  afterEach(() => delete process.env.AWS_ENDPOINT_URL);
+
+  it('reach the endpoint; SQS goes to the QueueUrl host, so queue URLs must name this endpoint', async () => {
+    process.env.AWS_ENDPOINT_URL = aws.endpoint;
+    const credentials = { accessKeyId: 'AKIDFULL', secretAccessKey: 'secret' };
+    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ region: REGION, credentials }));
+    await dynamo.send(new GetCommand({ TableName: TABLE, Key: { pk: `RATE#${run}`, sk: 'none' } }));
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (line: string) => warnings.push(line) };
+    const sqs = new SQSClient({ region: REGION, credentials, maxAttempts: 1, logger });
+    const localUrl = aws.queueUrl('vap-jobs');
+    expect((await sqs.send(new SendMessageCommand({ QueueUrl: localUrl, MessageBody: 'via env' }))).MessageId).toBeDefined();
+    const elsewhere = await failure(sqs.send(new SendMessageCommand({ QueueUrl: `http://127.0.0.1:9/${ACCOUNT}/vap-jobs`, MessageBody: 'x' })));
+    expect(elsewhere.message).toMatch(/ECONNREFUSED/);
+    expect(warnings.join('\n')).toContain('using QueueUrl host as endpoint');
+  });
+});
+
 describe('DynamoDB', () => {
   const full = () => DynamoDBDocumentClient.from(new DynamoDBClient(config('AKIDFULL')));
   const rates = () => DynamoDBDocumentClient.from(new DynamoDBClient(config('AKIDRATES')));
@@ -185,6 +204,9 @@ describe('S3', () => {
     const answer = await fetch(url);
     expect(answer.status).toBe(200);
     expect(await answer.text()).toBe('hello');
+    const expired = await fetch(await getSignedUrl(s3(), new GetObjectCommand({ Bucket: BUCKET, Key: `${run}/a b.txt` }), { expiresIn: 1, signingDate: new Date(Date.now() - 60_000) }));
+    expect(expired.status).toBe(403);
+    expect(await expired.text()).toContain('<Message>Request has expired</Message>');
     const stranger = await fetch(await getSignedUrl(s3('AKIDWHO'), new GetObjectCommand({ Bucket: BUCKET, Key: `${run}/a b.txt` })));
     expect(stranger.status).toBe(403);
     expect(await stranger.text()).toContain('<Code>InvalidAccessKeyId</Code>');

@@ -62,6 +62,8 @@ export interface LocalAwsOptions {
   /** Host to listen on (default 127.0.0.1) and port (default 0: any free port). */
   host?: string;
   port?: number;
+  /** The time presigned S3 URLs are checked against (default Date.now). */
+  now?: () => number;
   /** SQS's largest message body (default 262144, the limit this project designs for). */
   sqsMaxMessageBytes?: number;
   onDenied?(denial: AwsDenial): void;
@@ -75,6 +77,12 @@ export interface LocalAws {
   denials: AwsDenial[];
   /** PutMetricData calls that were allowed, in order. */
   metrics: RecordedMetrics[];
+  /**
+   * The URL to give functions for a queue (`<endpoint>/<account>/<name>`). An SQS client configured by
+   * AWS_ENDPOINT_URL alone sends each call to its QueueUrl's host, so a template's
+   * `https://sqs.<region>.amazonaws.com/…` URL would leave this machine.
+   */
+  queueUrl(name: string): string;
   close(): Promise<void>;
 }
 
@@ -164,11 +172,13 @@ export async function startLocalAws(options: LocalAwsOptions): Promise<LocalAws>
   });
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
+  const endpoint = `http://${options.host ?? '127.0.0.1'}:${port}`;
   return {
-    endpoint: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    endpoint,
     port,
     denials,
     metrics,
+    queueUrl: (name) => `${endpoint}/${options.accountId}/${name}`,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
         dynamodb.close();

@@ -16,7 +16,7 @@
  */
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { RequestContext } from '../iam';
-import { deniedMessage, proxy, sendJsonError, type AwsCall } from './protocol';
+import { proxy, sendJsonError, type AwsCall } from './protocol';
 
 interface DynamoOptions {
   region: string;
@@ -129,7 +129,7 @@ export function dynamoService(options: DynamoOptions) {
       const context: RequestContext = check.leadingKeys ? { 'dynamodb:LeadingKeys': check.leadingKeys } : {};
       const denial = call.authorize(check.action, check.resource, context);
       if (denial) {
-        return sendJsonError(call, { status: 400, code: 'AccessDeniedException', namespace: 'com.amazon.coral.service', messageField: 'Message', message: deniedMessage(call.callerArn, denial) });
+        return sendJsonError(call, { status: 400, code: 'AccessDeniedException', namespace: 'com.amazon.coral.service', messageField: 'Message', message: denial.message! });
       }
     }
     const { authorization, 'x-amz-date': date, 'content-type': contentType } = call.req.headers;

@@ -7,7 +7,8 @@
  * DeleteObject (DELETE, and each key of a POST ?delete), ListBucket (GET or HEAD of a bucket,
  * with the `s3:prefix` condition key, '' when absent), on `arn:aws:s3:::bucket/key` or
  * `arn:aws:s3:::bucket`; a refusal is S3's 403 AccessDenied XML with IAM's message. Presigned
- * URLs are authorized like signed requests, by their X-Amz-Credential.
+ * URLs are authorized like signed requests, by their X-Amz-Credential, and refused once expired
+ * (X-Amz-Date + X-Amz-Expires, against `now`) with S3's "Request has expired".
  *
  * An allowed request is forwarded to the S3 emulator with its method, path, query (less the
  * presigning parameters) and body (streamed), without its Authorization header: the emulator
@@ -20,6 +21,7 @@ import { deniedMessage, proxy, sendS3Error, type AwsCall } from './protocol';
 
 interface S3Options {
   s3Endpoint: string;
+  now?: () => number;
 }
 
 interface S3Check {
@@ -36,6 +38,8 @@ export function s3Service(options: S3Options) {
   return async (call: AwsCall): Promise<void> => {
     const { bucket, key } = splitPath(call.url.pathname);
     const query = call.url.searchParams;
+    const expired = presignedExpiry(query, (options.now ?? Date.now)());
+    if (expired) return sendS3Error(call, 403, 'AccessDenied', 'Request has expired', expired);
     const method = call.req.method ?? 'GET';
     const needsBody = !!bucket && !key && method === 'POST' && query.has('delete');
     const body = needsBody ? await call.body() : call.req;
@@ -87,6 +91,18 @@ function checksFor(method: string, bucket: string, key: string, query: URLSearch
   if (method === 'DELETE' && sub === 'uploadId') return on('s3:AbortMultipartUpload');
   if (method === 'DELETE' && sub === '') return on('s3:DeleteObject');
   return undefined;
+}
+
+/** For a presigned URL past X-Amz-Date + X-Amz-Expires: the fields of S3's "Request has expired" answer. */
+function presignedExpiry(query: URLSearchParams, now: number): Record<string, string> | undefined {
+  const signedAt = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(query.get('X-Amz-Date') ?? '');
+  const seconds = Number(query.get('X-Amz-Expires'));
+  if (!signedAt || !Number.isFinite(seconds)) return undefined;
+  const [, y, mo, d, h, mi, sec] = signedAt.map(Number) as number[];
+  const expires = Date.UTC(y!, mo! - 1, d!, h!, mi!, sec!) + seconds * 1000;
+  if (now <= expires) return undefined;
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { 'X-Amz-Expires': String(seconds), Expires: iso(expires), ServerTime: iso(now) };
 }
 
 /** DeleteObjects (POST ?delete): IAM checks s3:DeleteObject on every key it names. */
