@@ -17,7 +17,7 @@ import { attachRelay } from '../relay-server';
 import type { WebSocketRoute } from '../../http/websocket';
 import { relayConnections } from '../../adapters/relay-connections';
 import { startLocalAws, LocalSecretStore, type LocalAws, type LocalSqsQueue } from './aws-endpoint';
-import type { ResolvedStatement } from './iam';
+import { unsupportedConditionOperators, type ResolvedStatement } from './iam';
 import type { LocalWebSocketApi } from './aws-endpoint';
 import { FunctionError, LambdaService, type FunctionSpec } from './functions';
 import { restMethods, startRestApi, type LocalRestApi } from './rest-api';
@@ -184,6 +184,38 @@ const HANDLED = new Set([
   'AWS::Logs::LogGroup', 'AWS::CDK::Metadata',
 ]);
 
+/** What stands in for the resources that do not run here, or why nothing does. */
+const NOT_RUN_BECAUSE: Record<string, string> = {
+  'AWS::ECS::Service': 'one task of its task definition runs; desired count, placement, health-check replacement and the deployment circuit breaker do not',
+  'AWS::ECS::Cluster': 'the task runs as a local process',
+  'AWS::ApplicationAutoScaling::ScalableTarget': 'no scaling: one task',
+  'AWS::ApplicationAutoScaling::ScalingPolicy': 'no scaling: one task (its metric is checked by the infra tests)',
+  'AWS::CloudFront::Distribution': 'its domain is rewritten to the task\'s local port: no edge, no TLS, no origin header',
+  'AWS::ElasticLoadBalancingV2::LoadBalancer': 'the task is reached on its port directly',
+  'AWS::ElasticLoadBalancingV2::Listener': 'the task is reached on its port directly',
+  'AWS::ElasticLoadBalancingV2::ListenerRule': 'the task is reached on its port directly',
+  'AWS::ElasticLoadBalancingV2::TargetGroup': 'the health check path is polled once at start',
+  'AWS::CloudWatch::Alarm': 'no metrics are evaluated; the functions\' and task\'s logs are kept (RunningStack.logs)',
+  'AWS::CloudWatch::Dashboard': 'no console here',
+  'AWS::Logs::MetricFilter': 'no metrics are evaluated',
+  'AWS::SNS::Topic': 'alarm notifications are not sent',
+  'AWS::SNS::TopicPolicy': 'alarm notifications are not sent',
+  'AWS::SQS::QueuePolicy': 'resource policies are not evaluated, only the callers\' identity policies (the stack\'s queue policies only deny non-TLS access)',
+  'AWS::S3::BucketPolicy': 'resource policies are not evaluated, only the callers\' identity policies (the stack\'s bucket policies only deny non-TLS access)',
+  'AWS::Lambda::EventInvokeConfig': 'nothing here invokes these functions asynchronously',
+  'AWS::EC2::VPC': 'one host network',
+  'AWS::EC2::Subnet': 'one host network',
+  'AWS::EC2::RouteTable': 'one host network',
+  'AWS::EC2::Route': 'one host network',
+  'AWS::EC2::SubnetRouteTableAssociation': 'one host network',
+  'AWS::EC2::InternetGateway': 'one host network',
+  'AWS::EC2::VPCGatewayAttachment': 'one host network',
+  'AWS::EC2::SecurityGroup': 'one host network: no port filtering',
+  'AWS::EC2::SecurityGroupIngress': 'one host network: no port filtering',
+  'AWS::EC2::SecurityGroupEgress': 'one host network: no port filtering',
+  'AWS::EC2::FlowLog': 'one host network',
+};
+
 export async function runStack(options: StackRunnerOptions): Promise<RunningStack> {
   const region = options.region ?? 'us-east-1';
   const accountId = options.accountId ?? '000000000000';
@@ -207,7 +239,8 @@ export async function runStack(options: StackRunnerOptions): Promise<RunningStac
     const report: string[] = assembly.missing.map((m) => `not run: ${m} (an attribute or intrinsic this runner cannot resolve)`);
     const notRun = new Map<string, number>();
     for (const r of assembly.resources) if (!HANDLED.has(r.type)) notRun.set(r.type, (notRun.get(r.type) ?? 0) + 1);
-    for (const [type, n] of [...notRun].sort()) report.push(`not run: ${n} × ${type}`);
+    for (const [type, n] of [...notRun].sort()) report.push(`not run: ${n} × ${type}${NOT_RUN_BECAUSE[type] ? ` (${NOT_RUN_BECAUSE[type]})` : ''}`);
+    report.push('not run: API Gateway stage and route throttling (ThrottlingRateLimit/BurstLimit): requests are never throttled here; the per-key limit in the functions is');
 
     // Storage: DynamoDB Local with the template's tables; s3rver with its buckets.
     const dataDir = mkdtempSync(join(tmpdir(), 'vap-stack-'));
@@ -334,7 +367,11 @@ export async function runStack(options: StackRunnerOptions): Promise<RunningStac
 
     // Functions.
     const roles = roleStatements(assembly, report);
-    const principals = new Map<string, { roleName: string; statements: ResolvedStatement[] }>();
+    for (const [arn, role] of roles) {
+      const unsupported = unsupportedConditionOperators(role.statements);
+      if (unsupported.length) report.push(`not run: condition operator(s) ${unsupported.join(', ')} in the policies of ${arn} (calls they govern are refused)`);
+    }
+    const principals = new Map<string, { roleName: string; sessionName?: string; statements: ResolvedStatement[] }>();
     const specs: FunctionSpec[] = assembly.ofType('AWS::Lambda::Function').map((fn) => {
       const assetPath = fn.metadata['aws:asset:path'] as string | undefined;
       const codeDir = assetPath ? join(assembly.dir, assetPath) : '';
@@ -343,7 +380,7 @@ export async function runStack(options: StackRunnerOptions): Promise<RunningStac
       const role = roles.get(roleArn);
       if (!role) throw new Error(`Function ${fn.logicalId}: role ${roleArn} is not in the template`);
       const credentials = credentialsFor(roleArn);
-      principals.set(credentials.accessKeyId, role);
+      principals.set(credentials.accessKeyId, { ...role, sessionName: fn.ref });
       const logGroup = assembly.resources.find((r) => r.type === 'AWS::Logs::LogGroup' && r.ref === fn.props.LoggingConfig?.LogGroup);
       return {
         name: fn.ref,
