@@ -93,7 +93,7 @@ export interface RunningTask {
 /** Starts the container's command (`node main.js`) and waits until its health check answers. */
 export async function runTask(options: { bundle: string; container: ContainerSpec; env: Record<string, string>; port: number; log: (line: string) => void; startTimeoutMs?: number }): Promise<RunningTask> {
   const child = spawn(process.execPath, ['--enable-source-maps', options.bundle], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production', ...options.env, PORT: String(options.port) },
+    env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', NODE_ENV: 'production', ...options.env, PORT: String(options.port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (line) => options.log(line));

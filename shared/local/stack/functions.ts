@@ -131,7 +131,7 @@ export class LambdaService {
       _HANDLER: spec.handler,
       TZ: ':UTC',
       LANG: 'en_US.UTF-8',
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      PATH: '/var/lang/bin:/usr/local/bin:/usr/bin/:/bin:/opt/bin',
       NODE_PATH: '/opt/nodejs/node_modules',
       AWS_ACCESS_KEY_ID: spec.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: spec.credentials.secretAccessKey,
