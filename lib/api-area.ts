@@ -4,7 +4,7 @@ import type { Construct } from 'constructs';
 import type { Operation } from '../shared/http/operation';
 import { ApiFunction, type AccessTargets } from './api-function';
 import type { Api } from './api';
-import { servedByStreamingApi, type StreamingApi } from './streaming-api';
+import { servedByStreamingApi, STREAMING_TIMEOUT, type StreamingApi } from './streaming-api';
 import type { CodeSource } from './bundle';
 import type { Monitoring } from './monitoring';
 import { pascalCase } from './names';
@@ -20,6 +20,34 @@ export interface ApiAreaProps extends NestedStackProps {
   targets: AccessTargets;
   monitoring: Monitoring;
   logRetention?: logs.RetentionDays;
+  reservedConcurrency?: ReservedConcurrency;
+}
+
+/** Reserved-concurrency caps per function (WIDGET_CONCURRENCY, MODEL_CONCURRENCY); `off`: none. */
+export interface ReservedConcurrency {
+  widget?: number | 'off';
+  model?: number | 'off';
+}
+
+/**
+ * The defaults: 20 instances each. Nine model-calling and seven widget functions (with their
+ * streamed twins) hold back 320 of the account's concurrency (1,000 by default; Lambda keeps 100
+ * unreserved), so no burst of them can take the rest of the platform's functions down with it.
+ */
+export const DEFAULT_RESERVED_CONCURRENCY = { widget: 20, model: 20 } as const;
+
+/**
+ * The cap of an operation's function, or none. Widget functions that do work (the public POSTs:
+ * a chat started, a turn, a call started; anyone on the internet can send them, at no cost to
+ * themselves) get `widget`; any other that calls a model (a turn, a completion, a re-analysis)
+ * gets `model`, so a burst spends neither the account's concurrency nor the model budget
+ * without bound. Reads, preflights and the script are cheap and stay uncapped.
+ */
+export function reservedConcurrencyOf(operation: Operation, caps: ReservedConcurrency = {}): number | undefined {
+  const cap = (value: number | 'off' | undefined, fallback: number) => (value === 'off' ? undefined : value ?? fallback);
+  if (!operation.auth && operation.method === 'POST' && operation.path.startsWith('/api/v1/widget/')) return cap(caps.widget, DEFAULT_RESERVED_CONCURRENCY.widget);
+  if (operation.access.llm || operation.access.analysis) return cap(caps.model, DEFAULT_RESERVED_CONCURRENCY.model);
+  return undefined;
 }
 
 /**
@@ -48,6 +76,7 @@ export class ApiArea extends NestedStack {
         memoryMb: operation.memoryMb,
         timeoutSeconds: operation.timeoutSeconds,
         logRetention: props.logRetention,
+        reservedConcurrency: reservedConcurrencyOf(operation, props.reservedConcurrency),
       });
       fn.applyAccess(operation.access, props.targets, `Operation ${operation.operationId}`);
       props.api.addOperation(this, operation, fn);
@@ -61,9 +90,11 @@ export class ApiArea extends NestedStack {
           description: `${operation.method} ${operation.path} (streamed): ${operation.summary}`,
           environment: props.environment,
           memoryMb: operation.memoryMb,
-          timeoutSeconds: operation.timeoutSeconds,
+          // Behind the streaming REST API, not the HTTP API's 30 s: the same limit as its integration.
+          timeoutSeconds: STREAMING_TIMEOUT.toSeconds(),
           logRetention: props.logRetention,
           handlerExport: 'streamHandler',
+          reservedConcurrency: reservedConcurrencyOf(operation, props.reservedConcurrency),
         });
         streamFn.applyAccess(operation.access, props.targets, `Operation ${operation.operationId} (streamed)`);
         props.streamingApi.addOperation(operation, streamFn);

@@ -47,6 +47,8 @@ export interface ApiFunctionProps {
   logRetention?: logs.RetentionDays;
   /** The bundle's export Lambda calls (default `handler`; `streamHandler` behind the streaming API). */
   handlerExport?: string;
+  /** Reserved concurrency: the most instances at once, held back from the account's pool; default none. */
+  reservedConcurrency?: number;
 }
 
 /** The runtime every function uses; pinned so an upgrade is a reviewed change (see the L1 acknowledgment). */
@@ -86,6 +88,7 @@ export class ApiFunction extends lambda.Function {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memoryMb ?? 256,
       timeout: Duration.seconds(props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       description: props.description.slice(0, 256),
       role,
       logGroup,

@@ -1,4 +1,4 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Lazy, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -17,6 +17,24 @@ export interface ApiThrottle {
 }
 
 export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 100, burstLimit: 200 };
+
+/**
+ * Routes with limits of their own (the stage's RouteSettings), which override the default's for
+ * them, so tuning the default (API_THROTTLE_*) for API-key traffic never moves them:
+ * - Twilio's callbacks (`/telephony/twilio/*`): a throttled status or TwiML callback is a call
+ *   that goes wrong, and Twilio does not retry most of them; so they get more than the default;
+ * - the widget's public routes: anyone on the internet can call them with no key, so no per-key
+ *   limit (RATE_LIMIT_PER_MINUTE) bounds them; their own, lower, limit does.
+ */
+export const TELEPHONY_ROUTE_THROTTLE: ApiThrottle = { rateLimit: 200, burstLimit: 400 };
+export const WIDGET_ROUTE_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
+
+/** The route-level limit of an operation's route, or none (it has the stage's default). */
+export function routeThrottleOf(operation: Operation): ApiThrottle | undefined {
+  if (operation.path.startsWith('/api/v1/telephony/twilio/')) return TELEPHONY_ROUTE_THROTTLE;
+  if (!operation.auth && operation.path.startsWith('/api/v1/widget/')) return WIDGET_ROUTE_THROTTLE;
+  return undefined;
+}
 
 export interface ApiProps {
   /** Answers every request no route matches (404, or 405 when the path exists with another method). */
@@ -54,6 +72,8 @@ export class Api extends Construct {
   readonly httpApi: apigwv2.HttpApi;
   readonly stage: apigwv2.HttpStage;
   readonly accessLogs: logs.LogGroup;
+  /** Route-level limits by route key (`POST /api/v1/…`), rendered into the stage's RouteSettings. */
+  private readonly routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -76,6 +96,9 @@ export class Api extends Construct {
         destination: new apigwv2.LogGroupLogDestination(this.accessLogs),
         format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
       },
+    });
+    (this.stage.node.defaultChild as apigwv2.CfnStage).routeSettings = Lazy.any({
+      produce: () => (Object.keys(this.routeSettings).length ? this.routeSettings : undefined),
     });
     Validations.of(this.httpApi).acknowledge({
       id: 'AwsSolutions-APIG4',
@@ -111,6 +134,12 @@ export class Api extends Construct {
           'authorizer would add a second lookup and latency to every call.'
         : `Public by design: ${operation.operationId} is declared auth: false in the route registry.`,
     });
+    const throttle = routeThrottleOf(operation);
+    if (throttle) {
+      this.routeSettings[`${operation.method} ${operation.path}`] = { ThrottlingRateLimit: throttle.rateLimit, ThrottlingBurstLimit: throttle.burstLimit };
+      // A stage's RouteSettings may name only routes that exist: the stage waits for this one (its area's stack).
+      this.stage.node.addDependency(route);
+    }
     return route;
   }
 }

@@ -93,6 +93,7 @@ export class Jobs extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     monitoring.notify(alarm);
+    monitoring.alarmOnQueueAge(this, id, job.name, queue);
     this.queues.set(job.name, queue);
     this.deadLetterQueues.set(job.name, deadLetters);
   }

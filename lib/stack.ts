@@ -11,7 +11,7 @@ import type { JobDefinition } from '../shared/jobs/definition';
 import { jobs as registryJobs } from '../shared/jobs/registry';
 import { Analysis, type AnalysisProps } from './analysis';
 import { Api, type ApiThrottle } from './api';
-import { ApiArea, apiArea, operationBundleName } from './api-area';
+import { ApiArea, apiArea, operationBundleName, type ReservedConcurrency } from './api-area';
 import { StreamingApi } from './streaming-api';
 import { ApiFunction } from './api-function';
 import { bundledCode, placeholderCode, type BundleEntry, type CodeSource } from './bundle';
@@ -45,13 +45,13 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   jobs?: JobDefinition[];
   /** Reported by GET /health (APP_VERSION); default the package version. */
   appVersion?: string;
-  /** Stage-wide throttling of the default route. */
+  /** API_THROTTLE_RATE, API_THROTTLE_BURST: throttling of every route without its own (DEFAULT_THROTTLE), on both APIs. */
   throttle?: ApiThrottle;
   /** RATE_LIMIT_PER_MINUTE: requests per minute per API key unless the organization sets its own. */
   rateLimitPerMinute?: number;
   /** API_KEY_CACHE_SECONDS: how long a function keeps an API key lookup in memory. */
   apiKeyCacheSeconds?: number;
-  /** Retention of every function's and the API's logs; default one month. */
+  /** LOG_RETENTION_DAYS: retention of every function's, the APIs' and the voice runtime's logs; default one month. */
   logRetention?: logs.RetentionDays;
   /**
    * SOURCE_MAPS: run every function with NODE_OPTIONS=--enable-source-maps, so stack traces in
@@ -80,9 +80,15 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
    * Given, no runtime is deployed here (one runs elsewhere).
    */
   voiceRuntimeUrl?: string;
-  /** The operator's domain and ACM certificate (same region) for the voice runtime; default CloudFront's domain. */
+  /** VOICE_DOMAIN_NAME, VOICE_CERTIFICATE_ARN: the operator's domain and ACM certificate (same region) for the voice runtime; default CloudFront's domain. */
   voiceDomainName?: string;
   voiceCertificateArn?: string;
+  /** VOICE_MIN_TASKS: voice runtime tasks always running (and the first deployment's count), spread over two zones; default 2. */
+  voiceMinTasks?: number;
+  /** VOICE_MAX_TASKS: the most tasks scaling on open calls may run; default 10. */
+  voiceMaxTasks?: number;
+  /** WIDGET_CONCURRENCY, MODEL_CONCURRENCY: reserved-concurrency caps per function (api-area.ts `reservedConcurrencyOf`); `off` for none. */
+  reservedConcurrency?: ReservedConcurrency;
   /** REALTIME_BASE_URL of the voice runtime; default the runtime's (OpenAI). */
   realtimeBaseUrl?: string;
   /** Where bundles are written; default `.build/bundles` in the repository. */
@@ -184,6 +190,10 @@ export class VoiceAgentPlatformStack extends Stack {
     }
 
     this.voice?.addService({
+      minTasks: props.voiceMinTasks,
+      maxTasks: props.voiceMaxTasks,
+      secretsKey: this.storage.secretsKey,
+      llm: this.llm.target,
       // Tests and `cdk ls` build no image (as they bundle no function): a public image stands in.
       image: !this.code.bundled ? ecs.ContainerImage.fromRegistry('public.ecr.aws/docker/library/node:22-slim') : undefined,
       environment,
@@ -229,9 +239,20 @@ export class VoiceAgentPlatformStack extends Stack {
           targets: { ...targets, queues: this.jobs.queues },
           monitoring: this.monitoring,
           logRetention: props.logRetention,
+          reservedConcurrency: props.reservedConcurrency,
         }),
       );
     }
+
+    // Alarms on the platform as a whole, and its dashboard (docs/operations.md, "Alarms and what to do").
+    this.monitoring.alarmOnThrottles('Api', 'The API', this.api.accessLogs);
+    this.monitoring.alarmOnLatency(this.api.httpApi);
+    if (streamingApi) {
+      this.monitoring.alarmOnThrottles('StreamingApi', 'The streaming API', streamingApi.accessLogs);
+      this.monitoring.alarmOnStreamingServerErrors(streamingApi.restApi);
+    }
+    this.monitoring.alarmOnTableThrottles(this.data.table);
+    this.monitoring.addDashboard({ api: this.api.httpApi, streamingApi: streamingApi?.restApi, table: this.data.table, queues: this.jobs.queues, voice: this.voice?.dashboardMetrics() });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
     if (streamingApi) new CfnOutput(this, 'StreamingApiUrl', { value: streamingApi.url, description: 'Base URL where streams arrive as produced (Accept: text/event-stream turns, the widget\'s turns) and every /api/v1/openai/v1 route (an OpenAI SDK\'s baseURL: this + /api/v1/openai/v1): same paths and key' });

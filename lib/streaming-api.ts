@@ -17,6 +17,17 @@ export interface StreamingApiProps {
  */
 export const servedByStreamingApi = (operation: Operation): boolean => !!operation.streams || !!operation.openAiCompatible;
 
+/**
+ * How long a streamed response may run, and so the integration's timeout and its functions'.
+ * API Gateway's REST response streaming ("Stream the integration response for your proxy
+ * integrations", developer guide, response-transfer-mode): a stream lasts at most 15 minutes, is
+ * cut after 5 minutes without a byte on a regional endpoint (30 s edge-optimized), and with
+ * `responseTransferMode: STREAM` the integration timeout may be set up to 15 minutes without a
+ * quota increase (not the buffered 29 s). A turn's own budget (TURN_BUDGET_MS) still ends it far
+ * sooner; this only stops the gateway and Lambda cutting a stream that is still writing.
+ */
+export const STREAMING_TIMEOUT = Duration.minutes(15);
+
 /** The stage: part of the base URL, known before the stage exists (see `functionsUrl`). */
 const STAGE = 'v1';
 
@@ -79,7 +90,7 @@ export class StreamingApi extends Construct {
     const resource = this.restApi.root.resourceForPath(operation.path);
     resource.addMethod(
       operation.method,
-      new apigw.LambdaIntegration(fn, { proxy: true, responseTransferMode: apigw.ResponseTransferMode.STREAM, timeout: Duration.seconds(29) }),
+      new apigw.LambdaIntegration(fn, { proxy: true, responseTransferMode: apigw.ResponseTransferMode.STREAM, timeout: STREAMING_TIMEOUT }),
     );
   }
 }

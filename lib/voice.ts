@@ -9,6 +9,7 @@ import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -16,6 +17,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { objectActions, tableActions } from '../shared/access/enforce';
 import { queueUrlVariable } from '../shared/jobs/definition';
+import { OPEN_CALLS_METRIC } from '../voice/open-calls-metric';
 import { acknowledgeGrantedResourceWildcard } from './acknowledge';
 import type { Monitoring } from './monitoring';
 import { operatorSecret } from './operator-secret';
@@ -24,14 +26,16 @@ import { operatorSecret } from './operator-secret';
 export const VOICE_PORT = 8080;
 /** The path Twilio opens the media stream on (VOICE_RUNTIME_URL ends with it). */
 export const VOICE_STREAM_PATH = '/stream';
-/** Where the runtime publishes its open calls (EMF log lines; docs/api.md, the voice runtime). */
-export const OPEN_CALLS_METRIC = { namespace: 'VoiceAgentPlatform', metricName: 'OpenCalls', dimensionsMap: { Service: 'voice-runtime' } };
+/** Where the runtime publishes its open calls (EMF log lines, voice/open-calls-metric.ts). */
+export { OPEN_CALLS_METRIC };
 /** Fargate's limit: a task gets at most 120 s between SIGTERM and SIGKILL, so a call in progress at a deploy has that long. */
 export const VOICE_STOP_TIMEOUT_SECONDS = 120;
 /** Never walked when the image's build context is staged (the .dockerignore narrows it further). */
 const ASSET_EXCLUDES = ['node_modules', '.git', 'cdk.out', '.data', '.build', '.tmp', 'dist', 'coverage', 'docs', 'test', 'bench'];
-/** Header CloudFront adds to every origin request; the load balancer forwards only requests carrying its secret value. */
-const ORIGIN_HEADER = 'x-origin-verify';
+/** Availability Zones the VPC spans and the service spreads its tasks over. */
+export const VOICE_ZONES = 2;
+/** Tasks always running (VOICE_MIN_TASKS): one per zone, so a zone's loss or a task's replacement never leaves calls nowhere to go. */
+export const DEFAULT_VOICE_MIN_TASKS = 2;
 
 export interface VoiceEndpointProps {
   /** The operator's domain for the runtime (`voiceDomainName`), with its ACM certificate in the stack's region; default: CloudFront's own domain. */
@@ -50,6 +54,8 @@ export interface VoiceServiceProps {
   bucketPrefixes: string[];
   tokens: secretsmanager.ISecret;
   telephony: { provider: string; secret: secretsmanager.ISecret };
+  /** The key that seals tenants' secrets (webhook tool secrets, Cal.com keys): a call's tools open them (SECRETS_KEY_ID). */
+  secretsKey: kms.IKey;
   /** Queues the calls service sends to when a call ends (events, analysis, campaigns), by job name. */
   queues: ReadonlyMap<string, sqs.IQueue>;
   queueNames: string[];
@@ -59,7 +65,7 @@ export interface VoiceServiceProps {
   realtimeBaseUrl?: string;
   monitoring: Monitoring;
   logRetention?: logs.RetentionDays;
-  /** Tasks at least and at most; default 1 and 10. */
+  /** Tasks at least (the desired count at deployment) and at most; default DEFAULT_VOICE_MIN_TASKS and 10. */
   minTasks?: number;
   maxTasks?: number;
   /** Open calls per task the scaling keeps to; default 50. */
@@ -68,12 +74,17 @@ export interface VoiceServiceProps {
 
 /**
  * The voice runtime in the stack: the one long-lived process (WebSockets for minutes do not fit
- * Lambda). An ECS service on Fargate (ARM64) in a VPC of its own, behind an Application Load
- * Balancer. Twilio needs a TLS endpoint (wss://): by default CloudFront in front of the load
- * balancer gives one with no custom domain (CloudFront carries WebSockets); its origin is plain
- * HTTP to the load balancer, which forwards only requests carrying a secret header CloudFront
- * adds (anything else is a 403). With the operator's domain and certificate, the load balancer
- * listens on HTTPS itself and CloudFront is not made.
+ * Lambda). An ECS service on Fargate (ARM64) in a VPC of its own spanning two Availability Zones,
+ * behind an Application Load Balancer. Twilio needs a TLS endpoint (wss://):
+ * - by default CloudFront gives one with no custom domain, and reaches the load balancer through a
+ *   CloudFront VPC origin: the load balancer is internal (no public address, in subnets with no
+ *   route to the internet), so nothing but this account's CloudFront can reach it, and the hop
+ *   from CloudFront runs over AWS's private network into the VPC, not across the internet
+ *   (WebSockets through VPC origins: supported since May 2026). No certificate is needed and no
+ *   shared secret header travels with each request. Chosen over an HTTPS origin, which needs a
+ *   certificate for a name the operator owns;
+ * - with the operator's domain and certificate (VOICE_DOMAIN_NAME, VOICE_CERTIFICATE_ARN), the load
+ *   balancer is internet-facing and listens on HTTPS itself (TLS 1.2+), and CloudFront is not made.
  *
  * Built in two steps: the endpoint first (the API functions need VOICE_RUNTIME_URL), the service
  * once the queues it sends to exist (`addService`).
@@ -88,18 +99,22 @@ export class VoiceRuntime extends Construct {
   readonly url: string;
   /** REALTIME_API_KEY's secret (JSON `{"api_key": "..."}`), put by the operator. */
   readonly realtimeSecret: secretsmanager.Secret;
-  private readonly originSecret?: secretsmanager.Secret;
   service?: ecs.FargateService;
   taskRole?: iam.Role;
 
   constructor(scope: Construct, id: string, props: VoiceEndpointProps = {}) {
     super(scope, id);
-    // Public subnets only: tasks reach the model, Twilio and AWS APIs directly (no NAT gateway to
-    // pay for); their security group admits only the load balancer.
+    const custom = !!(props.domainName && props.certificateArn);
+    // Tasks run in public subnets: they reach the model, Twilio and AWS APIs directly (no NAT
+    // gateway to pay for); their security group admits only the load balancer. Behind CloudFront
+    // the load balancer sits in isolated subnets (no route out or in), free of charge.
     this.vpc = new ec2.Vpc(this, 'Vpc', {
-      maxAzs: 2,
+      maxAzs: VOICE_ZONES,
       natGateways: 0,
-      subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 }],
+      subnetConfiguration: [
+        { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+        ...(custom ? [] : [{ name: 'origin', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 24 }]),
+      ],
       flowLogs: { rejected: { trafficType: ec2.FlowLogTrafficType.REJECT } },
       // Nothing is placed in the default security group (the load balancer and the tasks have their
       // own), so no custom-resource Lambda is deployed to empty its rules.
@@ -107,15 +122,18 @@ export class VoiceRuntime extends Construct {
     });
     this.cluster = new ecs.Cluster(this, 'Cluster', { vpc: this.vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
     this.realtimeSecret = operatorSecret(this, 'RealtimeApiKey', {
-      description: 'API key of the speech-to-speech (Realtime) model provider: JSON {"api_key": "..."}; set the value after the first deployment',
+      description: 'API key of the speech-to-speech (Realtime) model provider: JSON {"api_key": "..."}, created with a placeholder; put the real key, then deploy the service again (ECS reads it at task start)',
       issuer: 'the model provider',
+      // ECS resolves `api_key` when it starts a task and refuses to start one whose secret lacks
+      // it: an empty secret would roll the first deployment back.
+      jsonKey: 'api_key',
     });
 
-    const custom = !!(props.domainName && props.certificateArn);
     const lbSecurityGroup = new ec2.SecurityGroup(this, 'LoadBalancerSecurityGroup', { vpc: this.vpc, description: 'The voice runtime load balancer', allowAllOutbound: false });
     this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, 'LoadBalancer', {
       vpc: this.vpc,
-      internetFacing: true,
+      internetFacing: custom,
+      vpcSubnets: { subnetType: custom ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_ISOLATED },
       securityGroup: lbSecurityGroup,
       // A call's stream is never idle for long (20 ms media frames); this bounds a stuck one.
       idleTimeout: Duration.seconds(300),
@@ -131,24 +149,25 @@ export class VoiceRuntime extends Construct {
         defaultAction: elbv2.ListenerAction.fixedResponse(404),
       });
       this.url = `wss://${props.domainName}${VOICE_STREAM_PATH}`;
+      Validations.of(lbSecurityGroup).acknowledge({
+        id: 'AwsSolutions-EC23',
+        reason: 'Twilio media streams come from Twilio\'s changing edge addresses; streams are admitted by a signed token.',
+      });
     } else {
-      lbSecurityGroup.addIngressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(80), 'CloudFront (origin requests carry the secret header; others get 403)');
-      this.listener = this.loadBalancer.addListener('Http', { port: 80, defaultAction: elbv2.ListenerAction.fixedResponse(403) });
-      this.originSecret = new secretsmanager.Secret(this, 'OriginVerify', {
-        description: 'The header value CloudFront adds to requests to the voice runtime load balancer',
-        generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'header', passwordLength: 48, excludePunctuation: true },
-        removalPolicy: RemovalPolicy.DESTROY,
+      // CloudFront's VPC origin places its network interfaces in this VPC: nothing outside it reaches an internal load balancer.
+      lbSecurityGroup.addIngressRule(ec2.Peer.ipv4(this.vpc.vpcCidrBlock), ec2.Port.tcp(80), 'CloudFront, through its VPC origin (interfaces in this VPC)');
+      Validations.of(lbSecurityGroup).acknowledge({
+        id: 'AwsSolutions-EC23',
+        reason: 'The one rule admits this VPC\'s own CIDR (a reference cdk-nag cannot resolve), where CloudFront\'s VPC origin places its interfaces; the load balancer is internal, in isolated subnets.',
       });
-      Validations.of(this.originSecret).acknowledge({
-        id: 'AwsSolutions-SMG4',
-        reason: 'Not a credential anyone is given: CloudFront and the listener rule both read it at deployment; a new value is a redeploy.',
-      });
+      // Not `open`: that would admit 0.0.0.0/0, where the rule above admits this VPC only.
+      this.listener = this.loadBalancer.addListener('Http', { port: 80, open: false, defaultAction: elbv2.ListenerAction.fixedResponse(404) });
       this.distribution = new cloudfront.Distribution(this, 'Distribution', {
         comment: 'Voice runtime: TLS endpoint for Twilio media streams (WebSockets)',
         defaultBehavior: {
-          origin: new origins.LoadBalancerV2Origin(this.loadBalancer, {
+          origin: origins.VpcOrigin.withApplicationLoadBalancer(this.loadBalancer, {
+            // Inside the VPC, from AWS's network: the internal load balancer has no certificate.
             protocolPolicy: cloudfront.OriginProtocolPolicy.HTTP_ONLY,
-            customHeaders: { [ORIGIN_HEADER]: this.originSecret.secretValueFromJson('header').unsafeUnwrap() },
             readTimeout: Duration.seconds(60),
           }),
           viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
@@ -166,19 +185,28 @@ export class VoiceRuntime extends Construct {
         { id: 'AwsSolutions-CFR2', reason: `${cdn} every stream is admitted by the runtime only with a short-lived signed token; a WAF adds cost and nothing to that check.` },
         { id: 'AwsSolutions-CFR3', reason: `${cdn} the runtime logs every stream it admits or refuses (CloudWatch Logs); CloudFront access logs would need a logging bucket with ACLs.` },
         { id: 'AwsSolutions-CFR4', reason: `${cdn} the default *.cloudfront.net certificate cannot pin a minimum TLS version; give voiceDomainName and voiceCertificateArn for TLS 1.2 only.` },
-        { id: 'AwsSolutions-CFR5', reason: `${cdn} the origin is the load balancer over HTTP inside AWS's network, admitted only with the secret origin header.` },
+        { id: 'AwsSolutions-CFR5', reason: `${cdn} its origin is a VPC origin: an internal load balancer reached over AWS's private network, never the internet.` },
       );
     }
-    Validations.of(lbSecurityGroup).acknowledge({
-      id: 'AwsSolutions-EC23',
-      reason: custom
-        ? 'Twilio media streams come from Twilio\'s changing edge addresses; streams are admitted by a signed token.'
-        : 'CloudFront\'s origin-facing addresses change; the listener forwards only requests with the secret origin header (others: 403).',
-    });
     Validations.of(this.loadBalancer).acknowledge({
       id: 'AwsSolutions-ELB2',
       reason: 'The runtime logs each stream (admitted or refused, with the call) to CloudWatch Logs; load balancer access logs would need an S3 bucket for the same facts.',
     });
+  }
+
+  /** What the platform's dashboard shows of the runtime: open calls per task (the scaling metric) and running tasks (Container Insights). */
+  dashboardMetrics(): { openCalls: cloudwatch.IMetric; runningTasks: cloudwatch.IMetric } | undefined {
+    if (!this.service) return undefined;
+    return {
+      openCalls: new cloudwatch.Metric({ ...OPEN_CALLS_METRIC, statistic: cloudwatch.Stats.AVERAGE, period: Duration.minutes(1) }),
+      runningTasks: new cloudwatch.Metric({
+        namespace: 'ECS/ContainerInsights',
+        metricName: 'RunningTaskCount',
+        dimensionsMap: { ClusterName: this.cluster.clusterName, ServiceName: this.service.serviceName },
+        statistic: cloudwatch.Stats.AVERAGE,
+        period: Duration.minutes(1),
+      }),
+    };
   }
 
   /** The Fargate service: task definition, least-privilege task role, scaling on open calls, draining, logs and alarms. */
@@ -205,6 +233,8 @@ export class VoiceRuntime extends Construct {
     }
     props.tokens.grantRead(taskRole);
     props.telephony.secret.grantRead(taskRole);
+    // Envelope encryption as a `secrets: true` function has it (ApiFunction.bindSecretsKey): webhook tools and Cal.com bookings open sealed secrets.
+    props.secretsKey.grant(taskRole, 'kms:GenerateDataKey', 'kms:Decrypt');
     const environment: Record<string, string> = {
       ...props.environment,
       RUNTIME: 'aws',
@@ -212,6 +242,7 @@ export class VoiceRuntime extends Construct {
       TOKEN_SECRET_ARN: props.tokens.secretArn,
       TELEPHONY_PROVIDER: props.telephony.provider,
       TWILIO_SECRET_ARN: props.telephony.secret.secretArn,
+      SECRETS_KEY_ID: props.secretsKey.keyArn,
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...(props.realtimeBaseUrl ? { REALTIME_BASE_URL: props.realtimeBaseUrl } : {}),
       ...(props.llm?.environment ?? {}),
@@ -246,11 +277,13 @@ export class VoiceRuntime extends Construct {
     });
 
     const serviceSecurityGroup = new ec2.SecurityGroup(this, 'ServiceSecurityGroup', { vpc: this.vpc, description: 'Voice runtime tasks: from the load balancer only' });
+    const minTasks = props.minTasks ?? DEFAULT_VOICE_MIN_TASKS;
     const service = new ecs.FargateService(this, 'Service', {
       cluster: this.cluster,
       taskDefinition: task,
-      desiredCount: props.minTasks ?? 1,
+      desiredCount: minTasks,
       assignPublicIp: true,
+      // Both zones' public subnets: ECS spreads a service's tasks across the zones it is given.
       vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
       securityGroups: [serviceSecurityGroup],
       circuitBreaker: { rollback: true },
@@ -267,18 +300,10 @@ export class VoiceRuntime extends Construct {
       // Draining: a task leaving keeps its open streams up to the ECS stop limit.
       deregistrationDelay: Duration.seconds(VOICE_STOP_TIMEOUT_SECONDS),
     });
-    if (this.originSecret) {
-      this.listener.addAction('FromCloudFront', {
-        priority: 1,
-        conditions: [elbv2.ListenerCondition.httpHeader(ORIGIN_HEADER, [this.originSecret.secretValueFromJson('header').unsafeUnwrap()])],
-        action: elbv2.ListenerAction.forward([targets]),
-      });
-    } else {
-      this.listener.addAction('Runtime', { priority: 1, conditions: [elbv2.ListenerCondition.pathPatterns(['/*'])], action: elbv2.ListenerAction.forward([targets]) });
-    }
+    this.listener.addAction('Runtime', { priority: 1, conditions: [elbv2.ListenerCondition.pathPatterns(['/*'])], action: elbv2.ListenerAction.forward([targets]) });
 
     // Scaling on open calls: each task publishes OpenCalls (EMF); the service keeps the average per task at the target.
-    const scaling = service.autoScaleTaskCount({ minCapacity: props.minTasks ?? 1, maxCapacity: props.maxTasks ?? 10 });
+    const scaling = service.autoScaleTaskCount({ minCapacity: minTasks, maxCapacity: Math.max(minTasks, props.maxTasks ?? 10) });
     scaling.scaleToTrackCustomMetric('OpenCalls', {
       metric: new cloudwatch.Metric({ ...OPEN_CALLS_METRIC, statistic: cloudwatch.Stats.AVERAGE, period: Duration.minutes(1) }),
       targetValue: props.callsPerTask ?? 50,
@@ -286,6 +311,18 @@ export class VoiceRuntime extends Construct {
       // Scaling in stops a task (and its calls, after the 120 s drain): slowly.
       scaleInCooldown: Duration.minutes(15),
     });
+
+    // Scaling is blind without the metric (a runtime that stopped publishing, a log group that lost
+    // EMF): alarm when no task has published for 5 minutes, whatever the count.
+    const silent = new cloudwatch.Alarm(this, 'OpenCallsMissingAlarm', {
+      alarmDescription: 'The voice runtime published no OpenCalls metric for 5 minutes: scaling on open calls is blind',
+      metric: new cloudwatch.Metric({ ...OPEN_CALLS_METRIC, statistic: cloudwatch.Stats.SAMPLE_COUNT, period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 5,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    props.monitoring.notify(silent);
 
     // Alarms like the functions': errors logged, and targets the load balancer finds unhealthy.
     const errors = new logs.MetricFilter(this, 'ErrorLines', {

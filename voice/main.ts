@@ -1,5 +1,6 @@
 import { logger } from '../shared/logger';
 import { preloadAmbientBeds } from './ambient';
+import { publishOpenCalls } from './open-calls-metric';
 import { startVoiceServer } from './server';
 
 /**
@@ -14,6 +15,8 @@ async function main(): Promise<void> {
   preloadAmbientBeds();
   const server = await startVoiceServer({ port: Number(process.env.PORT) || 8080 });
   logger.info('Voice runtime listening', { port: server.port, path: '/stream' });
+  // The service scales on this (lib/voice.ts): every minute, this task's open calls as an EMF line.
+  publishOpenCalls(() => server.sessions.size);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -44,27 +44,70 @@ describe('the voice runtime', () => {
     expect(alarms).toEqual(expect.arrayContaining(['The voice runtime logged errors', 'A voice runtime task fails its health check']));
   });
 
-  it('gives the task role the table, knowledge-base reads, the token key and carrier secret, the call-end queues, and nothing else', () => {
+  it('gives the task role the table, knowledge-base reads, the token key and carrier secret, the secrets key, the call-end queues, and nothing else', () => {
     const actions = taskRoleStatements.flatMap(actionsOf);
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 's3:GetObject', 'sqs:SendMessage']));
     expect(actions.filter((a) => a === 'dynamodb:Scan' || a.includes('*'))).toEqual([]);
     expect(actions.filter((a) => a.startsWith('s3:'))).toEqual(['s3:GetObject']);
     expect(grantsOn(/TokenSigningKey/)).toContain('secretsmanager:GetSecretValue');
     expect(grantsOn(/TwilioCredentials/)).toContain('secretsmanager:GetSecretValue');
+    // Webhook tools and Cal.com bookings open tenants' sealed secrets: envelope encryption with the secrets key, exactly.
+    expect(actions.filter((a) => a.startsWith('kms:')).sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+    expect(grantsOn(/SecretsKey/).sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     // The Realtime key reaches the container as an injected secret (the execution role), not through the task role.
     expect(grantsOn(/RealtimeApiKey/)).toEqual([]);
     expect(taskRoleStatements.filter((st) => JSON.stringify(st.Resource) === '"*"')).toEqual([]);
+    const [task] = s.resources('AWS::ECS::TaskDefinition');
+    const env = Object.fromEntries(task.Properties.ContainerDefinitions[0].Environment.map((e: { Name: string; Value: unknown }) => [e.Name, e.Value]));
+    expect(JSON.stringify(env.SECRETS_KEY_ID)).toMatch(/SecretsKey/);
   });
 
-  it('puts CloudFront in front (a TLS endpoint for Twilio), and the load balancer forwards only requests with its origin header', () => {
+  it('creates the Realtime key secret as JSON with the api_key the task reads, so a first deployment starts its tasks', () => {
+    const [secret] = s.resources('AWS::SecretsManager::Secret').filter((r) => r.logicalId.startsWith('VoiceRealtimeApiKey'));
+    expect(secret.Properties.GenerateSecretString).toMatchObject({ SecretStringTemplate: '{}', GenerateStringKey: 'api_key' });
+    expect(JSON.parse(secret.Properties.GenerateSecretString.SecretStringTemplate)).toEqual({});
+    expect(secret.DeletionPolicy).toBe('Retain');
+    const [task] = s.resources('AWS::ECS::TaskDefinition');
+    const [realtime] = task.Properties.ContainerDefinitions[0].Secrets.filter((x: { Name: string }) => x.Name === 'REALTIME_API_KEY');
+    // ECS's `<secret arn>:<json key>::` names the key the template generates.
+    expect(JSON.stringify(realtime.ValueFrom)).toContain(`${secret.logicalId}`);
+    expect(JSON.stringify(realtime.ValueFrom)).toContain(':api_key::');
+  });
+
+  it('runs two tasks at least, spread over public subnets in two Availability Zones, and scales up to ten', () => {
+    const [service] = s.resources('AWS::ECS::Service');
+    expect(service.Properties.DesiredCount).toBe(2);
+    const [target] = s.resources('AWS::ApplicationAutoScaling::ScalableTarget');
+    expect(target.Properties).toMatchObject({ MinCapacity: 2, MaxCapacity: 10 });
+    const subnets = service.Properties.NetworkConfiguration.AwsvpcConfiguration.Subnets.map((ref: unknown) => s.target(s.resources('AWS::ECS::Service')[0], ref)!);
+    expect(subnets).toHaveLength(2);
+    expect(subnets.every((subnet: FoundResource) => subnet.Properties.MapPublicIpOnLaunch === true)).toBe(true);
+    const zones = subnets.map((subnet: FoundResource) => JSON.stringify(subnet.Properties.AvailabilityZone));
+    expect(new Set(zones).size).toBe(2);
+  });
+
+  it('alarms when no task publishes OpenCalls (missing data breaches), on the metric the scaling policy reads', () => {
+    const [policy] = s.resources('AWS::ApplicationAutoScaling::ScalingPolicy');
+    const spec = policy.Properties.TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification;
+    const alarm = s.resources('AWS::CloudWatch::Alarm').find((a) => String(a.Properties.AlarmDescription).startsWith('The voice runtime published no OpenCalls'))!;
+    expect(alarm.Properties).toMatchObject({ Namespace: spec.Namespace, MetricName: spec.MetricName, Dimensions: spec.Dimensions, TreatMissingData: 'breaching', ComparisonOperator: 'LessThanThreshold', Threshold: 1 });
+    expect(alarm.Properties.AlarmActions).toHaveLength(1);
+  });
+
+  it('puts CloudFront in front (a TLS endpoint for Twilio) and reaches an internal load balancer through a VPC origin, never across the internet', () => {
     const [distribution] = s.resources('AWS::CloudFront::Distribution');
     const origin = distribution.Properties.DistributionConfig.Origins[0];
-    expect(origin.CustomOriginConfig.OriginProtocolPolicy).toBe('http-only');
-    expect(origin.OriginCustomHeaders.map((h: { HeaderName: string }) => h.HeaderName)).toEqual(['x-origin-verify']);
-    const [listener] = s.resources('AWS::ElasticLoadBalancingV2::Listener');
-    expect(listener.Properties.DefaultActions[0]).toMatchObject({ Type: 'fixed-response', FixedResponseConfig: { StatusCode: '403' } });
-    const [rule] = s.resources('AWS::ElasticLoadBalancingV2::ListenerRule');
-    expect(rule.Properties.Conditions[0]).toMatchObject({ Field: 'http-header', HttpHeaderConfig: { HttpHeaderName: 'x-origin-verify' } });
+    expect(origin.CustomOriginConfig).toBeUndefined();
+    expect(origin.OriginCustomHeaders).toBeUndefined();
+    const [vpcOrigin] = s.resources('AWS::CloudFront::VpcOrigin');
+    expect(JSON.stringify(origin.VpcOriginConfig.VpcOriginId)).toContain(vpcOrigin.logicalId);
+    const [lb] = s.resources('AWS::ElasticLoadBalancingV2::LoadBalancer');
+    expect(lb.Properties.Scheme).toBe('internal');
+    expect(JSON.stringify(vpcOrigin.Properties.VpcOriginEndpointConfig.Arn)).toContain(lb.logicalId);
+    // Isolated subnets: no route to an internet gateway.
+    for (const ref of lb.Properties.Subnets) expect(s.target(lb, ref)!.Properties.MapPublicIpOnLaunch).toBe(false);
+    const [group] = s.resources('AWS::EC2::SecurityGroup').filter((g) => g.logicalId.startsWith('VoiceLoadBalancerSecurityGroup'));
+    expect(group.Properties.SecurityGroupIngress).toEqual([expect.objectContaining({ FromPort: 80, ToPort: 80, CidrIp: { 'Fn::GetAtt': [expect.stringMatching(/^VoiceVpc/), 'CidrBlock'] } })]);
   });
 
   it('gives every API function VOICE_RUNTIME_URL: wss:// the CloudFront domain /stream', () => {

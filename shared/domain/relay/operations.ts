@@ -24,7 +24,9 @@ export const relayDefault: WebSocketRoute = {
   description: 'Handles one ConversationRelay message: a prompt runs a turn of the chat engine and the reply goes back as text tokens.',
   // The engine: the model, knowledge-base passages, webhook tools (sealed secrets), built-ins
   // (appointments); each turn filed as an item of its own; replies through the WebSocket API's management endpoint.
-  access: { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true },
+  // A hand-off dispatches `conversation.handed_off` (event-fanout); an agent ending the call ends it
+  // here (call-ending.ts: the calls service queues its analysis, events and a campaign's outcome).
+  access: { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
   timeoutSeconds: 29,
   memoryMb: 512,
 };
