@@ -6,6 +6,7 @@ import { startRealtimeStandIn, type ModelConnection, type RealtimeStandIn } from
 import { startTwilioCarrier, type TwilioCarrierStandIn } from '../support/twilio-carrier';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { assemblyDir, PRODUCTION_SETTINGS } from './settings';
+import { startTlsFront, type TlsFront } from './tls-front';
 
 /**
  * One test file's synthesized stack (issue 41): the assembly global-setup.ts synthesized, run by
@@ -29,6 +30,8 @@ export interface StackTier {
   /** The Realtime model's script for each connection, by the agent's `s2s_model`. */
   realtimeScripts: Map<string, (m: ModelConnection) => Promise<void>>;
   receiver: WebhookReceiver;
+  /** An https URL (localhost, self-signed) that reaches a stand-in's http URL: production takes only https tool and webhook URLs. */
+  secure: TlsFront['secure'];
   /** When the stack was ready (ms from the start of `startStackTier`). */
   startMs: number;
   api<T = any>(method: string, path: string, options?: { body?: unknown; key?: string | null; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: T; text: string }>;
@@ -74,7 +77,7 @@ export interface StackTierOptions {
 export async function startStackTier(options: StackTierOptions = {}): Promise<StackTier> {
   const started = Date.now();
   const realtimeScripts = new Map<string, (m: ModelConnection) => Promise<void>>();
-  const [twilio, model, analysis, realtime, receiver] = await Promise.all([
+  const [twilio, model, analysis, realtime, receiver, tls] = await Promise.all([
     startTwilioCarrier({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN }),
     startOpenAiStandIn({ apiKey: LLM_KEY }),
     startOpenAiStandIn({ apiKey: ANALYSIS_KEY, fallback: analysisAnswer }),
@@ -84,16 +87,18 @@ export async function startStackTier(options: StackTierOptions = {}): Promise<St
       await script(m);
     }),
     startWebhookReceiver(),
+    startTlsFront(),
   ]);
-  const standIns = [twilio, model, analysis, realtime, receiver];
+  const standIns = [twilio, model, analysis, realtime, receiver, tls];
   let stack: RunningStack | undefined;
   try {
     const runnerOptions: StackRunnerOptions = {
       assemblyDir: options.assemblyDir ?? assemblyDir(),
       secretValues: { ...OPERATOR_SECRETS, ...options.secretValues },
-      // What the template cannot hold: Twilio's API hosts, and loopback opened for the stand-ins
-      // (the webhook receiver, tool endpoints), which production's egress guard refuses.
-      network: { TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, ALLOW_LOOPBACK_FETCH: 'true', ...options.network },
+      // What the template cannot hold: Twilio's API hosts; loopback opened for the stand-ins (the
+      // webhook receiver, tool endpoints), which production's egress guard refuses; and the
+      // stand-ins' self-signed certificate accepted (tls-front.ts).
+      network: { TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, ALLOW_LOOPBACK_FETCH: 'true', NODE_TLS_REJECT_UNAUTHORIZED: '0', ...options.network },
       urls: {
         [origin(PRODUCTION_SETTINGS.LLM_BASE_URL!)]: origin(model.url),
         [origin(PRODUCTION_SETTINGS.ANALYSIS_BASE_URL!)]: origin(analysis.url),
@@ -140,6 +145,7 @@ export async function startStackTier(options: StackTierOptions = {}): Promise<St
       realtime,
       realtimeScripts,
       receiver,
+      secure: tls.secure,
       startMs: Date.now() - started,
       api,
       async stop() {
@@ -177,7 +183,7 @@ export function useStackTier(options: StackTierOptions = {}): () => StackTier {
 }
 
 /** Log lines that say a function's role, environment or bundle is not what its code needs. */
-export const UNCLEAN_LINE = /AccessDenied|is not authorized|Runtime\.ImportModuleError|Missing [A-Z][A-Z0-9_]+\b|must be set/;
+export const UNCLEAN_LINE = /AccessDenied|is not authorized|Runtime\.ImportModuleError|Missing (required setting )?[A-Z][A-Z0-9_]+\b|must be set/;
 
 /** No call refused by IAM, and no function logged a denial, a missing setting or a bundle that did not load. */
 export function expectCleanStack(stack: RunningStack): void {
