@@ -183,7 +183,7 @@ export function useStackTier(options: StackTierOptions = {}): () => StackTier {
 }
 
 /** Log lines that say a function's role, environment or bundle is not what its code needs. */
-export const UNCLEAN_LINE = /AccessDenied|is not authorized|Runtime\.ImportModuleError|Missing (required setting )?[A-Z][A-Z0-9_]+\b|must be set/;
+export const UNCLEAN_LINE = /AccessDenied|is not authorized|Runtime\.ImportModuleError|Missing (required setting )?[A-Z][A-Z0-9_]+\b|must be set|[A-Z][A-Z0-9]*_[A-Z0-9_]+ is not set/;
 
 /** No call refused by IAM, and no function logged a denial, a missing setting or a bundle that did not load. */
 export function expectCleanStack(stack: RunningStack): void {
