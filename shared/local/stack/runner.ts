@@ -191,6 +191,7 @@ const NOT_RUN_BECAUSE: Record<string, string> = {
   'AWS::ApplicationAutoScaling::ScalableTarget': 'no scaling: one task',
   'AWS::ApplicationAutoScaling::ScalingPolicy': 'no scaling: one task (its metric is checked by the infra tests)',
   'AWS::CloudFront::Distribution': 'its domain is rewritten to the task\'s local port: no edge, no TLS, no origin header',
+  'AWS::CloudFront::VpcOrigin': 'the task is reached on its port directly',
   'AWS::ElasticLoadBalancingV2::LoadBalancer': 'the task is reached on its port directly',
   'AWS::ElasticLoadBalancingV2::Listener': 'the task is reached on its port directly',
   'AWS::ElasticLoadBalancingV2::ListenerRule': 'the task is reached on its port directly',
