@@ -78,7 +78,10 @@ it('answers every operation of the template without a 5xx, an AccessDenied or a 
     [exampleIds.contact]: contact.id, [exampleIds.kb]: kb.id, [exampleIds.phoneNumber]: number.id, [exampleIds.webhook]: webhook.id,
     [exampleIds.campaign]: campaign.id, [exampleIds.appointment]: appointment.id,
   };
-  const withRealIds = (value: unknown) => JSON.parse(Object.entries(real).reduce((text, [from, to]) => text.split(from).join(to), JSON.stringify(value)));
+  // The examples' outside hosts (https://www.example.com/pricing, https://hooks.example.com/…) are the receiver: a crawl or a delivery reaches something.
+  const outside = t.secure(t.receiver.url);
+  const withRealIds = (value: unknown) =>
+    JSON.parse(Object.entries(real).reduce((text, [from, to]) => text.split(from).join(to), JSON.stringify(value)).replace(/https:\/\/[a-z0-9.-]*example\.com/g, outside));
   const byResource: Record<string, string> = {
     agents: agent.id, tools: tool.id, contacts: contact.id, campaigns: campaign.id, chats: chat.id, 'phone-numbers': number.id, webhooks: webhook.id,
     widget: agent.widget_settings_id ?? NOBODY, 'widget-settings': agent.widget_settings_id ?? NOBODY, appointments: appointment.id,
