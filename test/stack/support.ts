@@ -185,10 +185,17 @@ export function useStackTier(options: StackTierOptions = {}): () => StackTier {
 /** Log lines that say a function's role, environment or bundle is not what its code needs. */
 export const UNCLEAN_LINE = /AccessDenied|is not authorized|Runtime\.ImportModuleError|Missing (required setting )?[A-Z][A-Z0-9_]+\b|must be set|[A-Z][A-Z0-9]*_[A-Z0-9_]+ is not set/;
 
-/** No call refused by IAM, and no function logged a denial, a missing setting or a bundle that did not load. */
+const checked = new WeakMap<RunningStack, { denials: number; logs: number }>();
+
+/**
+ * No call refused by IAM, and no function logged a denial, a missing setting or a bundle that did
+ * not load, since the previous check of this stack (each test answers for what it caused).
+ */
 export function expectCleanStack(stack: RunningStack): void {
-  expect(stack.aws.denials).toEqual([]);
-  expect(stack.logs.filter((line) => UNCLEAN_LINE.test(line))).toEqual([]);
+  const from = checked.get(stack) ?? { denials: 0, logs: 0 };
+  checked.set(stack, { denials: stack.aws.denials.length, logs: stack.logs.length });
+  expect(stack.aws.denials.slice(from.denials)).toEqual([]);
+  expect(stack.logs.slice(from.logs).filter((line) => UNCLEAN_LINE.test(line))).toEqual([]);
 }
 
 /** The schedule of the template whose logical id contains `name` (e.g. `CampaignTick`), for `scheduler.runNow`. */
