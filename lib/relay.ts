@@ -82,6 +82,8 @@ export class RelayApi extends Construct {
         })),
       },
     });
+    // `$connect` checks Twilio's signature over the URL Twilio opened (RELAY_URL), so every relay function knows it.
+    for (const fn of this.functions.values()) fn.addEnvironment('RELAY_URL', this.url);
     // Replies: this stage's connections only.
     const answering = this.functions.get('$default')!;
     const manage = [answering];

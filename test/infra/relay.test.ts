@@ -40,6 +40,10 @@ describe('the relay WebSocket API', () => {
     const env = fnOf('$default').Properties.Environment.Variables;
     expect(Object.keys(env)).toEqual(expect.arrayContaining(['RELAY_CALLBACK_URL', 'TABLE_NAME', 'LLM_PROVIDER']));
     expect(Object.keys(fnOf('$connect').Properties.Environment.Variables)).toEqual(expect.arrayContaining(['TOKEN_SECRET_ARN', 'TELEPHONY_PROVIDER']));
+    // $connect checks Twilio's signature over the URL Twilio opened: without RELAY_URL every call's relay was refused
+    // (found by the stack tier, issue 41). Every relay function gets the same value as the RelayUrl output.
+    const relayUrl = JSON.stringify(s.parent.toJSON().Outputs.RelayUrl.Value);
+    for (const key of ['$connect', '$default', '$disconnect']) expect(JSON.stringify(fnOf(key).Properties.Environment.Variables.RELAY_URL)).toBe(relayUrl);
     expect(s.statementsOf(fnOf('$connect')).flatMap(actionsOf)).toContain('secretsmanager:GetSecretValue');
   });
 
