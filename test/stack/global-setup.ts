@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { synthesize } from '../../shared/local/stack/synth';
-import { CLEARED_SETTINGS, DEFAULT_ASSEMBLY_DIR, PRODUCTION_SETTINGS } from './settings';
+import { CLEARED_SETTINGS, DEFAULT_ASSEMBLY_DIR, PRODUCTION_DEPLOY, PRODUCTION_SETTINGS } from './settings';
 
 /**
  * The stack tier's one synth (issue 41): `cdk synth` with production's deploy settings into
@@ -21,7 +21,7 @@ export default async function globalSetup(): Promise<void> {
   process.stdout.write(`\nstack tier: cdk synth (production settings, bundling on) into ${DEFAULT_ASSEMBLY_DIR} …\n`);
   const env: Record<string, string | undefined> = { ...PRODUCTION_SETTINGS };
   for (const name of CLEARED_SETTINGS) env[name] = undefined;
-  const { millis } = await synthesize({ outDir: DEFAULT_ASSEMBLY_DIR, env });
+  const { millis } = await synthesize({ outDir: DEFAULT_ASSEMBLY_DIR, env, context: PRODUCTION_DEPLOY.context });
   process.stdout.write(`stack tier: synthesized in ${(millis / 1000).toFixed(1)} s\n`);
   process.env.STACK_CI_ASSEMBLY = DEFAULT_ASSEMBLY_DIR;
 }

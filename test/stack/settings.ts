@@ -1,21 +1,14 @@
 import { resolve } from 'node:path';
 
+import { readDeployDoc } from './deploy-doc';
+
 /**
- * The deploy settings the stack tier synthesizes with: production's shape (docs/operations.md,
- * "Deploy"), its outside services named by public URLs that `runStack({ urls })` points at the
- * stand-ins, as DNS would.
+ * The deploy settings the stack tier synthesizes with: production's command in docs/operations.md,
+ * "Deploy" (the block "This block is what CI runs", read by deploy-doc.ts), its outside services
+ * named by public URLs that `runStack({ urls })` points at the stand-ins, as DNS would.
  */
-export const PRODUCTION_SETTINGS: Record<string, string> = {
-  STAGE: 'prod',
-  TELEPHONY_PROVIDER: 'twilio',
-  PUBLIC_BASE_URL: 'https://api.example.com',
-  LLM_PROVIDER: 'openai',
-  LLM_BASE_URL: 'https://llm.example.com/v1',
-  LLM_MODEL: 'stand-in-model',
-  ANALYSIS_PROVIDER: 'openai',
-  ANALYSIS_BASE_URL: 'https://analysis.example.com/v1',
-  REALTIME_BASE_URL: 'wss://realtime.example.com/v1/realtime',
-};
+export const PRODUCTION_DEPLOY = readDeployDoc();
+export const PRODUCTION_SETTINGS: Record<string, string> = PRODUCTION_DEPLOY.env;
 
 /** Deploy settings a developer's shell may hold that would make the template other than production's. */
 export const CLEARED_SETTINGS = [
