@@ -1,9 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import type { BuildOptions, Metafile } from 'esbuild';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 
 /** One function's source: a unique name (its bundle directory) and its entry file, relative to the repository root. */
 export interface BundleEntry {
@@ -116,10 +114,14 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
   const dirs = new Map<string, string>();
   const sizes = new Map<string, number>();
   const totalSizes = new Map<string, number>();
-  const metafiles = buildAll(common, entries.map(({ name, entry }) => ({ name, entry, dir: path.join(options.outDir, name) })));
-  for (const { name, files } of entries) {
+  for (const { name, entry, files } of entries) {
     const dir = path.join(options.outDir, name);
-    const metafile = metafiles[name]!;
+    let metafile: Metafile;
+    try {
+      metafile = buildSync({ ...common, entryPoints: { index: entry }, outdir: dir }).metafile!;
+    } catch (error) {
+      throw new Error(`esbuild failed to bundle the Lambda function ${name} (${entry}): ${(error as Error).message}`, { cause: error });
+    }
     for (const file of files ?? []) {
       if (!/^[A-Za-z0-9._-]+$/.test(file.to) || file.to === 'index.mjs') throw new Error(`Function ${name}: "${file.to}" must be a plain file name other than index.mjs.`);
       copyFileSync(path.resolve(options.rootDir, file.from), path.join(dir, file.to));
@@ -133,25 +135,6 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
   }
   writeFileSync(path.join(options.outDir, 'metafile.json'), JSON.stringify(merged));
   return { dirs, sizes, totalSizes, millis: Date.now() - started };
-}
-
-/**
- * Builds every entry with esbuild's async API, several at a time, in a child process
- * (lib/bundle-worker.mjs): the stack's constructor is synchronous, and one `buildSync` after another
- * used one core (170 functions: 69 s; docs/benchmarks.md, "Synthesizing"). Each entry is still its
- * own build, so its bundle and chunks are the same as before.
- */
-function buildAll(common: BuildOptions, jobs: { name: string; entry: string; dir: string }[]): Record<string, Metafile> {
-  const concurrency = Number(process.env.BUNDLE_CONCURRENCY) || Math.max(2, availableParallelism() * 2);
-  const run = spawnSync(process.execPath, [path.join(__dirname, 'bundle-worker.mjs')], {
-    input: JSON.stringify({ common, jobs, concurrency }),
-    maxBuffer: 512 * 1024 * 1024,
-    encoding: 'utf8',
-  });
-  if (run.status !== 0) throw new Error(`The bundler process failed (exit ${run.status}): ${run.stderr}`);
-  const answer = JSON.parse(run.stdout) as { metafiles?: Record<string, Metafile>; error?: { name: string; entry: string; message: string } };
-  if (answer.error) throw new Error(`esbuild failed to bundle the Lambda function ${answer.error.name} (${answer.error.entry}): ${answer.error.message}`);
-  return answer.metafiles!;
 }
 
 /**
