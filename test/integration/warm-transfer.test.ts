@@ -182,7 +182,12 @@ async function expectBackWithAgent(call: StandInCall, callId: string, outcome: s
 it('declined: another key sends the caller back to the agent, which says so and goes on; a leg over within its first second costs nothing', async () => {
   const { call, callId, leg } = await transferredCall(await relayAgent());
   advance(30_000);
+  // The person answers and declines within one second of the carrier's clock: held still while they do,
+  // so a loaded machine's real milliseconds cannot carry the leg into a billed second.
+  const frozen = clockMs();
+  installTimeSource({ now: () => frozen });
   await twilio.answer(leg.sid, { digits: '2' });
+  advance(0);
   expect(leg.said!.at(-1)).toBe('Thank you. The caller will be told you could not take the call. Goodbye.');
   expect(leg.status).toBe('completed');
   await expectBackWithAgent(call, callId, 'declined', "I'm sorry, the person I called could not take your call just now. I can take a message or arrange a callback. Which would you prefer?");
