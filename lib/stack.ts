@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, Stage, type StackProps } from 'aws-cdk-lib';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -91,7 +92,11 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   reservedConcurrency?: ReservedConcurrency;
   /** REALTIME_BASE_URL of the voice runtime; default the runtime's (OpenAI). */
   realtimeBaseUrl?: string;
-  /** Where bundles are written; default `.build/bundles` in the repository. */
+  /**
+   * Where bundles are written; default `.build/bundles/<assembly>` in the repository, one folder per
+   * cloud assembly directory, so two synths into different directories (`cdk synth -o …`) at once
+   * never empty each other's bundles.
+   */
   bundleDir?: string;
   /** The WebSocket routes (ConversationRelay); the default is shared/http/registry.ts `websocketRoutes`. None: no relay API. */
   websocketRoutes?: WebSocketRoute[];
@@ -140,7 +145,7 @@ export class VoiceAgentPlatformStack extends Stack {
         ...jobs.map((job) => ({ name: jobBundleName(job), entry: job.entry })),
         ...wsRoutes.map((route) => ({ name: relayBundleName(route), entry: route.entry })),
       ],
-      props.bundleDir ?? path.join(ROOT_DIR, '.build', 'bundles'),
+      props.bundleDir ?? path.join(ROOT_DIR, '.build', 'bundles', createHash('sha256').update(Stage.of(this)?.outdir ?? 'cdk.out').digest('hex').slice(0, 12)),
     );
 
     this.data = new Data(this, 'Data');
