@@ -1,6 +1,7 @@
 import type { WebSocket } from 'ws';
 import { verifyToken } from '../shared/adapters/signed-token';
-import { openVoiceSession } from '../shared/domain/calls/voice-session';
+import { clockNow } from '../shared/clock';
+import { openVoiceSession, recordConversation } from '../shared/domain/calls/voice-session';
 import { answerWebCall, speechModelProblem } from '../shared/domain/calls/web-calls';
 import { logger } from '../shared/logger';
 import { BrowserTransport, parseBrowserMessage } from './browser-transport';
@@ -51,11 +52,11 @@ export function acceptBrowserCall(ws: WebSocket, sessions: Map<string, CallSessi
       if (early.length < 500) early.push(m.audio);
       return;
     }
-    // hangup: the call ends as when a caller hangs up; `ended` follows once it is written.
+    // hangup: the call ends as when a caller hangs up; `ended` follows once it is written (during
+    // the admission: once it is admitted and ended, below).
     hungUp = true;
     line.endReason = 'client_hangup';
     if (session) void hangUp(session);
-    else line.close(1000, 'hung up');
   });
   ws.on('close', () => {
     clearTimeout(startTimer);
@@ -79,13 +80,19 @@ export function acceptBrowserCall(ws: WebSocket, sessions: Map<string, CallSessi
     const context = await loadCallContext(claims.organization_id, claims.call_id);
     if (!context || context.call.channel !== 'web') return refuse('unknown call');
     if (context.call.status === 'ended') return refuse('the call has ended');
-    if (ws.readyState !== ws.OPEN) return;
+    // A browser that already left (a `start` and the close at once) or hung up is still admitted,
+    // and its call ends at once as a caller's early hang-up (`completed`, call.started then
+    // call.ended): none is left `ringing` for the sweep, and its token is spent.
     // One browser per token, ever, whichever runtime task it reaches (the media streams' conditional write).
     const admission = await openVoiceSession(claims.organization_id, claims.call_id, token);
     if (admission !== 'admitted') return refuse(admission === 'token_used' ? 'the token was already used' : 'the call has ended');
     const answered = await answerWebCall(context.call);
     context.call = answered.item;
-    if (ws.readyState !== ws.OPEN) return void (await answerGone(context.call.organization_id, context.call.id, startMs));
+    if (!line.open || hungUp) {
+      clearTimeout(startTimer);
+      await endBeforeSession(context.call.organization_id, context.call.id);
+      return line.close(1000, 'hung up');
+    }
     const s = new CallSession({ carrier: line, audioFormat: line.format, observer: line, context, settings, startMs });
     line.onMark = (name) => s.onCarrierFrame({ event: 'mark', mark: { name } });
     session = s;
@@ -94,14 +101,12 @@ export function acceptBrowserCall(ws: WebSocket, sessions: Map<string, CallSessi
     void s.done.then(() => sessions.delete(s.callId));
     line.send(JSON.stringify({ type: 'started', call_id: s.callId, format: line.format, sample_rate: line.format === 'pcm16' ? 24000 : 8000 }));
     for (const payload of early.splice(0)) s.onCarrierFrame({ event: 'media', media: { payload } });
-    if (hungUp) return void hangUp(s);
     await s.start();
     logger.info('A web call is live on the voice runtime', { call_id: s.callId, format: line.format });
   }
 }
 
-/** The browser left between its admission and the session: the call ends at once (nothing was said). */
-async function answerGone(orgId: string, callId: string, _startMs: number): Promise<void> {
-  const { recordConversation } = await import('../shared/domain/calls/voice-session');
-  await recordConversation(orgId, callId, { transcript: [], toolCalls: [], streamEndedAt: new Date().toISOString() });
+/** The browser left (or hung up) before its session started: the answered call ends at once, nothing said, as at a stream's stop. */
+async function endBeforeSession(orgId: string, callId: string): Promise<void> {
+  await recordConversation(orgId, callId, { transcript: [], toolCalls: [], streamEndedAt: clockNow().toISOString() });
 }

@@ -225,3 +225,62 @@ it('transfer_call on a web call: the built-in answers that it cannot transfer, a
   expect(ended.disconnection_reason).toBe('completed');
   expect(ended.tool_calls).toEqual([expect.objectContaining({ name: 'transfer_call', result: { error: expect.stringContaining('not available on a web call') } })]);
 }, 60_000);
+
+/** The call ended within a few seconds (a call left `ringing` would wait for the recovery sweep). */
+async function endedSoon(callId: string, what: string): Promise<any> {
+  const deadline = Date.now() + 8_000;
+  for (;;) {
+    const call = await callOf(callId);
+    if (call.status === 'ended') return call;
+    if (Date.now() > deadline) throw new Error(`the call (${what}) is still ${call.status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+it('a browser that sends start and closes at once (or hangs up and closes) ends the call completed, once, with call.started and call.ended: none is left ringing', async () => {
+  scripts.set('web-gone', async (m) => {
+    await m.closed;
+  });
+  const agentId = await agent({ s2s_model: 'web-gone', begin_message: 'Hello.' });
+  const connectionsBefore = model().connections.length;
+  for (const how of ['close', 'hangup'] as const) {
+    const started = await webCall(agentId);
+    const browser = await WebCallClient.connect(started.url);
+    browser.send({ type: 'start', token: started.token, format: 'pcm16' });
+    if (how === 'hangup') browser.hangUp();
+    browser.close();
+    await browser.closed;
+    const ended = await endedSoon(started.call.id, how);
+    expect(ended).toMatchObject({ channel: 'web', disconnection_reason: 'completed', duration_sec: 0 });
+    expect(ended.answered_at).toBeTruthy();
+    expect(await eventsOf('call.started', started.call.id)).toHaveLength(1);
+    const endedEvents = await eventsOf('call.ended', started.call.id);
+    expect(endedEvents).toHaveLength(1);
+    expect(endedEvents[0].data).toMatchObject({ id: started.call.id, disconnection_reason: 'completed' });
+    // The token was used: a second browser with it is refused.
+    const replay = await WebCallClient.start(started.url, started.token, 'pcm16');
+    expect((await refused(replay)).code).toBe(1008);
+  }
+  // No model session was opened for a browser already gone.
+  expect(model().connections.length).toBe(connectionsBefore);
+}, 60_000);
+
+it('a browser that closes while its session starts (after started, before the model answers) ends the call completed, once', async () => {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  scripts.set('web-closing', async (m) => {
+    await held;
+    await m.closed;
+  });
+  const agentId = await agent({ s2s_model: 'web-closing', begin_message: 'Hello.' });
+  const started = await webCall(agentId);
+  const browser = await WebCallClient.start(started.url, started.token, 'pcm16');
+  await browser.until(() => browser.of('started').length > 0, 'started');
+  browser.close();
+  await browser.closed;
+  release();
+  const ended = await endedSoon(started.call.id, 'closed while starting');
+  expect(ended).toMatchObject({ channel: 'web', disconnection_reason: 'completed' });
+  expect(await eventsOf('call.started', started.call.id)).toHaveLength(1);
+  expect(await eventsOf('call.ended', started.call.id)).toHaveLength(1);
+}, 60_000);
