@@ -123,6 +123,19 @@ export function classifyAddress(address: string): AddressClass {
   throw new Error(`${address} is not an IP address`);
 }
 
+/** What every refusal of a loopback target adds: how to open loopback on the local runtime. */
+export const LOOPBACK_HINT = 'set ALLOW_LOOPBACK_FETCH=true to allow loopback locally';
+
+/** Whether a host names loopback without resolving it: `localhost` (and `*.localhost`, RFC 6761), 127.0.0.0/8, ::1. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
+  return isIP(bare.split('%')[0]!) !== 0 && classifyAddress(bare) === 'loopback';
+}
+
+/** Why an address of class `cls` is refused, `what` saying which host or address; a loopback one names ALLOW_LOOPBACK_FETCH. */
+const refusedReason = (what: string, cls: AddressClass) => `${what} ${cls === 'loopback' ? `(${LOOPBACK_HINT})` : ''}`.trimEnd();
+
 /** Whether a fetch may connect to an address of this class. */
 export function addressAllowed(cls: AddressClass, allowLoopback = config().allowLoopbackFetch): boolean {
   return cls === 'public' || (cls === 'loopback' && allowLoopback);
@@ -148,12 +161,12 @@ export async function resolveAllowed(url: string, host: string): Promise<Resolve
   if (!answers.length) throw new FetchFailedError(url, `cannot resolve ${bare}`);
   for (const a of answers) {
     const cls = classifyAddress(a.address);
-    if (!addressAllowed(cls)) throw new EgressRefusedError(url, `${bare} resolves to a ${cls} address (${a.address})`);
+    if (!addressAllowed(cls)) throw new EgressRefusedError(url, refusedReason(`${bare} resolves to a ${cls} address (${a.address})`, cls));
   }
   return { address: answers[0]!.address, family: answers[0]!.family as 4 | 6 };
 }
 
-/** Checks a URL without resolving names: scheme, and literal IP hosts. Throws EgressRefusedError. */
+/** Checks a URL without resolving names: scheme, literal IP hosts and loopback names (`localhost`). Throws EgressRefusedError. */
 export function checkUrlShape(raw: string): URL {
   let url: URL;
   try {
@@ -166,7 +179,10 @@ export function checkUrlShape(raw: string): URL {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) {
     const cls = classifyAddress(host);
-    if (!addressAllowed(cls)) throw new EgressRefusedError(raw, `${host} is a ${cls} address`);
+    if (!addressAllowed(cls)) throw new EgressRefusedError(raw, refusedReason(`${host} is a ${cls} address`, cls));
+  } else if (isLoopbackHost(host) && !addressAllowed('loopback')) {
+    // Refused before any lookup: `localhost` is loopback whatever the resolver answers.
+    throw new EgressRefusedError(raw, refusedReason(`${host} is a loopback host`, 'loopback'));
   }
   return url;
 }

@@ -272,7 +272,7 @@ describe('webhook tools at run time', () => {
     const refused = await runWebhookTool(org, loopback.id, call(), conversationOf(org));
     // Assess
     expect(alwaysRefused).toEqual({ ok: false, result: { error: "the tool's URL is refused: 10.1.2.3 is a private address" } });
-    expect(refused).toEqual({ ok: false, result: { error: "the tool's URL is refused: 127.0.0.1 is a loopback address" } });
+    expect(refused).toEqual({ ok: false, result: { error: "the tool's URL is refused: 127.0.0.1 is a loopback address (set ALLOW_LOOPBACK_FETCH=true to allow loopback locally)" } });
     expect(got.length).toBe(before);
   });
 

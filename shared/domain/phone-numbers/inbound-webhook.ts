@@ -1,5 +1,4 @@
-import { isIP } from 'node:net';
-import { checkUrlShape, classifyAddress, EgressRefusedError } from '../../adapters/egress';
+import { checkUrlShape, EgressRefusedError, isLoopbackHost } from '../../adapters/egress';
 import { secrets } from '../../adapters/secrets';
 import { config } from '../../config';
 import { ValidationError } from '../../errors';
@@ -33,7 +32,10 @@ export interface InboundWebhookChange {
 
 const WEBHOOK_ATTRIBUTES = ['inbound_webhook_url', 'inbound_webhook_timeout_ms', 'inbound_webhook_secret_sealed'] as const;
 
-/** Why `raw` may not be a number's inbound webhook, or undefined when it may. */
+/**
+ * Why `raw` may not be a number's inbound webhook, or undefined when it may. A loopback host is
+ * refused here, as the egress guard would refuse it on every call, unless ALLOW_LOOPBACK_FETCH=true.
+ */
 export function inboundWebhookUrlProblem(raw: string): string | undefined {
   let url: URL;
   try {
@@ -42,10 +44,9 @@ export function inboundWebhookUrlProblem(raw: string): string | undefined {
     if (err instanceof EgressRefusedError) return err.reason;
     throw err;
   }
+  // A loopback host (localhost, 127.0.0.0/8, ::1) got here only with ALLOW_LOOPBACK_FETCH=true (checkUrlShape refused it otherwise).
   if (url.protocol === 'https:') return undefined;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const loopback = host === 'localhost' || (isIP(host) !== 0 && classifyAddress(host) === 'loopback');
-  if (config().runtime === 'local' && loopback) return undefined;
+  if (config().runtime === 'local' && isLoopbackHost(url.hostname)) return undefined;
   return config().runtime === 'local' ? 'must use https (http only to a loopback host on the local runtime)' : 'must use https';
 }
 
