@@ -116,14 +116,22 @@ async function releaseClaim(item: ChatItem, claim: string): Promise<void> {
   });
 }
 
-/** The API answer for a model failure: 503 with Retry-After when retrying can cure it, else 502 with the provider's reason and message. */
-function modelFailure(err: LlmError | TurnDeadlineError, kept: boolean): Error {
+/**
+ * The API answer for a model failure: 503 with Retry-After when retrying can cure it (a timeout, 5xx,
+ * 429, a connection lost), whose message says when to retry; else 502 with the provider's reason and
+ * message. A malformed answer is a 502 too, but a model's next answer can be a good one: its message
+ * says to retry, where a refusal (a key, a model, a request the provider rejects) says retrying will not help.
+ */
+export function modelFailure(err: LlmError | TurnDeadlineError, kept: boolean): Error {
   const next = kept
     ? 'what the turn\'s tools did is kept: send the same message again to continue the turn (its tools do not run again)'
     : 'nothing was kept';
   if (err instanceof LlmError && !isRetryable(err)) {
     const reason = permanentReason(err);
-    return new BadGatewayError(`The agent's model refused the request (${reason}); retrying will not help until it is fixed; ${next}`, {
+    const said = reason === 'malformed_answer'
+      ? `The agent's model answered something that is not a usable reply (${reason}); a model's next answer can be usable: retry, and check the model if it keeps happening`
+      : `The agent's model refused the request (${reason}); retrying will not help until it is fixed`;
+    return new BadGatewayError(`${said}; ${next}`, {
       reason,
       ...(err.details.status !== undefined ? { provider_status: err.details.status } : {}),
       ...(err.details.providerCode ? { provider_code: err.details.providerCode } : {}),
@@ -132,7 +140,8 @@ function modelFailure(err: LlmError | TurnDeadlineError, kept: boolean): Error {
     });
   }
   const retryAfter = (err instanceof LlmError ? err.details.retryAfterSeconds : undefined) ?? DEFAULT_RETRY_AFTER_SECONDS;
-  return new UnavailableError(`The agent's model did not answer; ${next}`, { reason: err instanceof LlmError ? err.reason : 'timeout', retry_after_seconds: retryAfter, kept }, retryAfter);
+  const reason = err instanceof LlmError ? err.reason : 'timeout';
+  return new UnavailableError(`The agent's model did not answer (${reason}); retry in ${retryAfter} s; ${next}`, { reason, retry_after_seconds: retryAfter, kept }, retryAfter);
 }
 
 function asConversation(m: MessageItem): ConversationMessage {
