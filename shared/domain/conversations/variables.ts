@@ -121,9 +121,33 @@ export function contactVariables(c: ContactFields): Record<string, string> {
   return vars;
 }
 
-/** Fills `{{name}}` placeholders; a placeholder with no value becomes an empty string. */
+/** Stands for a placeholder filled with nothing while the spaces around it are tidied (never kept). */
+const EMPTY = '\u0000';
+/** Spaces (not line breaks) around one or more empty placeholders in a row. */
+const EMPTY_RUN = /[ \t]*\u0000(?:[ \t]*\u0000)*[ \t]*/g;
+/** What may follow a word with no space: after an empty placeholder, the space before it goes. */
+const CLOSING = /^[,.;:!?)\]}…]/;
+
+/**
+ * Fills `{{name}}` placeholders; a placeholder with no value (or an empty one) becomes nothing, and
+ * so do the spaces it leaves: no space before punctuation or at a line's end, no double space
+ * ("Hello {{tier}} customer {{name}}, this is…" with no name: "Hello gold customer, this is…").
+ * The text's own spacing elsewhere (indentation, line breaks) is kept.
+ */
 export function fillTemplate(text: string, variables: Record<string, string>): string {
-  return text.replace(PLACEHOLDER, (_whole, name: string) => (Object.hasOwn(variables, name) ? variables[name]! : ''));
+  const value = (name: string) => (Object.hasOwn(variables, name) ? variables[name]! : '');
+  // A text (or value) holding the marker itself is filled as written, untidied.
+  if (text.includes(EMPTY) || Object.values(variables).some((v) => v.includes(EMPTY))) return text.replace(PLACEHOLDER, (_whole, name: string) => value(name));
+  const filled = text.replace(PLACEHOLDER, (_whole, name: string) => value(name) || EMPTY);
+  return filled.replace(EMPTY_RUN, (run: string, at: number) => {
+    const before = filled[at - 1];
+    const after = filled[at + run.length];
+    if (after === undefined || after === '\n' || after === '\r' || CLOSING.test(after)) return '';
+    const leading = /^[ \t]*/.exec(run)![0];
+    if (leading) return leading;
+    // Nothing before the placeholder but the line's start: the space after it goes too.
+    return before === undefined || before === '\n' ? '' : /[ \t]*$/.exec(run)![0];
+  });
 }
 
 /** Fills only the placeholders that have a value, leaving the others as written (the public widget config, before any contact is known). */

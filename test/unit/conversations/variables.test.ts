@@ -50,7 +50,7 @@ describe('conversationSetup', () => {
 
   it('keeps a chat\'s snapshot of the contact and its zone', () => {
     const setup = conversationSetup({ agent, contactVariables: contactVariables({ first_name: 'Bo', timezone: 'America/Chicago' }), timezone: 'America/Chicago', now });
-    expect(setup.system).toBe('You are Ava. It is 2026-11-25T18:05:00-06:00 (America/Chicago) for Bo; plan .');
+    expect(setup.system).toBe('You are Ava. It is 2026-11-25T18:05:00-06:00 (America/Chicago) for Bo; plan.');
     // Without a kept zone, the snapshot's contact.timezone decides.
     expect(conversationSetup({ agent, contactVariables: contactVariables({ timezone: 'America/Chicago' }), now }).timezone).toBe('America/Chicago');
   });
