@@ -2781,6 +2781,7 @@ export interface components {
                 text: string;
                 time_sec: number;
                 interrupted?: boolean;
+                agent_id?: string;
             }[];
             tool_calls: {
                 name: string;
@@ -3054,6 +3055,7 @@ export interface components {
             } | null;
             result?: unknown;
             sources: components["schemas"]["ChatSource"][];
+            agent_id: string | null;
             created_at: string;
         };
         /** @description One user message */
@@ -7972,6 +7974,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -7982,6 +7985,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -7998,6 +8002,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ],
@@ -8145,6 +8150,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -8155,6 +8161,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -8171,6 +8178,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ],
@@ -8653,6 +8661,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -8669,6 +8678,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -8966,6 +8976,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -8982,6 +8993,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -9269,6 +9281,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           }
                      *         ],
@@ -12945,7 +12958,8 @@ export interface operations {
                      *             {
                      *               "role": "agent",
                      *               "text": "Hi Dana, this is Ava from Acme.",
-                     *               "time_sec": 0
+                     *               "time_sec": 0,
+                     *               "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
                      *             },
                      *             {
                      *               "role": "user",
@@ -13093,7 +13107,8 @@ export interface operations {
                      *           {
                      *             "role": "agent",
                      *             "text": "Hi Dana, this is Ava from Acme.",
-                     *             "time_sec": 0
+                     *             "time_sec": 0,
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
                      *           },
                      *           {
                      *             "role": "user",
@@ -13237,7 +13252,8 @@ export interface operations {
                      *           {
                      *             "role": "agent",
                      *             "text": "Hi Dana, this is Ava from Acme.",
-                     *             "time_sec": 0
+                     *             "time_sec": 0,
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
                      *           },
                      *           {
                      *             "role": "user",
@@ -13846,6 +13862,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -13856,6 +13873,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -13872,6 +13890,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -13968,6 +13987,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -13978,6 +13998,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -13994,6 +14015,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -14209,6 +14231,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -14219,6 +14242,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -14235,6 +14259,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -14311,6 +14336,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -14327,6 +14353,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -14519,6 +14546,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -14535,6 +14563,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -16882,7 +16911,8 @@ export interface operations {
                      *           {
                      *             "role": "agent",
                      *             "text": "Hi Dana, this is Ava from Acme.",
-                     *             "time_sec": 0
+                     *             "time_sec": 0,
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
                      *           },
                      *           {
                      *             "role": "user",
@@ -17106,6 +17136,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -17116,6 +17147,7 @@ export interface operations {
                      *             "name": null,
                      *             "arguments": null,
                      *             "sources": [],
+                     *             "agent_id": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -17132,6 +17164,7 @@ export interface operations {
                      *                 "score": 3.2141
                      *               }
                      *             ],
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]

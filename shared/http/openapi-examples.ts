@@ -247,11 +247,11 @@ const webhookEndpoint = {
 
 const chatId = '01936f50-1d3e-7f40-b152-6c7d8e9fa0c3';
 const chatMessages = [
-  { id: '01936f50-2e4f-7051-8263-7d8e9fa0b1d4', role: 'agent', content: 'Hi Ada, I am Ava. How can I help?', tool_call_id: null, name: null, arguments: null, sources: [], created_at: created },
-  { id: '01936f50-3f50-7162-9374-8e9fa0b1c2e5', role: 'user', content: 'When do you open on Saturdays?', tool_call_id: null, name: null, arguments: null, sources: [], created_at: updated },
+  { id: '01936f50-2e4f-7051-8263-7d8e9fa0b1d4', role: 'agent', content: 'Hi Ada, I am Ava. How can I help?', tool_call_id: null, name: null, arguments: null, sources: [], agent_id: ids.agent, created_at: created },
+  { id: '01936f50-3f50-7162-9374-8e9fa0b1c2e5', role: 'user', content: 'When do you open on Saturdays?', tool_call_id: null, name: null, arguments: null, sources: [], agent_id: null, created_at: updated },
   {
     id: '01936f50-4061-7273-a485-9fa0b1c2d3f6', role: 'agent', content: 'On Saturdays we open at 10 am.', tool_call_id: null, name: null, arguments: null,
-    sources: [{ doc_id: 'opening-hours', url: 'https://www.example.com/hours', score: 3.2141 }], created_at: updated,
+    sources: [{ doc_id: 'opening-hours', url: 'https://www.example.com/hours', score: 3.2141 }], agent_id: ids.agent, created_at: updated,
   },
 ];
 const chatSummary = {
@@ -541,7 +541,7 @@ export const schemaExamples: Record<string, unknown> = {
     ended_at: '2026-03-02T15:05:12.900Z',
     duration_sec: 67,
     transcript: [
-      { role: 'agent', text: 'Hi Dana, this is Ava from Acme.', time_sec: 0 },
+      { role: 'agent', text: 'Hi Dana, this is Ava from Acme.', time_sec: 0, agent_id: ids.agent },
       { role: 'user', text: 'Hi, yes, I was expecting your call.', time_sec: 3.2 },
     ],
     tool_calls: [{ name: 'check_availability', arguments: { start_date: '2026-03-10' }, result: { timezone: 'UTC', slots: [] }, time_sec: 21.4 }],

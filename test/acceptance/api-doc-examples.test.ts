@@ -51,4 +51,26 @@ describe('docs/api.md', () => {
       rmSync(cwd, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it('runs "Try a hand-off locally" as written: the local model hands the chat to billing, whose id is on the replies from then on', async () => {
+    const { url, key } = local();
+    const example = bashBlockAfter(readFileSync(join(root, 'docs/api.md'), 'utf8'), '#### Try a hand-off locally');
+    const script = ['set -euo pipefail', 'curl() { command curl --fail-with-body "$@"; }', readmeSetup(url, key), example, 'echo "BILLING=$BILLING DESK=$DESK CHAT=$CHAT"', 'echo "--- ran" >&2'].join('\n');
+    const cwd = mkdtempSync(join(tmpdir(), 'api-doc-examples-'));
+    try {
+      const result = await runBash(script, cwd, 60_000);
+      const report = `exit ${result.code}\n--- stderr\n${result.stderr.slice(-4000)}\n--- stdout\n${result.stdout.slice(-4000)}`;
+      expect([result.code, report]).toEqual([0, expect.stringContaining('--- ran')]);
+      const ids = Object.fromEntries([...result.stdout.matchAll(/(BILLING|DESK|CHAT)=([0-9a-f-]{36})/g)].map((m) => [m[1], m[2]]));
+      expect(Object.keys(ids).sort()).toEqual(['BILLING', 'CHAT', 'DESK']);
+      // What the example's comments say each request shows.
+      const out = result.stdout;
+      expect(out.split('\n')[0]).toBe(ids.DESK);
+      expect(out).toContain(JSON.stringify(['user -', 'tool_call -', 'tool_result -', `agent ${ids.BILLING}`], null, 2));
+      expect(out).toContain(JSON.stringify([`${ids.DESK} -`, `${ids.BILLING} an invoice question`], null, 2));
+      expect(out).toContain(`\n${ids.CHAT}\n`);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

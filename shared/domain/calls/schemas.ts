@@ -47,7 +47,14 @@ export const CallListQuery = lazy(() => z.strictObject({
 export type CallListInput = z.output<typeof CallListQuery>;
 
 /** One turn; `interrupted` (voice runtime): the caller cut the agent off, and `text` holds only the words they heard. `system`: the platform's own line (a warm transfer's briefing and outcome). */
-export const TranscriptTurn = lazy(() => z.object({ role: z.enum(['agent', 'user', 'system']), text: z.string(), time_sec: z.number(), interrupted: z.optional(z.boolean()) }));
+export const TranscriptTurn = lazy(() => z.object({
+  role: z.enum(['agent', 'user', 'system']),
+  text: z.string(),
+  time_sec: z.number(),
+  interrupted: z.optional(z.boolean()),
+  /** agent lines (in a call's view): the agent that spoke it, from `segments` (after a hand-off, the agent handed to). */
+  agent_id: z.optional(z.string()),
+}));
 
 /** How a transfer to a person goes: `cold` (a plain `<Dial>`) or `warm` (a conference, a briefing, the person accepts). */
 export const TRANSFER_MODES = ['cold', 'warm'] as const;

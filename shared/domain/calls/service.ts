@@ -14,7 +14,7 @@ import type { PhoneNumberItem } from '../phone-numbers/model';
 import { recordingUrl } from './recordings';
 import type { Call, CallAnalysisValue, CallListInput, CallStatus, CreateCallInput, DisconnectionReason, Transcript } from './schemas';
 import { STATUS_RANK } from './state';
-import { segmentsOf, type Segment } from '../conversations/segments';
+import { segmentsOf, withSpeakingAgents, type Segment } from '../conversations/segments';
 import { transferView, type TransferItem } from './transfer-item';
 
 /**
@@ -104,7 +104,7 @@ export async function view(item: CallItem): Promise<Call> {
     answered_at: item.answered_at ?? null,
     ended_at: item.ended_at ?? null,
     duration_sec: item.duration_sec ?? 0,
-    transcript: item.transcript ?? [],
+    transcript: withSpeakingAgents(item.transcript ?? [], segmentsOf({ ...item, started_at: item.answered_at ?? item.started_at }), item.answered_at ?? item.started_at),
     tool_calls: item.tool_calls ?? [],
     segments: segmentsOf({ ...item, started_at: item.answered_at ?? item.started_at }),
     transfers: (item.transfers ?? []).map(transferView),

@@ -78,6 +78,8 @@ export const ChatMessage = named('ChatMessage', () => z.object({
   result: z.optional(z.unknown()),
   /** agent: the passages that grounded the reply (may be empty). */
   sources: z.array(ChatSource),
+  /** agent: the agent that produced the reply (after a hand-off, the agent handed to; see `segments`); null for the other roles. */
+  agent_id: z.nullable(z.string()),
   created_at: z.string(),
 }), 'A message of a chat');
 export type ChatMessage = z.output<typeof ChatMessage>;

@@ -26,6 +26,7 @@ import {
   idleEntry,
   isActive,
   messageView,
+  withReplyAgents,
   messageWrites,
   loadChat,
   statusPartition,
@@ -112,7 +113,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
   };
   const opening: ConversationMessage[] = [];
   if (agent.start_speaker !== 'user' && agent.begin_message.trim()) {
-    opening.push({ role: 'agent', content: setupOf(item, agent, now).beginMessage, sources: [] });
+    opening.push({ role: 'agent', content: setupOf(item, agent, now).beginMessage, sources: [], agent_id: agent.id });
   }
   const { writes, views } = messageWrites(orgId, id, 0, opening, now);
   item.message_count = opening.length;
@@ -127,7 +128,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
 
 export async function getChat(orgId: string, chatId: string): Promise<Chat> {
   const { item, messages } = await loadChat(orgId, chatId);
-  return { ...summary(item), messages: messages.map(messageView) };
+  return { ...summary(item), messages: withReplyAgents(item, messages.map(messageView)) };
 }
 
 /** Ends a chat (`user_ended`); an ended chat is answered unchanged. */

@@ -126,8 +126,20 @@ export function messageView(m: MessageItem | (ChatMessage & Record<string, unkno
     arguments: m.arguments ?? null,
     ...(m.role === 'tool_result' ? { result: m.result ?? null } : {}),
     sources: m.sources ?? [],
+    agent_id: m.role === 'agent' ? ((m.agent_id as string | null | undefined) ?? null) : null,
     created_at: m.created_at,
   };
+}
+
+/**
+ * The chat's messages with every agent reply's `agent_id`: a reply stored before replies carried
+ * it gets the agent whose segment it falls in (by its time; the starting agent when never handed off).
+ */
+export function withReplyAgents(item: ChatItem, views: ChatMessage[]): ChatMessage[] {
+  if (!views.some((m) => m.role === 'agent' && !m.agent_id)) return views;
+  const segments = segmentsOf(item);
+  const agentAt = (at: string) => [...segments].reverse().find((s) => s.started_at <= at)?.agent_id ?? segments[0]!.agent_id;
+  return views.map((m) => (m.role === 'agent' && !m.agent_id ? { ...m, agent_id: agentAt(m.created_at) } : m));
 }
 
 /** Event data carry the chat's messages while they fit in this many bytes of JSON (an event is one item); longer chats say `messages_omitted`. */
@@ -319,7 +331,7 @@ export function messageWrites(orgId: string, chatId: string, from: number, messa
       ...(m.tool_call_id ? { tool_call_id: m.tool_call_id, name: m.name } : {}),
       ...(m.role === 'tool_call' ? { arguments: m.arguments ?? {} } : {}),
       ...(m.role === 'tool_result' ? { result: m.result ?? null } : {}),
-      ...(m.role === 'agent' ? { sources: m.sources ?? [] } : {}),
+      ...(m.role === 'agent' ? { sources: m.sources ?? [], ...(m.agent_id ? { agent_id: m.agent_id } : {}) } : {}),
       created_at: m.created_at ?? at,
     };
     writes.push(putNew(item));

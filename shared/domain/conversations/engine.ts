@@ -45,6 +45,8 @@ export interface ConversationMessage {
   result?: unknown;
   /** agent: the knowledge-base passages that grounded the reply. */
   sources?: { doc_id: string; url: string | null; score: number }[];
+  /** agent: the agent that produced the reply (the one handling the conversation then: after a hand-off, the agent handed to). */
+  agent_id?: string;
   /** Set when the turn streams (TurnInput.stream): the id the message is stored under, known before it is complete. */
   id?: string;
   /** Set by a channel that told the message to its caller before storing it: the time it was told. */
@@ -271,7 +273,7 @@ async function turnLoop(
     if (reply.text || !calls.length) {
       // A model that could not stream is passed on whole.
       if (stream && !streamed && reply.text) stream.onDelta?.(reply.text, replyId!);
-      add({ role: 'agent', content: reply.text, sources: calls.length ? [] : sources, ...(replyId ? { id: replyId } : {}) });
+      add({ role: 'agent', content: reply.text, sources: calls.length ? [] : sources, agent_id: cur.conversation.agent_id, ...(replyId ? { id: replyId } : {}) });
     }
     if (!calls.length) return { messages: added, pending: [], roundsUsed: rounds, effect, usage, handoffs };
 

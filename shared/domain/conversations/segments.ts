@@ -45,3 +45,19 @@ export function handoffAnalysis(item: SegmentSource): { segments?: Segment[] } {
   const segments = segmentsOf(item);
   return segments.length > 1 ? { segments } : {};
 }
+
+/**
+ * A call's transcript with each agent line's `agent_id`: the agent whose segment the line falls in,
+ * by its time (`time_sec` from `startedAt`, the call's answer); the starting agent before any hand-off.
+ */
+export function withSpeakingAgents<T extends { role: string; time_sec: number }>(lines: T[], segments: Segment[], startedAt: string | null | undefined): (T & { agent_id?: string })[] {
+  const first = segments[0]?.agent_id;
+  if (!first) return lines;
+  const base = startedAt ? Date.parse(startedAt) : NaN;
+  const agentAt = (sec: number): string => {
+    if (segments.length === 1 || Number.isNaN(base)) return segments.length === 1 ? first : segments.at(-1)!.agent_id;
+    const at = base + sec * 1000;
+    return [...segments].reverse().find((s) => Date.parse(s.started_at) <= at)?.agent_id ?? first;
+  };
+  return lines.map((l) => (l.role === 'agent' ? { ...l, agent_id: agentAt(l.time_sec) } : l));
+}

@@ -40,7 +40,7 @@ describe('runTurn', () => {
     const out = await runTurn(input(llm, { passages, history: [{ role: 'agent', content: 'Hi!' }], userText: 'When do you open?' }));
     expect(out.messages).toEqual([
       { role: 'user', content: 'When do you open?' },
-      { role: 'agent', content: 'We open at 9.', sources: [{ doc_id: 'd1', url: 'https://example.com/hours', score: 2.5 }] },
+      { role: 'agent', content: 'We open at 9.', sources: [{ doc_id: 'd1', url: 'https://example.com/hours', score: 2.5 }], agent_id: 'a1' },
     ]);
     expect(out.pending).toEqual([]);
     expect(out.usage).toEqual({ requests: 1, promptTokens: 10, completionTokens: 5 });
@@ -63,7 +63,7 @@ describe('runTurn', () => {
     }));
     expect(second.messages).toEqual([
       { role: 'tool_result', content: '', tool_call_id: 'call_1', name: 'lookup_order', result: { status: 'shipped' } },
-      { role: 'agent', content: 'Your order shipped.', sources: [] },
+      { role: 'agent', content: 'Your order shipped.', sources: [], agent_id: 'a1' },
     ]);
     expect(llm.requests[1]!.messages).toEqual([
       { role: 'user', content: 'Where is order A7?' },
@@ -224,6 +224,8 @@ describe('runTurn with a hand-off hook', () => {
     expect(out.messages.map((m) => [m.role, m.name ?? m.content])).toEqual([['user', 'Hello'], ['tool_call', 'handoff_to_agent'], ['tool_result', 'handoff_to_agent'], ['agent', 'Billing here.']]);
     expect(out.messages[2]!.result).toEqual({ handed_off_to: 'b' });
     expect(out.messages[3]!.sources).toEqual([{ doc_id: 'kb-b', url: null, score: 1 }]);
+    // The reply after the switch is the agent handed to's (issue 42: `agent_id` on agent messages).
+    expect(out.messages[3]!.agent_id).toBe('b');
     expect(out.handoffs.map((h) => h.segment.agent_id)).toEqual(['b']);
     const [first, second] = llm.requests;
     expect([first!.system, first!.model, first!.tools.map((t) => t.name)]).toEqual(['You are helpful.', 'm', ['lookup_order', 'handoff_to_agent']]);
