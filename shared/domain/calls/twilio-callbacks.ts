@@ -82,11 +82,22 @@ export async function acceptTwilioStatus(event: APIGatewayProxyEventV2, ref: Par
   return { received: true };
 }
 
+/**
+ * A 422 naming each of `names` that Twilio's form left out or empty, `details.fields` shaped as
+ * every validation error's (shared/http/middleware/validate.ts): `{ path, message, in: 'body' }`.
+ */
+function requireParams(params: Record<string, string>, names: string[]): void {
+  const missing = names.filter((name) => !params[name]);
+  if (!missing.length) return;
+  const fields = missing.map((path) => ({ path, message: 'is required', in: 'body' as const }));
+  throw new UnprocessableError(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} required`, { fields });
+}
+
 /** POST /telephony/twilio/recording: a finished recording, queued to be copied into the bucket. */
 export async function acceptTwilioRecording(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<{ received: true }> {
   await verify(event, params);
   if (params.RecordingStatus && params.RecordingStatus !== 'completed') return { received: true };
-  if (!params.RecordingUrl || !params.CallSid) throw new UnprocessableError('RecordingUrl and CallSid are required', { fields: ['RecordingUrl', 'CallSid'] });
+  requireParams(params, ['RecordingUrl', 'CallSid']);
   const message: CallEventMessage = {
     kind: 'recording', organization_id: ref.organization_id, call_id: ref.call_id, provider_call_id: params.CallSid, recording_url: params.RecordingUrl,
   };
@@ -126,8 +137,7 @@ export async function twilioInstructions(event: APIGatewayProxyEventV2, ref: Cal
  */
 export async function answerTwilioIncomingCall(event: APIGatewayProxyEventV2, params: Record<string, string>): Promise<RawBody> {
   await verify(event, params);
-  const missing = ['CallSid', 'To', 'From'].filter((name) => !params[name]);
-  if (missing.length) throw new UnprocessableError(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} required`, { fields: missing });
+  requireParams(params, ['CallSid', 'To', 'From']);
   const runtime = config().voiceRuntimeUrl;
   if (!runtime) {
     logger.error('An incoming call was rejected: no voice runtime is configured (VOICE_RUNTIME_URL)', { provider_call_id: params.CallSid });
