@@ -85,7 +85,7 @@ describe('calls', () => {
     const id = created.body.data.id;
     const call = await callWhen(id, (c) => c.status === 'ended' && c.analysis !== null);
     expect(call).toMatchObject({ disconnection_reason: 'completed', duration_sec: 3, answered_at: expect.any(String), started_at: expect.any(String), ended_at: expect.any(String) });
-    expect(call.transcript[0]).toEqual({ role: 'agent', text: 'Hi Dana, this is Ava from Acme.', time_sec: 0 });
+    expect(call.transcript[0]).toEqual({ role: 'agent', text: 'Hi Dana, this is Ava from Acme.', time_sec: 0, agent_id: call.agent_id });
     expect(call.transcript.some((t: { role: string }) => t.role === 'user')).toBe(true);
     expect(call.analysis).toMatchObject({ summary: expect.any(String), sentiment: expect.stringMatching(/^(positive|neutral|negative)$/), successful: expect.any(Boolean) });
 

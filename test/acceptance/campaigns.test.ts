@@ -146,7 +146,7 @@ describe('a campaign dialing through the calls service', () => {
       expect(cc).toMatchObject({ attempt_count: 1, call_duration_sec: 1, error_message: '' });
       const call = (await api('GET', `/api/v1/calls/${cc.call_session_id}`)).body.data;
       expect(call).toMatchObject({ campaign_id: id, contact_id: cc.contact_id, to_phone_number: cc.phone, status: 'ended', disconnection_reason: 'completed', duration_sec: 1 });
-      expect(call.transcript[0]).toEqual({ role: 'agent', text: `Hi ${cc.name}, this is Always open.`, time_sec: 0 });
+      expect(call.transcript[0]).toEqual({ role: 'agent', text: `Hi ${cc.name}, this is Always open.`, time_sec: 0, agent_id: call.agent_id });
     }
 
     const [dup] = byStatus('failed');

@@ -96,7 +96,7 @@ describe('the call state machine, fed through the call-events job', () => {
     const after = await item(org, call.id);
     expect(after).toMatchObject({ status: 'ended', disconnection_reason: 'completed', duration_sec: 3, version: ended.version, finalized_at: expect.any(String) });
     // A placeholder with no value becomes an empty string (operations.md, "Agent fields added").
-    expect(after.transcript[0]).toEqual({ role: 'agent', text: 'Hello', time_sec: 0 });
+    expect(after.transcript[0]).toEqual({ role: 'agent', text: 'Hello', time_sec: 0, agent_id: after.agent_id });
     expect(after.recording_key).toBe(`orgs/${org}/recordings/${call.id}.wav`);
     expect(await eventsOf(org, call.id)).toEqual(['call.started', 'call.ended']);
     const charges = (await listCharges(org, { limit: 100, offset: 0 })).items.filter((c) => c.reason === 'call_minutes');

@@ -342,6 +342,9 @@ describe('other channels', () => {
     const callId = placed.body.data.id;
     const call = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended', 'the call ends');
     expect(call.transcript.map((t: any) => t.text)).toEqual(expect.arrayContaining(['My invoice.', 'Bea, billing.', 'Back to the desk, please.', 'Ava again.']));
+    // Each agent line says which agent spoke it (issue 42): the desk, billing after the hand-off, the desk again after the hand-back.
+    expect(call.transcript.filter((t: any) => t.role === 'agent' && ['Bea, billing.', 'Ava again.'].includes(t.text)).map((t: any) => [t.text, t.agent_id])).toEqual([['Bea, billing.', billing], ['Ava again.', desk]]);
+    expect(call.transcript.filter((t: any) => t.role === 'user').every((t: any) => t.agent_id === undefined)).toBe(true);
     expect(call.agent_id).toBe(desk);
     expect(call.segments.map((s: any) => [s.agent_id, s.reason])).toEqual([[desk, null], [billing, 'invoice'], [desk, 'done with billing']]);
     const events = await handedOffEvents(callId);

@@ -70,7 +70,7 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
   const opening = setup.beginMessage;
   const history: ConversationMessage[] = [];
   const speaksFirst = (agent?.start_speaker ?? 'agent') !== 'user';
-  if (speaksFirst && opening) history.push({ role: 'agent', content: opening });
+  if (speaksFirst && opening) history.push({ role: 'agent', content: opening, agent_id: call.agent_id });
   const result: SimulatedConversation = { transcript: [], toolCalls: [] };
   if (agent) {
     const run: AgentConversation = {
@@ -137,7 +137,7 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
   let slot = 0;
   for (const m of history) {
     if ((m.role === 'agent' || m.role === 'user') && m.content) {
-      result.transcript.push({ role: m.role, text: m.content, time_sec: time(slot++) });
+      result.transcript.push({ role: m.role, text: m.content, time_sec: time(slot++), ...(m.role === 'agent' && m.agent_id ? { agent_id: m.agent_id } : {}) });
     } else if (m.role === 'tool_call') {
       const answer = history.find((r) => r.role === 'tool_result' && r.tool_call_id === m.tool_call_id);
       result.toolCalls.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: answer?.result ?? null, time_sec: time(slot++) });

@@ -47,10 +47,11 @@ export function handoffAnalysis(item: SegmentSource): { segments?: Segment[] } {
 }
 
 /**
- * A call's transcript with each agent line's `agent_id`: the agent whose segment the line falls in,
- * by its time (`time_sec` from `startedAt`, the call's answer); the starting agent before any hand-off.
+ * A call's transcript with each agent line's `agent_id`: the one the line was stored with (simulated
+ * calls know it), else the agent whose segment the line falls in, by its time (`time_sec` from
+ * `startedAt`, the call's answer); the starting agent before any hand-off.
  */
-export function withSpeakingAgents<T extends { role: string; time_sec: number }>(lines: T[], segments: Segment[], startedAt: string | null | undefined): (T & { agent_id?: string })[] {
+export function withSpeakingAgents<T extends { role: string; time_sec: number; agent_id?: string }>(lines: T[], segments: Segment[], startedAt: string | null | undefined): (T & { agent_id?: string })[] {
   const first = segments[0]?.agent_id;
   if (!first) return lines;
   const base = startedAt ? Date.parse(startedAt) : NaN;
@@ -59,5 +60,5 @@ export function withSpeakingAgents<T extends { role: string; time_sec: number }>
     const at = base + sec * 1000;
     return [...segments].reverse().find((s) => Date.parse(s.started_at) <= at)?.agent_id ?? first;
   };
-  return lines.map((l) => (l.role === 'agent' ? { ...l, agent_id: agentAt(l.time_sec) } : l));
+  return lines.map((l) => (l.role === 'agent' ? { ...l, agent_id: l.agent_id ?? agentAt(l.time_sec) } : l));
 }

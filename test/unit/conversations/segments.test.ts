@@ -31,6 +31,11 @@ describe('withSpeakingAgents', () => {
     ]);
   });
 
+  it('keeps the agent a line was stored with (a simulated call knows it; its times are spread over the call, not real)', () => {
+    const segments = [seg('a', answered), seg('b', '2026-03-02T15:04:10.000Z')];
+    expect(withSpeakingAgents([{ role: 'agent', text: 'x', time_sec: 1, agent_id: 'b' }], segments, answered)[0]!.agent_id).toBe('b');
+  });
+
   it('without an answer time (a call never answered) falls back to the last segment\'s agent', () => {
     expect(withSpeakingAgents([{ role: 'agent', text: 'x', time_sec: 1 }], [seg('a', answered), seg('b', answered)], null)[0]!.agent_id).toBe('b');
   });
