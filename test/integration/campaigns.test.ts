@@ -292,7 +292,9 @@ describe('crash safety', () => {
     await startCampaign(w.org, campaign.id);
     engine.dialer.hangNext = true;
     void drain(); // the worker "dies": its dialer call never answers
-    await new Promise((r) => setTimeout(r, 300));
+    // Until its one dialer call is under way (a fixed 300 ms wait was too short on a loaded machine).
+    for (const deadline = Date.now() + 10_000; engine.dialer.invocations.length < 1 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100)); // and nothing more follows
     expect(engine.dialer.invocations).toHaveLength(1);
     let [cc] = (await listCampaignContacts(w.org, campaign.id, { limit: 10, offset: 0 })).items;
     expect(cc).toMatchObject({ status: 'in_progress', call_session_id: '' });
