@@ -26,11 +26,12 @@ module.exports = {
     { ...base, displayName: 'stack', testMatch: ['<rootDir>/test/stack/**/*.test.ts'], globalSetup: '<rootDir>/test/stack/global-setup.ts' },
   ],
   testTimeout: 60000,
-  // Two workers on CI's two cores: jest's default (cores - 1) ran every file in band, one after another,
-  // while most of a file's time is spent waiting (DynamoDB Local, the platform's servers, real-time
-  // retries), not computing. Longest files first (test/support/sequencer.js), so none starts last.
-  // docs/benchmarks.md "CI's total time" has the measurements.
-  maxWorkers: 2,
+  // One worker by default (CI): two workers on CI's two cores cut the wall time by about a third, but
+  // the Realtime hand-off suite (test/integration/handoff-realtime.test.ts) then failed now and then
+  // beside another file, which in band it never did; JEST_WORKERS=2 runs two (each with its own
+  // integration table). Longest files first (test/support/sequencer.js). docs/benchmarks.md "CI's
+  // total time" has the measurements.
+  maxWorkers: Number(process.env.JEST_WORKERS) || 1,
   testSequencer: '<rootDir>/test/support/sequencer.js',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

@@ -102,7 +102,7 @@ it('hands a call from agent A to agent B and back: each reply from the agent han
   expect(JSON.parse(seen.outputs[0].item.output)).toMatchObject({ handed_off_to: ids.b, agent_name: 'Bob', reason: 'a billing question' });
   expect(JSON.parse(seen.outputs[1].item.output)).toMatchObject({ handed_off_to: ids.a, agent_name: 'Ann', reason: 'address change' });
 
-  const ended = await until(() => callOf(callId), (c) => c.status === 'ended', 'the call ended');
+  const ended = await until(() => callOf(callId), (c) => c.status === 'ended' && !!c.transcript?.length && !!c.tool_calls?.length, 'the call ended and its conversation written (the stream record may land after the end: calls/voice-session.ts)');
   expect(texts(ended)).toEqual([
     ['agent', 'Front desk, Ann speaking.'],
     ['user', 'I have a question about my bill.'],
@@ -157,9 +157,9 @@ it('hands off before the model has spoken: the target\'s voice goes with its ses
   // No assistant audio yet in the session: the Realtime API still takes a voice, so Sofía's goes with her instructions.
   expect(updates[1].session).toMatchObject({ instructions: 'Eres Sofía.', audio: { output: { voice: 'coral' } } });
   expect(JSON.parse(outputs[1].item.output)).toMatchObject({ handed_off_to: spanish, agent_name: 'Sofía' });
-  await stream.until(() => Buffer.concat(stream.media).length >= 1600, 'her words played');
+  await stream.until(() => Buffer.concat(stream.media).length >= 1600, 'her words played', 30_000);
   await twilio.hangUp(call.sid);
-  const ended = await until(() => callOf(callId), (c) => c.status === 'ended', 'the call ended');
+  const ended = await until(() => callOf(callId), (c) => c.status === 'ended' && !!c.transcript?.length && !!c.tool_calls?.length, 'the call ended and its conversation written (the stream record may land after the end: calls/voice-session.ts)');
   expect(ended.segments.map((s: any) => [s.agent_id, s.reason])).toEqual([[front, null], [spanish, 'Spanish speaker']]);
   expect(ended.tool_calls.map((t: any) => t.name)).toEqual(['handoff_to_agent', 'handoff_to_agent']);
   expect(texts(ended)).toEqual([['user', 'Hola, ¿hablan español?'], ['agent', 'Hola, soy Sofía. ¿En qué puedo ayudarle?']]);
@@ -198,14 +198,14 @@ it('a call handed off and then back from a warm transfer nobody answered resumes
   advanceClock(20_000);
   await twilio.noAnswer(leg.sid);
   const back = (await until(async () => call.stream, (s) => !!s && s !== first, 'the caller back'))!;
-  await back.until(() => Buffer.concat(back.media).length >= 1600, 'the agent saying so');
+  await back.until(() => Buffer.concat(back.media).length >= 1600, 'the agent saying so', 30_000);
   // The resumed session is Bob's (the call's last segment), not Ann's (the agent it started with): a new session, so his voice too.
   expect(resumed.update.session.instructions).toBe('You are Bob in billing.');
   expect(resumed.update.session.audio.output.voice).toBe('verse');
   expect(resumed.update.session.tools.map((t: any) => t.name)).toEqual(['transfer_call']);
   expect(resumed.create.response.instructions).toMatch(/did not answer/);
   await twilio.hangUp(call.sid);
-  const ended = await until(() => callOf(callId), (c) => c.status === 'ended', 'the call ended');
+  const ended = await until(() => callOf(callId), (c) => c.status === 'ended' && !!c.transcript?.length && !!c.tool_calls?.length, 'the call ended and its conversation written (the stream record may land after the end: calls/voice-session.ts)');
   expect(ended.segments.map((s: any) => s.agent_id)).toEqual([front, billing]);
   expect(ended.transfers.map((t: any) => t.outcome)).toEqual(['no_answer']);
   expect(texts(ended).at(-1)).toEqual(['agent', 'Sorry, billing did not answer. Shall I take a message?']);
