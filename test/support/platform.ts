@@ -80,7 +80,11 @@ export async function startTestPlatform(options: PlatformOptions = {}): Promise<
     const response = await untracked(`${platform.url}${path}`, { method, headers, body });
     const text = await response.text();
     const isJson = /json/.test(response.headers.get('content-type') ?? '');
-    if (response.status >= 500) failures.push(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+    if (response.status >= 500) {
+      // The error code first, so a long message cannot push it out of the recorded line.
+      const code = isJson ? /"code"\s*:\s*"([A-Z_]+)"/.exec(text)?.[1] : undefined;
+      failures.push(`${method} ${path} answered ${response.status}: ${code ? `"code":"${code}" ` : ''}${text.slice(0, 300)}`);
+    }
     const found = contract().check({ method, path, status: response.status, contentType: response.headers.get('content-type'), text });
     if (found.length) {
       mismatches.push(...found);
