@@ -1,20 +1,16 @@
-import { clockNow } from '../shared/clock';
-import { recordConversation, type VoiceEndReason } from '../shared/domain/calls/voice-session';
-import { recordCallHandoff } from '../shared/domain/calls/handoffs';
-import { settleTransfer, startWarmTransfer } from '../shared/domain/calls/warm-transfer';
 import { logger } from '../shared/logger';
 import type { CallContext } from './call-context';
 import { AmbientPacer, ambientMixerFor } from './ambient';
+import { CallRecord } from './call-record';
 import { CallEnding, carryOutEnd, END_DEADLINE_MS, SilenceWatch } from './call-ending';
 import { CarrierCall } from './carrier';
 import { MAX_BUFFERED_FRAMES, type VoiceSettings } from './config';
 import { AUDIO_BYTES_PER_MS, type AudioFormat, type MediaTransport, type SessionObserver } from './media-transport';
-import { applySwitch, callHandoff } from './handoff';
-import { agentUpdate, RealtimeClient, sessionUpdate, type ServerEvent } from './realtime-client';
+import { RealtimeClient, sessionUpdate, type ServerEvent } from './realtime-client';
 import { FunctionCalls, ToolCalls } from './tool-calls';
-import { toolsBridge, type ToolRun, type ToolsBridge } from './tools-bridge';
-import { historyItems, resumedStartMs, resumeInstructions, transferOf } from './resume';
+import { resumedStartMs } from './resume';
 import { TranscriptRecorder } from './transcript';
+import { Transfers } from './transfers';
 import { BENIGN_EVENT_PREFIX, TurnTaking } from './turn-taking';
 import type { TwilioFrame } from './twilio-transport';
 
@@ -34,8 +30,10 @@ export { APOLOGY_TWIML, transferTwiml } from './carrier';
  *   off by the caller speaking), silence (reminders, `end_call_after_silence`), the maximum
  *   duration, voicemail;
  * - carrier.ts: the carrier's REST calls (hang up, transfer, the apology when the model fails);
- * - handoff.ts: `handoff_to_agent`, the session switched to another agent;
- * - resume.ts: a stream back from a warm transfer the person did not take, given the history.
+ * - transfers.ts: transfers and hand-offs: `handoff_to_agent` (the session switched to another
+ *   agent, handoff.ts), a warm transfer's platform side, a stream back from a warm transfer the
+ *   person did not take (resume.ts);
+ * - call-record.ts: the call's writes (the conversation, the end's reason, the stream's end).
  */
 
 /** Model errors that concern one request and leave the session usable. */
@@ -75,17 +73,13 @@ export class CallSession {
   private readonly turns: TurnTaking;
   private readonly calls = new FunctionCalls();
   private toolCalls: ToolCalls | undefined;
-  private tools: ToolsBridge | undefined;
+  private readonly transfers: Transfers;
   private readonly ending: CallEnding;
   private readonly silence: SilenceWatch;
   private readonly carrierCall: CarrierCall;
   private state: 'connecting' | 'live' | 'ending' | 'closed' = 'connecting';
   private buffered: string[] = [];
-  private endReason: VoiceEndReason | undefined;
-  private errorMessage: string | undefined;
-  /** When the stream ended (the carrier's `stop` or close, or the agent's hang-up). */
-  private streamEndedAt: string | undefined;
-  private recordedVersion = '';
+  private readonly writer: CallRecord;
   private voicemail = false;
   /** The agent's ambient sound, mixed under its audio and filling the silences (null for none). */
   private readonly ambient: AmbientPacer | null;
@@ -95,10 +89,6 @@ export class CallSession {
   private maxDurationMs = 0;
   /** The model has produced audio in this session: the Realtime API no longer lets its voice change (a hand-off keeps it). */
   private modelSpoke = false;
-  /** A hand-off being made (one at a time: a second in the same breath is refused). */
-  private handingOff = false;
-  /** The caller left this stream for a warm transfer's conference: nothing more is written (the platform owns the call). */
-  private movedToConference = false;
 
   constructor(private readonly input: SessionInput) {
     const { context, settings } = input;
@@ -132,6 +122,15 @@ export class CallSession {
       bytesPerMs: AUDIO_BYTES_PER_MS[format],
       agentSpeaking: (active) => input.observer?.speaking('agent', active),
     });
+    this.transfers = new Transfers({
+      context,
+      settings,
+      transcript: this.transcript,
+      send: (e) => this.model.send(e),
+      modelSpoke: () => this.modelSpoke,
+      closeModel: () => this.model.close(),
+    });
+    this.writer = new CallRecord(this.orgId, this.callId, this.transcript, () => this.transfers.recorded);
     this.ending = new CallEnding(() => void this.executeEnd());
     this.silence = new SilenceWatch(
       {
@@ -160,7 +159,7 @@ export class CallSession {
 
   /** The caller was moved to a warm transfer's conference: this stream is over for the runtime (a resumed stream may open for the call). */
   get handedOver(): boolean {
-    return this.movedToConference;
+    return this.transfers.movedToConference;
   }
 
   /** Opens the model's session and starts the call's course (begin message, voicemail or listening). */
@@ -174,12 +173,12 @@ export class CallSession {
       return this.executeEnd();
     }
     try {
-      this.tools = await toolsBridge(context, { handoff: (args) => this.handOff(args) });
-      const session = this;
+      await this.transfers.openTools();
+      const transfers = this.transfers;
       this.toolCalls = new ToolCalls({
         // Read at each run: a hand-off replaces the call's tools.
         get tools() {
-          return session.tools!;
+          return transfers.tools!;
         },
         transcript: this.transcript,
         output: (id, r) => this.toolOutput(id, r),
@@ -205,7 +204,7 @@ export class CallSession {
         instructions: context.instructions,
         voice: this.agent.voice_id || undefined,
         temperature: this.agent.temperature,
-        tools: this.voicemail ? [] : this.tools.definitions,
+        tools: this.voicemail ? [] : this.transfers.tools!.definitions,
         transcriptionModel: settings.transcriptionModel,
         vad: !this.voicemail,
         audioFormat: this.input.audioFormat ?? 'mulaw',
@@ -216,16 +215,14 @@ export class CallSession {
       this.turns.respond(`You reached a voicemail. Say exactly the following, word for word, and nothing else: ${context.voicemailMessage}`);
       return;
     }
-    if (this.input.resume !== undefined) {
-      // Back from a transfer: the new session learns the conversation so far before anything the caller says now.
-      for (const item of historyItems(settings.realtimeProtocol, this.transcript.transcript())) this.model.send(item);
-    }
+    // Back from a transfer: the new session learns the conversation so far before anything the caller says now.
+    for (const item of this.transfers.resumedHistory(this.input.resume)) this.model.send(item);
     for (const frame of this.buffered) this.model.appendAudio(frame);
     this.buffered = [];
     this.maxDurationMs = call.max_call_duration_ms ?? this.agent.max_call_duration_ms;
     this.ending.limit(this.maxDurationMs, this.startMs, () => this.onMaxDuration());
     if (this.input.resume !== undefined) {
-      this.turns.respond(resumeInstructions(transferOf(call, this.input.resume)));
+      this.turns.respond(this.transfers.resumedGreeting(this.input.resume));
     } else if (this.agent.start_speaker !== 'user') {
       this.turns.respond(context.beginMessage ? `Greet the caller by saying exactly the following, word for word, and nothing else: ${context.beginMessage}` : undefined);
     } else {
@@ -390,30 +387,18 @@ export class CallSession {
     this.state = 'ending';
     this.clearTimers();
     const refused = await carryOutEnd(end, {
-      tools: this.tools,
+      tools: this.transfers.tools,
       transcript: this.transcript,
       carrier: this.carrierCall,
       ringMs: this.input.context.call.ring_duration_ms,
-      record: (o) => {
-        if (o.reason) this.endReason = o.reason;
-        if (o.error) this.errorMessage = o.error;
-        if (o.streamEnded) this.streamEndedAt ??= clockNow().toISOString();
-        return this.record();
-      },
+      record: this.writer.record,
       close: () => {
         this.model.close();
         this.input.carrier.close(1000, 'call ended');
       },
-      startWarm: (to, warm) => this.startWarm(to, warm),
-      abandonWarm: (index) =>
-        settleTransfer(this.orgId, this.callId, index, 'failed', { redirect: false }).then(
-          () => undefined,
-          (err) => logger.error('A warm transfer the caller could not join was not settled', { call_id: this.callId, error: err as Error }),
-        ),
-      handedOver: () => {
-        this.movedToConference = true;
-        this.model.close();
-      },
+      startWarm: this.transfers.startWarm,
+      abandonWarm: this.transfers.abandonWarm,
+      handedOver: this.transfers.handedOver,
     });
     if (refused && this.state === 'ending') {
       // The built-in refused (no transfer number, a warm transfer that could not start): the call goes on and the model hears why.
@@ -425,56 +410,6 @@ export class CallSession {
     }
   }
 
-  // ---- agent-to-agent hand-off ----
-
-  /**
-   * `handoff_to_agent` (voice/handoff.ts): the platform's rules decide; a switch gives the session
-   * the target's instructions and tools (and its voice while the model has not spoken), records
-   * the call's segment and the event, and the next response is the target's. A refusal is the
-   * tool's error the model hears, and the current agent goes on.
-   */
-  private async handOff(args: Record<string, unknown>): Promise<ToolRun> {
-    if (this.handingOff) return { result: { error: 'another hand-off is being made: wait for it' } };
-    this.handingOff = true;
-    try {
-      const context = this.input.context;
-      const reason = typeof args.reason === 'string' && args.reason.trim() ? args.reason.trim() : null;
-      const sw = await callHandoff(context, String(args.agent_id ?? ''), reason);
-      if ('refused' in sw) return { result: { error: sw.refused } };
-      applySwitch(context, sw);
-      this.tools = await toolsBridge(context, { catalog: sw.tools, handoff: (a) => this.handOff(a) });
-      const voice = sw.agent.voice_id && !this.modelSpoke ? sw.agent.voice_id : undefined;
-      this.model.send(agentUpdate(this.input.settings.realtimeProtocol, { instructions: context.instructions, tools: this.tools.definitions, voice, temperature: sw.agent.temperature }));
-      // The record (segments, event) does not hold up the target's reply; hand-offs are written in order, and before the call's own writes.
-      const segments = context.segments;
-      this.handoffWrites = this.handoffWrites
-        .then(() => recordCallHandoff({ ...context.call, agent_version: context.call.agent_version ?? null }, sw, segments))
-        .catch((err) => logger.warn('A hand-off\'s event could not be sent', { call_id: this.callId, error: err as Error }));
-      return { result: { handed_off_to: sw.agent.id, agent_name: sw.agent.agent_name || sw.agent.name, reason } };
-    } finally {
-      this.handingOff = false;
-    }
-  }
-
-  /** The platform's side of a warm transfer (shared/domain/calls/warm-transfer.ts). */
-  private async startWarm(to: string, warm: { description?: string; reason?: string }): Promise<{ ok: true; callerTwiml: string; transferIndex: number } | { ok: false; error: string }> {
-    try {
-      const started = await startWarmTransfer({
-        organizationId: this.orgId,
-        callId: this.callId,
-        destination: { phone_number: to, ...(warm.description ? { description: warm.description } : {}) },
-        pipeline: 'realtime',
-        ...(warm.reason ? { reason: warm.reason } : {}),
-        // The conversation as this stream has it (written just before, but the briefing need not read it back).
-        transcript: this.transcript.transcript(),
-      });
-      return started.ok ? { ok: true, callerTwiml: started.callerTwiml, transferIndex: started.transferIndex } : { ok: false, error: started.error };
-    } catch (err) {
-      logger.error('A warm transfer could not be started', { call_id: this.callId, error: err as Error });
-      return { ok: false, error: 'the transfer could not be started' };
-    }
-  }
-
   /** The model failed: the carrier apologizes and hangs up (the model cannot speak any more); the call keeps why. */
   private async fail(reason: string): Promise<void> {
     if (this.state === 'ending' || this.state === 'closed') return;
@@ -482,10 +417,9 @@ export class CallSession {
     this.state = 'ending';
     this.clearTimers();
     this.model.close();
-    this.endReason = 'failed';
-    this.errorMessage = reason.startsWith('the voice runtime') ? `The call was cut: ${reason}` : `The speech model failed during the call: ${reason}`;
-    this.input.observer?.failed?.(this.errorMessage);
-    await this.record();
+    const error = reason.startsWith('the voice runtime') ? `The call was cut: ${reason}` : `The speech model failed during the call: ${reason}`;
+    this.input.observer?.failed?.(error);
+    await this.writer.record({ reason: 'failed', error });
     if (!(await this.carrierCall.apologize())) this.input.carrier.close(1011, 'model failure');
   }
 
@@ -498,42 +432,8 @@ export class CallSession {
     this.toolCalls?.cancelAll();
     // Handed over to a warm transfer: the stream's stop does not end the call, and the platform has written to it since (the briefing).
     if (this.handedOver) return this.resolveDone();
-    this.streamEndedAt ??= clockNow().toISOString();
-    await this.record();
+    await this.writer.record({ streamEnded: true });
     this.resolveDone();
-  }
-
-  private writing: Promise<void> = Promise.resolve();
-  /** The hand-offs' records (segments and events), in order; each of the call's writes waits for them (its end carries the segments). */
-  private handoffWrites: Promise<void> = Promise.resolve();
-
-  /**
-   * Writes the conversation to the call (only when it changed since the last write), one write at
-   * a time: a record made while another is in flight (the stream's end during a hang-up's record)
-   * waits for it, so `done` resolves only once the call is written (and, inbound, ended).
-   */
-  private record(): Promise<void> {
-    this.writing = this.writing.then(() => this.write());
-    return this.writing;
-  }
-
-  private async write(): Promise<void> {
-    await this.handoffWrites;
-    const version = [this.transcript.version, this.endReason, this.errorMessage, this.streamEndedAt].join('|');
-    if (version === this.recordedVersion) return;
-    this.recordedVersion = version;
-    try {
-      await recordConversation(this.orgId, this.callId, {
-        transcript: this.transcript.transcript(),
-        toolCalls: this.transcript.toolCalls(),
-        endReason: this.endReason,
-        errorMessage: this.errorMessage,
-        ...(this.streamEndedAt ? { streamEndedAt: this.streamEndedAt } : {}),
-      });
-    } catch (err) {
-      this.recordedVersion = '';
-      logger.error('The conversation could not be written to the call', { call_id: this.callId, error: err as Error });
-    }
   }
 
   private clearTimers(): void {
