@@ -79,8 +79,43 @@ describe('validation messages of the real request schemas', () => {
   it('tells a repeated analysis_fields name together with the other mistakes, not after they are fixed', () => {
     const field = { name: 'outcome', type: 'string', description: 'What happened' };
     expect(fields(CreateAgentBody, { name: 'a', analysis_fields: [field, field, { name: 'score', type: 'percent', description: 'x' }] })).toEqual([
-      ['analysis_fields.2.type', expect.stringMatching(/expected one of/)],
+      ['analysis_fields.2.type', 'must be "string", "number", "integer", "boolean" or "enum"'],
       ['analysis_fields.1.name', '"outcome" is the name of an earlier field'],
     ]);
+  });
+});
+
+/**
+ * Issue 42.7: one style everywhere — what the field must be or have — never zod's own phrasing
+ * ("Too small: expected number to be >=0", "Invalid option: expected one of …").
+ */
+describe('validation messages in one style', () => {
+  const { fieldIssues } = require('../../../shared/http/middleware/validate') as typeof import('../../../shared/http/middleware/validate');
+  const messages = (schema: z.ZodMiniType, value: unknown) => {
+    const r = schema.safeParse(value);
+    if (r.success) throw new Error('accepted');
+    return Object.fromEntries(fieldIssues(r.error, 'body').map((f) => [f.path, f.message]));
+  };
+  it('says what is allowed for each kind of check', () => {
+    const schema = z.strictObject({
+      min: z.number().check(z.minimum(0)), pos: z.number().check(z.positive()), max: z.int().check(z.maximum(10)), lt: z.number().check(z.lt(5)),
+      mode: z.enum(['cold', 'warm']), short: z.string().check(z.maxLength(3)), empty: z.string().check(z.minLength(1)), few: z.array(z.string()).check(z.minLength(2)),
+      mail: z.email(), when: z.iso.datetime(), int: z.int(), step: z.number().check(z.multipleOf(5)), own: z.string().check(z.regex(/^x/, { error: 'must start with x' })),
+    });
+    expect(messages(schema, { min: -1, pos: 0, max: 11, lt: 5, mode: 'hot', short: 'abcd', empty: '', few: ['a'], mail: 'no', when: 'soon', int: 1.5, step: 7, own: 'y' })).toEqual({
+      min: 'must be at least 0', pos: 'must be greater than 0', max: 'must be at most 10', lt: 'must be less than 5',
+      mode: 'must be "cold" or "warm"', short: 'must have at most 3 characters', empty: 'must not be empty', few: 'must have at least 2 items',
+      mail: 'must be an email address', when: 'must be an ISO 8601 date-time, such as 2026-01-31T09:00:00Z', int: 'must be an integer (got a number)',
+      step: 'must be a multiple of 5', own: 'must start with x',
+    });
+  });
+  it('the real request schemas answer no zod default message', () => {
+    const { CreateAgentBody } = require('../../../shared/domain/agents/schemas') as typeof import('../../../shared/domain/agents/schemas');
+    const found = Object.values(messages(CreateAgentBody, {
+      name: '', temperature: -3, max_call_duration_ms: -1, interruption_sensitivity: 7, voice_speed: 'fast', ring_duration_ms: 1.5,
+      analysis_fields: [{ name: 'x', type: 'percent', description: '' }], tools: [{ type: 'transfer_call', mode: 'lukewarm', phone_number: '+14155550123' }],
+    }));
+    expect(found.length).toBeGreaterThan(4);
+    for (const m of found) expect(m).not.toMatch(/^(Too small|Too big|Invalid|expected)|>=|<=|\|/);
   });
 });
