@@ -15,6 +15,8 @@ import { clockNow } from '../../clock';
 import type { CallToolCalls, Transcript } from './schemas';
 import type { CallItem } from './service';
 import { conversationRef } from '../conversations/types';
+import { simulatedWarmTransfer } from './simulated-transfer';
+import { resumeGreeting } from './transfer-item';
 
 /** The simulated caller's lines when the call's `metadata.simulated_caller` gives none: a greeting, a question, a goodbye. */
 export const DEFAULT_CALLER_SCRIPT = ['Hi, yes, this is a good time.', 'Can you tell me what you can help me with?', 'Great, thank you. Goodbye.'];
@@ -36,7 +38,7 @@ export function callerScript(metadata: Record<string, unknown> | undefined): str
 export interface SimulatedConversation {
   transcript: Transcript;
   toolCalls: CallToolCalls;
-  /** Set when the agent ended the call (`end_call`) or transferred it, or the model failed. */
+  /** Set when the agent ended the call (`end_call`) or transferred it (cold, or warm and the person accepted), or the model failed. */
   endedBy?: 'agent' | 'transfer' | 'model_failure';
   transferTo?: string;
   /** The call's segments when the agent handed it off (each hand-off already recorded with its event); absent: none. */
@@ -47,8 +49,11 @@ export interface SimulatedConversation {
  * An answered simulated call, as a conversation run by the engine (operations.md, "Calls that
  * converse"): the agent's filled begin message when it speaks first, then each caller line as a
  * user turn answered with the agent's prompt, knowledge base and tools (webhook and built-in; no
- * `function` tools on calls). `end_call` ends it early. Turns are spread over the call's length
- * for `time_sec`. A model that fails ends the conversation where it was (logged; the call still ends,
+ * `function` tools on calls). `end_call` ends it early, and so does a cold `transfer_call`. A warm
+ * one is made as on Twilio (simulated-transfer.ts): the person accepts and the call ends
+ * `transferred`, or the agent says what became of the transfer (the resumed session's greeting)
+ * and the caller's next line follows; the transcript keeps the transfer's two `system` lines.
+ * Turns are spread over the call's length for `time_sec`. A model that fails ends the conversation where it was (logged; the call still ends,
  * its transcript holding the caller's line the agent did not answer).
  */
 export async function simulatedConversation(call: CallItem, seconds: number): Promise<SimulatedConversation> {
@@ -72,6 +77,10 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
   const speaksFirst = (agent?.start_speaker ?? 'agent') !== 'user';
   if (speaksFirst && opening) history.push({ role: 'agent', content: opening, agent_id: call.agent_id });
   const result: SimulatedConversation = { transcript: [], toolCalls: [] };
+  // `system` lines (a warm transfer's briefing and outcome), each said after the first `at` messages of the history.
+  const systemLines: { at: number; text: string }[] = [];
+  const spread = (seconds: number) => spreadOver(history, systemLines, seconds);
+  let warmTransfers = 0;
   if (agent) {
     const run: AgentConversation = {
       agent,
@@ -112,6 +121,21 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
           ground = next.knowledge_base ? await groundingSource(orgId, next.knowledge_base) : async () => [];
           result.segments = [...handoffs.segments];
         }
+        if (out.effect.transferTo && out.effect.transferMode === 'warm') {
+          const soFar = spread(seconds);
+          const made = await simulatedWarmTransfer(call, warmTransfers++, { to: out.effect.transferTo, description: out.effect.transferDescription, reason: out.effect.transferReason }, soFar);
+          for (const text of made.lines) systemLines.push({ at: history.length, text });
+          // The end is written from the call read before this conversation (calls/lifecycle.ts): it must carry the transfers made since, for `call.ended`.
+          if (made.transfers) call.transfers = made.transfers;
+          if (made.outcome === 'connected') {
+            result.endedBy = 'transfer';
+            result.transferTo = out.effect.transferTo;
+            break;
+          }
+          // The caller is back with the agent, which says so first (as a resumed relay session's greeting does).
+          history.push({ role: 'agent', content: resumeGreeting(made.outcome), agent_id: run.conversation.agent_id });
+          continue;
+        }
         if (out.effect.transferTo) {
           result.endedBy = 'transfer';
           result.transferTo = out.effect.transferTo;
@@ -131,17 +155,33 @@ export async function simulatedConversation(call: CallItem, seconds: number): Pr
       }
     }
   }
-  // Spread the turns over the call: each spoken line and each tool call takes a slot.
-  const slots = history.filter((m) => ((m.role === 'agent' || m.role === 'user') && m.content) || m.role === 'tool_call').length;
+  const spoken = spread(seconds);
+  result.transcript = spoken.transcript;
+  result.toolCalls = spoken.toolCalls;
+  return result;
+}
+
+/**
+ * The transcript and tool calls of a history, spread over the call: each spoken line, each tool
+ * call and each `system` line takes a slot.
+ */
+function spreadOver(history: ConversationMessage[], systemLines: { at: number; text: string }[], seconds: number): { transcript: Transcript; toolCalls: CallToolCalls } {
+  const out: { transcript: Transcript; toolCalls: CallToolCalls } = { transcript: [], toolCalls: [] };
+  const slots = history.filter((m) => ((m.role === 'agent' || m.role === 'user') && m.content) || m.role === 'tool_call').length + systemLines.length;
   const time = (i: number) => Math.round(((seconds * i) / Math.max(1, slots)) * 10) / 10;
   let slot = 0;
-  for (const m of history) {
+  const systemAt = (at: number) => {
+    for (const line of systemLines) if (line.at === at) out.transcript.push({ role: 'system', text: line.text, time_sec: time(slot++) });
+  };
+  for (const [i, m] of history.entries()) {
+    systemAt(i);
     if ((m.role === 'agent' || m.role === 'user') && m.content) {
-      result.transcript.push({ role: m.role, text: m.content, time_sec: time(slot++), ...(m.role === 'agent' && m.agent_id ? { agent_id: m.agent_id } : {}) });
+      out.transcript.push({ role: m.role, text: m.content, time_sec: time(slot++), ...(m.role === 'agent' && m.agent_id ? { agent_id: m.agent_id } : {}) });
     } else if (m.role === 'tool_call') {
       const answer = history.find((r) => r.role === 'tool_result' && r.tool_call_id === m.tool_call_id);
-      result.toolCalls.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: answer?.result ?? null, time_sec: time(slot++) });
+      out.toolCalls.push({ name: m.name ?? '', arguments: m.arguments ?? {}, result: answer?.result ?? null, time_sec: time(slot++) });
     }
   }
-  return result;
+  systemAt(history.length);
+  return out;
 }
