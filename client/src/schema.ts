@@ -2979,6 +2979,7 @@ export interface components {
             analysis: components["schemas"]["ConversationAnalysis"] | null;
             analysis_error: string | null;
             usage: components["schemas"]["ChatUsage"];
+            latency: components["schemas"]["ConversationLatency"] | null;
             user_messages: number;
             started_at: string;
             ended_at: string | null;
@@ -3056,6 +3057,7 @@ export interface components {
             result?: unknown;
             sources: components["schemas"]["ChatSource"][];
             agent_id: string | null;
+            latency_ms: components["schemas"]["ReplyLatency"] | null;
             created_at: string;
         };
         /** @description One user message */
@@ -3094,6 +3096,7 @@ export interface components {
             analysis: components["schemas"]["ConversationAnalysis"] | null;
             analysis_error: string | null;
             usage: components["schemas"]["ChatUsage"];
+            latency: components["schemas"]["ConversationLatency"] | null;
             user_messages: number;
             started_at: string;
             ended_at: string | null;
@@ -3253,6 +3256,14 @@ export interface components {
                     successful: number;
                 };
             };
+        };
+        /** @description A conversation's reply times (ms): p50, p90, p99, min, max and the number of replies, for each member of `latency_ms` */
+        ConversationLatency: {
+            e2e: components["schemas"]["LatencyStats"];
+            model: components["schemas"]["LatencyStats"];
+            tools: components["schemas"]["LatencyStats"];
+            knowledge_base: components["schemas"]["LatencyStats"];
+            platform: components["schemas"]["LatencyStats"];
         };
         /** @description Which agent (and version) handled the conversation from when, and why it took over */
         ConversationSegment: {
@@ -3584,6 +3595,15 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
+        /** @description One latency member over a conversation's replies (ms; `num`: the replies) */
+        LatencyStats: {
+            p50: number;
+            p90: number;
+            p99: number;
+            min: number;
+            max: number;
+            num: number;
+        };
         /** @description A note on a contact */
         Note: {
             id: string;
@@ -3689,6 +3709,14 @@ export interface components {
             checks: {
                 [key: string]: string;
             };
+        };
+        /** @description Where one agent reply's time went (ms) */
+        ReplyLatency: {
+            e2e: number;
+            model: number;
+            tools: number;
+            knowledge_base: number;
+            platform: number;
         };
         RescheduleAppointmentRequest: {
             start_time: string;
@@ -4673,6 +4701,7 @@ export type ConversationAnalysis = components['schemas']['ConversationAnalysis']
 export type ConversationAnalytics = components['schemas']['ConversationAnalytics'];
 export type ConversationAnalyticsInterval = components['schemas']['ConversationAnalyticsInterval'];
 export type ConversationAnalyticsTotals = components['schemas']['ConversationAnalyticsTotals'];
+export type ConversationLatency = components['schemas']['ConversationLatency'];
 export type ConversationSegment = components['schemas']['ConversationSegment'];
 export type CreateAgentRequest = components['schemas']['CreateAgentRequest'];
 export type CreateAgentTestRequest = components['schemas']['CreateAgentTestRequest'];
@@ -4702,6 +4731,7 @@ export type IngestRequest = components['schemas']['IngestRequest'];
 export type IngestResult = components['schemas']['IngestResult'];
 export type IssuedApiKey = components['schemas']['IssuedApiKey'];
 export type KnowledgeBase = components['schemas']['KnowledgeBase'];
+export type LatencyStats = components['schemas']['LatencyStats'];
 export type Note = components['schemas']['Note'];
 export type NoteRequest = components['schemas']['NoteRequest'];
 export type Passage = components['schemas']['Passage'];
@@ -4714,6 +4744,7 @@ export type PublishAgentVersionRequest = components['schemas']['PublishAgentVers
 export type QueryRequest = components['schemas']['QueryRequest'];
 export type QueryResult = components['schemas']['QueryResult'];
 export type Readiness = components['schemas']['Readiness'];
+export type ReplyLatency = components['schemas']['ReplyLatency'];
 export type RescheduleAppointmentRequest = components['schemas']['RescheduleAppointmentRequest'];
 export type SchedulingIntegration = components['schemas']['SchedulingIntegration'];
 export type SchedulingIntegrationRequest = components['schemas']['SchedulingIntegrationRequest'];
@@ -7975,6 +8006,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -7986,6 +8018,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -8003,6 +8036,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ],
@@ -8151,6 +8191,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -8162,6 +8203,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -8179,6 +8221,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ],
@@ -8662,6 +8711,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -8679,6 +8729,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -8977,6 +9034,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -8994,6 +9052,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -9282,6 +9347,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           }
                      *         ],
@@ -13848,6 +13914,7 @@ export interface operations {
                      *           "prompt_tokens": 412,
                      *           "completion_tokens": 18
                      *         },
+                     *         "latency": null,
                      *         "user_messages": 1,
                      *         "started_at": "2026-03-02T15:04:05.123Z",
                      *         "ended_at": null,
@@ -13863,6 +13930,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -13874,6 +13942,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -13891,6 +13960,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -13973,6 +14049,7 @@ export interface operations {
                      *           "prompt_tokens": 412,
                      *           "completion_tokens": 18
                      *         },
+                     *         "latency": null,
                      *         "user_messages": 1,
                      *         "started_at": "2026-03-02T15:04:05.123Z",
                      *         "ended_at": null,
@@ -13988,6 +14065,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -13999,6 +14077,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -14016,6 +14095,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -14110,6 +14196,7 @@ export interface operations {
                      *             "prompt_tokens": 412,
                      *             "completion_tokens": 18
                      *           },
+                     *           "latency": null,
                      *           "user_messages": 1,
                      *           "started_at": "2026-03-02T15:04:05.123Z",
                      *           "ended_at": null,
@@ -14217,6 +14304,7 @@ export interface operations {
                      *           "prompt_tokens": 412,
                      *           "completion_tokens": 18
                      *         },
+                     *         "latency": null,
                      *         "user_messages": 1,
                      *         "started_at": "2026-03-02T15:04:05.123Z",
                      *         "ended_at": null,
@@ -14232,6 +14320,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -14243,6 +14332,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -14260,6 +14350,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -14337,6 +14434,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -14354,6 +14452,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -14547,6 +14652,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -14564,6 +14670,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]
@@ -17122,6 +17235,7 @@ export interface operations {
                      *           "prompt_tokens": 412,
                      *           "completion_tokens": 18
                      *         },
+                     *         "latency": null,
                      *         "user_messages": 1,
                      *         "started_at": "2026-03-02T15:04:05.123Z",
                      *         "ended_at": null,
@@ -17137,6 +17251,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T15:04:05.123Z"
                      *           },
                      *           {
@@ -17148,6 +17263,7 @@ export interface operations {
                      *             "arguments": null,
                      *             "sources": [],
                      *             "agent_id": null,
+                     *             "latency_ms": null,
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           },
                      *           {
@@ -17165,6 +17281,13 @@ export interface operations {
                      *               }
                      *             ],
                      *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 912,
+                     *               "model": 604,
+                     *               "tools": 0,
+                     *               "knowledge_base": 41,
+                     *               "platform": 267
+                     *             },
                      *             "created_at": "2026-03-02T16:20:41.507Z"
                      *           }
                      *         ]

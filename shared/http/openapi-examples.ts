@@ -247,18 +247,19 @@ const webhookEndpoint = {
 
 const chatId = '01936f50-1d3e-7f40-b152-6c7d8e9fa0c3';
 const chatMessages = [
-  { id: '01936f50-2e4f-7051-8263-7d8e9fa0b1d4', role: 'agent', content: 'Hi Ada, I am Ava. How can I help?', tool_call_id: null, name: null, arguments: null, sources: [], agent_id: ids.agent, created_at: created },
-  { id: '01936f50-3f50-7162-9374-8e9fa0b1c2e5', role: 'user', content: 'When do you open on Saturdays?', tool_call_id: null, name: null, arguments: null, sources: [], agent_id: null, created_at: updated },
+  { id: '01936f50-2e4f-7051-8263-7d8e9fa0b1d4', role: 'agent', content: 'Hi Ada, I am Ava. How can I help?', tool_call_id: null, name: null, arguments: null, sources: [], agent_id: ids.agent, latency_ms: null, created_at: created },
+  { id: '01936f50-3f50-7162-9374-8e9fa0b1c2e5', role: 'user', content: 'When do you open on Saturdays?', tool_call_id: null, name: null, arguments: null, sources: [], agent_id: null, latency_ms: null, created_at: updated },
   {
     id: '01936f50-4061-7273-a485-9fa0b1c2d3f6', role: 'agent', content: 'On Saturdays we open at 10 am.', tool_call_id: null, name: null, arguments: null,
-    sources: [{ doc_id: 'opening-hours', url: 'https://www.example.com/hours', score: 3.2141 }], agent_id: ids.agent, created_at: updated,
+    sources: [{ doc_id: 'opening-hours', url: 'https://www.example.com/hours', score: 3.2141 }], agent_id: ids.agent,
+    latency_ms: { e2e: 912, model: 604, tools: 0, knowledge_base: 41, platform: 267 }, created_at: updated,
   },
 ];
 const chatSummary = {
   id: chatId, organization_id: ids.org, agent_id: ids.agent, agent_version: 3, current_agent_id: ids.agent, current_agent_version: 3,
   segments: [{ agent_id: ids.agent, agent_version: 3, started_at: created, reason: null }], contact_id: ids.contact, channel: 'api', widget_id: null, status: 'active', end_reason: null,
   pending_tool_calls: [], dynamic_variables: { plan: 'gold' }, metadata: { ticket: 'T-1042' }, analysis: null, analysis_error: null,
-  usage: { llm_requests: 1, prompt_tokens: 412, completion_tokens: 18 }, user_messages: 1, started_at: created, ended_at: null, created_at: created, updated_at: updated,
+  usage: { llm_requests: 1, prompt_tokens: 412, completion_tokens: 18 }, latency: null, user_messages: 1, started_at: created, ended_at: null, created_at: created, updated_at: updated,
 };
 const chatTurn = { chat: { id: chatId, status: 'active', end_reason: null, pending_tool_calls: [] }, messages: chatMessages.slice(1) };
 

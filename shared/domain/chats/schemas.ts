@@ -64,6 +64,15 @@ export type ChatListInput = z.output<typeof ChatListQuery>;
 
 export const ChatSource = named('ChatSource', () => z.object({ doc_id: z.string(), url: z.nullable(z.string()), score: z.number() }), 'A knowledge-base document that grounded an answer');
 
+const LatencyStats = named('LatencyStats', () => z.object({ p50: z.int(), p90: z.int(), p99: z.int(), min: z.int(), max: z.int(), num: z.int() }), 'One latency member over a conversation\'s replies (ms; `num`: the replies)');
+const latencyStats = () => LatencyStats;
+/** Where one reply's time went, in ms (docs/api.md, "Latency of every reply"). */
+export const ReplyLatency = named('ReplyLatency', () => z.object({ e2e: z.int(), model: z.int(), tools: z.int(), knowledge_base: z.int(), platform: z.int() }), 'Where one agent reply\'s time went (ms)');
+/** A conversation's reply times: each member's percentiles over its replies. */
+export const ConversationLatency = named('ConversationLatency', () => z.object({
+  e2e: latencyStats(), model: latencyStats(), tools: latencyStats(), knowledge_base: latencyStats(), platform: latencyStats(),
+}), 'A conversation\'s reply times (ms): p50, p90, p99, min, max and the number of replies, for each member of `latency_ms`');
+
 export const ChatMessage = named('ChatMessage', () => z.object({
   id: z.string(),
   role: z.enum(['agent', 'user', 'tool_call', 'tool_result']),
@@ -80,6 +89,8 @@ export const ChatMessage = named('ChatMessage', () => z.object({
   sources: z.array(ChatSource),
   /** agent: the agent that produced the reply (after a hand-off, the agent handed to; see `segments`); null for the other roles. */
   agent_id: z.nullable(z.string()),
+  /** agent: where the reply's time went (null for the other roles, and for replies stored before it was measured). */
+  latency_ms: z.nullable(ReplyLatency),
   created_at: z.string(),
 }), 'A message of a chat');
 export type ChatMessage = z.output<typeof ChatMessage>;
@@ -112,6 +123,8 @@ const chatFields = lazy(() => ({
   analysis: z.nullable(CallAnalysis),
   analysis_error: z.nullable(z.string()),
   usage: ChatUsage,
+  /** The replies' times, written when the chat ends (null before, or with no timed reply). */
+  latency: z.nullable(ConversationLatency),
   /** User messages so far (at most 100). */
   user_messages: z.number(),
   started_at: z.string(),

@@ -8,6 +8,7 @@ import { NotFoundError } from '../../errors';
 import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import type { ConversationMessage } from '../conversations/engine';
+import { latencySummary, type LatencySummary, type ReplyLatency } from '../conversations/latency';
 import { conversationSetup, type ConversationSetup } from '../conversations/variables';
 import { currentAgentOf, segmentsOf, type Segment } from '../conversations/segments';
 import type { ChatEndReason, ChatMessage, ChatStatus, ChatSummary } from './schemas';
@@ -23,7 +24,9 @@ export const IDLE_MS = 30 * 60_000;
 export const CHAT_IDLE_SHARDS = SWEEP_SHARDS;
 export type Usage = { llm_requests: number; prompt_tokens: number; completion_tokens: number };
 
-export interface ChatItem extends Omit<ChatSummary, 'usage' | 'segments' | 'current_agent_id' | 'current_agent_version'> {
+export interface ChatItem extends Omit<ChatSummary, 'usage' | 'segments' | 'current_agent_id' | 'current_agent_version' | 'latency'> {
+  /** The replies' times, written when the chat ends (conversations/latency.ts). */
+  latency?: LatencySummary | null;
   /** Stored once the chat was handed off (the whole chain); absent: the starting agent's one segment (conversations/segments.ts). */
   segments?: Segment[];
   /** The agents of `segments` (the list's `handled_by` filter); absent until a hand-off. */
@@ -108,6 +111,7 @@ export function summary(item: ChatItem): ChatSummary {
     analysis: item.analysis ?? null,
     analysis_error: item.analysis_error ?? null,
     usage: item.usage,
+    latency: item.latency ?? null,
     user_messages: item.user_messages,
     started_at: item.started_at,
     ended_at: item.ended_at ?? null,
@@ -127,6 +131,7 @@ export function messageView(m: MessageItem | (ChatMessage & Record<string, unkno
     ...(m.role === 'tool_result' ? { result: m.result ?? null } : {}),
     sources: m.sources ?? [],
     agent_id: m.role === 'agent' ? ((m.agent_id as string | null | undefined) ?? null) : null,
+    latency_ms: m.role === 'agent' ? ((m.latency_ms as ReplyLatency | null | undefined) ?? null) : null,
     created_at: m.created_at,
   };
 }
@@ -331,7 +336,7 @@ export function messageWrites(orgId: string, chatId: string, from: number, messa
       ...(m.tool_call_id ? { tool_call_id: m.tool_call_id, name: m.name } : {}),
       ...(m.role === 'tool_call' ? { arguments: m.arguments ?? {} } : {}),
       ...(m.role === 'tool_result' ? { result: m.result ?? null } : {}),
-      ...(m.role === 'agent' ? { sources: m.sources ?? [], ...(m.agent_id ? { agent_id: m.agent_id } : {}) } : {}),
+      ...(m.role === 'agent' ? { sources: m.sources ?? [], ...(m.agent_id ? { agent_id: m.agent_id } : {}), ...(m.latency_ms ? { latency_ms: m.latency_ms } : {}) } : {}),
       created_at: m.created_at ?? at,
     };
     writes.push(putNew(item));
@@ -386,10 +391,13 @@ export function refusal(item: ChatItem): string | undefined {
 }
 
 /** Ends an open chat (conditioned on it being as read); false when it changed meanwhile. */
+/** A chat's `latency` over its replies (written at its end). */
+export const chatLatency = (messages: ChatMessage[]): LatencySummary | null => latencySummary(messages.filter((m) => m.role === 'agent').map((m) => m.latency_ms));
+
 export async function endChatItem(item: ChatItem, reason: ChatEndReason, messages: ChatMessage[]): Promise<boolean> {
   const orgId = item.organization_id;
   const at = clockNow().toISOString();
-  const set = { status: 'ended', end_reason: reason, ended_at: at, updated_at: at, gsi1pk: statusPartition(orgId, 'ended'), pending_tool_calls: [] };
+  const set = { status: 'ended', end_reason: reason, ended_at: at, updated_at: at, gsi1pk: statusPartition(orgId, 'ended'), pending_tool_calls: [], latency: chatLatency(messages) };
   const next = { ...item, ...set } as ChatItem;
   delete next.gsi2pk;
   const ended = newEvent(orgId, 'chat.ended', eventData(next, messages));

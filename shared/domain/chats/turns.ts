@@ -12,12 +12,14 @@ import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type 
 import { agentTools, handoffEvent, handoffSession, type HandoffSession } from '../conversations/handoff';
 import { currentAgentOf, handledAgentIds, segmentsOf } from '../conversations/segments';
 import { conversationRef } from '../conversations/types';
+import { ReplyTimer } from '../conversations/latency';
 import { effectiveModel } from '../agents/models';
 import { agentOfConversation } from '../agents/versions';
 import { MAX_USER_MESSAGES, type ChatStatus, type ChatTurn } from './schemas';
 import { engineStream, type ChatTurnListener } from './stream';
 import {
   afterEnd,
+  chatLatency,
   endChatItem,
   eventData,
   findAgent,
@@ -154,6 +156,16 @@ function asConversation(m: MessageItem): ConversationMessage {
   };
 }
 
+/** `work`'s time added to the timer's knowledge-base time. */
+async function timed<T>(timer: ReplyTimer, work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  try {
+    return await work();
+  } finally {
+    timer.addKnowledgeBase(Date.now() - started);
+  }
+}
+
 /** The last user message of a history (what grounds a turn resumed after tool results). */
 const lastUserText = (messages: MessageItem[]) => [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
@@ -165,6 +177,8 @@ interface TurnRequest {
   resume?: IncompleteTurn;
   /** Streams the turn (stream.ts): told once the chat is claimed, then each message as it comes. */
   listener?: ChatTurnListener;
+  /** When the turn's request came in (epoch ms, this process's clock): where its replies' `e2e` starts. */
+  receivedMs: number;
 }
 
 /**
@@ -197,9 +211,10 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
   const now = clockNow().toISOString();
   const setup = setupOf(item, agent, now);
   const groundOn = turn.userText ?? turn.resume?.user_text ?? lastUserText(history);
+  const timer = new ReplyTimer(turn.receivedMs);
   const [tools, passages] = await Promise.all([
     agentTools(orgId, agent, 'chat'),
-    agent.knowledge_base ? import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base, groundOn)) : Promise.resolve([]),
+    agent.knowledge_base ? timed(timer, () => import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base, groundOn))) : Promise.resolve([]),
   ]);
   // The agent handling the chat now (its last segment's: a hand-off changes it); tools see it as the conversation's agent.
   const current = currentAgentOf(item);
@@ -233,6 +248,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
       deadlineMs,
       ...(turn.listener ? { stream: engineStream(turn.listener) } : {}),
       ...(handoffs ? { handoff: handoffs.hook } : {}),
+      timer,
     });
   } catch (err) {
     if (err instanceof LlmError || err instanceof TurnDeadlineError) {
@@ -272,7 +288,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
     incomplete_turn: null,
   };
   const remove: string[] = ['turn_claim', 'turn_claim_until'];
-  if (ends) Object.assign(set, { end_reason: 'agent_ended', ended_at: at }), remove.push('gsi2pk', 'gsi2sk');
+  if (ends) Object.assign(set, { end_reason: 'agent_ended', ended_at: at, latency: chatLatency([...history.map(messageView), ...views]) }), remove.push('gsi2pk', 'gsi2sk');
   else Object.assign(set, idleEntry(orgId, item.id, at));
   const next = { ...item, ...set } as ChatItem;
   if (ends) delete next.gsi2pk;
@@ -408,6 +424,7 @@ async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Prom
  * With a `listener` the turn streams (stream.ts): every refusal comes before `listener.started()`.
  */
 export async function sendMessage(orgId: string, chatId: string, content: string, listener?: ChatTurnListener): Promise<ChatTurn> {
+  const receivedMs = Date.now();
   const { item, stored, agent: agentRead } = await readTurn(orgId, chatId);
   const refused = refusal(item);
   if (refused) throw new ConflictError(refused, { id: chatId, status: item.status });
@@ -418,11 +435,12 @@ export async function sendMessage(orgId: string, chatId: string, content: string
     throw new ConflictError(`The chat reached ${MAX_USER_MESSAGES} user messages and has ended (max_turns)`, { id: chatId, status: 'ended' });
   }
   const agent = await agentRead;
-  return runAndStore(item, agent, stored, resume ? { resume, listener } : { userText: content, listener });
+  return runAndStore(item, agent, stored, resume ? { resume, listener, receivedMs } : { userText: content, listener, receivedMs });
 }
 
 /** The caller's answers to every pending `function` tool call; the turn goes on. */
 export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], listener?: ChatTurnListener): Promise<ChatTurn> {
+  const receivedMs = Date.now();
   const { item, stored, agent: agentRead } = await readTurn(orgId, chatId);
   if (item.status !== 'requires_action') throw new ConflictError(item.status === 'ended' ? `The chat has ended (${item.end_reason})` : 'The chat has no pending tool calls', { id: chatId, status: item.status });
   const pending = new Map((item.pending_tool_calls ?? []).map((p: PendingToolCall) => [p.id, p]));
@@ -436,6 +454,6 @@ export async function submitToolResults(orgId: string, chatId: string, results: 
   for (const id of pending.keys()) if (!given.has(id)) fields.push({ path: 'results', message: `the pending tool call "${id}" has no result` });
   if (fields.length) throw new ValidationError(`Validation failed: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
   const agent = await agentRead;
-  return runAndStore(item, agent, stored, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener });
+  return runAndStore(item, agent, stored, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener, receivedMs });
 }
 

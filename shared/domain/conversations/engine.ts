@@ -6,6 +6,7 @@ import { checkToolArguments, parseArguments } from './tools/arguments';
 import type { RunnableTool } from './tools/catalog';
 import type { ConversationRef } from './types';
 import type { Segment } from './segments';
+import type { ReplyLatency, ReplyTimer } from './latency';
 import { v7 as uuidv7 } from 'uuid';
 
 /**
@@ -51,6 +52,8 @@ export interface ConversationMessage {
   id?: string;
   /** Set by a channel that told the message to its caller before storing it: the time it was told. */
   created_at?: string;
+  /** agent: where the reply's time went (latency.ts), when the turn was timed (TurnInput.timer). */
+  latency_ms?: ReplyLatency;
 }
 
 /**
@@ -135,6 +138,12 @@ export interface TurnInput {
    * the agent handed to (the same turn may go on with it). Without it the tool is not run here.
    */
   handoff?: HandoffHook;
+  /**
+   * Times the turn's replies (latency.ts): started by the channel at the end of the user's turn,
+   * its knowledge-base time already added; each agent reply gets `latency_ms`, its first piece sent
+   * at its first delta (a streamed turn) or when it is ready (a turn answered whole).
+   */
+  timer?: ReplyTimer;
 }
 
 export interface TurnOutput {
@@ -242,6 +251,9 @@ async function turnLoop(
     // The id the step's reply will be stored under, told with each piece of its text.
     const replyId = stream ? uuidv7() : undefined;
     let streamed = false;
+    // The reply's first piece: its first token from the model, and when it went towards the user.
+    const requestedMs = Date.now();
+    let firstTokenMs: number | undefined;
     const reply = await input.llm.complete({
       model: cur.model,
       temperature: cur.temperature,
@@ -255,12 +267,15 @@ async function turnLoop(
         ? {
             onDelta: (delta: string) => {
               if (!delta) return;
+              firstTokenMs ??= Date.now();
               streamed = true;
               stream.onDelta?.(delta, replyId!);
             },
           }
         : {}),
     });
+    // Waited on the model before the reply: to its first token, or whole when the request asked only for tools.
+    input.timer?.addModel((reply.text ? (firstTokenMs ?? Date.now()) : Date.now()) - requestedMs);
     usage.requests++;
     usage.promptTokens += reply.usage.promptTokens;
     usage.completionTokens += reply.usage.completionTokens;
@@ -272,8 +287,12 @@ async function turnLoop(
     };
     if (reply.text || !calls.length) {
       // A model that could not stream is passed on whole.
+      const sentMs = firstTokenMs ?? Date.now();
       if (stream && !streamed && reply.text) stream.onDelta?.(reply.text, replyId!);
-      add({ role: 'agent', content: reply.text, sources: calls.length ? [] : sources, agent_id: cur.conversation.agent_id, ...(replyId ? { id: replyId } : {}) });
+      add({
+        role: 'agent', content: reply.text, sources: calls.length ? [] : sources, agent_id: cur.conversation.agent_id, ...(replyId ? { id: replyId } : {}),
+        ...(input.timer ? { latency_ms: input.timer.figures(sentMs) } : {}),
+      });
     }
     if (!calls.length) return { messages: added, pending: [], roundsUsed: rounds, effect, usage, handoffs };
 
@@ -295,6 +314,7 @@ async function turnLoop(
       }
       return result;
     };
+    const toolsStartedMs = Date.now();
     const results: (unknown | undefined)[] = await Promise.all(
       calls.map(async (call, i) => tell(call, i, await (async () => {
         const tool = byName.get(call.name);
@@ -334,6 +354,7 @@ async function turnLoop(
         return capResult(outcome.result);
       })())),
     );
+    input.timer?.addTools(Date.now() - toolsStartedMs);
     calls.forEach((call, i) => {
       if (results[i] === undefined) return;
       if (told[i]) added.push(told[i]!);
