@@ -80,6 +80,8 @@ async function transferredCall(agentId: string, briefing = 'Dana was charged twi
   await relay.closed;
   await until(async () => call.conference, (name) => !!name, 'the caller in the conference');
   const leg = await until(async () => twilio.placedTo(BILLING).find((c) => c.from === call.to), (c) => !!c, 'the person dialed');
+  // The briefing is made while the person's phone rings (their `initiated`/`ringing` callbacks), before anyone answers.
+  await until(() => getCall(callId), (c) => !!c.transfers?.[0]?.briefing, 'the briefing made while the phone rings');
   return { call, callId, relay, leg: leg! };
 }
 
@@ -98,7 +100,8 @@ it('accepted: the caller holds in the conference while the person hears the mode
   expect(action.twiml).toMatch(/<Dial><Conference startConferenceOnEnter="false" endConferenceOnExit="true" beep="false" waitUrl="https:\/\/twimlets\.com\/holdmusic[^"]*"/);
   expect(call.onHold).toMatch(/holdmusic/);
   expect(twilio.conferences.get(call.conference!)!.status).toBe('init');
-  expect(leg.placed).toMatchObject({ timeout: 20, machineDetection: 'DetectMessageEnd' });
+  // Asynchronous detection: the person hears the briefing at once, the result comes to the status callback (Twilio's reference: `Enable` to connect a person).
+  expect(leg.placed).toMatchObject({ timeout: 20, machineDetection: 'Enable', asyncAmd: true, amdCallback: expect.stringMatching(/\/api\/v1\/telephony\/twilio\/transfer-status\?/) });
   expect(leg.from).toBe(call.to); // the organization's number calls the person
   const during = await getCall(callId);
   expect(during).toMatchObject({ status: 'in_progress', transfers: [{ phone_number: BILLING, mode: 'warm', outcome: null, briefing: 'Dana was charged twice for order 1042 and wants the duplicate refunded.' }] });
@@ -134,11 +137,14 @@ it('accepted: the caller holds in the conference while the person hears the mode
   expect((await eventsOf('call.transfer_started', callId)).map((e: any) => e.data.transfer)).toEqual([expect.objectContaining({ index: 0, phone_number: BILLING, outcome: null })]);
   expect((await eventsOf('call.transferred', callId)).map((e: any) => e.data.transfer.outcome)).toEqual(['connected']);
   expect(await eventsOf('call.transfer_failed', callId)).toEqual([]);
-  // The person's leg: 95 s connected, 2 minutes at the number's outbound price; the caller's own minutes as any call's.
+  // As Twilio bills it: the person's leg (95 s connected: 2 minutes at the US outbound price of Pricing v2), its machine detection (one),
+  // the conference's participant minutes (the caller ~95 s on hold and talking, the person 90 s: 2 + 2), and the caller's own minutes as any call's.
   const charges = (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === callId);
   expect(charges.map((c: any) => [c.description, c.amount]).sort()).toEqual([
     [`Inbound call from ${call.from}: ${Math.ceil(ended.duration_sec / 60)} min at 0.0085 USD/min`, Number((Math.ceil(ended.duration_sec / 60) * 0.0085).toFixed(4))],
     [`Warm transfer to ${BILLING} (call ${callId}): 2 min at 0.014 USD/min`, 0.028],
+    [`Answering machine detection on the warm transfer to ${BILLING} (call ${callId}): 1 detection at 0.0075 USD`, 0.0075],
+    [`Warm transfer conference (call ${callId}): 4 participant-min (2 participants) at 0.0018 USD/min`, 0.0072],
   ].sort());
   // The analysis sees each leg's outcome.
   const analysed = await until(() => getCall(callId), (c) => !!c.analysis, 'the analysis');
@@ -191,7 +197,7 @@ it('declined: another key sends the caller back to the agent, which says so and 
   expect(leg.said!.at(-1)).toBe('Thank you. The caller will be told you could not take the call. Goodbye.');
   expect(leg.status).toBe('completed');
   await expectBackWithAgent(call, callId, 'declined', "I'm sorry, the person I called could not take your call just now. I can take a message or arrange a callback. Which would you prefer?");
-  const legCharge = (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === callId && c.description.startsWith('Warm transfer'));
+  const legCharge = (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === callId && c.description.startsWith('Warm transfer to'));
   expect(legCharge).toHaveLength(0); // answered and hung up within the same second: nothing to bill
 });
 
@@ -208,11 +214,12 @@ it('unanswered: the person\'s phone rings out (no-answer) and the caller goes ba
   await expectBackWithAgent(call, callId, 'no_answer', "I'm sorry, the person I called did not answer. I can take a message or arrange a callback. Which would you prefer?");
 });
 
-it('a machine answers (AnsweredBy): the platform hangs up on it and the caller goes back to the agent', async () => {
+it('a machine answers (asynchronous detection\'s AnsweredBy): the platform hangs up on it and the caller goes back to the agent', async () => {
   const { call, callId, leg } = await transferredCall(await relayAgent());
-  await twilio.answer(leg.sid, { answeredBy: 'machine_end_beep' });
+  await twilio.answer(leg.sid, { answeredBy: 'machine_start' });
   expect(leg.status).toBe('completed');
-  expect(leg.said ?? []).toEqual([]); // no briefing for a voicemail
+  // The instructions were asked at once (no AnsweredBy): the result came to the status callback before the briefing's first words played.
+  expect(leg.said ?? []).toEqual([]);
   await expectBackWithAgent(call, callId, 'machine', "I'm sorry, I reached a voicemail rather than the person. I can take a message or arrange a callback. Which would you prefer?");
 });
 

@@ -24,10 +24,20 @@ import { TwilioMediaClient } from './twilio-media-client';
  *   StatusCallback **only when the number has one**: Twilio sends no status callback for an
  *   incoming call to a number without it.
  *
- * - Calls placed through `Calls.json` (Url, StatusCallback, Timeout, MachineDetection): the test
- *   decides their course: `answer` (with `answeredBy` for machine detection and the `digits` a
+ * - Calls placed through `Calls.json` (Url, StatusCallback, StatusCallbackEvent, Timeout,
+ *   MachineDetection `Enable`/`DetectMessageEnd`, MachineDetectionTimeout 3–59, AsyncAmd,
+ *   AsyncAmdStatusCallback; another value is refused with 21234): `initiated` and `ringing`
+ *   status callbacks when asked (after the 201), then the test decides their course: `answer` (with `answeredBy` for machine detection and the `digits` a
  *   person presses at a `<Gather>`; none: the Gather times out), `noAnswer`, `busy`. Their status
- *   callbacks carry AnsweredBy when detection ran, as Twilio's do.
+ *   callbacks carry AnsweredBy when detection ran, as Twilio's do. Synchronous detection requests
+ *   the Url with AnsweredBy; asynchronous detection (AsyncAmd=true) requests it at once without
+ *   AnsweredBy and posts the result (AnsweredBy, MachineDetectionDuration) to
+ *   AsyncAmdStatusCallback while the instructions start (nowhere without one: Twilio only warns).
+ * - `GET Calls/{Sid}.json`: the call's `status`, `duration` (whole seconds, once ended) and
+ *   `answered_by`, as Twilio's Call resource.
+ * - A callback the platform answered with a 5xx (or never answered: `dropCallbacks`) is not sent
+ *   again: Twilio retries no status or conference callback.
+ * - Pricing v2 `Voice/Countries/{US,GB}` (GB: landlines 44, mobiles 447).
  * - The TwiML a call plays (instructions, a `<Connect action>`'s or `<Gather action>`'s answer, a
  *   live update's `Twiml`) runs verb by verb: `<Say>` (kept in `said`), `<Pause>`, `<Gather>`
  *   (`numDigits`; with no key within its timeout it falls through to the next verb, or asks its
@@ -83,7 +93,11 @@ export interface StandInCall {
   /** Errors of the stand-in's own requests after a session (an action URL that could not be reached). */
   failures?: string[];
   /** A call placed through the REST API (`Calls.json`): where its instructions and status callbacks go, its ring timeout and machine detection, when the request came (performance.now(): the phone starts ringing). */
-  placed?: { url: string; statusCallback: string | null; timeout?: number; machineDetection?: string | null; at: number };
+  placed?: { url: string; statusCallback: string | null; timeout?: number; machineDetection?: string | null; asyncAmd?: boolean; amdCallback?: string | null; events?: string[]; at: number };
+  /** When the call ended (now()). */
+  endedAtMs?: number;
+  /** The `initiated`/`ringing` callbacks sent after the call was created, while they run (nothing waits for them, as on Twilio). */
+  progress?: Promise<void>;
   /** The conference the call is in (its friendly name), and whether it waits there hearing the waitUrl (the conference not started). */
   conference?: string;
   onHold?: string;
@@ -95,6 +109,8 @@ export interface StandInCall {
   answeredBy?: string;
   /** The keys the person will press at the next `<Gather>` (answer's `digits`). */
   pendingDigits?: string;
+  /** The person hangs up right after pressing their key, before what the Gather's action answered plays (answer's `hangUpAfterKey`). */
+  hangUpAfterKey?: boolean;
   /** Every media stream of the call, in order (a live update may connect another). */
   streams?: TwilioMediaClient[];
 }
@@ -148,7 +164,7 @@ export interface TwilioCarrierStandIn {
    * AnsweredBy when machine detection was asked, `human` unless `answeredBy` says otherwise) and they
    * are played; `digits`: the keys pressed at the first `<Gather>` (none: it times out).
    */
-  answer(sid: string, options?: { answeredBy?: string; digits?: string }): Promise<StandInCall>;
+  answer(sid: string, options?: { answeredBy?: string; digits?: string; hangUpAfterKey?: boolean }): Promise<StandInCall>;
   /** A placed call rings out unanswered (`no-answer`) or finds the line busy. */
   noAnswer(sid: string): Promise<void>;
   busy(sid: string): Promise<void>;
@@ -156,8 +172,17 @@ export interface TwilioCarrierStandIn {
   placedTo(to: string): StandInCall[];
   /** The caller (or the party a transfer dialled) hangs up. */
   hangUp(sid: string): Promise<void>;
+  /**
+   * Callbacks the platform fails to take (a 5xx, a timeout): the stand-in records them with status
+   * 503 and does not post them; Twilio sends none of them again.
+   */
+  dropCallbacks?: (url: string, params: Record<string, string>) => boolean;
+  /** Live updates (`POST Calls/{Sid}.json`) Twilio fails with a 500 (error 20500): nothing changes on the call. */
+  refuseUpdates?: (sid: string, form: URLSearchParams) => boolean;
   close(): Promise<void>;
 }
+
+const MACHINE_DETECTION = ['Enable', 'DetectMessageEnd'];
 
 const twilioError = (code: number, message: string, status: number) => ({ code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
 
@@ -203,6 +228,16 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
         outbound_prefix_prices: [{ prefixes: ['1'], friendly_name: 'United States', base_price: '0.0140', current_price: '0.0140' }],
       });
     }
+    if (req.method === 'GET' && path === '/v2/Voice/Countries/GB') {
+      return send(200, {
+        iso_country: 'GB', price_unit: 'USD',
+        inbound_call_prices: [{ number_type: 'local', base_price: '0.0100', current_price: '0.0100' }],
+        outbound_prefix_prices: [
+          { prefixes: ['44'], friendly_name: 'United Kingdom', base_price: '0.0158', current_price: '0.0158' },
+          { prefixes: ['447'], friendly_name: 'United Kingdom - Mobile', base_price: '0.0376', current_price: '0.0376' },
+        ],
+      });
+    }
     if (req.method === 'POST' && path === `${account}/IncomingPhoneNumbers.json`) {
       const phone = form.get('PhoneNumber');
       if (!phone) return send(400, twilioError(21421, 'PhoneNumber is required.', 400));
@@ -235,14 +270,46 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       const [to, from, url] = [form.get('To'), form.get('From'), form.get('Url') ?? form.get('Twiml')];
       if (!to || !from || !url) return send(400, twilioError(21201, 'To, From and Url are required.', 400));
       const timeout = form.get('Timeout');
+      const machineDetection = form.get('MachineDetection');
+      const detectionTimeout = form.get('MachineDetectionTimeout');
+      const asyncAmd = form.get('AsyncAmd');
+      const amdMethod = form.get('AsyncAmdStatusCallbackMethod');
+      // Twilio refuses a detection setting it does not know (21234): MachineDetection Enable or DetectMessageEnd, a timeout of 3–59 s, AsyncAmd true or false.
+      if (machineDetection !== null && !MACHINE_DETECTION.includes(machineDetection)) return send(400, twilioError(21234, `Invalid MachineDetection: ${machineDetection}`, 400));
+      if (detectionTimeout !== null && !(Number.isInteger(Number(detectionTimeout)) && Number(detectionTimeout) >= 3 && Number(detectionTimeout) <= 59)) return send(400, twilioError(21234, `Invalid MachineDetectionTimeout: ${detectionTimeout}`, 400));
+      if (asyncAmd !== null && !['true', 'false'].includes(asyncAmd)) return send(400, twilioError(21234, `Invalid AsyncAmd: ${asyncAmd}`, 400));
+      if (amdMethod !== null && !['GET', 'POST'].includes(amdMethod)) return send(400, twilioError(21234, `Invalid AsyncAmdStatusCallbackMethod: ${amdMethod}`, 400));
       const call: StandInCall = {
         sid: sid('CA'), from, to, twiml: '', status: 'queued',
-        placed: { url, statusCallback: form.get('StatusCallback'), ...(timeout ? { timeout: Number(timeout) } : {}), machineDetection: form.get('MachineDetection'), at: performance.now() },
+        placed: {
+          url, statusCallback: form.get('StatusCallback'), ...(timeout ? { timeout: Number(timeout) } : {}), machineDetection,
+          // AsyncAmd without MachineDetection runs no detection.
+          ...(machineDetection && asyncAmd === 'true' ? { asyncAmd: true, amdCallback: form.get('AsyncAmdStatusCallback') } : {}),
+          events: form.getAll('StatusCallbackEvent').flatMap((e) => e.split(/[\s,]+/)).filter(Boolean), at: performance.now(),
+        },
       };
       calls.set(call.sid, call);
-      return send(201, { sid: call.sid, status: 'queued', to, from, account_sid: accountSid });
+      send(201, { sid: call.sid, status: 'queued', to, from, account_sid: accountSid });
+      // Twilio starts dialling: `initiated`, then `ringing`, each when asked for.
+      call.progress = (async () => {
+        if (call.placed!.events!.includes('initiated')) await statusCallback(call, { CallStatus: 'queued', CallbackSource: 'call-progress-events' });
+        if (call.placed!.events!.includes('ringing') && call.status === 'queued') await statusCallback(call, { CallStatus: 'ringing', CallbackSource: 'call-progress-events' });
+      })().catch((err: Error) => void (call.failures ??= []).push(err.message));
+      return;
     }
     const live = path.match(new RegExp(`^${account}/Calls/(CA\\w+)\\.json$`));
+    if (req.method === 'GET' && live) {
+      // Twilio's Call resource: `duration` is a string of whole seconds once the call ended, else null.
+      const call = calls.get(live[1]!);
+      if (!call) return send(404, twilioError(20404, 'The requested resource was not found', 404));
+      const ended = !['queued', 'ringing', 'in-progress'].includes(call.status);
+      const duration = ended ? String(call.answeredAtMs !== undefined && call.endedAtMs !== undefined ? Math.round((call.endedAtMs - call.answeredAtMs) / 1000) : 0) : null;
+      return send(200, {
+        sid: call.sid, account_sid: accountSid, to: call.to, from: call.from, status: call.status, duration,
+        answered_by: call.answeredBy ?? null, direction: call.placed ? 'outbound-api' : 'inbound',
+        start_time: call.answeredAtMs !== undefined ? new Date(call.answeredAtMs).toUTCString() : null, end_time: call.endedAtMs !== undefined ? new Date(call.endedAtMs).toUTCString() : null,
+      });
+    }
     if (req.method === 'POST' && live) {
       const call = calls.get(live[1]!);
       if (!call) return send(404, twilioError(20404, 'The requested resource was not found', 404));
@@ -254,6 +321,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
         return;
       }
       if (call.status !== 'in-progress') return send(400, twilioError(21220, 'Call is not in-progress. Cannot redirect.', 400));
+      if (standIn.refuseUpdates?.(call.sid, form)) return send(500, twilioError(20500, 'Internal Server Error', 500));
       send(200, { sid: call.sid, status: call.status });
       const twiml = form.get('Twiml');
       const dial = twiml?.match(/<Dial[^>]*>([^<]+)<\/Dial>/);
@@ -275,6 +343,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
   });
 
   async function post(url: string, params: Record<string, string>): Promise<{ status: number; text: string }> {
+    if (standIn.dropCallbacks?.(url, params)) return { status: 503, text: '' };
     const response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(authToken, url, params) },
@@ -287,6 +356,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
   async function end(call: StandInCall): Promise<void> {
     if (call.status !== 'in-progress') return;
     call.status = 'completed';
+    call.endedAtMs = now();
     if (call.stream?.open) call.stream.stop();
     if (call.relay?.open) call.relay.close();
     if (call.conference) await leaveConference(call);
@@ -403,7 +473,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
           if (!pressed && verb.attrs.actionOnEmptyResult !== 'true') break; // timed out: the next verb
           (call.gathered ??= []).push(pressed);
           const answer = await post(verb.attrs.action!, { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01', Digits: pressed, FinishedOnKey: '' });
-          if (answer.status !== 200) return end(call);
+          if (answer.status !== 200 || call.hangUpAfterKey) return end(call);
           return play(call, answer.text);
         }
         case 'Dial': {
@@ -450,10 +520,15 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
 
   /**
    * `<Connect><ConversationRelay>`: Twilio opens the url as given (query included), signing the
-   * upgrade with X-Twilio-Signature over that URL. When the session ends (the platform sent `end`,
-   * closed the socket, or refused the connection) the `<Connect>` finishes: with an `action`,
-   * Twilio requests it (signed; `HandoffData` = the `end` message's handoffData, `SessionStatus`)
-   * and runs the TwiML it answers; without one there is no next verb and the call hangs up.
+   * upgrade with X-Twilio-Signature over that URL. When the session ends the `<Connect>` finishes:
+   * with an `action`, Twilio requests it (signed, with `CallStatus`, `SessionStatus` and
+   * `SessionDuration` in whole seconds) and runs the TwiML it answers; without one there is no next
+   * verb and the call hangs up. `SessionStatus` (Twilio's ConversationRelay action callback):
+   * `ended` when the platform sent `end` (with `HandoffData` = its handoffData), `failed` when the
+   * socket closed without `end` (the server or the network dropped it) or the connection was
+   * refused (no `HandoffData`), `completed` when the caller hung up: the call is over (its status
+   * callback goes out), the action is still requested, with CallStatus `completed`, and nothing it
+   * answers is played.
    */
   async function runRelay(call: StandInCall, twiml: string, direction: string): Promise<void> {
     const relayUrl = unxmlText(twiml.match(/<ConversationRelay url="([^"]*)"/)?.[1] ?? '');
@@ -461,9 +536,12 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     const action = actionAttr ? unxmlText(actionAttr) : undefined;
     const params = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxmlText(m[1]!), unxmlText(m[2]!)]));
     const sessionStarted = now();
-    const afterSession = (status: string, handoffData: string | undefined) => {
-      if (call.status !== 'in-progress') return; // the caller hung up: nothing follows
-      const done = action ? connectAction(call, action, { SessionStatus: status, SessionDuration: String(Math.round((now() - sessionStarted) / 1000)), ...(handoffData !== undefined ? { HandoffData: handoffData } : {}) }) : end(call);
+    const afterSession = (status: 'ended' | 'failed' | 'completed', handoffData: string | undefined) => {
+      const hungUp = status === 'completed' || call.status !== 'in-progress'; // the caller hung up, or the call was ended while the session ran
+      const fields = { SessionStatus: hungUp ? 'completed' : status, SessionDuration: String(Math.round((now() - sessionStarted) / 1000)), ...(handoffData !== undefined ? { HandoffData: handoffData } : {}) };
+      const done = hungUp
+        ? end(call).then(() => (action ? connectAction(call, action, fields) : undefined))
+        : action ? connectAction(call, action, fields) : end(call);
       call.after = done.catch((err: Error) => void (call.failures ??= []).push(err.message));
     };
     let client: RelayClient;
@@ -476,15 +554,16 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     }
     call.relay = client;
     (call.relays ??= []).push(client);
-    client.onSessionEnd = (handoffData) => afterSession(client.handoff ? 'ended' : 'failed', handoffData);
+    client.onSessionEnd = (handoffData) => afterSession(client.handoff ? 'ended' : client.hungUp ? 'completed' : 'failed', handoffData);
   }
 
-  /** Requests a `<Connect action>` URL (signed, as every Twilio webhook) and plays what it answers. */
+  /** Requests a `<Connect action>` URL (signed, as every Twilio webhook) and plays what it answers (nothing once the call is over). */
   async function connectAction(call: StandInCall, url: string, fields: Record<string, string>): Promise<void> {
-    const params: Record<string, string> = { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01', ...fields };
+    const params: Record<string, string> = { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: call.status, Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01', ...fields };
     const sentAt = performance.now();
     const answer = await post(url, params);
     (call.actions ??= []).push({ url, params, status: answer.status, twiml: answer.text, sentAt, answeredAt: performance.now() });
+    if (call.status !== 'in-progress') return; // the call is over: its TwiML is not run
     if (answer.status !== 200) return end(call); // Twilio plays an application error and hangs up
     if (/<Conference\b/.test(answer.text)) return play(call, answer.text);
     const dial = answer.text.match(/<Dial\b[^>]*>(?:<Number>)?([^<]+)(?:<\/Number>)?<\/Dial>/);

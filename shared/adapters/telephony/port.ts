@@ -64,6 +64,23 @@ export interface PlaceCallInput {
   detectMachine?: boolean;
   /** How long detection may listen before it decides (Twilio: MachineDetectionTimeout, 3–59 s). */
   machineDetectionTimeoutMs?: number;
+  /**
+   * With `detectMachine`: detect asynchronously instead. The call's instructions are requested at
+   * once (no AnsweredBy), so the callee hears them without the seconds of silence synchronous
+   * detection leaves; the result is posted to `callbackUrl` when known (Twilio:
+   * MachineDetection=Enable, AsyncAmd=true, AsyncAmdStatusCallback: AccountSid, CallSid,
+   * AnsweredBy, MachineDetectionDuration).
+   */
+  asyncMachineDetection?: { callbackUrl: string };
+}
+
+/** A call as the carrier holds it now (fetchCall). */
+export interface CarrierCall {
+  providerCallId: string;
+  status: CallStatus;
+  /** Seconds connected, once the call ended. */
+  durationSec?: number;
+  answeredBy?: string;
 }
 
 /** One status change of a call, as the carrier reports it. */
@@ -120,6 +137,18 @@ export interface TelephonyPort {
    * `<Dial>`) or a hang-up. Twilio: POST Calls/{Sid}.json with `Twiml` or `Status=completed`.
    */
   updateCall?(providerCallId: string, change: LiveCallChange): Promise<void>;
+  /**
+   * The call as the carrier holds it now, undefined when it knows no such call (Twilio: GET
+   * Calls/{Sid}.json: `status`, `duration`, `answered_by`). Sweeps ask it before they decide
+   * about a call whose final status never came.
+   */
+  fetchCall?(providerCallId: string): Promise<CarrierCall | undefined>;
+  /**
+   * The carrier's price per minute (USD) of an outbound call to `to` by the destination's country
+   * (Twilio: Pricing v2 Voice/Countries/{ISO}, the longest matching prefix); undefined when it has
+   * none.
+   */
+  outboundPrice?(to: string): Promise<number | undefined>;
   /** Downloads a finished recording the carrier announced to `recordingCallbackUrl` (carriers that record). */
   fetchRecording?(recordingUrl: string): Promise<Buffer>;
 }

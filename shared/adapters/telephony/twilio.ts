@@ -1,7 +1,7 @@
 import { UnavailableError, UnprocessableError } from '../../errors';
 import { readSecretJson } from '../secret-json';
 import { parseCallStatusFields } from './status-event';
-import type { AvailableNumber, NumberCapabilities, PlaceCallInput, PlacedCall, PurchasedNumber, SearchQuery, TelephonyPort } from './port';
+import type { AvailableNumber, CarrierCall, NumberCapabilities, PlaceCallInput, PlacedCall, PurchasedNumber, SearchQuery, TelephonyPort } from './port';
 import { checkTelephony } from '../../access/enforce';
 import { phoneRules } from '../../domain/common/phone-field';
 
@@ -20,7 +20,12 @@ import { phoneRules } from '../../domain/common/phone-field';
  * - release: DELETE Accounts/{sid}/IncomingPhoneNumbers/{Sid}.json; a 404 means already released.
  * - placeCall: POST Accounts/{sid}/Calls.json with status callbacks, recording (Record,
  *   RecordingStatusCallback) and, when asked, answering-machine detection
- *   (MachineDetection=DetectMessageEnd, MachineDetectionTimeout).
+ *   (MachineDetection=DetectMessageEnd, MachineDetectionTimeout; or asynchronous:
+ *   MachineDetection=Enable, AsyncAmd=true, AsyncAmdStatusCallback).
+ * - fetchCall: GET Accounts/{sid}/Calls/{Sid}.json (status, duration, answered_by); a 404 is
+ *   undefined.
+ * - outboundPrice: Pricing v2 Voice/Countries/{ISO of the destination}, the longest matching
+ *   prefix, cached per container for an hour.
  * - updateCall: POST Accounts/{sid}/Calls/{Sid}.json (Twiml: new instructions, e.g. a transfer's
  *   <Dial>; or Status=completed: hang up), for the voice runtime.
  * - fetchRecording: GET <RecordingUrl>.wav with the account's Basic auth.
@@ -126,6 +131,7 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
   const credentials = options.credentials ?? twilioCredentialsFromEnvironment;
   const timeoutMs = options.timeoutMs ?? 8000;
   const priceCache = new Map<string, { prices: CountryPrices; until: number }>();
+  const outboundCache = new Map<string, { entries: CountryPrices['outbound']; until: number }>();
 
   /** One call; a non-2xx answer becomes a TwilioFailure carrying Twilio's error body. */
   async function call<T>(method: string, url: string, form?: URLSearchParams): Promise<{ status: number; body: T }> {
@@ -281,7 +287,16 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
       // instructions (whose request carries AnsweredBy, passed on to the voice runtime), waiting
       // for a machine's greeting to end so a message is left after the beep; the status
       // callbacks carry AnsweredBy too (a machine ends as voicemail).
-      if (input.detectMachine) {
+      if (input.detectMachine && input.asyncMachineDetection) {
+        // Asynchronous: the instructions are requested at once (the callee hears them, not seconds
+        // of silence) and the result goes to its own callback; `Enable` answers as soon as it
+        // knows (a machine is hung up on, no message is left).
+        form.set('MachineDetection', 'Enable');
+        form.set('AsyncAmd', 'true');
+        form.set('AsyncAmdStatusCallback', input.asyncMachineDetection.callbackUrl);
+        form.set('AsyncAmdStatusCallbackMethod', 'POST');
+        if (input.machineDetectionTimeoutMs) form.set('MachineDetectionTimeout', String(Math.min(59, Math.max(3, Math.round(input.machineDetectionTimeoutMs / 1000)))));
+      } else if (input.detectMachine) {
         form.set('MachineDetection', 'DetectMessageEnd');
         if (input.machineDetectionTimeoutMs) form.set('MachineDetectionTimeout', String(Math.min(59, Math.max(3, Math.round(input.machineDetectionTimeoutMs / 1000)))));
       }
@@ -303,6 +318,41 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
       } catch (err) {
         throw toAppError(err);
       }
+    },
+
+    async fetchCall(providerCallId): Promise<CarrierCall | undefined> {
+      try {
+        const { body } = await call<{ sid: string; status: string; duration?: string | null; answered_by?: string | null }>('GET', `${await account()}/Calls/${encodeURIComponent(providerCallId)}.json`);
+        const duration = body.duration === null || body.duration === undefined ? undefined : Number(body.duration);
+        return {
+          providerCallId: body.sid ?? providerCallId,
+          status: parseCallStatusFields({ CallSid: body.sid ?? providerCallId, CallStatus: body.status }).status,
+          ...(duration !== undefined && Number.isFinite(duration) ? { durationSec: duration } : {}),
+          ...(body.answered_by ? { answeredBy: body.answered_by } : {}),
+        };
+      } catch (err) {
+        if (err instanceof TwilioFailure && err.status === 404) return undefined;
+        throw toAppError(err);
+      }
+    },
+
+    async outboundPrice(to: string): Promise<number | undefined> {
+      const parsed = (await phoneRules()).partsOfE164(to);
+      if (!parsed) return undefined;
+      const hit = outboundCache.get(parsed.country);
+      let entries = hit && hit.until > Date.now() ? hit.entries : undefined;
+      if (!entries) {
+        try {
+          const { body } = await call<{ outbound_prefix_prices?: (Price & { prefixes?: string[] })[] }>('GET', `${pricingBase}/v2/Voice/Countries/${parsed.country}`);
+          entries = (body.outbound_prefix_prices ?? []).map((p) => ({ prefixes: p.prefixes ?? [], price: money(p.current_price, 4) }));
+        } catch (err) {
+          if (err instanceof TwilioFailure && err.status === 404) return undefined;
+          throw toAppError(err);
+        }
+        outboundCache.set(parsed.country, { entries, until: Date.now() + 3600_000 });
+      }
+      if (!entries.length) return undefined;
+      return outboundPrice({ monthly: 0, inbound: 0, outbound: entries }, to);
     },
 
     /** The recording as WAV: Twilio serves a recording's media at its RecordingUrl plus `.wav`, behind the account's Basic auth. */

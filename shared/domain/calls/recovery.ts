@@ -6,6 +6,7 @@ import { armSweep, earlier, recordSweptThrough, settleSweep, sweepDue } from '..
 import { endMove, finalize, FINALIZE_GRACE_MS, moveCall } from './lifecycle';
 import { CALL_DUE_SHARDS, type CallItem } from './service';
 import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
+import { superviseTransfers } from './warm-transfer';
 import { lostRelayConversation, recoverRelaySession } from '../relay/recovery';
 import type { RelayDue } from '../relay/state';
 
@@ -21,6 +22,12 @@ const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !i
  * end) until its after-end steps are done; the sweep finishes those steps when the path that
  * ended the call could not (a failure where no queue retries). A call that was answered is
  * charged for the time from its answer to the sweep, capped at its maximum duration.
+ *
+ * A live call with warm transfers (warm-transfer.ts) falls due at its first pending transfer's
+ * deadline too: the sweep settles a stalled transfer by the carrier's word (GET the person's
+ * call) and brings the caller back, retries a send-back that failed, and asks the carrier about a
+ * call past its limit before ending it (a call a person took lasts up to the carrier's 4 hours;
+ * one the carrier ended ends with its real status and duration).
  *
  * The index also holds relay connections (their `$disconnect` best effort): one found due with no
  * prompt for RELAY_SESSION_DUE_MS is a session that ended without it, whose conversation the sweep
@@ -86,6 +93,14 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
       if (movedTo) earliestLeft = earlier(earliestLeft, movedTo);
       else summary.relaySessions++;
       return false;
+    }
+    if (item.status !== 'ended' && item.transfers?.some((t) => t.mode === 'warm')) {
+      // Warm transfers: a stalled one settled by the carrier's word, a send-back retried, a call past its limit asked of the carrier first (warm-transfer.ts).
+      const watched = await superviseTransfers(item, now);
+      if (watched) {
+        if (watched.dueAt) earliestLeft = earlier(earliestLeft, watched.dueAt);
+        return !!watched.ended;
+      }
     }
     if (item.status === 'ended') {
       // Ended, but its after-end steps (contact history, campaign outcome, analysis) never finished.

@@ -25,6 +25,23 @@ export interface TransferItem {
   /** The person's call ended: its seconds connected, and whether its minutes were charged. */
   leg_duration_sec?: number;
   leg_charged_at?: string;
+  /** The briefing is being made (the claim of the request making it: one model call, not one per callback). */
+  briefing_started_at?: string;
+  /** The person pressed 1; the transfer connects when they join the conference (`joined_at`). */
+  accepted_at?: string;
+  joined_at?: string;
+  /** The conference's participants (carrier call id → when they joined and left), for its participant minutes. */
+  participants?: Record<string, { joined_at: string; left_at?: string }>;
+  conference_charged_at?: string;
+  /** Machine detection's answer (`human`, `machine_start`, …) and its charge. */
+  answered_by?: string;
+  amd_charged_at?: string;
+  /** The caller is to be sent back to the agent and has not been yet (the recovery sweep retries it); the last failed try. */
+  return_pending?: boolean;
+  return_tried_at?: string;
+  /** The caller was sent back, or could not be (the call was over). */
+  caller_returned_at?: string;
+  return_abandoned_at?: string;
 }
 
 /** What the API shows of a transfer. */

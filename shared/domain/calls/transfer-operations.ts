@@ -46,7 +46,8 @@ export const receiveTwilioTransferStatus = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/transfer-status', operationId: 'receiveTwilioTransferStatus', tag, auth: false,
   summary: 'Twilio status callback of the person\'s call of a warm transfer (X-Twilio-Signature verified): no answer, busy or a failure settles the transfer and sends the caller back to the agent; the end\'s minutes are charged',
   entry: 'functions/telephony/twilio-transfer-status.ts', query: TransferQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
-  access: settles, errors,
+  // The person's `initiated`/`ringing` callbacks make the briefing with the conversation model (calls/warm-transfer.ts, ensureBriefing).
+  access: { ...settles, llm: true }, errors,
 });
 
 export const receiveTwilioTransferConference = /* @__PURE__ */ defineOperation({
