@@ -356,7 +356,7 @@ describe('relay calls on real Twilio and API Gateway', () => {
     await call.relay!.closed;
   });
 
-  it('sends one model request for the first prompt however soon after setup it comes; the caller\'s hang-up ends the inbound call at $disconnect', async () => {
+  it('sends one model request for the first prompt however soon after setup it comes; the caller\'s hang-up ends the inbound call (the <Connect action> with CallStatus completed, the status callback)', async () => {
     const { callId, relay } = await callIn(await relayAgent());
     const before = model.requests.length;
     model.script({ text: 'Hello there.' }, { text: 'A second request.' });
@@ -368,7 +368,7 @@ describe('relay calls on real Twilio and API Gateway', () => {
     relay.close();
     await relay.closed;
     await platform().relay.idle();
-    // $disconnect ends the call (its end queues the analysis and call.ended: the function may send to those queues).
+    // The action Twilio requests after the hang-up (and the status callback) ends the call: its end queues the analysis and call.ended.
     await platform().queue.waitForIdle();
     const ended = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
     expect(ended).toMatchObject({ status: 'ended', disconnection_reason: 'completed' });
@@ -550,10 +550,12 @@ describe('relay calls on real Twilio and API Gateway', () => {
     await runCallRecovery({ now: new Date(connectedAt + RELAY_SESSION_DUE_MS + 1000) });
     expect((await api('GET', `/api/v1/calls/${callId}`)).body.data.transcript).toEqual([]);
     platform().relay.faults.loseDisconnect = true;
+    relay.onSessionEnd = undefined; // Twilio's request for the <Connect action> never reaches the platform either
     await twilio.hangUp(call.sid);
     await relay.closed;
     await platform().queue.waitForIdle();
     expect(platform().relay.faults.lost.length).toBeGreaterThan(0);
+    expect(call.actions ?? []).toEqual([]);
     // The entry was moved on: due 20 minutes after the last prompt.
     const { getItem } = await import('../../shared/db/store');
     const entry = await getItem<{ call_id: string; due_at: string }>(keys.relayConnectionDue(platform().relay.faults.lost.at(-1)!));
@@ -582,7 +584,7 @@ describe('relay calls on real Twilio and API Gateway', () => {
     expect((await api('GET', '/api/v1/events?type=call.ended&limit=100')).body.data.filter((e: any) => e.data?.id === callId)).toHaveLength(1);
   });
 
-  it('ends through the recovery sweep a relay call nothing else ends (no status callback, $disconnect lost), with its whole transcript from the turns', async () => {
+  it('ends through the recovery sweep a relay call nothing else ends (no status callback, $disconnect and the <Connect action> lost), with its whole transcript from the turns', async () => {
     const agentId = await relayAgent({ max_call_duration_ms: 60_000 });
     // A number whose calls report no status (Twilio calls back for an incoming call only when the number has a StatusCallback).
     const phone = uniquePhone();
@@ -596,9 +598,11 @@ describe('relay calls on real Twilio and API Gateway', () => {
     await relay.until(() => relay.replies().length === 1, 'the answer');
     await platform().relay.idle();
     platform().relay.faults.loseDisconnect = true;
+    relay.onSessionEnd = undefined; // Twilio's request for the <Connect action> never reaches the platform either
     await twilio.hangUp(call.sid);
     await relay.closed;
     await platform().queue.waitForIdle();
+    expect(call.actions ?? []).toEqual([]);
     const live = (await api('GET', `/api/v1/calls/${callId}`)).body.data;
     expect(live.status).not.toBe('ended');
 
@@ -677,12 +681,14 @@ describe('relay calls on real Twilio and API Gateway', () => {
     }
   });
 
-  it('closes a connection at API Gateway\'s limits (the local server enforces 2 hours and 10 idle minutes)', async () => {
-    const { relay } = await callIn(await relayAgent());
+  it('closes a connection at API Gateway\'s limits (the local server enforces 2 hours and 10 idle minutes); the call resumes in a new session (relay-socket-drop.test.ts)', async () => {
+    const { call, relay } = await callIn(await relayAgent());
     installTimeSource({ now: () => Date.now() + 10 * 60_000 + 1000 });
     try {
       platform().relay.enforceLimits();
       expect(await relay.closed).toBe(1001);
+      await until(async () => call.relays?.length ?? 0, (n) => n === 2, 'the resumed session');
+      await twilio.hangUp(call.sid);
     } finally {
       installTimeSource(undefined);
     }

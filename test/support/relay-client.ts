@@ -20,6 +20,8 @@ export class RelayClient {
   readonly closed: Promise<number>;
   /** The `end` message's `handoffData`, once the platform sent `end` (the session is over for Twilio from then on). */
   handoff: { data: string | undefined } | undefined;
+  /** The socket closed because the caller hung up (`close()`), not because the server closed or dropped it. */
+  hungUp = false;
   /** Called once when the session ends: on `end` (at once, before the socket closes) or when the socket closes without one. */
   onSessionEnd: ((handoffData: string | undefined) => void) | undefined;
   /** `received.length` at each interruption the caller made: a reply cut there ends there (the platform sends no `last` for it). */
@@ -151,8 +153,9 @@ export class RelayClient {
     }
   }
 
-  /** The caller hangs up: Twilio closes the socket. */
+  /** The caller hangs up: Twilio closes the socket (the carrier stand-in then ends the call: `hungUp`). */
   close(): void {
+    this.hungUp = true;
     this.ws.close(1000);
   }
 }

@@ -520,10 +520,15 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
 
   /**
    * `<Connect><ConversationRelay>`: Twilio opens the url as given (query included), signing the
-   * upgrade with X-Twilio-Signature over that URL. When the session ends (the platform sent `end`,
-   * closed the socket, or refused the connection) the `<Connect>` finishes: with an `action`,
-   * Twilio requests it (signed; `HandoffData` = the `end` message's handoffData, `SessionStatus`)
-   * and runs the TwiML it answers; without one there is no next verb and the call hangs up.
+   * upgrade with X-Twilio-Signature over that URL. When the session ends the `<Connect>` finishes:
+   * with an `action`, Twilio requests it (signed, with `CallStatus`, `SessionStatus` and
+   * `SessionDuration` in whole seconds) and runs the TwiML it answers; without one there is no next
+   * verb and the call hangs up. `SessionStatus` (Twilio's ConversationRelay action callback):
+   * `ended` when the platform sent `end` (with `HandoffData` = its handoffData), `failed` when the
+   * socket closed without `end` (the server or the network dropped it) or the connection was
+   * refused (no `HandoffData`), `completed` when the caller hung up: the call is over (its status
+   * callback goes out), the action is still requested, with CallStatus `completed`, and nothing it
+   * answers is played.
    */
   async function runRelay(call: StandInCall, twiml: string, direction: string): Promise<void> {
     const relayUrl = unxmlText(twiml.match(/<ConversationRelay url="([^"]*)"/)?.[1] ?? '');
@@ -531,9 +536,12 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     const action = actionAttr ? unxmlText(actionAttr) : undefined;
     const params = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unxmlText(m[1]!), unxmlText(m[2]!)]));
     const sessionStarted = now();
-    const afterSession = (status: string, handoffData: string | undefined) => {
-      if (call.status !== 'in-progress') return; // the caller hung up: nothing follows
-      const done = action ? connectAction(call, action, { SessionStatus: status, SessionDuration: String(Math.round((now() - sessionStarted) / 1000)), ...(handoffData !== undefined ? { HandoffData: handoffData } : {}) }) : end(call);
+    const afterSession = (status: 'ended' | 'failed' | 'completed', handoffData: string | undefined) => {
+      const hungUp = status === 'completed' || call.status !== 'in-progress'; // the caller hung up, or the call was ended while the session ran
+      const fields = { SessionStatus: hungUp ? 'completed' : status, SessionDuration: String(Math.round((now() - sessionStarted) / 1000)), ...(handoffData !== undefined ? { HandoffData: handoffData } : {}) };
+      const done = hungUp
+        ? end(call).then(() => (action ? connectAction(call, action, fields) : undefined))
+        : action ? connectAction(call, action, fields) : end(call);
       call.after = done.catch((err: Error) => void (call.failures ??= []).push(err.message));
     };
     let client: RelayClient;
@@ -546,15 +554,16 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     }
     call.relay = client;
     (call.relays ??= []).push(client);
-    client.onSessionEnd = (handoffData) => afterSession(client.handoff ? 'ended' : 'failed', handoffData);
+    client.onSessionEnd = (handoffData) => afterSession(client.handoff ? 'ended' : client.hungUp ? 'completed' : 'failed', handoffData);
   }
 
-  /** Requests a `<Connect action>` URL (signed, as every Twilio webhook) and plays what it answers. */
+  /** Requests a `<Connect action>` URL (signed, as every Twilio webhook) and plays what it answers (nothing once the call is over). */
   async function connectAction(call: StandInCall, url: string, fields: Record<string, string>): Promise<void> {
-    const params: Record<string, string> = { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01', ...fields };
+    const params: Record<string, string> = { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: call.status, Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01', ...fields };
     const sentAt = performance.now();
     const answer = await post(url, params);
     (call.actions ??= []).push({ url, params, status: answer.status, twiml: answer.text, sentAt, answeredAt: performance.now() });
+    if (call.status !== 'in-progress') return; // the call is over: its TwiML is not run
     if (answer.status !== 200) return end(call); // Twilio plays an application error and hangs up
     if (/<Conference\b/.test(answer.text)) return play(call, answer.text);
     const dial = answer.text.match(/<Dial\b[^>]*>(?:<Number>)?([^<]+)(?:<\/Number>)?<\/Dial>/);

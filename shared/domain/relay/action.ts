@@ -14,8 +14,10 @@ import { dialTwiml, hangupTwiml, isRelayAgent, relayCallAgent, relayTwiml } from
 
 /**
  * The `<Connect action>` of a relay call (Twilio requests it when the ConversationRelay session
- * ends, signed like every Twilio webhook): what the call does next, from the `end` message's
- * `handoffData` (call-ending.ts).
+ * ends, however it ended, signed like every Twilio webhook): what the call does next, from the
+ * call's status (`CallStatus` `completed`: the caller hung up) and the `end` message's
+ * `handoffData` (call-ending.ts; absent when the socket closed without `end`: `SessionStatus`
+ * `failed`). It is where a relay call's end is decided, once: `$disconnect` decides nothing.
  */
 
 function parseHandoff(data: string | undefined): Handoff | undefined {
@@ -27,6 +29,9 @@ function parseHandoff(data: string | undefined): Handoff | undefined {
     return undefined;
   }
 }
+
+/** A final CallStatus (Twilio's Call resource): the call itself is over, whatever the session's status says. */
+const callIsOver = (status: string | undefined): boolean => ['completed', 'busy', 'failed', 'no-answer', 'canceled'].includes(status ?? '');
 
 /** The conversation's end on the call (written whole from its turns): its reason (a transfer), and an inbound call ends now (the carrier ends an outbound one). */
 async function endOnCall(call: CallItem, endReason?: 'transferred'): Promise<void> {
@@ -79,6 +84,12 @@ export async function relayAction(event: APIGatewayProxyEventV2, ref: { organiza
     await endOnCall(call);
     return hangupTwiml(RELAY_CANNOT_CONTINUE);
   }
+  if (callIsOver(params.CallStatus)) {
+    // The caller hung up (Twilio requests the action at every session's end, this one included): the call ends now, once; nothing reconnects and this answer is not played.
+    logger.info('A relay session ended with the call', { call_id: call.id, call_status: params.CallStatus, session_status: params.SessionStatus });
+    await endOnCall(call);
+    return hangupTwiml();
+  }
   const agent = await relayCallAgent(call);
   if (handoff?.reasonCode === 'transfer' && handoff.to) {
     const timeout = Math.max(5, Math.min(600, Math.round((agent?.ring_duration_ms || 30_000) / 1000)));
@@ -89,7 +100,9 @@ export async function relayAction(event: APIGatewayProxyEventV2, ref: { organiza
     await endOnCall(call);
     return hangupTwiml();
   }
-  // The session ended on its own (a dropped or refused connection, the session cap): the call goes on in a new one while it may.
+  // The session ended on its own while the caller is still on the line (`end` to pass the session cap; or no `end`: API Gateway's idle
+  // timeout or 2-hour limit, a restart, the network, a refused connection): the conversation resumes in a new session while it may
+  // (its history read from the turns, no greeting: connect.ts), within RELAY_MAX_RECONNECTS and the call's time limit.
   const answeredMs = call.answered_at ? Date.parse(call.answered_at) : clockMs();
   const limit = agent?.max_call_duration_ms && agent.max_call_duration_ms > 0 ? agent.max_call_duration_ms : RELAY_SESSION_CAP_MS;
   const url = process.env.RELAY_URL;

@@ -13,7 +13,8 @@ import { collectConversation } from './turns';
  * (its `handoffData`: why, and where to for a transfer); Twilio then requests the `<Connect
  * action>` (action.ts), which answers the next TwiML: `<Dial>` for a transfer, `<Hangup/>`
  * after `end_call` or the goodbye, a reconnect with a fresh token when the session ended on its
- * own while the call should go on, an apology otherwise. `$disconnect` waits for a turn still
+ * own while the call should go on (the session cap's `end`, or a socket API Gateway or the network
+ * dropped), nothing after the caller's hang-up, an apology otherwise. `$disconnect` waits for a turn still
  * being written, writes the call's transcript and tool calls whole from the turns (turns.ts) and
  * removes the connection's state. It is best effort: when it never comes, the recovery sweep finds
  * the connection's entry due and writes the conversation instead (recovery.ts).
@@ -65,15 +66,20 @@ export async function endSession(state: RelayState, handoff: Handoff): Promise<v
 /**
  * `$disconnect`: a turn still being written is waited for (bounded), the call's conversation is
  * written whole from its turns, and the connection's state goes (its entry in the calls-due index
- * with it). A session the platform ended (`end`) leaves the call to the
- * `<Connect action>`; one that closed otherwise is the caller hanging up: an inbound call ends now
- * (the carrier ends an outbound one), as at a media stream's stop.
+ * with it). It never decides the call's end by itself when Twilio runs the session: a socket closes
+ * without `end` when the caller hangs up, but also when API Gateway drops it (10 idle minutes, its
+ * 2-hour limit), at a restart or on a network fault while the caller is still on the line. Twilio
+ * then requests the `<Connect action>` with the call's status (action.ts): `completed` ends the
+ * call there, `in-progress` resumes the conversation in a new session. Only a session with no
+ * Twilio behind it (the local terminal client: no action ever comes) is hung up by its close, an
+ * inbound call ending now as at a media stream's stop.
  */
 export async function disconnectRelay(connectionId: string): Promise<void> {
   forgetRelayTools(connectionId);
   const read = await readRelayState(connectionId);
   if (!read) return;
   await afterTurn(read, read.turn);
-  await recordConversation(read.organization_id, read.call_id, { ...(await collectConversation(read.call_id)), ...(read.ending ? {} : { streamEndedAt: clockNow().toISOString() }) });
+  const hangsUp = !read.ending && !read.action_follows;
+  await recordConversation(read.organization_id, read.call_id, { ...(await collectConversation(read.call_id)), ...(hangsUp ? { streamEndedAt: clockNow().toISOString() } : {}) });
   await deleteRelayState(connectionId);
 }

@@ -24,6 +24,9 @@ import { isRelayAgent, relayCallAgent, relayConnectUrl } from './twiml';
 
 export type ConnectAnswer = { admitted: true } | { admitted: false; status: 401 | 403 | 410; reason: string };
 
+/** Twilio is the carrier: it opens the sessions, signs them and requests the `<Connect action>` when each ends. */
+const twilioRunsSessions = (): boolean => (process.env.TELEPHONY_PROVIDER ?? '') === 'twilio';
+
 /**
  * Whether Twilio signed the upgrade (X-Twilio-Signature: HMAC-SHA1 of the `wss://` URL it opened,
  * query included, keyed by the auth token). The URL is rebuilt from RELAY_URL and the token as the
@@ -32,7 +35,7 @@ export type ConnectAnswer = { admitted: true } | { admitted: false; status: 401 
  * to sign (the local terminal client) and the one-use token alone admits.
  */
 async function signedByTwilio(token: string, signature: string | undefined): Promise<boolean> {
-  if ((process.env.TELEPHONY_PROVIDER ?? '') !== 'twilio') return true;
+  if (!twilioRunsSessions()) return true;
   const relayUrl = process.env.RELAY_URL;
   let authToken: string;
   try {
@@ -99,6 +102,7 @@ export async function connectRelay(connectionId: string, token: string | undefin
     started_ms: call.answered_at ? Date.parse(call.answered_at) : nowMs,
     session_seq: sessionSeq(nowMs, connectionId),
     ...(call.provider_call_id ? { call_sid: call.provider_call_id } : {}),
+    ...(twilioRunsSessions() ? { action_follows: true as const } : {}),
     agent: relayAgent,
     system: setup.system + (ivr ? ivrInstructions(ivr.goal) : ''),
     conversation: { ...conversationRef('call', call, setup.timezone), agent_id: agent.id },

@@ -37,7 +37,8 @@ export const relayDisconnect: WebSocketRoute = {
   name: 'relay-disconnect',
   entry: 'functions/relay/disconnect.ts',
   description: 'Ends a ConversationRelay connection: a turn still being written is waited for, the call\'s transcript and tool calls written from the turns, the state removed (best effort, as API Gateway delivers it: the recovery sweep writes what a lost one would have).',
-  // The caller's hang-up ends an inbound call here (the calls service: its end's analysis, events and a campaign's outcome queued).
+  // Ends no call when Twilio runs the session (its <Connect action> decides: a dropped socket resumes); a socket with no carrier behind
+  // it (the local terminal client) is hung up by its close, an inbound call ended here (the calls service: its end's analysis, events and a campaign's outcome queued).
   access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
   timeoutSeconds: 30,
 };

@@ -34,6 +34,12 @@ export interface RelayState {
   session_seq: string;
   /** Twilio's CallSid (from `setup`, else the call's). */
   call_sid?: string;
+  /**
+   * Twilio runs the session (TELEPHONY_PROVIDER twilio at `$connect`): whatever ends it, Twilio
+   * requests the `<Connect action>` with the call's status, so the socket's close alone ends no
+   * call (call-ending.ts). Absent: no carrier behind the socket (the local terminal client).
+   */
+  action_follows?: true;
   /** `setup` came (and matched the token's call). */
   set_up?: boolean;
   /** The agent's settings as the call was connected, so no message reads the agent again. */
