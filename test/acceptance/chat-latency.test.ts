@@ -97,3 +97,30 @@ it('times every reply: the model\'s wait, the tools\', the rest as platform; the
   const listed = (await local.api('GET', `/api/v1/chats?agent_id=${agent.body.data.id}`)).body.data;
   expect(listed.find((c: any) => c.id === chat.id).latency).toEqual(read.latency);
 });
+
+it('the OpenAI-compatible endpoint tells its first reply\'s figures as `latency_ms` (whole and streamed, in the finishing chunk)', async () => {
+  const agent = (await local.api('POST', '/api/v1/agents', { body: { name: 'Model desk', begin_message: '' } })).body.data;
+  model.script({ text: 'Hello there.', delayMs: MODEL_WAIT_MS });
+  const whole = await local.api('POST', '/api/v1/openai/v1/chat/completions', { body: { model: agent.id, messages: [{ role: 'user', content: 'Hi' }] } });
+  expect(whole.status).toBe(200);
+  expect(whole.body.latency_ms.model).toBeGreaterThanOrEqual(MODEL_WAIT_MS);
+  expect(sum(whole.body.latency_ms)).toBe(whole.body.latency_ms.e2e);
+
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
+  model.script({ text: 'Hello again.', pieces: ['Hello ', 'again.'], holdUntil: held });
+  const startedMs = Date.now();
+  const response = await fetch(`${local.url}/api/v1/openai/v1/chat/completions`, {
+    method: 'POST', headers: { 'x-api-key': local.key, 'content-type': 'application/json' }, body: JSON.stringify({ model: agent.id, stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+  });
+  const chunks: any[] = [];
+  for await (const e of readSse(response)) {
+    if (e.data === '[DONE]') continue;
+    chunks.push(e.data);
+    if (chunks.filter((c) => c.choices?.[0]?.delta?.content).length === 1) setTimeout(release, HOLD_MS);
+  }
+  const totalMs = Date.now() - startedMs;
+  const finishing = chunks.find((c) => c.choices?.[0]?.finish_reason);
+  expect(finishing.latency_ms.e2e).toBeLessThanOrEqual(totalMs - HOLD_MS);
+  expect(sum(finishing.latency_ms)).toBe(finishing.latency_ms.e2e);
+});

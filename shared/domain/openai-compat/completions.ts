@@ -14,6 +14,7 @@ import { findAgent, isActive } from '../chats/store';
 import { rawBody, type RawBody } from '../common/raw-body';
 import { streamBodyOf, TextChannel, type PlainAnswer, type StreamBody } from '../common/stream-body';
 import { runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
+import { ReplyTimer, type ReplyLatency } from '../conversations/latency';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
 import { HANDOFF_TOOL, handoffSession, handoffTool } from '../conversations/handoff';
 import { conversationSetup } from '../conversations/variables';
@@ -170,7 +171,7 @@ export async function agentOfModel(orgId: string, model: string): Promise<{ agen
   return { agent, draft, resolved: `${agentId}@${agent_version ?? 'draft'}` };
 }
 
-async function prepare(orgId: string, body: ChatCompletionBody): Promise<Prepared> {
+async function prepare(orgId: string, body: ChatCompletionBody, timer: ReplyTimer): Promise<Prepared> {
   const { agent, draft, resolved } = await agentOfModel(orgId, body.model);
   // The trust rule is the agent's as it is now (like its status), not frozen in versions: tightening it holds at once.
   const rule = draft.openai_system_messages ?? 'demote';
@@ -195,7 +196,9 @@ async function prepare(orgId: string, body: ChatCompletionBody): Promise<Prepare
   // `tool_choice: "none"` offers no tool, as OpenAI does.
   const tools = offerTools ? offered : [];
   const lastUser = [...history].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const rankedMs = Date.now();
   const passages = agent.knowledge_base && lastUser ? await import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base!, lastUser)) : [];
+  timer.addKnowledgeBase(Date.now() - rankedMs);
   const id = `chatcmpl-${uuidv7()}`;
   const systemOf = (prompt: string) => [prompt, ...callerSystem].filter((s) => s.trim()).join('\n\n');
   const conversation = { type: 'chat' as const, id, organization_id: orgId, agent_id: agent.id, contact_id: null, dynamic_variables: {}, metadata: { channel: 'openai', model: resolved }, timezone: setup.timezone };
@@ -233,9 +236,20 @@ async function prepare(orgId: string, body: ChatCompletionBody): Promise<Prepare
         ...(Object.keys(options).length ? { modelOptions: options } : {}),
         ...(onDelta ? { stream: { onDelta } } : {}),
         ...(handoffs ? { handoff: handoffs.hook } : {}),
+        timer,
       });
     },
   };
+}
+
+/**
+ * Where the answer's time went (`latency_ms`, a member OpenAI's objects do not have): the figures
+ * of its first reply (docs/api.md, "Latency of every reply"), from the request's arrival to the
+ * reply's first piece (a streamed answer: its first content chunk). Absent when the answer has no text.
+ */
+function latencyOf(out: TurnOutput): { latency_ms?: ReplyLatency } {
+  const first = out.messages.find((m) => m.role === 'agent' && m.latency_ms && m.content);
+  return first?.latency_ms ? { latency_ms: first.latency_ms } : {};
 }
 
 /** The version `<id>@<version>` resolved to (null: `@draft`). */
@@ -263,7 +277,8 @@ function answerOf(out: TurnOutput) {
 }
 
 export async function chatCompletion(orgId: string, body: ChatCompletionBody): Promise<RawBody | StreamBody> {
-  const { agent, resolved, id, run } = await prepare(orgId, body);
+  const timer = new ReplyTimer();
+  const { agent, resolved, id, run } = await prepare(orgId, body, timer);
   const created = Math.floor(clockNow().getTime() / 1000);
   if (!body.stream) {
     if (body.stream_options) throw ValidationError.field('stream_options', 'is only allowed when stream is true');
@@ -276,7 +291,7 @@ export async function chatCompletion(orgId: string, body: ChatCompletionBody): P
     await countUsage(orgId, agent.id, out.usage);
     const a = answerOf(out);
     const message = { role: 'assistant', content: a.text || null, refusal: null, ...(a.toolCalls.length ? { tool_calls: a.toolCalls.map(({ index: _i, ...c }) => c) } : {}) };
-    return rawBody('application/json', JSON.stringify({ id, object: 'chat.completion', created, model: resolved, choices: [{ index: 0, message, logprobs: null, finish_reason: a.finish }], usage: a.usage, system_fingerprint: null, ...handoffsOf(out) }));
+    return rawBody('application/json', JSON.stringify({ id, object: 'chat.completion', created, model: resolved, choices: [{ index: 0, message, logprobs: null, finish_reason: a.finish }], usage: a.usage, system_fingerprint: null, ...handoffsOf(out), ...latencyOf(out) }));
   }
 
   const channel = new TextChannel();
@@ -304,9 +319,9 @@ export async function chatCompletion(orgId: string, body: ChatCompletionBody): P
       await countUsage(orgId, agent.id, out.usage);
       const a = answerOf(out);
       if (a.toolCalls.length) chunk({ tool_calls: a.toolCalls });
-      // The finishing chunk tells the request's hand-offs, when there were any.
-      const handed = handoffsOf(out);
-      if (handed.agent_handoffs) send({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: a.finish }], ...handed });
+      // The finishing chunk tells the request's hand-offs, when there were any, and where the first reply's time went.
+      const extra = { ...handoffsOf(out), ...latencyOf(out) };
+      if (Object.keys(extra).length) send({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: a.finish }], ...extra });
       else chunk({}, a.finish);
       if (includeUsage) send({ ...base, choices: [], usage: a.usage });
       push('data: [DONE]\n\n');
