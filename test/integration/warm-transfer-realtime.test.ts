@@ -10,6 +10,7 @@
  * transcript, its events and its charges.
  */
 import { clockMs } from '../../shared/clock';
+import { runCallRecovery } from '../../shared/domain/calls/recovery';
 import { uniquePhone } from '../support/numbers';
 import type { ModelConnection } from '../support/realtime-stand-in';
 import { startTwilioCarrier, type StandInCall, type TwilioCarrierStandIn } from '../support/twilio-carrier';
@@ -133,7 +134,13 @@ it('accepted: the agent\'s words play, the caller holds in the conference (the s
   expect(await eventsOf('call.transfer_failed', callId)).toEqual([]);
   expect(await eventsOf('call.ended', callId)).toHaveLength(1);
   const charges = (await chargesOf(callId)).map((c: any) => c.description).sort();
-  expect(charges).toEqual([expect.stringMatching(/^Inbound call from \+1\d+: \d+ min at 0\.0085 USD\/min$/), `Warm transfer to ${BILLING} (call ${callId}): 2 min at 0.014 USD/min`].sort());
+  // As Twilio bills it: the caller's minutes, the person's leg (Pricing v2's US price), its machine detection, the conference's participant minutes (2 + 2).
+  expect(charges).toEqual([
+    expect.stringMatching(/^Inbound call from \+1\d+: \d+ min at 0\.0085 USD\/min$/),
+    `Warm transfer to ${BILLING} (call ${callId}): 2 min at 0.014 USD/min`,
+    `Answering machine detection on the warm transfer to ${BILLING} (call ${callId}): 1 detection at 0.0075 USD`,
+    `Warm transfer conference (call ${callId}): 4 participant-min (2 participants) at 0.0018 USD/min`,
+  ].sort());
 });
 
 /** The caller back from a transfer the person did not take: a new stream with `resume`, a new session given the history, the agent going on. */
@@ -184,8 +191,14 @@ it('declined: another key sends the caller back on a resumed stream; the agent s
   await twilio.answer(t.leg.sid, { digits: '2' });
   expect(t.leg.status).toBe('completed');
   await backWithAgent(t, 'declined', sorry);
-  // The person answered and declined within the same second: their leg has nothing to bill.
-  expect((await chargesOf(t.callId)).map((c: any) => c.description)).toEqual([expect.stringMatching(/^Inbound call from \+1\d+: \d+ min at 0\.0085 USD\/min$/)]);
+  // The person answered and declined at once: their leg at most a minute, its detection; the caller's 30 s on hold in the conference, one participant-minute.
+  const charges = (await chargesOf(t.callId)).map((c: any) => c.description);
+  expect(charges.filter((d: string) => !d.startsWith('Warm transfer to')).sort()).toEqual([
+    expect.stringMatching(/^Inbound call from \+1\d+: \d+ min at 0\.0085 USD\/min$/),
+    `Answering machine detection on the warm transfer to ${BILLING} (call ${t.callId}): 1 detection at 0.0075 USD`,
+    `Warm transfer conference (call ${t.callId}): 1 participant-min (1 participants) at 0.0018 USD/min`,
+  ].sort());
+  expect(charges.filter((d: string) => d.startsWith('Warm transfer to'))).toEqual(charges.some((d: string) => d.startsWith('Warm transfer to')) ? [`Warm transfer to ${BILLING} (call ${t.callId}): 1 min at 0.014 USD/min`] : []);
 });
 
 it('unanswered: the person\'s phone rings out; the caller comes back to the agent, nothing is charged for the person\'s leg', async () => {
@@ -194,5 +207,50 @@ it('unanswered: the person\'s phone rings out; the caller comes back to the agen
   advanceClock(20_000); // it rings for the agent's ring_duration_ms
   await twilio.noAnswer(t.leg.sid);
   await backWithAgent(t, 'no_answer', sorry);
-  expect((await chargesOf(t.callId)).map((c: any) => c.description)).toEqual([expect.stringMatching(/^Inbound call from /)]);
+  // No leg and no detection to bill (never answered); the caller's time on hold in the conference is.
+  expect((await chargesOf(t.callId)).map((c: any) => c.description).sort()).toEqual([expect.stringMatching(/^Inbound call from /), `Warm transfer conference (call ${t.callId}): 1 participant-min (1 participants) at 0.0018 USD/min`].sort());
+});
+
+describe('stalled transfers on the Realtime pipeline: the caller is never left on hold with nobody coming', () => {
+  const failedSorry = "I'm sorry, I could not reach the person I called. I can take a message or arrange a callback. Which would you prefer?";
+  afterEach(() => {
+    delete twilio.dropCallbacks;
+    delete twilio.refuseUpdates;
+  });
+
+  it('the person presses 1 and hangs up before joining: the transfer fails (never `connected`) and the caller comes back on a resumed stream', async () => {
+    const t = await transferredCall('warm-rt-accept-hangup', failedSorry);
+    await twilio.answer(t.leg.sid, { digits: '1', hangUpAfterKey: true });
+    expect(t.leg.conference).toBeUndefined();
+    await backWithAgent(t, 'failed', failedSorry);
+  });
+
+  it('the person\'s final status callback is lost: the recovery sweep asks the carrier at the transfer\'s deadline and brings the caller back', async () => {
+    const sorry = "I'm sorry, the person I called did not answer. I can take a message or arrange a callback. Which would you prefer?";
+    const t = await transferredCall('warm-rt-lost-status', sorry);
+    twilio.dropCallbacks = (url, params) => url.includes('/transfer-status') && params.CallSid === t.leg.sid && params.CallStatus === 'no-answer';
+    advanceClock(20_000);
+    await twilio.noAnswer(t.leg.sid);
+    expect((await callOf(t.callId)).transfers[0].outcome).toBeNull();
+    expect(t.call.conference).toBeDefined();
+    const started = Date.parse((await callOf(t.callId)).transfers[0].started_at);
+    advanceClock(started + 200_000 + 1_000 - clockMs());
+    await runCallRecovery();
+    await backWithAgent(t, 'no_answer', sorry);
+  });
+
+  it('sending the caller back fails once (the carrier\'s 500): the sweep tries again a minute later and the caller comes back', async () => {
+    const sorry = "I'm sorry, the person I called could not take your call just now. I can take a message or arrange a callback. Which would you prefer?";
+    const t = await transferredCall('warm-rt-return-fails', sorry);
+    let refused = 0;
+    twilio.refuseUpdates = (sid) => sid === t.call.sid && ++refused === 1;
+    await twilio.answer(t.leg.sid, { digits: '2' });
+    expect(refused).toBe(1);
+    expect(t.call.conference).toBeDefined();
+    expect(t.call.stream).toBe(t.first);
+    advanceClock(61_000);
+    await runCallRecovery();
+    await backWithAgent(t, 'declined', sorry);
+    expect(refused).toBe(2);
+  });
 });
