@@ -278,20 +278,19 @@ export class TerminalCall {
       await closed;
       session.over = true;
       this.session = undefined;
-      // The caller hung up: the call is over, nothing follows (the platform ends it at the socket's close).
-      if (this.hungUp && !ended) return undefined;
+      if (this.hungUp && !ended) {
+        // The caller hung up: the call is over. Twilio still requests the action (CallStatus and SessionStatus `completed`) and plays nothing it answers.
+        if (action && this.o.authToken) await this.requestAction(unxml(action), { CallStatus: 'completed', SessionStatus: 'completed', SessionDuration: String(Math.round((this.now() - startedMs) / 1000)) });
+        return undefined;
+      }
     } else this.line(`[the relay refused the session: ${opened}]`);
     if (!action) {
       this.line('[no <Connect action>: the call hangs up]');
       return undefined;
     }
-    const actionUrl = unxml(action);
-    const fields: Record<string, string> = {
-      ...this.callFields(), CallStatus: 'in-progress', SessionId: `VX${this.callSid.slice(2)}`, SessionStatus: ended ? 'ended' : 'failed',
-      SessionDuration: String(Math.round((this.now() - startedMs) / 1000)), ...(handoff !== undefined ? { HandoffData: handoff } : {}),
-    };
-    const answer = await this.twilio(actionUrl, fields);
-    this.result.actions.push({ url: actionUrl, params: fields, status: answer.status, twiml: answer.text });
+    const answer = await this.requestAction(unxml(action), {
+      CallStatus: 'in-progress', SessionStatus: ended ? 'ended' : 'failed', SessionDuration: String(Math.round((this.now() - startedMs) / 1000)), ...(handoff !== undefined ? { HandoffData: handoff } : {}),
+    });
     if (answer.status !== 200) {
       this.line(`[the platform refused the <Connect action>: ${answer.status} ${answer.text.slice(0, 300)}]`);
       if (answer.status === 401) this.line(SIGNING_HELP);
@@ -300,6 +299,14 @@ export class TerminalCall {
     }
     if (handoff && /"mode":"warm"/.test(handoff)) await this.showTransfer();
     return answer.text;
+  }
+
+  /** Requests a session's `<Connect action>` as Twilio does (the call's fields, the session's), signed; kept in `result.actions`. */
+  private async requestAction(url: string, fields: Record<string, string>): Promise<{ status: number; text: string }> {
+    const params = { ...this.callFields(), SessionId: `VX${this.callSid.slice(2)}`, ...fields };
+    const answer = await this.twilio(url, params);
+    this.result.actions.push({ url, params, status: answer.status, twiml: answer.text });
+    return answer;
   }
 
   /** Sends the next typed line when the agent is not answering (a line waits for the reply before it, as a caller waits for the agent). */

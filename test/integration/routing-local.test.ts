@@ -67,8 +67,11 @@ it('--to: the platform asks the number\'s webhook before answering; the agent it
   call.input('/quit');
   const result = await done;
   expect(result.end).toBe('hung-up');
+  // The caller hung up: the <Connect action> is still requested, as Twilio does (the call is over), and the call ends.
+  expect(result.actions.map((a) => [a.params.CallStatus, a.params.SessionStatus, a.status])).toEqual([['completed', 'completed', 200]]);
+  await local().platform.queue.waitForIdle();
   const made = (await api('GET', `/api/v1/calls/${result.callId}`)).body.data;
-  expect(made).toMatchObject({ direction: 'inbound', agent_id: vip, routing: { source: 'webhook' }, from_phone_number: '+14155550142', to_phone_number: to });
+  expect(made).toMatchObject({ status: 'ended', direction: 'inbound', agent_id: vip, routing: { source: 'webhook' }, from_phone_number: '+14155550142', to_phone_number: to });
   expect(made.dynamic_variables['inbound.tier']).toBe('gold');
 });
 
