@@ -7,7 +7,10 @@
  * accepted, the call ends `transferred`; otherwise the agent says what became of it and the
  * conversation goes on. Through the HTTP API on the local runtime, under a manual clock.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ManualClock } from '../../shared/local/clock';
+import { runBash } from '../support/bash';
 import { uniquePhone } from '../support/numbers';
 import { usePlatform } from '../support/platform';
 
@@ -133,3 +136,39 @@ it.each(FAILED)('a destination ending %i: `%s`; call.transfer_failed, the caller
   const legs = (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === callId && c.description.startsWith('Warm transfer'));
   expect(legs.length).toBe(outcome === 'declined' ? 1 : 0);
 });
+
+/** README's setup: everything of its first API example before its first request (as test/acceptance/api-doc-examples.test.ts takes it). */
+function readmeSetup(url: string, key: string): string {
+  const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+  const first = [...readme.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).find((b) => b.includes('$BASE_URL'))!;
+  return first.slice(0, first.indexOf('\ncurl ')).replace(/^export BASE_URL=http:\/\/localhost:3000 .*$/m, `export BASE_URL=${url}`).replace(/^KEY=\$\(cat \.data\/local-api-key\).*$/m, `KEY='${key}'`);
+}
+
+it('runs "Try a warm transfer locally" as written: declined, the transfer and the agent\'s return are on the call', async () => {
+  const { url, key } = local();
+  const docs = readFileSync(join(__dirname, '../../docs/api.md'), 'utf8');
+  const at = docs.indexOf('\n#### Try a warm transfer locally\n');
+  expect(at).toBeGreaterThan(0);
+  const example = /^```bash\n([\s\S]*?)^```$/m.exec(docs.slice(at))![1]!;
+  const script = ['set -euo pipefail', 'curl() { command curl --fail-with-body "$@"; }', readmeSetup(url, key), example, 'echo "--- ran" >&2'].join('\n');
+  // The example waits for the call's end in real time; the platform's clock moves a second at a time meanwhile.
+  let finished = false;
+  const running = runBash(script, __dirname, 120_000).finally(() => (finished = true));
+  while (!finished) {
+    await pass(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const result = await running;
+  const report = `exit ${result.code}\n--- stderr\n${result.stderr.slice(-4000)}\n--- stdout\n${result.stdout.slice(-4000)}`;
+  expect([result.code, report]).toEqual([0, expect.stringContaining('--- ran')]);
+  // What the example's comments say it shows.
+  const lines = result.stdout.trim().split('\n');
+  expect(lines[0]).toBe(`declined: ${briefing('+14155550140')}`);
+  expect(lines.slice(1, 5)).toEqual([
+    `agent: ${TOOL_REPLY('+14155550175')}`,
+    `system: Warm transfer to +14155550175: briefing: ${briefing('+14155550140')}`,
+    'system: Warm transfer to +14155550175: declined: the person declined the call; the caller is back with the agent',
+    "agent: I'm sorry, the person I called could not take your call just now. I can take a message or arrange a callback. Which would you prefer?",
+  ]);
+  expect(lines.at(-1)).toBe('declined');
+}, 150_000);
