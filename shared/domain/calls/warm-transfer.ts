@@ -685,10 +685,14 @@ async function moveDue(call: CallItem, dueAt: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Charges: the person's leg, machine detection, the conference's participant minutes.
 
-/** Twilio's conference price per participant per minute (USD), on top of each leg's own minutes (TWILIO_CONFERENCE_PRICE overrides it). */
-export const conferencePrice = () => Number(process.env.TWILIO_CONFERENCE_PRICE ?? 0.0018);
-/** Twilio's answering-machine detection price per detection (USD) (TWILIO_AMD_PRICE overrides it). */
-export const amdPrice = () => Number(process.env.TWILIO_AMD_PRICE ?? 0.0075);
+/**
+ * Twilio's list prices (USD) that its Pricing API does not serve: a conference's participant-minute
+ * (on top of each leg's own minutes) and one answering-machine detection.
+ */
+export const CONFERENCE_PRICE_PER_PARTICIPANT_MINUTE = 0.0018;
+export const AMD_PRICE = 0.0075;
+const conferencePrice = () => CONFERENCE_PRICE_PER_PARTICIPANT_MINUTE;
+const amdPrice = () => AMD_PRICE;
 
 /**
  * The person's call ended after `durationSec` connected: its minutes are charged at the carrier's
