@@ -267,6 +267,7 @@ export class CallSession {
       case 'input_audio_buffer.speech_started':
         return this.onSpeechStarted(e);
       case 'input_audio_buffer.speech_stopped':
+        this.turns.userTurnEnded();
         this.turns.userSpeaking = false;
         this.input.observer?.speaking('user', false);
         return;
@@ -330,7 +331,9 @@ export class CallSession {
     if (calls.length && completed && this.toolCalls) {
       if (state.interrupted) this.toolCalls.refuse(calls);
       else if (this.state === 'live') {
+        const toolsStartedMs = Date.now();
         const { answered, end } = await this.toolCalls.run(calls);
+        this.turns.toolsRan(Date.now() - toolsStartedMs);
         if (this.state !== 'live') return;
         if (end) {
           this.ending.request({ kind: end.name === 'transfer_call' ? 'transfer' : 'hangup', tool: end }, END_DEADLINE_MS);

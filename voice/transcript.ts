@@ -1,4 +1,5 @@
 import type { CallToolCalls, Transcript } from '../shared/domain/calls/schemas';
+import type { ReplyLatency } from '../shared/domain/conversations/latency';
 
 /** One transcript turn as the call keeps it. */
 export interface TranscriptEntry {
@@ -8,6 +9,8 @@ export interface TranscriptEntry {
   time_sec: number;
   /** The caller cut the agent off: `text` holds only the words they heard. */
   interrupted?: boolean;
+  /** An agent reply to the caller: where its time went (turn-taking.ts). A reply the caller cut off keeps its figures. */
+  latency_ms?: ReplyLatency;
 }
 
 /**
@@ -27,6 +30,15 @@ export function heardWords(text: string, fraction: number): string {
   return kept.join(' ');
 }
 
+/** One agent turn by its model item: its full text and, once interrupted, the share of audio played. */
+interface AgentItem {
+  entry?: TranscriptEntry;
+  full?: string;
+  heard?: number;
+  atMs?: number;
+  latency?: ReplyLatency;
+}
+
 /**
  * The call's transcript and tool calls as they happen, each stamped with seconds since the stream
  * started. The caller's words arrive from transcription after the agent may already be answering,
@@ -38,7 +50,7 @@ export class TranscriptRecorder {
   private readonly turns: TranscriptEntry[] = [];
   private readonly tools: CallToolCalls = [];
   /** Agent turns by model item: their full text and, once interrupted, the share of audio played. */
-  private readonly agentItems = new Map<string, { entry?: TranscriptEntry; full?: string; heard?: number; atMs?: number }>();
+  private readonly agentItems = new Map<string, AgentItem>();
   /** Bumped by every change: the session writes the call only when something changed. */
   version = 0;
 
@@ -65,12 +77,13 @@ export class TranscriptRecorder {
     this.version++;
   }
 
-  /** The agent's words for one model item (its audio started at `atMs`). */
-  agentSaid(itemId: string, text: string, atMs?: number): void {
+  /** The agent's words for one model item (its audio started at `atMs`; `latency`: the reply's figures, when it answered the caller). */
+  agentSaid(itemId: string, text: string, atMs?: number, latency?: ReplyLatency): void {
     const item = this.agentItems.get(itemId) ?? {};
     this.agentItems.set(itemId, item);
     item.full = text.trim();
     item.atMs = atMs;
+    item.latency = latency;
     this.settle(item);
   }
 
@@ -82,7 +95,7 @@ export class TranscriptRecorder {
     this.settle(item);
   }
 
-  private settle(item: { entry?: TranscriptEntry; full?: string; heard?: number; atMs?: number }): void {
+  private settle(item: AgentItem): void {
     if (item.full === undefined) return;
     const text = item.heard === undefined ? item.full : heardWords(item.full, item.heard);
     if (item.entry) {
@@ -91,7 +104,7 @@ export class TranscriptRecorder {
       else Object.assign(item.entry, { text }, item.heard === undefined ? {} : { interrupted: true });
       if (!text) item.entry = undefined;
     } else if (text) {
-      item.entry = { role: 'agent', text, time_sec: this.seconds(item.atMs), ...(item.heard === undefined ? {} : { interrupted: true }) };
+      item.entry = { role: 'agent', text, time_sec: this.seconds(item.atMs), ...(item.heard === undefined ? {} : { interrupted: true }), ...(item.latency ? { latency_ms: item.latency } : {}) };
       this.turns.push(item.entry);
     }
     this.version++;

@@ -1,6 +1,7 @@
 import { base64Bytes, MULAW_BYTES_PER_MS, Playout } from './playout';
 import type { ServerEvent } from './realtime-client';
 import type { TranscriptRecorder } from './transcript';
+import { ReplyTimer, type ReplyLatency } from '../shared/domain/conversations/latency';
 
 /**
  * Who speaks when: the model's responses, the agent's audio to the carrier (a mark after each
@@ -16,6 +17,8 @@ export const BENIGN_EVENT_PREFIX = 'benign_';
 export interface ResponseState {
   interrupted: boolean;
   hadAudio: boolean;
+  /** When `response.created` came (this process's clock). */
+  createdMs?: number;
 }
 
 export interface TurnTakingDeps {
@@ -43,6 +46,13 @@ export class TurnTaking {
   /** Milliseconds of each item's audio the model sent (played, or dropped after a cut). */
   private readonly itemAudioMs = new Map<string, number>();
   private readonly speechStartMs = new Map<string, number>();
+  /**
+   * Times the replies to the caller's last turn (docs/api.md, "Latency of every reply"): started at
+   * the model's end-of-speech event; each audio item's figures taken when its first audio goes to
+   * the carrier (or the browser). Undefined before the caller first spoke (a greeting is no reply).
+   */
+  private timer: ReplyTimer | undefined;
+  private readonly itemLatency = new Map<string, ReplyLatency>();
   private seq = 0;
   /** The caller is speaking (server VAD). */
   userSpeaking = false;
@@ -82,14 +92,27 @@ export class TurnTaking {
     const id = e.response?.id ?? `r${++this.seq}`;
     this.awaiting = false;
     this.current = id;
-    this.responses.set(id, { interrupted: false, hadAudio: false });
+    this.responses.set(id, { interrupted: false, hadAudio: false, createdMs: Date.now() });
+  }
+
+  /** The caller's turn ended (the model's `input_audio_buffer.speech_stopped`): the next replies are timed from now. */
+  userTurnEnded(atMs = Date.now()): void {
+    this.timer = new ReplyTimer(atMs);
+  }
+
+  /** Time the tools of a response took before the next reply (they run at once: their wall time). */
+  toolsRan(ms: number): void {
+    this.timer?.addTools(ms);
   }
 
   /** The response is over: its state (kept while its audio may still be playing, so a later cut marks it). */
   responseDone(id: string | undefined): { id: string; state: ResponseState } {
     const key = id ?? this.current ?? '';
     if (this.current === key) this.current = null;
-    return { id: key, state: this.responses.get(key) ?? { interrupted: false, hadAudio: false } };
+    const state = this.responses.get(key) ?? { interrupted: false, hadAudio: false };
+    // A response that only called tools: the model's whole time went before the reply that follows.
+    if (!state.hadAudio && state.createdMs !== undefined) this.timer?.addModel(Date.now() - state.createdMs);
+    return { id: key, state };
   }
 
   /** The response an event belongs to. */
@@ -106,8 +129,14 @@ export class TurnTaking {
     const r = this.responses.get(responseId);
     // Audio of an interrupted generation still in flight from the model is never played.
     if (r?.interrupted || !this.deps.live()) return;
+    if (!this.itemStartMs.has(itemId)) {
+      const now = Date.now();
+      this.itemStartMs.set(itemId, now);
+      // The response's first audio: the model's time from its creation; each item's figures as its first audio goes out.
+      if (r && !r.hadAudio && r.createdMs !== undefined) this.timer?.addModel(now - r.createdMs);
+      if (this.timer) this.itemLatency.set(itemId, this.timer.figures(now));
+    }
     if (r) r.hadAudio = true;
-    if (!this.itemStartMs.has(itemId)) this.itemStartMs.set(itemId, Date.now());
     this.itemResponse.set(itemId, responseId);
     if (!this.playout.playing) this.deps.agentSpeaking?.(true);
     this.deps.carrier.sendMedia(e.delta);
@@ -116,7 +145,7 @@ export class TurnTaking {
 
   /** The agent's words for an item: only words the caller could hear some of are the agent's (a generation cut before any audio said nothing). */
   agentTranscript(e: ServerEvent): void {
-    if (this.itemStartMs.has(e.item_id)) this.deps.transcript.agentSaid(e.item_id, String(e.transcript ?? ''), this.itemStartMs.get(e.item_id));
+    if (this.itemStartMs.has(e.item_id)) this.deps.transcript.agentSaid(e.item_id, String(e.transcript ?? ''), this.itemStartMs.get(e.item_id), this.itemLatency.get(e.item_id));
   }
 
   userTranscript(e: ServerEvent): void {

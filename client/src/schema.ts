@@ -2782,7 +2782,9 @@ export interface components {
                 time_sec: number;
                 interrupted?: boolean;
                 agent_id?: string;
+                latency_ms?: components["schemas"]["ReplyLatency"];
             }[];
+            latency: components["schemas"]["ConversationLatency"] | null;
             tool_calls: {
                 name: string;
                 arguments: {
@@ -13031,8 +13033,63 @@ export interface operations {
                      *               "role": "user",
                      *               "text": "Hi, yes, I was expecting your call.",
                      *               "time_sec": 3.2
+                     *             },
+                     *             {
+                     *               "role": "agent",
+                     *               "text": "Great. Does Tuesday at ten still suit you?",
+                     *               "time_sec": 4.1,
+                     *               "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *               "latency_ms": {
+                     *                 "e2e": 684,
+                     *                 "model": 412,
+                     *                 "tools": 0,
+                     *                 "knowledge_base": 0,
+                     *                 "platform": 272
+                     *               }
                      *             }
                      *           ],
+                     *           "latency": {
+                     *             "e2e": {
+                     *               "p50": 684,
+                     *               "p90": 684,
+                     *               "p99": 684,
+                     *               "min": 684,
+                     *               "max": 684,
+                     *               "num": 1
+                     *             },
+                     *             "model": {
+                     *               "p50": 412,
+                     *               "p90": 412,
+                     *               "p99": 412,
+                     *               "min": 412,
+                     *               "max": 412,
+                     *               "num": 1
+                     *             },
+                     *             "tools": {
+                     *               "p50": 0,
+                     *               "p90": 0,
+                     *               "p99": 0,
+                     *               "min": 0,
+                     *               "max": 0,
+                     *               "num": 1
+                     *             },
+                     *             "knowledge_base": {
+                     *               "p50": 0,
+                     *               "p90": 0,
+                     *               "p99": 0,
+                     *               "min": 0,
+                     *               "max": 0,
+                     *               "num": 1
+                     *             },
+                     *             "platform": {
+                     *               "p50": 272,
+                     *               "p90": 272,
+                     *               "p99": 272,
+                     *               "min": 272,
+                     *               "max": 272,
+                     *               "num": 1
+                     *             }
+                     *           },
                      *           "tool_calls": [
                      *             {
                      *               "name": "check_availability",
@@ -13180,8 +13237,63 @@ export interface operations {
                      *             "role": "user",
                      *             "text": "Hi, yes, I was expecting your call.",
                      *             "time_sec": 3.2
+                     *           },
+                     *           {
+                     *             "role": "agent",
+                     *             "text": "Great. Does Tuesday at ten still suit you?",
+                     *             "time_sec": 4.1,
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 684,
+                     *               "model": 412,
+                     *               "tools": 0,
+                     *               "knowledge_base": 0,
+                     *               "platform": 272
+                     *             }
                      *           }
                      *         ],
+                     *         "latency": {
+                     *           "e2e": {
+                     *             "p50": 684,
+                     *             "p90": 684,
+                     *             "p99": 684,
+                     *             "min": 684,
+                     *             "max": 684,
+                     *             "num": 1
+                     *           },
+                     *           "model": {
+                     *             "p50": 412,
+                     *             "p90": 412,
+                     *             "p99": 412,
+                     *             "min": 412,
+                     *             "max": 412,
+                     *             "num": 1
+                     *           },
+                     *           "tools": {
+                     *             "p50": 0,
+                     *             "p90": 0,
+                     *             "p99": 0,
+                     *             "min": 0,
+                     *             "max": 0,
+                     *             "num": 1
+                     *           },
+                     *           "knowledge_base": {
+                     *             "p50": 0,
+                     *             "p90": 0,
+                     *             "p99": 0,
+                     *             "min": 0,
+                     *             "max": 0,
+                     *             "num": 1
+                     *           },
+                     *           "platform": {
+                     *             "p50": 272,
+                     *             "p90": 272,
+                     *             "p99": 272,
+                     *             "min": 272,
+                     *             "max": 272,
+                     *             "num": 1
+                     *           }
+                     *         },
                      *         "tool_calls": [
                      *           {
                      *             "name": "check_availability",
@@ -13325,8 +13437,63 @@ export interface operations {
                      *             "role": "user",
                      *             "text": "Hi, yes, I was expecting your call.",
                      *             "time_sec": 3.2
+                     *           },
+                     *           {
+                     *             "role": "agent",
+                     *             "text": "Great. Does Tuesday at ten still suit you?",
+                     *             "time_sec": 4.1,
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 684,
+                     *               "model": 412,
+                     *               "tools": 0,
+                     *               "knowledge_base": 0,
+                     *               "platform": 272
+                     *             }
                      *           }
                      *         ],
+                     *         "latency": {
+                     *           "e2e": {
+                     *             "p50": 684,
+                     *             "p90": 684,
+                     *             "p99": 684,
+                     *             "min": 684,
+                     *             "max": 684,
+                     *             "num": 1
+                     *           },
+                     *           "model": {
+                     *             "p50": 412,
+                     *             "p90": 412,
+                     *             "p99": 412,
+                     *             "min": 412,
+                     *             "max": 412,
+                     *             "num": 1
+                     *           },
+                     *           "tools": {
+                     *             "p50": 0,
+                     *             "p90": 0,
+                     *             "p99": 0,
+                     *             "min": 0,
+                     *             "max": 0,
+                     *             "num": 1
+                     *           },
+                     *           "knowledge_base": {
+                     *             "p50": 0,
+                     *             "p90": 0,
+                     *             "p99": 0,
+                     *             "min": 0,
+                     *             "max": 0,
+                     *             "num": 1
+                     *           },
+                     *           "platform": {
+                     *             "p50": 272,
+                     *             "p90": 272,
+                     *             "p99": 272,
+                     *             "min": 272,
+                     *             "max": 272,
+                     *             "num": 1
+                     *           }
+                     *         },
                      *         "tool_calls": [
                      *           {
                      *             "name": "check_availability",
@@ -13763,6 +13930,7 @@ export interface operations {
                      *           "ended_at": null,
                      *           "duration_sec": 0,
                      *           "transcript": [],
+                     *           "latency": null,
                      *           "tool_calls": [],
                      *           "transfers": [],
                      *           "segments": [
@@ -17031,8 +17199,63 @@ export interface operations {
                      *             "role": "user",
                      *             "text": "Hi, yes, I was expecting your call.",
                      *             "time_sec": 3.2
+                     *           },
+                     *           {
+                     *             "role": "agent",
+                     *             "text": "Great. Does Tuesday at ten still suit you?",
+                     *             "time_sec": 4.1,
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 684,
+                     *               "model": 412,
+                     *               "tools": 0,
+                     *               "knowledge_base": 0,
+                     *               "platform": 272
+                     *             }
                      *           }
                      *         ],
+                     *         "latency": {
+                     *           "e2e": {
+                     *             "p50": 684,
+                     *             "p90": 684,
+                     *             "p99": 684,
+                     *             "min": 684,
+                     *             "max": 684,
+                     *             "num": 1
+                     *           },
+                     *           "model": {
+                     *             "p50": 412,
+                     *             "p90": 412,
+                     *             "p99": 412,
+                     *             "min": 412,
+                     *             "max": 412,
+                     *             "num": 1
+                     *           },
+                     *           "tools": {
+                     *             "p50": 0,
+                     *             "p90": 0,
+                     *             "p99": 0,
+                     *             "min": 0,
+                     *             "max": 0,
+                     *             "num": 1
+                     *           },
+                     *           "knowledge_base": {
+                     *             "p50": 0,
+                     *             "p90": 0,
+                     *             "p99": 0,
+                     *             "min": 0,
+                     *             "max": 0,
+                     *             "num": 1
+                     *           },
+                     *           "platform": {
+                     *             "p50": 272,
+                     *             "p90": 272,
+                     *             "p99": 272,
+                     *             "min": 272,
+                     *             "max": 272,
+                     *             "num": 1
+                     *           }
+                     *         },
                      *         "tool_calls": [
                      *           {
                      *             "name": "check_availability",

@@ -544,7 +544,13 @@ export const schemaExamples: Record<string, unknown> = {
     transcript: [
       { role: 'agent', text: 'Hi Dana, this is Ava from Acme.', time_sec: 0, agent_id: ids.agent },
       { role: 'user', text: 'Hi, yes, I was expecting your call.', time_sec: 3.2 },
+      { role: 'agent', text: 'Great. Does Tuesday at ten still suit you?', time_sec: 4.1, agent_id: ids.agent, latency_ms: { e2e: 684, model: 412, tools: 0, knowledge_base: 0, platform: 272 } },
     ],
+    latency: {
+      e2e: { p50: 684, p90: 684, p99: 684, min: 684, max: 684, num: 1 }, model: { p50: 412, p90: 412, p99: 412, min: 412, max: 412, num: 1 },
+      tools: { p50: 0, p90: 0, p99: 0, min: 0, max: 0, num: 1 }, knowledge_base: { p50: 0, p90: 0, p99: 0, min: 0, max: 0, num: 1 },
+      platform: { p50: 272, p90: 272, p99: 272, min: 272, max: 272, num: 1 },
+    },
     tool_calls: [{ name: 'check_availability', arguments: { start_date: '2026-03-10' }, result: { timezone: 'UTC', slots: [] }, time_sec: 21.4 }],
     transfers: [],
     segments: [{ agent_id: ids.agent, agent_version: null, started_at: '2026-03-02T15:04:06.200Z', reason: null }],
@@ -574,7 +580,7 @@ export const schemaExamples: Record<string, unknown> = {
     call: {
       id: ids.call, organization_id: ids.org, agent_id: ids.agent, agent_version: null, campaign_id: null, contact_id: ids.contact,
       direction: 'inbound', channel: 'web', from_phone_number: null, to_phone_number: null, status: 'ringing', disconnection_reason: null,
-      error_message: null, started_at: null, answered_at: null, ended_at: null, duration_sec: 0, transcript: [], tool_calls: [], transfers: [],
+      error_message: null, started_at: null, answered_at: null, ended_at: null, duration_sec: 0, transcript: [], latency: null, tool_calls: [], transfers: [],
       segments: [{ agent_id: ids.agent, agent_version: null, started_at: created, reason: null }], recording_url: null, analysis: null, analysis_error: null, metadata: {}, dynamic_variables: { first_name: 'Dana' }, created_at: created, updated_at: created,
     },
     url: 'wss://voice.example.com/web',

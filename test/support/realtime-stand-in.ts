@@ -25,6 +25,8 @@ export interface SpeakOptions {
   /** Send only the start and the audio; the test sends the end itself (`finish`). */
   open?: boolean;
   status?: 'completed' | 'cancelled';
+  /** false: `response.created` was sent already (a test timing the model's first audio sends it itself). */
+  created?: boolean;
 }
 
 const BETA: Record<string, string> = {
@@ -92,7 +94,7 @@ export class ModelConnection {
 
   /** One response of the model: audio in deltas, its transcript, its function calls, then `response.done`. */
   speak(o: SpeakOptions): void {
-    this.send({ type: 'response.created', response: { id: o.responseId, object: 'realtime.response', status: 'in_progress', output: [] } });
+    if (o.created !== false) this.responseCreated(o.responseId);
     if (o.audio?.length || o.transcript) {
       this.send({ type: 'response.output_item.added', response_id: o.responseId, output_index: 0, item: { id: o.itemId, object: 'realtime.item', type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
     }
@@ -102,6 +104,11 @@ export class ModelConnection {
       this.send({ type: 'response.output_audio.delta', response_id: o.responseId, item_id: o.itemId, output_index: 0, content_index: 0, delta: audio.subarray(at, at + size).toString('base64') });
     }
     if (!o.open) this.finish(o);
+  }
+
+  /** `response.created` alone (the model starts a response; `speak({ created: false })` goes on with it). */
+  responseCreated(responseId: string): void {
+    this.send({ type: 'response.created', response: { id: responseId, object: 'realtime.response', status: 'in_progress', output: [] } });
   }
 
   /** The rest of a response begun with `speak({ open: true })`. */

@@ -5,6 +5,7 @@ import { e164 } from '../common/phone-field';
 import { instant } from '../scheduling/time';
 import { lazy } from '../common/lazy';
 import { AgentVersionPin } from '../agents/schemas';
+import { ConversationLatency, ReplyLatency } from '../conversations/latency-schemas';
 
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'ended'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
@@ -54,6 +55,8 @@ export const TranscriptTurn = lazy(() => z.object({
   interrupted: z.optional(z.boolean()),
   /** agent lines (in a call's view): the agent that spoke it, from `segments` (after a hand-off, the agent handed to). */
   agent_id: z.optional(z.string()),
+  /** agent lines answering the caller: where the reply's time went (docs/api.md, "Latency of every reply"). */
+  latency_ms: z.optional(ReplyLatency),
 }));
 
 /** How a transfer to a person goes: `cold` (a plain `<Dial>`) or `warm` (a conference, a briefing, the person accepts). */
@@ -136,6 +139,8 @@ export const Call = named('Call', () => z.object({
   ended_at: z.nullable(z.string()),
   duration_sec: z.number(),
   transcript: z.array(TranscriptTurn),
+  /** The replies' times over the transcript's timed agent lines, once the call has ended (null before, or with none). */
+  latency: z.nullable(ConversationLatency),
   /** The tools the agent called, in order (webhook tools and built-ins). */
   tool_calls: z.array(CallToolCall),
   /** Who handled the call: the starting agent's segment, then one per agent-to-agent hand-off (`agent_id` stays the starting agent). */

@@ -16,6 +16,7 @@ import type { Call, CallAnalysisValue, CallListInput, CallStatus, CreateCallInpu
 import { STATUS_RANK } from './state';
 import { segmentsOf, withSpeakingAgents, type Segment } from '../conversations/segments';
 import { transferView, type TransferItem } from './transfer-item';
+import { latencySummary } from '../conversations/latency';
 
 /**
  * Call sessions.
@@ -38,7 +39,7 @@ export const RECOVERY_MARGIN_MS = 5 * 60_000;
 /** Partitions per due hour of the calls-due index, so a busy hour does not write to one index partition. */
 export const CALL_DUE_SHARDS = 4;
 
-export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments'> {
+export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments' | 'latency'> {
   /** Transfers to a person (calls/warm-transfer.ts); absent: none. */
   transfers?: TransferItem[];
   /** Absent on calls stored before web calls: `phone`. */
@@ -105,6 +106,8 @@ export async function view(item: CallItem): Promise<Call> {
     ended_at: item.ended_at ?? null,
     duration_sec: item.duration_sec ?? 0,
     transcript: withSpeakingAgents(item.transcript ?? [], segmentsOf({ ...item, started_at: item.answered_at ?? item.started_at }), item.answered_at ?? item.started_at),
+    // Computed from the stored lines once the call has ended, whatever ended it (docs/api.md, "Latency of every reply").
+    latency: item.status === 'ended' ? latencySummary((item.transcript ?? []).map((t) => (t.role === 'agent' ? t.latency_ms : undefined))) : null,
     tool_calls: item.tool_calls ?? [],
     segments: segmentsOf({ ...item, started_at: item.answered_at ?? item.started_at }),
     transfers: (item.transfers ?? []).map(transferView),

@@ -7,6 +7,7 @@ import { lazy } from '../common/lazy';
 import { instant } from '../scheduling/time';
 import { CallAnalysis, ConversationSegment } from '../calls/schemas';
 import { AgentVersionPin } from '../agents/schemas';
+import { ConversationLatency, ReplyLatency } from '../conversations/latency-schemas';
 
 export const CHAT_STATUSES = ['active', 'requires_action', 'ended'] as const;
 export type ChatStatus = (typeof CHAT_STATUSES)[number];
@@ -63,15 +64,6 @@ export const ChatListQuery = lazy(() => z.strictObject({
 export type ChatListInput = z.output<typeof ChatListQuery>;
 
 export const ChatSource = named('ChatSource', () => z.object({ doc_id: z.string(), url: z.nullable(z.string()), score: z.number() }), 'A knowledge-base document that grounded an answer');
-
-const LatencyStats = named('LatencyStats', () => z.object({ p50: z.int(), p90: z.int(), p99: z.int(), min: z.int(), max: z.int(), num: z.int() }), 'One latency member over a conversation\'s replies (ms; `num`: the replies)');
-const latencyStats = () => LatencyStats;
-/** Where one reply's time went, in ms (docs/api.md, "Latency of every reply"). */
-export const ReplyLatency = named('ReplyLatency', () => z.object({ e2e: z.int(), model: z.int(), tools: z.int(), knowledge_base: z.int(), platform: z.int() }), 'Where one agent reply\'s time went (ms)');
-/** A conversation's reply times: each member's percentiles over its replies. */
-export const ConversationLatency = named('ConversationLatency', () => z.object({
-  e2e: latencyStats(), model: latencyStats(), tools: latencyStats(), knowledge_base: latencyStats(), platform: latencyStats(),
-}), 'A conversation\'s reply times (ms): p50, p90, p99, min, max and the number of replies, for each member of `latency_ms`');
 
 export const ChatMessage = named('ChatMessage', () => z.object({
   id: z.string(),
