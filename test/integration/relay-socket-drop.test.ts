@@ -166,6 +166,49 @@ it('survives API Gateway\'s 2-hour limit on a long call: the socket closes at 2 
   expect(ended.duration_sec).toBeLessThanOrEqual(7215);
 });
 
+it('resumes a call whose socket closes while a reply is being spoken: the turn keeps what went out (cut short), the model and the transcript go on from there', async () => {
+  const { call, callId, relay } = await callIn(await relayAgent({ max_call_duration_ms: 4 * 3600_000 }));
+  // API Gateway's connection limit, shortened to 20 minutes here so that it falls while a reply is being spoken (its enforcement is what is tested; the 2 hours are above).
+  const limits = { ...platform().relay.faults.limits };
+  platform().relay.faults.limits.connectionMs = 20 * MINUTE;
+  try {
+    await ask(relay, 'Hello?');
+    advance(9 * MINUTE);
+    await ask(relay, 'Are you open on Sundays?');
+    advance(9 * MINUTE);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    modelOf().script({ text: 'Let me check. We have seven kettles.', pieces: ['Let me check.', ' We have seven kettles.'], holdUntil: held });
+    relay.say('Is the kettle in stock?');
+    await relay.until(() => relay.received.some((m) => m.type === 'text' && m.token === 'Let me check.'), 'the first words');
+    advance(2 * MINUTE + 1000); // 20 minutes since the connection opened, 2 since anything crossed it
+    platform().relay.enforceLimits();
+    expect(await relay.closed).toBe(1001);
+    release(); // the rest of the reply comes from the model after the socket is gone
+    const resumed = await session(call, 2);
+    await platform().relay.idle();
+    const before = modelOf().requests.length;
+    await ask(resumed, 'You cut out. How many?');
+    const history = modelOf().requests[before]!.body.messages.filter((m: any) => m.role !== 'system').map((m: any) => [m.role, m.content]);
+    expect(history.slice(-3)).toEqual([['user', 'Is the kettle in stock?'], ['assistant', 'Let me check.'], ['user', 'You cut out. How many?']]);
+  } finally {
+    platform().relay.faults.limits = limits;
+  }
+  await twilioOf().hangUp(call.sid);
+  const ended = await endedOnce(callId);
+  expect(ended.transcript.map((t: any) => [t.role, t.text, t.interrupted ?? false])).toEqual([
+    ['agent', GREETING, false],
+    ['user', 'Hello?', false],
+    ['agent', 'Re: Hello?', false],
+    ['user', 'Are you open on Sundays?', false],
+    ['agent', 'Re: Are you open on Sundays?', false],
+    ['user', 'Is the kettle in stock?', false],
+    ['agent', 'Let me check.', true],
+    ['user', 'You cut out. How many?', false],
+    ['agent', 'Re: You cut out. How many?', false],
+  ]);
+});
+
 it('ends the call once when the caller hangs up after a drop: $disconnect alone ends nothing, the action\'s CallStatus completed ends the call and reconnects nothing', async () => {
   // No status callback for this number: only the <Connect action> tells the platform the caller left.
   const { call, callId, relay } = await callIn(await relayAgent(), { statusCallback: false });

@@ -190,7 +190,9 @@ async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: Tu
   const seq = turnSeq(state, turn);
   const agentText = (reply.stopped ? reply.sent : reply.text).trim();
   const lines: Transcript = [{ role: 'user', text: rec.spoken, time_sec: secondsOf(state, rec.atMs) }];
-  if (agentText) lines.push({ role: 'agent', text: agentText, time_sec: secondsOf(state, reply.firstMs ?? clockMs()), ...(reply.stopped === 'interrupted' || reply.stopped === 'superseded' ? { interrupted: true } : {}) });
+  // Cut short: by the caller (interrupted, or a newer prompt), or by the socket going (`gone`: a dropped session resumes in a new one, action.ts).
+  const cutShort = reply.stopped === 'interrupted' || reply.stopped === 'superseded' || reply.stopped === 'gone';
+  if (agentText) lines.push({ role: 'agent', text: agentText, time_sec: secondsOf(state, reply.firstMs ?? clockMs()), ...(cutShort ? { interrupted: true } : {}) });
   let rewroteBefore = false;
   let mine: { messages: ConversationMessage[]; lines: Transcript } = { messages: rec.messages, lines };
   const wrote = await changeRelayState(state.connection_id, async (s) => {
