@@ -128,6 +128,7 @@ describe('item 3: the person hears the briefing, the caller is not dropped', () 
     const { call, callId, leg } = await transferredCall(agentId, { briefing: { text: BRIEFING, delayMs: 2_500 }, waitBriefing: false });
     const action = call.actions![0]!;
     expect(action.twiml).toMatch(/<Dial><Conference /);
+    console.info(`[measure] <Connect action> to the caller's conference TwiML with a 2.5 s model: ${Math.round(action.answeredAt - action.sentAt)} ms`);
     // The <Connect action> was answered well within the model's 2.5 s, and the briefing was still being made then.
     expect(action.answeredAt - action.sentAt).toBeLessThan(2_000);
     expect((await getCall(callId)).transfers[0]).toMatchObject({ outcome: null, briefing: '' });
@@ -161,6 +162,25 @@ describe('item 3: the person hears the briefing, the caller is not dropped', () 
     expect(leg.status).toBe('completed');
     await backWithAgent(call, callId, 'machine');
     expect((await chargesOf(callId)).map((c: any) => c.description)).toContain(`Answering machine detection on the warm transfer to ${BILLING} (call ${callId}): 1 detection at 0.0075 USD`);
+  });
+
+  it('measures the silence before the briefing: synchronous detection holds the instructions for the detection\'s time, asynchronous asks them at once', async () => {
+    // The same 2 s detection both ways: the transfer's own leg (asynchronous), and a call placed straight through the stand-in's REST API with synchronous detection to the same transfer-answer.
+    const { leg } = await transferredCall(await relayAgent());
+    await twilio.answer(leg.sid, { digits: '1', detectionMs: 2_000 });
+    const asyncSilence = leg.instructionsAskedAt! - leg.pickedUpAt!;
+    const syncPlaced = await fetch(`${twilio.url}/2010-04-01/Accounts/${twilio.accountSid}/Calls.json`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${twilio.accountSid}:${twilio.authToken}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ To: '+14155550199', From: leg.from, Url: leg.placed!.url, MachineDetection: 'DetectMessageEnd' }).toString(),
+    }).then((r) => r.json() as Promise<{ sid: string }>);
+    const sync = await twilio.answer(syncPlaced.sid, { detectionMs: 2_000 });
+    const syncSilence = sync.instructionsAskedAt! - sync.pickedUpAt!;
+    console.info(`[measure] the person's silence before the briefing is asked for, 2 s detection: synchronous ${Math.round(syncSilence)} ms, asynchronous ${Math.round(asyncSilence)} ms`);
+    expect(asyncSilence).toBeLessThan(500);
+    expect(syncSilence).toBeGreaterThanOrEqual(1_990);
+    await twilio.hangUp(leg.sid);
+    await platform().queue.waitForIdle();
   });
 
   it('the stand-in refuses what Twilio refuses: an unknown MachineDetection or AsyncAmd value, a detection timeout outside 3–59 s (21234)', async () => {

@@ -109,6 +109,9 @@ export interface StandInCall {
   answeredBy?: string;
   /** The keys the person will press at the next `<Gather>` (answer's `digits`). */
   pendingDigits?: string;
+  /** When the placed call was answered and when its instructions were asked (performance.now()): synchronous detection lies between them (answer's `detectionMs`). */
+  pickedUpAt?: number;
+  instructionsAskedAt?: number;
   /** The person hangs up right after pressing their key, before what the Gather's action answered plays (answer's `hangUpAfterKey`). */
   hangUpAfterKey?: boolean;
   /** Every media stream of the call, in order (a live update may connect another). */
@@ -164,7 +167,7 @@ export interface TwilioCarrierStandIn {
    * AnsweredBy when machine detection was asked, `human` unless `answeredBy` says otherwise) and they
    * are played; `digits`: the keys pressed at the first `<Gather>` (none: it times out).
    */
-  answer(sid: string, options?: { answeredBy?: string; digits?: string; hangUpAfterKey?: boolean }): Promise<StandInCall>;
+  answer(sid: string, options?: { answeredBy?: string; digits?: string; hangUpAfterKey?: boolean; detectionMs?: number }): Promise<StandInCall>;
   /** A placed call rings out unanswered (`no-answer`) or finds the line busy. */
   noAnswer(sid: string): Promise<void>;
   busy(sid: string): Promise<void>;
@@ -638,10 +641,15 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       if (options.digits !== undefined) call.pendingDigits = options.digits;
       if (options.hangUpAfterKey) call.hangUpAfterKey = true;
       const async = !!call.placed.asyncAmd;
-      // Synchronous detection decides before the instructions are asked (they carry AnsweredBy); asynchronous detection decides while they play.
-      if (call.placed.machineDetection && !async) call.answeredBy = options.answeredBy ?? 'human';
+      call.pickedUpAt = performance.now();
+      // Synchronous detection decides before the instructions are asked (they carry AnsweredBy; the callee hears nothing meanwhile: `detectionMs`); asynchronous detection decides while they play.
+      if (call.placed.machineDetection && !async) {
+        if (options.detectionMs) await new Promise((resolve) => setTimeout(resolve, options.detectionMs));
+        call.answeredBy = options.answeredBy ?? 'human';
+      }
       const detected: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
       await statusCallback(call, { CallStatus: 'in-progress', ...detected });
+      call.instructionsAskedAt = performance.now();
       const answer = await post(call.placed.url, { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: 'outbound-api', ApiVersion: '2010-04-01', ...detected });
       if (answer.status !== 200) throw new Error(`Twilio stand-in: the call's Url answered ${answer.status}: ${answer.text}`);
       call.twiml = answer.text;
@@ -649,7 +657,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
         // The result comes within the first seconds, while the instructions' first verb (the briefing) plays.
         call.answeredBy = options.answeredBy ?? 'human';
         if (call.placed.amdCallback) {
-          const params = { AccountSid: accountSid, CallSid: call.sid, AnsweredBy: call.answeredBy, MachineDetectionDuration: '2400' };
+          const params = { AccountSid: accountSid, CallSid: call.sid, AnsweredBy: call.answeredBy, MachineDetectionDuration: String(options.detectionMs ?? 2400) };
           const result = await post(call.placed.amdCallback, params);
           callbacks.push({ url: call.placed.amdCallback, params, status: result.status });
         }
