@@ -135,6 +135,20 @@ it('the caller hangs up in the conference (/quit): the conference ends and so do
   expect(await getCall(result.callId!)).toMatchObject({ status: 'ended', disconnection_reason: 'transferred', transfers: [{ outcome: 'connected' }] });
 });
 
+it('a cold transfer: the action answers <Dial>; the agent is gone and the call ends `transferred`, with no transfers[]', async () => {
+  const to = '+14155550174';
+  const agent = await api('POST', '/api/v1/agents', { body: { name: 'Cold desk', voice_pipeline: 'relay', begin_message: 'Acme, how can I help?', selected_tools: [{ type: 'transfer_call', phone_number: to }] } });
+  const { call, done } = terminal(agent.body.data.id);
+  await call.until((out) => out.includes('agent> Acme'), 'the greeting');
+  call.input('transfer_call reason="sales"');
+  const result = await done;
+  expect(result.end).toBe('transferred-cold');
+  expect(result.actions.map((a) => [JSON.parse(a.params.HandoffData!), a.twiml.match(/<Dial[^>]*>[^<]*<\/Dial>/)?.[0]])).toEqual([[{ reasonCode: 'transfer', to }, `<Dial timeout="30">${to}</Dial>`]]);
+  expect(call.output).toContain(`[the call is transferred to ${to} (cold): the agent left the call]`);
+  await local().platform.queue.waitForIdle();
+  expect(await getCall(result.callId!)).toMatchObject({ status: 'ended', disconnection_reason: 'transferred', transfers: [] });
+});
+
 it('without the platform\'s auth token the action is refused: the terminal says how to sign', async () => {
   const to = '+14155550172';
   let twiml = '';

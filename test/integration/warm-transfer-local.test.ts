@@ -9,6 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { keys } from '../../shared/db/keys';
+import { getItem } from '../../shared/db/store';
+import { simulatedConversation } from '../../shared/domain/calls/conversation';
+import type { CallItem } from '../../shared/domain/calls/service';
 import { ManualClock } from '../../shared/local/clock';
 import { runBash } from '../support/bash';
 import { uniquePhone } from '../support/numbers';
@@ -135,6 +139,29 @@ it.each(FAILED)('a destination ending %i: `%s`; call.transfer_failed, the caller
   // Declined, the person answered and heard the briefing: their seconds are charged; otherwise they never connected.
   const legs = (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === callId && c.description.startsWith('Warm transfer'));
   expect(legs.length).toBe(outcome === 'declined' ? 1 : 0);
+});
+
+it('a redelivered end runs the conversation again: the transfer it made is read, not dialed again, and its events are not sent twice', async () => {
+  const to = destination(5);
+  const agent = await api('POST', '/api/v1/agents', { body: { name: 'Warm desk', begin_message: 'Acme, how can I help?', selected_tools: [{ type: 'transfer_call', mode: 'warm', phone_number: to }, { type: 'end_call' }] } });
+  const from = await boughtNumber();
+  const placed = await api('POST', '/api/v1/calls', { body: { agent_id: agent.body.data.id, from_phone_number: from, to_phone_number: `${uniquePhone().slice(0, -1)}0`, metadata: { simulated_caller: CALLER } } });
+  const callId = placed.body.data.id as string;
+  await pass(2_000); // answered, not over (20 s)
+  const live = (await getItem<CallItem>(keys.call(local().platform.keys[0]!.organizationId, callId)))!;
+  expect(live.status).toBe('in_progress');
+  // The conversation the end runs, as a first delivery that failed before the end was written would have run it.
+  const first = await simulatedConversation({ ...live }, 20);
+  expect(first.transcript.filter((t) => t.role === 'system')).toHaveLength(2);
+  await pass(20_000); // the end: the conversation runs again
+  const call = await getCall(callId);
+  expect(call.status).toBe('ended');
+  expect(call.transfers).toEqual([expect.objectContaining({ phone_number: to, outcome: 'declined' })]);
+  expect(call.transcript.filter((t: any) => t.role === 'system').map((t: any) => t.text)).toEqual(first.transcript.filter((t) => t.role === 'system').map((t) => t.text));
+  expect(await eventsOf('call.transfer_started', callId)).toHaveLength(1);
+  expect(await eventsOf('call.transfer_failed', callId)).toHaveLength(1);
+  const legs = (await api('GET', '/api/v1/billing/charges?limit=100')).body.data.filter((c: any) => c.resource_id === callId && c.description.startsWith('Warm transfer'));
+  expect(legs).toHaveLength(1);
 });
 
 /** README's setup: everything of its first API example before its first request (as test/acceptance/api-doc-examples.test.ts takes it). */
