@@ -209,6 +209,34 @@ it('resumes a call whose socket closes while a reply is being spoken: the turn k
   ]);
 });
 
+it('resumes after the network drops the socket (no close handshake), and on an outbound call, which the carrier\'s status ends', async () => {
+  const agentId = await relayAgent({ start_speaker: 'agent' });
+  const from = uniquePhone();
+  expect((await api('POST', '/api/v1/phone-numbers/import', { body: { phone: from, type: 'pstn' } })).status).toBe(200);
+  const to = uniquePhone();
+  const created = await api('POST', '/api/v1/calls', { body: { agent_id: agentId, from_phone_number: from, to_phone_number: to } });
+  expect(created.status).toBe(200);
+  const callId = created.body.data.id;
+  await platform().queue.waitForIdle();
+  const placed = twilioOf().placedTo(to).find((c) => c.status === 'queued')!;
+  const call = await twilioOf().answer(placed.sid);
+  const relay = call.relay!;
+  await ask(relay, 'Who is calling?');
+
+  relay.drop();
+  const resumed = await session(call, 2);
+  expect(call.actions![0]!.params).toMatchObject({ CallStatus: 'in-progress', SessionStatus: 'failed', Direction: 'outbound-api' });
+  expect(call.actions![0]!.twiml).not.toMatch(/welcomeGreeting/);
+  await ask(resumed, 'Sorry, you broke up. Who is it?');
+  advance(15_000);
+  await twilioOf().hangUp(call.sid);
+  const ended = await endedOnce(callId);
+  expect(ended).toMatchObject({ status: 'ended', direction: 'outbound', disconnection_reason: 'completed' });
+  expect(texts(ended)).toEqual([GREETING, 'Who is calling?', 'Re: Who is calling?', 'Sorry, you broke up. Who is it?', 'Re: Sorry, you broke up. Who is it?']);
+  expect(ended.duration_sec).toBeGreaterThanOrEqual(15);
+  expect(ended.duration_sec).toBeLessThanOrEqual(25);
+});
+
 it('ends the call once when the caller hangs up after a drop: $disconnect alone ends nothing, the action\'s CallStatus completed ends the call and reconnects nothing', async () => {
   // No status callback for this number: only the <Connect action> tells the platform the caller left.
   const { call, callId, relay } = await callIn(await relayAgent(), { statusCallback: false });

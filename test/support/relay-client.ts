@@ -153,6 +153,14 @@ export class RelayClient {
     }
   }
 
+  /**
+   * The network between Twilio and the platform fails: the socket is gone without a close
+   * handshake (the platform sees 1006), the caller still on the line; Twilio's session fails.
+   */
+  drop(): void {
+    this.ws.terminate();
+  }
+
   /** The caller hangs up: Twilio closes the socket (the carrier stand-in then ends the call: `hungUp`). */
   close(): void {
     this.hungUp = true;
