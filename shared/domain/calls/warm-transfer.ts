@@ -28,20 +28,30 @@ import { streamTwiml } from './voice-stream';
  * pipelines. The pipeline (the relay's `<Connect action>`, the Realtime runtime) calls
  * startWarmTransfer once the agent said it is connecting the caller, and plays the TwiML it answers
  * on the caller's call: `<Dial><Conference>` with hold audio (`waitUrl`), the caller not starting
- * the conference (`startConferenceOnEnter=false`) and ending it on leaving. Meanwhile the platform
- * dials the person (machine detection, ringing the agent's `ring_duration_ms`); when they answer,
- * Twilio asks the transfer-answer callback, which speaks the briefing in a one-key `<Gather>`
+ * the conference (`startConferenceOnEnter=false`) and ending it on leaving. The transfer is
+ * recorded, then the person dialed (asynchronous machine detection, ringing the agent's
+ * `ring_duration_ms`), and the caller's TwiML answered at once: the briefing is made by the
+ * person's `initiated`/`ringing` status callbacks while their phone rings (ensureBriefing; each in
+ * its own request, nothing after a response, as Lambda requires). When they answer, Twilio asks the
+ * transfer-answer callback, which speaks the briefing in a one-key `<Gather>`
  * (transfer-callbacks.ts). `1` joins them to the conference (`startConferenceOnEnter=true`: the
- * caller's hold ends, the two are bridged) and the call will end `transferred`; anything else, a
- * timeout, no answer, a machine or a failed dial settles the transfer otherwise and the caller's
- * live call is redirected back to the agent: a new ConversationRelay session resuming the
- * conversation, or a new media stream with the `resume` parameter (the transfer's index).
+ * caller's hold ends) and the transfer connects when they are in it; the call will end
+ * `transferred`. Anything else, a timeout, no answer, a machine, a failed dial or a person who
+ * hangs up before joining settles the transfer otherwise and the caller's live call is redirected
+ * back to the agent: a new ConversationRelay session resuming the conversation, or a new media
+ * stream with the `resume` parameter (the transfer's index).
+ *
+ * Nothing waits forever on a callback (Twilio sends each once): every pending transfer, and every
+ * send-back not done yet, keeps the call's entry on the calls-due index at its deadline
+ * (callDueMs), where the recovery sweep settles it by the carrier's word (superviseTransfers). A
+ * connected call falls due at the carrier's own 4-hour limit, not its agent's maximum.
  *
  * The record: the call's `transfers[]` (transfer-item.ts), events `call.transfer_started`,
  * `call.transferred` and `call.transfer_failed`, and two `system` transcript lines per transfer
  * (the briefing, the outcome): on a relay call as turn items of their own (the call's
  * transcript is written from its turns), on a Realtime call appended to the call's transcript
- * (the runtime's resumed session keeps what the call holds).
+ * (the runtime's resumed session keeps what the call holds). Charges: the person's leg at the
+ * destination country's price, machine detection, the conference's participant minutes.
  */
 
 export type WarmTransferInput = {
