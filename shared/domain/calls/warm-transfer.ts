@@ -564,7 +564,10 @@ async function returnCaller(orgId: string, callId: string, index: number): Promi
       x[field] = clockNow().toISOString();
       return { transfers };
     });
-  if (call.status === 'ended' || !call.provider_call_id) return void (await finish('return_abandoned_at')), true;
+  if (call.status === 'ended' || !call.provider_call_id) {
+    await finish('return_abandoned_at');
+    return true;
+  }
   const carrier = telephony();
   if (!carrier.updateCall) {
     logger.warn('The carrier cannot redirect a live call: the caller stays where they are', { call_id: call.id });
