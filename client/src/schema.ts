@@ -3229,8 +3229,23 @@ export interface components {
                     conversations: number;
                     analyzed: number;
                     successful: number;
+                    latency: components["schemas"]["ConversationAnalyticsLatency"];
                 };
             };
+            latency: components["schemas"]["ConversationAnalyticsLatency"];
+        };
+        /** @description Reply times (ms) of the conversations counted: p50, p90 and p99 of each reply's `latency_ms.e2e` and `.model`, from fixed log-scale buckets (within ±9.1%) */
+        ConversationAnalyticsLatency: {
+            e2e: {
+                p50: number;
+                p90: number;
+                p99: number;
+            } | null;
+            model: {
+                p50: number;
+                p90: number;
+                p99: number;
+            } | null;
         };
         /** @description Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value */
         ConversationAnalyticsTotals: {
@@ -3256,8 +3271,10 @@ export interface components {
                     conversations: number;
                     analyzed: number;
                     successful: number;
+                    latency: components["schemas"]["ConversationAnalyticsLatency"];
                 };
             };
+            latency: components["schemas"]["ConversationAnalyticsLatency"];
         };
         /** @description A conversation's reply times (ms): p50, p90, p99, min, max and the number of replies, for each member of `latency_ms` */
         ConversationLatency: {
@@ -4702,6 +4719,7 @@ export type ContactStats = components['schemas']['ContactStats'];
 export type ConversationAnalysis = components['schemas']['ConversationAnalysis'];
 export type ConversationAnalytics = components['schemas']['ConversationAnalytics'];
 export type ConversationAnalyticsInterval = components['schemas']['ConversationAnalyticsInterval'];
+export type ConversationAnalyticsLatency = components['schemas']['ConversationAnalyticsLatency'];
 export type ConversationAnalyticsTotals = components['schemas']['ConversationAnalyticsTotals'];
 export type ConversationLatency = components['schemas']['ConversationLatency'];
 export type ConversationSegment = components['schemas']['ConversationSegment'];
@@ -17073,12 +17091,48 @@ export interface operations {
                      *               "2": {
                      *                 "conversations": 350,
                      *                 "analyzed": 350,
-                     *                 "successful": 210
+                     *                 "successful": 210,
+                     *                 "latency": {
+                     *                   "e2e": {
+                     *                     "p50": 761,
+                     *                     "p90": 1280,
+                     *                     "p99": 2153
+                     *                   },
+                     *                   "model": {
+                     *                     "p50": 453,
+                     *                     "p90": 905,
+                     *                     "p99": 1522
+                     *                   }
+                     *                 }
                      *               },
                      *               "3": {
                      *                 "conversations": 158,
                      *                 "analyzed": 158,
-                     *                 "successful": 91
+                     *                 "successful": 91,
+                     *                 "latency": {
+                     *                   "e2e": {
+                     *                     "p50": 640,
+                     *                     "p90": 1076,
+                     *                     "p99": 1810
+                     *                   },
+                     *                   "model": {
+                     *                     "p50": 381,
+                     *                     "p90": 761,
+                     *                     "p99": 1280
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "latency": {
+                     *               "e2e": {
+                     *                 "p50": 719,
+                     *                 "p90": 1280,
+                     *                 "p99": 2153
+                     *               },
+                     *               "model": {
+                     *                 "p50": 428,
+                     *                 "p90": 905,
+                     *                 "p99": 1522
                      *               }
                      *             }
                      *           }
@@ -17115,12 +17169,48 @@ export interface operations {
                      *             "2": {
                      *               "conversations": 350,
                      *               "analyzed": 350,
-                     *               "successful": 210
+                     *               "successful": 210,
+                     *               "latency": {
+                     *                 "e2e": {
+                     *                   "p50": 761,
+                     *                   "p90": 1280,
+                     *                   "p99": 2153
+                     *                 },
+                     *                 "model": {
+                     *                   "p50": 453,
+                     *                   "p90": 905,
+                     *                   "p99": 1522
+                     *                 }
+                     *               }
                      *             },
                      *             "3": {
                      *               "conversations": 158,
                      *               "analyzed": 158,
-                     *               "successful": 91
+                     *               "successful": 91,
+                     *               "latency": {
+                     *                 "e2e": {
+                     *                   "p50": 640,
+                     *                   "p90": 1076,
+                     *                   "p99": 1810
+                     *                 },
+                     *                 "model": {
+                     *                   "p50": 381,
+                     *                   "p90": 761,
+                     *                   "p99": 1280
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "latency": {
+                     *             "e2e": {
+                     *               "p50": 719,
+                     *               "p90": 1280,
+                     *               "p99": 2153
+                     *             },
+                     *             "model": {
+                     *               "p50": 428,
+                     *               "p90": 905,
+                     *               "p99": 1522
                      *             }
                      *           }
                      *         }

@@ -571,7 +571,11 @@ export const schemaExamples: Record<string, unknown> = {
       calls: 412, chats: 96, ended: { completed: 371, no_answer: 29, voicemail: 12, user_ended: 70, inactivity: 26 }, successful: 301, analyzed: 508,
       minutes: 1093.45, prompt_tokens: 184220, completion_tokens: 40310, openai_requests: 0, cost: 65.61,
       fields: { appointment_booked: { true: 244, false: 198 }, outcome: { booked: 244, callback: 61, not_interested: 137 } },
-      versions: { 2: { conversations: 350, analyzed: 350, successful: 210 }, 3: { conversations: 158, analyzed: 158, successful: 91 } },
+      versions: {
+        2: { conversations: 350, analyzed: 350, successful: 210, latency: { e2e: { p50: 761, p90: 1280, p99: 2153 }, model: { p50: 453, p90: 905, p99: 1522 } } },
+        3: { conversations: 158, analyzed: 158, successful: 91, latency: { e2e: { p50: 640, p90: 1076, p99: 1810 }, model: { p50: 381, p90: 761, p99: 1280 } } },
+      },
+      latency: { e2e: { p50: 719, p90: 1280, p99: 2153 }, model: { p50: 428, p90: 905, p99: 1522 } },
     };
     return { agent_id: ids.agent, channel: null, from: '2026-11-02', to: '2026-11-08', interval: 'week', intervals: [{ start: '2026-11-02', end: '2026-11-08', ...week }], totals: week };
   })(),

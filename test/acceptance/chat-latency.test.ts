@@ -6,10 +6,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { generateApiKey } from '../../shared/domain/api-keys/secret';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
 import { readSse } from '../support/sse';
 import { expectNoUnexpected5xx, startTestPlatform, type TestPlatform } from '../support/platform';
 
+const OTHER_KEY = generateApiKey();
 const MODEL_WAIT_MS = 150;
 const TOOL_WAIT_MS = 200;
 const HOLD_MS = 400;
@@ -30,7 +32,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => tool.listen(0, '127.0.0.1', r));
   toolUrl = `http://127.0.0.1:${(tool.address() as AddressInfo).port}/hours`;
-  local = await startTestPlatform({ env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', ALLOW_LOOPBACK_FETCH: 'true' } });
+  local = await startTestPlatform({ apiKeys: [generateApiKey(), OTHER_KEY], env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', ALLOW_LOOPBACK_FETCH: 'true' } });
 }, 60_000);
 afterAll(async () => {
   await local?.stop();
@@ -96,6 +98,21 @@ it('times every reply: the model\'s wait, the tools\', the rest as platform; the
   expect(read.latency.tools).toMatchObject({ min: 0, max: l.tools, num: 2 });
   const listed = (await local.api('GET', `/api/v1/chats?agent_id=${agent.body.data.id}`)).body.data;
   expect(listed.find((c: any) => c.id === chat.id).latency).toEqual(read.latency);
+
+  // Analytics: percentiles from the counters' log-scale buckets, within ±9.1% of the exact figures, in total and per version (the draft).
+  const today = new Date().toISOString().slice(0, 10);
+  const stats = async () => (await local.api('GET', `/api/v1/analytics/conversations?from=${today}&to=${today}&agent_id=${agent.body.data.id}`)).body.data;
+  let totals: any;
+  for (let i = 0; i < 100 && !(totals = (await stats()).totals).latency.e2e; i++) await new Promise((r) => setTimeout(r, 100));
+  const near = (estimate: number, exact: number) => expect(Math.abs(estimate - exact)).toBeLessThanOrEqual(Math.ceil(exact * 0.0915) + 1);
+  near(totals.latency.e2e.p50, read.latency.e2e.p50);
+  near(totals.latency.e2e.p99, read.latency.e2e.p99);
+  near(totals.latency.model.p90, read.latency.model.p90);
+  expect(totals.versions.draft.latency).toEqual(totals.latency);
+  // Another organization's analytics never hold these replies.
+  const other = await local.api('GET', `/api/v1/analytics/conversations?from=${today}&to=${today}`, { key: OTHER_KEY });
+  expect(other.status).toBe(200);
+  expect(other.body.data.totals.latency).toEqual({ e2e: null, model: null });
 });
 
 it('the OpenAI-compatible endpoint tells its first reply\'s figures as `latency_ms` (whole and streamed, in the finishing chunk)', async () => {

@@ -23,6 +23,7 @@ import { conversationAnalytics } from '../../shared/domain/analytics/service';
 import { ConversationAnalyticsQuery } from '../../shared/domain/analytics/schemas';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
+import { bucketPercentiles, latencyBuckets } from '../../shared/domain/conversations/latency';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
 
 logger.setLogLevel('SILENT');
@@ -103,16 +104,29 @@ async function callSaying(orgId: string, agent: AgentItem & { id: string }, said
   return item.id;
 }
 
+const latencyOf = (counts: Record<string, Record<string, number>>) => ({ e2e: bucketPercentiles(counts.e2e), model: bucketPercentiles(counts.model) });
+
 /** The counters' answer, recounted here from the stored calls and chats (not through the counting code). */
 async function recount(orgId: string, filter: { agent_id?: string; channel?: 'call' | 'chat' } = {}) {
   const out = { calls: 0, chats: 0, ended: {} as Record<string, number>, successful: 0, analyzed: 0, seconds: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0, fields: {} as Record<string, Record<string, number>>, versions: {} as Record<string, { conversations: number; analyzed: number; successful: number }> };
+  // Reply times: bucket counts per member, overall and per version (a call's from its transcript, a chat's as its end stored them).
+  type Counts = Record<string, Record<string, number>>;
+  const buckets: Counts = {};
+  const versionBuckets: Record<string, Counts> = {};
+  const addBuckets = (into: Counts, from: Counts) => {
+    for (const [m, counts] of Object.entries(from)) for (const [b, n] of Object.entries(counts)) (into[m] ??= {})[b] = (into[m]![b] ?? 0) + n;
+  };
   for await (const item of queryAll<any>({ pkName: 'pk', pkValue: keys.partition(orgId) })) {
     const isCall = item.sk.startsWith(Prefix.call);
     if (!isCall && !item.sk.startsWith(Prefix.chat)) continue;
     if (item.status !== 'ended') continue;
     if (filter.agent_id && item.agent_id !== filter.agent_id) continue;
     if (filter.channel && filter.channel !== (isCall ? 'call' : 'chat')) continue;
-    const version = (out.versions[typeof item.agent_version === 'number' ? String(item.agent_version) : 'draft'] ??= { conversations: 0, analyzed: 0, successful: 0 });
+    const versionName = typeof item.agent_version === 'number' ? String(item.agent_version) : 'draft';
+    const version = (out.versions[versionName] ??= { conversations: 0, analyzed: 0, successful: 0 });
+    const replies: Counts = isCall ? latencyBuckets((item.transcript ?? []).map((t: any) => t.latency_ms)) : (item.latency_buckets ?? {});
+    addBuckets(buckets, replies);
+    addBuckets((versionBuckets[versionName] ??= {}), replies);
     version.conversations++;
     if (item.analysis) version.analyzed++;
     if (item.analysis?.successful) version.successful++;
@@ -140,7 +154,9 @@ async function recount(orgId: string, filter: { agent_id?: string; channel?: 'ca
   return {
     calls: out.calls, chats: out.chats, ended: out.ended, successful: out.successful, analyzed: out.analyzed,
     minutes: Math.round((out.seconds / 60) * 100) / 100, prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens, openai_requests: 0,
-    cost: Math.round(out.cost * 10_000) / 10_000, fields: out.fields, versions: out.versions,
+    cost: Math.round(out.cost * 10_000) / 10_000, fields: out.fields,
+    versions: Object.fromEntries(Object.entries(out.versions).map(([v, f]) => [v, { ...f, latency: latencyOf(versionBuckets[v] ?? {}) }])),
+    latency: latencyOf(buckets),
   };
 }
 
@@ -228,7 +244,7 @@ describe('conversation analytics counters', () => {
 
     const totals = (await read(orgId, { agent_id: agent.id })).totals;
 
-    expect(totals.versions).toEqual({ draft: { conversations: 1, analyzed: 1, successful: 0 }, 1: { conversations: 2, analyzed: 2, successful: 1 } });
+    expect(totals.versions).toEqual({ draft: expect.objectContaining({ conversations: 1, analyzed: 1, successful: 0 }), 1: expect.objectContaining({ conversations: 2, analyzed: 2, successful: 1 }) });
     expect(totals).toEqual(await recount(orgId, { agent_id: agent.id }));
   });
 

@@ -4,6 +4,7 @@ import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { ConditionFailed, getItem, transact, type TransactItem } from '../../db/store';
 import { billableMinutes } from '../calls/state';
 import { toUnits } from '../billing/service';
+import { latencyBuckets, type LatencyBuckets, type ReplyLatency } from '../conversations/latency';
 
 /**
  * Conversation analytics kept as counters (docs/api.md, "Analytics"; docs/data-model.md). Every
@@ -47,6 +48,8 @@ export const Counter = {
   /** Per agent version (`draft` for the draft): `ver#<version>#conversations|analyzed|successful`. */
   version: (version: number | null | undefined, what: 'conversations' | 'analyzed' | 'successful') => `ver#${typeof version === 'number' ? version : 'draft'}#${what}`,
   field: (name: string, value: string) => `field#${name}#${value}`,
+  /** Replies whose `member` figure fell in `bucket` (conversations/latency.ts); per version `ver#<version>#lat#<member>#<bucket>`. */
+  latency: (member: string, bucket: string, version?: number | null) => `${version === undefined ? '' : `ver#${typeof version === 'number' ? version : 'draft'}#`}lat#${member}#${bucket}`,
 } as const;
 
 /** What one conversation adds to the counters of one day, agent and channel. */
@@ -80,6 +83,10 @@ export interface CountedItem {
   // A chat's
   end_reason?: string | null;
   usage?: { prompt_tokens?: number; completion_tokens?: number };
+  /** A chat's replies as latency bucket counts, written at its end (a chat item holds no messages). */
+  latency_buckets?: LatencyBuckets;
+  /** A call's transcript: its agent lines' `latency_ms`. */
+  transcript?: { role: string; latency_ms?: ReplyLatency }[];
   analysis?: {
     successful?: boolean;
     data?: Record<string, unknown>;
@@ -115,6 +122,14 @@ export function contribution(channel: Channel, item: CountedItem): Contribution 
     add(Counter.completionTokens, item.usage?.completion_tokens ?? 0);
   }
   add(Counter.version(item.agent_version, 'conversations'), 1);
+  // Reply times as bucket counts, overall and per version (analytics reads percentiles from them).
+  const buckets = channel === 'call' ? latencyBuckets((item.transcript ?? []).map((t) => (t.role === 'agent' ? t.latency_ms : undefined))) : (item.latency_buckets ?? {});
+  for (const [member, counts] of Object.entries(buckets)) {
+    for (const [bucket, n] of Object.entries(counts ?? {})) {
+      add(Counter.latency(member, bucket), n);
+      add(Counter.latency(member, bucket, item.agent_version ?? null), n);
+    }
+  }
   const analysis = item.analysis;
   if (analysis) {
     add(Counter.analyzed, 1);

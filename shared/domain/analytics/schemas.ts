@@ -28,6 +28,10 @@ export type ConversationAnalyticsInput = z.output<typeof ConversationAnalyticsQu
 
 const counts = () => z.record(z.string(), z.int());
 
+/** Reply-time percentiles read from the counters' log-scale buckets (±9.1%: docs/api.md, "Analytics"); null without a timed reply. */
+const percentiles = () => z.nullable(z.object({ p50: z.int(), p90: z.int(), p99: z.int() }));
+const AnalyticsLatency = named('ConversationAnalyticsLatency', () => z.object({ e2e: percentiles(), model: percentiles() }), 'Reply times (ms) of the conversations counted: p50, p90 and p99 of each reply\'s `latency_ms.e2e` and `.model`, from fixed log-scale buckets (within ±9.1%)');
+
 const figures = () => ({
   calls: z.int(),
   chats: z.int(),
@@ -46,7 +50,9 @@ const figures = () => ({
   /** Per boolean or enum analysis field, the conversations per value (a null value is not counted). */
   fields: z.record(z.string(), counts()),
   /** Per agent version the conversations ran (`"1"`, `"2"`, …, `"draft"`): conversations, analysed, successful. With `agent_id`: that agent's versions; without: every agent's versions of that number together. */
-  versions: z.record(z.string(), z.object({ conversations: z.int(), analyzed: z.int(), successful: z.int() })),
+  versions: z.record(z.string(), z.object({ conversations: z.int(), analyzed: z.int(), successful: z.int(), latency: AnalyticsLatency })),
+  /** Reply times of the conversations counted (their replies' `latency_ms`). */
+  latency: AnalyticsLatency,
 });
 
 export const AnalyticsFigures = named('ConversationAnalyticsTotals', () => z.object(figures()), 'Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value');

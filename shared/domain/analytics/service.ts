@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from '../../errors';
 import { getItem } from '../../db/store';
 import { AMOUNT_SCALE, unitsToDecimal } from '../billing/service';
 import { ALL, allAgentPartitions, Counter } from './counters';
+import { BUCKETED_MEMBERS, bucketPercentiles } from '../conversations/latency';
 import { MAX_ANALYTICS_DAYS, type AnalyticsFigures, type ConversationAnalytics, type ConversationAnalyticsInput } from './schemas';
 
 const DAY_MS = 86_400_000;
@@ -32,14 +33,28 @@ export function intervalsOf(from: string, to: string, interval: 'day' | 'week'):
 
 type Raw = Record<string, number>;
 
+type Buckets = Record<string, Record<string, number>>;
+/** Percentiles per bucketed member (null without a timed reply). */
+const latencyOf = (buckets: Buckets | undefined) => Object.fromEntries(BUCKETED_MEMBERS.map((m) => [m, bucketPercentiles(buckets?.[m])])) as AnalyticsFigures['latency'];
+
 function figures(raw: Raw): AnalyticsFigures {
   const ended: Record<string, number> = {};
   const fields: Record<string, Record<string, number>> = {};
   const versions: Record<string, { conversations: number; analyzed: number; successful: number }> = {};
+  const buckets: Buckets = {};
+  const versionBuckets: Record<string, Buckets> = {};
+  const addBucket = (into: Buckets, rest: string, n: number) => {
+    const [member, bucket] = rest.split('#') as [string, string];
+    (into[member] ??= {})[bucket] = n;
+  };
   for (const [name, n] of Object.entries(raw)) {
     if (!n) continue;
     if (name.startsWith('end#')) ended[name.slice(4)] = n;
-    else if (name.startsWith('ver#')) {
+    else if (name.startsWith('lat#')) addBucket(buckets, name.slice(4), n);
+    else if (name.startsWith('ver#') && name.includes('#lat#')) {
+      const [, version] = name.split('#') as [string, string];
+      addBucket((versionBuckets[version] ??= {}), name.slice(name.indexOf('#lat#') + 5), n);
+    } else if (name.startsWith('ver#')) {
       const [, version, what] = name.split('#') as [string, string, 'conversations' | 'analyzed' | 'successful'];
       (versions[version] ??= { conversations: 0, analyzed: 0, successful: 0 })[what] = n;
     }
@@ -62,7 +77,8 @@ function figures(raw: Raw): AnalyticsFigures {
     openai_requests: raw.openai_requests ?? 0,
     cost: Number(unitsToDecimal(raw[Counter.costUnits] ?? 0, AMOUNT_SCALE)),
     fields,
-    versions,
+    versions: Object.fromEntries(Object.entries(versions).map(([v, f]) => [v, { ...f, latency: latencyOf(versionBuckets[v]) }])),
+    latency: latencyOf(buckets),
   };
 }
 

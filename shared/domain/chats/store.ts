@@ -8,7 +8,7 @@ import { NotFoundError } from '../../errors';
 import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import type { ConversationMessage } from '../conversations/engine';
-import { latencySummary, type LatencySummary, type ReplyLatency } from '../conversations/latency';
+import { latencyBuckets, latencySummary, type LatencyBuckets, type LatencySummary, type ReplyLatency } from '../conversations/latency';
 import { conversationSetup, type ConversationSetup } from '../conversations/variables';
 import { currentAgentOf, segmentsOf, type Segment } from '../conversations/segments';
 import type { ChatEndReason, ChatMessage, ChatStatus, ChatSummary } from './schemas';
@@ -27,6 +27,8 @@ export type Usage = { llm_requests: number; prompt_tokens: number; completion_to
 export interface ChatItem extends Omit<ChatSummary, 'usage' | 'segments' | 'current_agent_id' | 'current_agent_version' | 'latency'> {
   /** The replies' times, written when the chat ends (conversations/latency.ts). */
   latency?: LatencySummary | null;
+  /** The replies' figures as bucket counts, written with `latency` (what analytics counts). */
+  latency_buckets?: LatencyBuckets;
   /** Stored once the chat was handed off (the whole chain); absent: the starting agent's one segment (conversations/segments.ts). */
   segments?: Segment[];
   /** The agents of `segments` (the list's `handled_by` filter); absent until a hand-off. */
@@ -391,13 +393,16 @@ export function refusal(item: ChatItem): string | undefined {
 }
 
 /** Ends an open chat (conditioned on it being as read); false when it changed meanwhile. */
-/** A chat's `latency` over its replies (written at its end). */
-export const chatLatency = (messages: ChatMessage[]): LatencySummary | null => latencySummary(messages.filter((m) => m.role === 'agent').map((m) => m.latency_ms));
+/** What a chat's end writes of its replies' times: its `latency`, and the bucket counts analytics adds up (analytics/counters.ts). */
+export function chatLatency(messages: ChatMessage[]): { latency: LatencySummary | null; latency_buckets: LatencyBuckets } {
+  const replies = messages.filter((m) => m.role === 'agent').map((m) => m.latency_ms);
+  return { latency: latencySummary(replies), latency_buckets: latencyBuckets(replies) };
+}
 
 export async function endChatItem(item: ChatItem, reason: ChatEndReason, messages: ChatMessage[]): Promise<boolean> {
   const orgId = item.organization_id;
   const at = clockNow().toISOString();
-  const set = { status: 'ended', end_reason: reason, ended_at: at, updated_at: at, gsi1pk: statusPartition(orgId, 'ended'), pending_tool_calls: [], latency: chatLatency(messages) };
+  const set = { status: 'ended', end_reason: reason, ended_at: at, updated_at: at, gsi1pk: statusPartition(orgId, 'ended'), pending_tool_calls: [], ...chatLatency(messages) };
   const next = { ...item, ...set } as ChatItem;
   delete next.gsi2pk;
   const ended = newEvent(orgId, 'chat.ended', eventData(next, messages));

@@ -288,7 +288,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
     incomplete_turn: null,
   };
   const remove: string[] = ['turn_claim', 'turn_claim_until'];
-  if (ends) Object.assign(set, { end_reason: 'agent_ended', ended_at: at, latency: chatLatency([...history.map(messageView), ...views]) }), remove.push('gsi2pk', 'gsi2sk');
+  if (ends) Object.assign(set, { end_reason: 'agent_ended', ended_at: at, ...chatLatency([...history.map(messageView), ...views]) }), remove.push('gsi2pk', 'gsi2sk');
   else Object.assign(set, idleEntry(orgId, item.id, at));
   const next = { ...item, ...set } as ChatItem;
   if (ends) delete next.gsi2pk;

@@ -86,3 +86,52 @@ export function latencySummary(replies: (ReplyLatency | null | undefined)[]): La
   if (!timed.length) return null;
   return Object.fromEntries(LATENCY_MEMBERS.map((m) => [m, stats(timed.map((r) => r[m]))])) as LatencySummary;
 }
+
+/**
+ * Analytics' reply-time percentiles come from fixed log-scale buckets kept in the counters
+ * (analytics/counters.ts): a figure of `ms` > 0 falls in bucket `floor(log(ms) / log(BASE))`, 0 in
+ * bucket `z`. A bucket's figure is its geometric middle, so a percentile read from the buckets is
+ * within ±9.1% of the exact one (BASE = 2^(1/4): buckets 19% wide); the docs say so.
+ */
+export const LATENCY_BUCKET_BASE = 2 ** (1 / 4);
+/** The members analytics keeps buckets of. */
+export const BUCKETED_MEMBERS = ['e2e', 'model'] as const;
+export type BucketedMember = (typeof BUCKETED_MEMBERS)[number];
+export type LatencyBuckets = Partial<Record<BucketedMember, Record<string, number>>>;
+
+/** The bucket of a figure (ms). */
+export const bucketOf = (ms: number): string => (ms <= 0 ? 'z' : String(Math.floor(Math.log(ms) / Math.log(LATENCY_BUCKET_BASE) + 1e-9)));
+
+/** A bucket's figure: its geometric middle, rounded (0 for `z`). */
+export const bucketValue = (bucket: string): number => (bucket === 'z' ? 0 : Math.round(LATENCY_BUCKET_BASE ** (Number(bucket) + 0.5)));
+
+/** The replies' figures as bucket counts per member (what a conversation adds to the counters). */
+export function latencyBuckets(replies: (ReplyLatency | null | undefined)[]): LatencyBuckets {
+  const out: LatencyBuckets = {};
+  for (const r of replies) {
+    if (!r) continue;
+    for (const m of BUCKETED_MEMBERS) {
+      const b = bucketOf(r[m]);
+      const counts = (out[m] ??= {});
+      counts[b] = (counts[b] ?? 0) + 1;
+    }
+  }
+  return out;
+}
+
+/** p50, p90 and p99 (nearest rank) read from bucket counts; null with none. */
+export function bucketPercentiles(counts: Record<string, number> | undefined): { p50: number; p90: number; p99: number } | null {
+  const entries = Object.entries(counts ?? {}).filter(([, n]) => n > 0).sort(([a], [b]) => (a === 'z' ? -1 : b === 'z' ? 1 : Number(a) - Number(b)));
+  const total = entries.reduce((n, [, c]) => n + c, 0);
+  if (!total) return null;
+  const at = (p: number) => {
+    const rankOf = Math.max(1, Math.ceil((p / 100) * total));
+    let seen = 0;
+    for (const [b, c] of entries) {
+      seen += c;
+      if (seen >= rankOf) return bucketValue(b);
+    }
+    return bucketValue(entries.at(-1)![0]);
+  };
+  return { p50: at(50), p90: at(90), p99: at(99) };
+}
