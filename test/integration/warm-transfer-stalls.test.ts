@@ -266,6 +266,20 @@ describe('item 1: a caller is never left on hold with nobody coming', () => {
     console.info(`[measure] lost final status callback: caller back ${Math.round((Date.parse(pending.due_at) - Date.parse(pending.transfers[0].started_at)) / 1000)} s after the transfer started (the deadline), the sweep's work ${Math.round(performance.now() - t0)} ms`);
   });
 
+  it('the person presses 1 and hangs up before joining, and that final status callback is lost too: the sweep settles it `failed` 90 s after the key', async () => {
+    const { call, callId, leg } = await transferredCall(await relayAgent());
+    twilio.dropCallbacks = (url, params) => url.includes('/transfer-status') && params.CallSid === leg.sid && params.CallStatus === 'completed';
+    await twilio.answer(leg.sid, { digits: '1', hangUpAfterKey: true });
+    const accepted = await itemOf(callId);
+    expect(accepted.transfers[0]).toMatchObject({ outcome: null, accepted_at: expect.any(String) });
+    expect(call.conference).toBeDefined(); // on hold, the conference never started
+    // Due 30 s + 60 s after the key (the join, a margin), not the ring-time deadline.
+    expect(Date.parse(accepted.due_at)).toBe(Date.parse(accepted.transfers[0].accepted_at) + 90_000);
+    advance(Date.parse(accepted.due_at) + 1_000 - clockMs());
+    await runCallRecovery();
+    await backWithAgent(call, callId, 'failed');
+  });
+
   it('sending the caller back fails (the carrier\'s 500): the sweep tries again until it is done', async () => {
     const { call, callId, leg } = await transferredCall(await relayAgent());
     let refused = 0;
