@@ -243,7 +243,9 @@ export class TerminalCall {
     let ended = false;
     if (opened === true) {
       this.result.sessions++;
-      const session = { ws, answering: false, reply: '', over: false };
+      // A welcome greeting is spoken first (by Twilio): the caller speaks after it.
+      const session = { ws, answering: !!greeting, reply: '', over: false };
+      ws.on('error', () => undefined); // a socket error closes it: the close ends the session
       this.session = session;
       const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
       ws.send(JSON.stringify({ type: 'setup', sessionId: `VX${this.callSid.slice(2)}`, callSid: this.callSid, from: this.from, to: this.number, direction: 'inbound', customParameters: params }));
@@ -274,7 +276,12 @@ export class TerminalCall {
           ws.close(1000);
         } else this.line(`[${JSON.stringify(m)}]`);
       });
-      this.next();
+      if (greeting) {
+        setTimeout(() => {
+          session.answering = false;
+          this.next();
+        }, this.o.speakingMs ?? 200);
+      } else this.next();
       await closed;
       session.over = true;
       this.session = undefined;
