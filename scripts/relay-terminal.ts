@@ -299,7 +299,7 @@ export class TerminalCall {
       CallStatus: 'in-progress', SessionStatus: ended ? 'ended' : 'failed', SessionDuration: String(Math.round((this.now() - startedMs) / 1000)), ...(handoff !== undefined ? { HandoffData: handoff } : {}),
     });
     if (answer.status !== 200) {
-      this.line(`[the platform refused the <Connect action>: ${answer.status} ${answer.text.slice(0, 300)}]`);
+      this.line(`[the platform refused the <Connect action>: ${answer.status} ${answer.text.slice(0, 300)}; nothing follows the session, and the call stays in progress until the recovery sweep ends it]`);
       if (answer.status === 401) this.line(SIGNING_HELP);
       this.result.end = 'refused';
       return undefined;
