@@ -88,6 +88,20 @@ it('--to: a webhook that refuses the call is said and hung up, with no call made
   expect(calls).toEqual([]);
 });
 
+it('--to: an agent on the realtime pipeline answers with a media stream, which the client cannot play: it hangs up and the call ends', async () => {
+  const desk = await agent({ name: 'Front desk', begin_message: 'Front desk, hello.' });
+  const voice = await agent({ name: 'Realtime desk', voice_pipeline: 'realtime' });
+  const to = await routedNumber(desk);
+  answer = { agent_id: voice };
+  const call = terminal(to);
+  const result = await call.run();
+  expect(result).toMatchObject({ end: 'not-relay', sessions: 0 });
+  expect(call.output).toContain('uses the realtime pipeline');
+  await local().platform.queue.waitForIdle();
+  const calls = (await api('GET', `/api/v1/calls?agent_id=${voice}`)).body.data;
+  expect(calls.map((c: any) => [c.status, c.routing.source])).toEqual([['ended', 'webhook']]);
+});
+
 /** README's setup: everything of its first API example before its first request (as test/acceptance/api-doc-examples.test.ts takes it). */
 function readmeSetup(url: string, key: string): string {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
