@@ -53,8 +53,9 @@ export interface SimulatedConversation {
  * one is made as on Twilio (simulated-transfer.ts): the person accepts and the call ends
  * `transferred`, or the agent says what became of the transfer (the resumed session's greeting)
  * and the caller's next line follows; the transcript keeps the transfer's two `system` lines.
- * Turns are spread over the call's length for `time_sec`. A model that fails ends the conversation where it was (logged; the call still ends,
- * its transcript holding the caller's line the agent did not answer).
+ * Turns are spread over the call's length for `time_sec`. A model that fails ends the
+ * conversation where it was (logged; the call still ends, its transcript holding the caller's line
+ * the agent did not answer).
  */
 export async function simulatedConversation(call: CallItem, seconds: number): Promise<SimulatedConversation> {
   const orgId = call.organization_id;
