@@ -46,8 +46,10 @@ export class Reply {
   text = '';
   /** What went out. */
   sent = '';
-  /** When the first token went out (ms). */
+  /** When the first token went out (ms, the platform's clock: the transcript's time). */
   firstMs: number | undefined;
+  /** The same moment on this process's own clock (Date.now): where the reply's `latency_ms.e2e` ends. */
+  firstSentMs: number | undefined;
   stopped: StopReason | undefined;
   /** Aborted when the reply stops: its model request ends at once. */
   readonly abort = new AbortController();
@@ -126,6 +128,7 @@ export class Reply {
         }
         if (this.stopped) break;
         this.firstMs = clockMs();
+        this.firstSentMs = Date.now();
         this.watch();
       }
       const outcome = await send(this.state, { type: 'text', token, last: false });

@@ -5,6 +5,7 @@ import type { TransactItem } from '../../db/store';
 import { logger } from '../../logger';
 import { executeToolOnDemand, keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
 import { groundingPassages } from '../conversations/grounding';
+import { ReplyTimer, type ReplyLatency } from '../conversations/latency';
 import type { executeTool } from '../conversations/tools/executor';
 import type { CallToolCalls, Transcript } from '../calls/schemas';
 import { endSession, capOf, RELAY_TIME_UP, transferHandoff } from './call-ending';
@@ -37,6 +38,8 @@ class Abandoned extends Error {}
 /** One caller utterance (or keypress): `userText` is the model's, `spoken` the transcript's. */
 export async function utterance(connectionId: string, userText: string, spoken: string): Promise<void> {
   const atMs = clockMs();
+  // The end of the caller's turn on this process's clock (the final prompt received): where the reply's e2e starts.
+  const receivedMs = Date.now();
   const seen = knownRelayState(connectionId);
   const claiming = claimTurn(connectionId);
   // A reply still running in this process stops now; elsewhere its poll sees the claim.
@@ -45,7 +48,7 @@ export async function utterance(connectionId: string, userText: string, spoken: 
   if (s && seen.history && s.turn_done === s.turn && !s.ending && !capOf(s, atMs)) {
     const current = claiming.then((c) => !!c && c.turn === s.turn + 1 && c.version === (s.version ?? 0) + 1, () => false);
     const reply = new Reply(s, s.turn + 1, current);
-    const started = respond(s, seen.history, s.turn + 1, reply, userText, spoken, atMs).then(
+    const started = respond(s, seen.history, s.turn + 1, reply, userText, spoken, atMs, receivedMs).then(
       () => true,
       (err) => {
         if (err instanceof Abandoned) return false;
@@ -72,7 +75,7 @@ export async function utterance(connectionId: string, userText: string, spoken: 
   }
   const history = knownRelayState(connectionId)?.state.version === state.version && knownRelayState(connectionId)?.history ? knownRelayState(connectionId)!.history! : (await readHistory(state.call_id)).messages;
   // Near API Gateway's 2-hour limit the turn is answered, then the session ends for a new one (the action reconnects).
-  await respond(state, history, myTurn, new Reply(state, myTurn), userText, spoken, atMs, cap === 'reconnect');
+  await respond(state, history, myTurn, new Reply(state, myTurn), userText, spoken, atMs, receivedMs, cap === 'reconnect');
 }
 
 const secondsOf = (state: RelayState, ms: number) => Math.max(0, Math.round((ms - state.started_ms) / 100) / 10);
@@ -87,7 +90,8 @@ async function sayGoodbye(state: RelayState, myTurn: number, spoken: string, atM
 }
 
 /** The turn itself: the engine with the model streaming into `reply`, tools gated on the claim, then the write. */
-async function respond(state: RelayState, history: ConversationMessage[], myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number, reconnectAfter = false): Promise<void> {
+async function respond(state: RelayState, history: ConversationMessage[], myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number, receivedMs: number, reconnectAfter = false): Promise<void> {
+  const timer = new ReplyTimer(receivedMs);
   // No tool runs before the claim held (a dropped start must not have acted on the world).
   const gatedTool: typeof executeTool = async (...args) => {
     if (!(await reply.ready())) throw new Abandoned();
@@ -103,11 +107,11 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
   try {
     const [tools, passages] = await Promise.all([
       relayTools(state),
-      state.agent.knowledge_base ? groundingPassages(state.organization_id, state.agent.knowledge_base, userText).catch(() => []) : Promise.resolve([]),
+      state.agent.knowledge_base ? timedKnowledgeBase(timer, () => groundingPassages(state.organization_id, state.agent.knowledge_base!, userText).catch(() => [])) : Promise.resolve([]),
     ]);
     const deadlineMs = Date.now() + RELAY_TURN_BUDGET_MS;
     const stream = { onDelta: (delta: string, messageId: string) => reply.push(delta, messageId) };
-    const base = { llm: cancellable(llm(), reply.abort.signal), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs, stream, executeTool: gatedTool, ...(handoffs ? { handoff: handoffs.hook } : {}) };
+    const base = { llm: cancellable(llm(), reply.abort.signal), model: state.agent.model, temperature: state.agent.temperature, system: state.system, tools, conversation: state.conversation, passages, deadlineMs, stream, executeTool: gatedTool, timer, ...(handoffs ? { handoff: handoffs.hook } : {}) };
     out = await runTurn({ ...base, history, userText });
     added.push(...out.messages);
     switches.push(...out.handoffs);
@@ -163,15 +167,40 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
   const warm = effect.transferMode === 'warm' ? { mode: 'warm' as const, ...(effect.transferDescription ? { description: effect.transferDescription } : {}), ...(effect.transferReason ? { transfer_reason: effect.transferReason } : {}) } : {};
   const ending: RelayState['ending'] = effect.transferTo ? { reason: 'transfer', to: effect.transferTo, ...warm } : effect.end ? { reason: 'end-call' } : reconnectAfter ? { reason: 'reconnect' } : undefined;
   const switched = handoffs && switches.length ? await settleRelayHandoffs(state, handoffs, switches) : undefined;
-  const wrote = await finishTurn(state, myTurn, reply, { spoken, atMs, messages: added, tools: toolsRun, ending, ...(switched ? { switched } : {}) }, history);
+  const wrote = await finishTurn(state, myTurn, reply, { spoken, atMs, receivedMs, messages: added, tools: toolsRun, ending, ...(switched ? { switched } : {}) }, history);
   if (reply.stopped === 'gone') return;
   // After the write: Twilio ends the session on `end`, and what follows (the action) reads the call.
   if (wrote && ending) await endSession(wrote, ending.reason === 'transfer' ? transferHandoff(ending) : { reasonCode: ending.reason });
 }
 
+/** `work`'s time added to the timer's knowledge-base time. */
+async function timedKnowledgeBase<T>(timer: ReplyTimer, work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  try {
+    return await work();
+  } finally {
+    timer.addKnowledgeBase(Date.now() - started);
+  }
+}
+
+/**
+ * The turn's reply's figures: the engine's for its first reply (model, tools and knowledge base
+ * before its first token), `e2e` ending when its first token went out on the socket (after the
+ * turn's claim), the difference the platform's. None for a reply that is not the model's (an
+ * apology, the goodbye) or never went out.
+ */
+function replyLatency(rec: TurnRecord, reply: Reply): ReplyLatency | undefined {
+  const first = rec.messages.find((m) => m.role === 'agent' && m.latency_ms)?.latency_ms;
+  if (!first || rec.receivedMs === undefined || reply.firstSentMs === undefined) return undefined;
+  const e2e = Math.max(first.e2e, Math.round(reply.firstSentMs - rec.receivedMs));
+  return { ...first, e2e, platform: e2e - first.model - first.tools - first.knowledge_base };
+}
+
 interface TurnRecord {
   spoken: string;
   atMs: number;
+  /** The final prompt received, on this process's clock (the reply's e2e starts there); absent: the reply is not timed. */
+  receivedMs?: number;
   messages: ConversationMessage[];
   tools: CallToolCalls;
   ending?: RelayState['ending'];
@@ -192,7 +221,8 @@ async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: Tu
   const lines: Transcript = [{ role: 'user', text: rec.spoken, time_sec: secondsOf(state, rec.atMs) }];
   // Cut short: by the caller (interrupted, or a newer prompt), or by the socket going (`gone`: a dropped session resumes in a new one, action.ts).
   const cutShort = reply.stopped === 'interrupted' || reply.stopped === 'superseded' || reply.stopped === 'gone';
-  if (agentText) lines.push({ role: 'agent', text: agentText, time_sec: secondsOf(state, reply.firstMs ?? clockMs()), ...(cutShort ? { interrupted: true } : {}) });
+  const latency = replyLatency(rec, reply);
+  if (agentText) lines.push({ role: 'agent', text: agentText, time_sec: secondsOf(state, reply.firstMs ?? clockMs()), ...(cutShort ? { interrupted: true } : {}), ...(latency ? { latency_ms: latency } : {}) });
   let rewroteBefore = false;
   let mine: { messages: ConversationMessage[]; lines: Transcript } = { messages: rec.messages, lines };
   const wrote = await changeRelayState(state.connection_id, async (s) => {
