@@ -40,7 +40,7 @@ afterAll(async () => {
   await new Promise<void>((r) => tool.close(() => r()));
 });
 
-const { api, scripts, callOf } = useVoiceCallWiring(() => ({
+const { api, local, scripts, callOf } = useVoiceCallWiring(() => ({
   TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN, ALLOW_LOOPBACK_FETCH: 'true',
 }));
 
@@ -76,12 +76,12 @@ it('times each reply from the caller\'s end of speech to its first audio: the mo
   expect(created.status).toBe(200);
   const agent = await api('POST', '/api/v1/agents', { body: { name: 'Accounts', s2s_model: 'latency', voice_id: 'alloy', reminder_trigger_ms: 0, begin_message: 'Hello, accounts here.', selected_tools: [{ tool_id: created.body.data.id }] } });
   expect(agent.status).toBe(200);
-  const available = await api('GET', '/api/v1/phone-numbers/available?country=us&area_code=415&limit=1');
-  const choice = available.body.data[0];
-  const bought = await api('POST', '/api/v1/phone-numbers/buy', { body: { phone_number: choice.phone_number, price: choice.price, inbound_agent_id: agent.body.data.id } });
-  expect(bought.status).toBe(200);
+  // A number no other file holds, imported, and Twilio told where its calls go.
+  const phone = uniquePhone();
+  expect((await api('POST', '/api/v1/phone-numbers/import', { body: { phone, type: 'pstn', inbound_agent_id: agent.body.data.id } })).status).toBe(200);
+  twilio.adopt(phone, { voiceUrl: `${local().platform.url}/api/v1/telephony/twilio/inbound`, statusCallback: `${local().platform.url}/api/v1/telephony/twilio/status` });
 
-  const call = await twilio.incomingCall(uniquePhone(), choice.phone_number);
+  const call = await twilio.incomingCall(uniquePhone(), phone);
   const callId = call.twiml.match(/<Parameter name="call_id" value="([^"]*)"/)![1]!;
   const stream = call.stream!;
   await stream.until(() => stream.media.length > 0, 'the greeting');
