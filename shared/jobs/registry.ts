@@ -230,7 +230,9 @@ export const jobs: JobDefinition[] = [
     description: 'Ends failed every call that got no final carrier event by its due time.',
     rateMinutes: 1,
     timeoutSeconds: 50,
-    // A campaign call ended by the sweep records its outcome (failed, retryable) like any other end.
-    access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+    // A campaign call ended by the sweep records its outcome (failed, retryable) like any other end. A warm transfer's watch
+    // (calls/warm-transfer.ts, superviseTransfers) asks the carrier about calls and sends callers back to the agent (a
+    // resumed session's or stream's token).
+    access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, telephony: true, tokens: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
   },
 ];

@@ -10,7 +10,6 @@
  * transcript, its events and its charges.
  */
 import { clockMs } from '../../shared/clock';
-import { runCallRecovery } from '../../shared/domain/calls/recovery';
 import { uniquePhone } from '../support/numbers';
 import type { ModelConnection } from '../support/realtime-stand-in';
 import { startTwilioCarrier, type StandInCall, type TwilioCarrierStandIn } from '../support/twilio-carrier';
@@ -30,6 +29,11 @@ const { local, api, scripts, advanceClock, callOf, chargesOf, eventsOf } = useVo
   TELEPHONY_PROVIDER: 'twilio', TWILIO_API_BASE: twilio.url, TWILIO_PRICING_BASE: twilio.url, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN,
 }));
 
+/** The recovery sweep as its schedule runs it: the call-recovery job under its own grants, at the clock's now; then what it queued. */
+async function sweep() {
+  await local().platform.scheduler.runNow('call-recovery');
+  await local().platform.queue.waitForIdle();
+}
 const tone = (seconds: number, seed: number) => mulawRecording(seconds, seed);
 const texts = (call: any) => call.transcript.map((t: any) => [t.role, t.text]);
 const CONNECTING = 'Let me connect you with our billing desk, one moment.';
@@ -91,6 +95,8 @@ async function transferredCall(name: string, sorry = '') {
   await first.play(tone(0.2, 9));
   await until(async () => call.conference, (c) => !!c, 'the caller in the conference');
   const leg = (await until(async () => twilio.placedTo(BILLING).find((c) => c.status === 'queued'), (c) => !!c, 'the person dialed'))!;
+  // The briefing is made while the person's phone rings (their `initiated`/`ringing` callbacks), before anyone answers.
+  await until(() => callOf(callId), (c) => !!c.transfers?.[0]?.briefing, 'the briefing made while the phone rings');
   return { call, callId, first, leg, sessions };
 }
 
@@ -235,7 +241,7 @@ describe('stalled transfers on the Realtime pipeline: the caller is never left o
     expect(t.call.conference).toBeDefined();
     const started = Date.parse((await callOf(t.callId)).transfers[0].started_at);
     advanceClock(started + 200_000 + 1_000 - clockMs());
-    await runCallRecovery();
+    await sweep();
     await backWithAgent(t, 'no_answer', sorry);
   });
 
@@ -249,7 +255,7 @@ describe('stalled transfers on the Realtime pipeline: the caller is never left o
     expect(t.call.conference).toBeDefined();
     expect(t.call.stream).toBe(t.first);
     advanceClock(61_000);
-    await runCallRecovery();
+    await sweep();
     await backWithAgent(t, 'declined', sorry);
     expect(refused).toBe(2);
   });

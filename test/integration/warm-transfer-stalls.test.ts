@@ -93,6 +93,11 @@ async function transferredCall(agentId: string, opts: { to?: string; briefing?: 
   return { call, callId, relay, leg };
 }
 
+/** The recovery sweep as its schedule runs it: the call-recovery job under its own grants, at the clock's now; then what it queued. */
+async function sweep() {
+  await platform().scheduler.runNow('call-recovery');
+  await platform().queue.waitForIdle();
+}
 const getCall = async (callId: string) => (await api('GET', `/api/v1/calls/${callId}`)).body.data;
 /** The call's stored item (its due entry on the calls-due index). */
 const itemOf = async (callId: string) => {
@@ -141,16 +146,20 @@ describe('item 3: the person hears the briefing, the caller is not dropped', () 
     await platform().queue.waitForIdle();
   });
 
-  it('a briefing not ready when the person answers: the template is spoken at once and kept as the briefing', async () => {
+  it('a briefing not ready when the person answers (its ringing callbacks lost): the template is spoken within 1.5 s and kept as the briefing', async () => {
     const agentId = await relayAgent();
-    const { callId, leg } = await transferredCall(agentId, { briefing: { text: 'A late model briefing.', delayMs: 3_500 }, waitBriefing: false });
+    // Twilio's `initiated` and `ringing` callbacks do not reach the platform: nobody made the briefing.
+    twilio.dropCallbacks = (url, params) => url.includes('/transfer-status') && ['queued', 'ringing'].includes(params.CallStatus ?? '');
+    const { callId, leg } = await transferredCall(agentId, { waitBriefing: false });
+    expect((await getCall(callId)).transfers[0].briefing).toBe('');
     const answeredAt = Date.now();
     await twilio.answer(leg.sid, { digits: '2' });
     expect(leg.said![0]).toMatch(/^Incoming transfer from the AI agent\. Caller: \+1\d+\. Reason: double charge\./);
-    // The answer waited at most BRIEFING_WAIT_MS (1.5 s) for the model.
-    expect(Date.now() - answeredAt).toBeLessThan(3_000);
-    await until(async () => Date.now() - answeredAt, (ms) => ms > 3_000, 'the slow model done');
+    // The answer waited BRIEFING_WAIT_MS (1.5 s) for a briefing, not the model's 4 s.
+    expect(Date.now() - answeredAt).toBeLessThan(3_500);
     expect((await getCall(callId)).transfers[0].briefing).toBe(leg.said![0]);
+    await platform().relay.idle();
+    await platform().queue.waitForIdle();
   });
 
   it('asynchronous detection finds a machine while the briefing plays: the person\'s call is hung up, the caller goes back, the detection is charged', async () => {
@@ -261,7 +270,7 @@ describe('item 1: a caller is never left on hold with nobody coming', () => {
     expect((await getCall(callId)).transfers[0].outcome).toBeNull();
     advance(Date.parse(pending.due_at) + 1_000 - clockMs());
     const t0 = performance.now();
-    await runCallRecovery();
+    await sweep();
     await backWithAgent(call, callId, 'no_answer');
     console.info(`[measure] lost final status callback: caller back ${Math.round((Date.parse(pending.due_at) - Date.parse(pending.transfers[0].started_at)) / 1000)} s after the transfer started (the deadline), the sweep's work ${Math.round(performance.now() - t0)} ms`);
   });
@@ -276,7 +285,7 @@ describe('item 1: a caller is never left on hold with nobody coming', () => {
     // Due 30 s + 60 s after the key (the join, a margin), not the ring-time deadline.
     expect(Date.parse(accepted.due_at)).toBe(Date.parse(accepted.transfers[0].accepted_at) + 90_000);
     advance(Date.parse(accepted.due_at) + 1_000 - clockMs());
-    await runCallRecovery();
+    await sweep();
     await backWithAgent(call, callId, 'failed');
   });
 
@@ -294,7 +303,7 @@ describe('item 1: a caller is never left on hold with nobody coming', () => {
     expect(Date.parse(declined.due_at) - Date.parse(declined.transfers[0].decided_at)).toBeLessThanOrEqual(61_000);
     advance(61_000);
     const t0 = performance.now();
-    await runCallRecovery();
+    await sweep();
     await backWithAgent(call, callId, 'declined');
     expect(refused).toBe(2);
     console.info(`[measure] failed send-back: retried by the sweep 60 s later (its next run), the retry's work ${Math.round(performance.now() - t0)} ms`);
@@ -315,7 +324,7 @@ describe('item 2: long transferred calls are not ended as failed', () => {
     expect((await getCall(callId)).status).toBe('in_progress');
     // Four hours on, the sweep asks the carrier: still talking, looked at again later.
     advance(Date.parse(connected.due_at) + 1_000 - clockMs());
-    await runCallRecovery();
+    await sweep();
     const still = await itemOf(callId);
     expect((await getCall(callId)).status).toBe('in_progress');
     expect(Date.parse(still.due_at)).toBeGreaterThan(clockMs() + 14 * 60_000);
@@ -324,7 +333,7 @@ describe('item 2: long transferred calls are not ended as failed', () => {
     await twilio.hangUp(leg.sid);
     expect(call.status).toBe('completed');
     advance(Date.parse(still.due_at) + 1_000 - clockMs());
-    await runCallRecovery();
+    await sweep();
     await platform().queue.waitForIdle();
     const ended = await until(() => getCall(callId), (c) => c.status === 'ended', 'the call ended');
     const carrierSec = Math.round((call.endedAtMs! - call.answeredAtMs!) / 1000);
