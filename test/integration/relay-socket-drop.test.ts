@@ -25,11 +25,17 @@ const { local, twilio: twilioOf, model: modelOf } = useTwilioRelayPlatform('AC00
 const api = (...args: Parameters<ReturnType<typeof local>['api']>) => local().api(...args);
 const platform = () => local().platform;
 
-/** The manual clock: the platform's time is real time plus `offsetMs`, which only `advance` moves. */
+/** The manual clock: the platform's time is real time plus `offsetMs`, which only `advance` moves; `freeze` stops it (until `thaw`). */
 let offsetMs = 0;
-beforeAll(() => installTimeSource({ now: () => Date.now() + offsetMs }));
+let frozenAt: number | undefined;
+beforeAll(() => installTimeSource({ now: () => frozenAt ?? Date.now() + offsetMs }));
 afterAll(() => installTimeSource(undefined));
 const advance = (ms: number) => void (offsetMs += ms);
+const freeze = () => void (frozenAt = Date.now() + offsetMs);
+const thaw = () => {
+  offsetMs = frozenAt! - Date.now();
+  frozenAt = undefined;
+};
 
 const MINUTE = 60_000;
 const GREETING = 'Thanks for calling Acme, Ava speaking.';
@@ -209,7 +215,7 @@ it('resumes a call whose socket closes while a reply is being spoken: the turn k
   ]);
 });
 
-it('resumes after the network drops the socket (no close handshake), and on an outbound call, which the carrier\'s status ends', async () => {
+it('resumes after the network drops the socket (no close handshake) within the second the call was answered, and on an outbound call, which the carrier\'s status ends', async () => {
   const agentId = await relayAgent({ start_speaker: 'agent' });
   const from = uniquePhone();
   expect((await api('POST', '/api/v1/phone-numbers/import', { body: { phone: from, type: 'pstn' } })).status).toBe(200);
@@ -219,15 +225,23 @@ it('resumes after the network drops the socket (no close handshake), and on an o
   const callId = created.body.data.id;
   await platform().queue.waitForIdle();
   const placed = twilioOf().placedTo(to).find((c) => c.status === 'queued')!;
-  const call = await twilioOf().answer(placed.sid);
-  const relay = call.relay!;
-  await ask(relay, 'Who is calling?');
-
-  relay.drop();
-  const resumed = await session(call, 2);
-  expect(call.actions![0]!.params).toMatchObject({ CallStatus: 'in-progress', SessionStatus: 'failed', Direction: 'outbound-api' });
-  expect(call.actions![0]!.twiml).not.toMatch(/welcomeGreeting/);
-  await ask(resumed, 'Sorry, you broke up. Who is it?');
+  // The clock stands still from the answer to the resumed session: the reconnect's token is signed within the same second as the first one.
+  freeze();
+  try {
+    const call = await twilioOf().answer(placed.sid);
+    const relay = call.relay!;
+    await ask(relay, 'Who is calling?');
+    relay.drop();
+    const resumed = await session(call, 2);
+    await ask(resumed, 'Sorry, you broke up. Who is it?');
+    expect(call.refusals ?? []).toEqual([]);
+    expect(call.actions).toHaveLength(1);
+    expect(call.actions![0]!.params).toMatchObject({ CallStatus: 'in-progress', SessionStatus: 'failed', Direction: 'outbound-api' });
+    expect(call.actions![0]!.twiml).not.toMatch(/welcomeGreeting/);
+  } finally {
+    thaw();
+  }
+  const call = twilioOf().calls.get(placed.sid)!;
   advance(15_000);
   await twilioOf().hangUp(call.sid);
   const ended = await endedOnce(callId);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { signToken } from '../../adapters/signed-token';
 import { clockNow } from '../../clock';
 import { config } from '../../config';
@@ -64,7 +65,9 @@ export async function relayTwiml(relayUrl: string, call: CallItem, agent: Agent 
     now: clockNow(),
   });
   const resume = options.resume;
-  const token = await signToken('voice-stream', { organization_id: call.organization_id, call_id: call.id, ...(resume !== undefined ? { resume: String(resume) } : {}) }, STREAM_TOKEN_TTL_SECONDS);
+  // A nonce makes each session's token its own: a reconnect signed within the same second as the call's last token (a socket dropped
+  // right after the answer, a refused session retried at once) would otherwise be that token again, already used, and refused.
+  const token = await signToken('voice-stream', { organization_id: call.organization_id, call_id: call.id, ...(resume !== undefined ? { resume: String(resume) } : {}), nonce: randomBytes(9).toString('base64url') }, STREAM_TOKEN_TTL_SECONDS);
   const greeting = resume !== undefined ? resumeGreeting(call.transfers?.[resume]?.outcome) : attempt === 0 && (agent.start_speaker ?? 'agent') !== 'user' ? setup.beginMessage : '';
   const attributes: [string, string | undefined][] = [
     ['url', relayConnectUrl(relayUrl, token)],
