@@ -13,11 +13,11 @@ import { collectConversation } from './turns';
  * (its `handoffData`: why, and where to for a transfer); Twilio then requests the `<Connect
  * action>` (action.ts), which answers the next TwiML: `<Dial>` for a transfer, `<Hangup/>`
  * after `end_call` or the goodbye, a reconnect with a fresh token when the session ended on its
- * own while the call should go on (the session cap's `end`, or a socket API Gateway or the network
- * dropped), nothing after the caller's hang-up, an apology otherwise. `$disconnect` waits for a turn still
- * being written, writes the call's transcript and tool calls whole from the turns (turns.ts) and
- * removes the connection's state. It is best effort: when it never comes, the recovery sweep finds
- * the connection's entry due and writes the conversation instead (recovery.ts).
+ * own while the call should go on (the session cap's `end`, or a socket API Gateway or the
+ * network dropped), nothing after the caller's hang-up, an apology otherwise. `$disconnect` waits
+ * for a turn still being written, writes the call's transcript and tool calls whole from the turns
+ * (turns.ts) and removes the connection's state. It is best effort: when it never comes, the
+ * recovery sweep finds the connection's entry due and writes the conversation instead (recovery.ts).
  */
 
 /** What the caller hears when the call's time is up, before the end. */
@@ -71,8 +71,8 @@ export async function endSession(state: RelayState, handoff: Handoff): Promise<v
  * 2-hour limit), at a restart or on a network fault while the caller is still on the line. Twilio
  * then requests the `<Connect action>` with the call's status (action.ts): `completed` ends the
  * call there, `in-progress` resumes the conversation in a new session. Only a session with no
- * Twilio behind it (the local terminal client: no action ever comes) is hung up by its close, an
- * inbound call ending now as at a media stream's stop.
+ * Twilio behind it (TELEPHONY_PROVIDER not `twilio`: the terminal client on the simulated carrier)
+ * is hung up by its close, an inbound call ending now as at a media stream's stop.
  */
 export async function disconnectRelay(connectionId: string): Promise<void> {
   forgetRelayTools(connectionId);
