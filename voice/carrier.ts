@@ -42,6 +42,24 @@ export class CarrierCall {
     return this.update({ twiml: APOLOGY_TWIML });
   }
 
+  /**
+   * Whether the call goes on at the carrier (queued, ringing or in progress): asked when a stream
+   * stops on a call the platform may have moved (a warm transfer's send-back or a late move into
+   * its conference), so a stop that is not the caller's hang-up does not end the call. False when
+   * the carrier cannot say (no API, a failure): the stop ends the call, as before.
+   */
+  async goesOn(): Promise<boolean> {
+    const carrier = telephony();
+    if (!carrier.fetchCall || !this.providerCallId) return false;
+    try {
+      const now = await carrier.fetchCall(this.providerCallId);
+      return !!now && ['queued', 'ringing', 'in-progress'].includes(now.status);
+    } catch (err) {
+      logger.warn('The carrier could not say whether the call goes on; its stream\'s stop ends it', { call_id: this.callId, error: err as Error });
+      return false;
+    }
+  }
+
   private async update(change: LiveCallChange): Promise<boolean> {
     const carrier = telephony();
     if (!carrier.updateCall || !this.providerCallId) return false;

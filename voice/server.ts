@@ -116,7 +116,9 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
         if (params[name] !== undefined && params[name] !== claim) return refuse('stream parameters do not match the token');
       }
       // A stream handed over to a warm transfer may not have seen its stop yet when the caller comes back on a new one.
-      if (sessions.has(claims.call_id) && !sessions.get(claims.call_id)!.handedOver) return refuse('the call already has a stream');
+      // Likewise one whose stream stopped (the platform moved the caller) and is still writing its record.
+      const existing = sessions.get(claims.call_id);
+      if (existing && !existing.handedOver && !existing.streamOver) return refuse('the call already has a stream');
       const context = await loadCallContext(claims.organization_id, claims.call_id);
       if (!context) return refuse('unknown call');
       if (context.call.status === 'ended') return refuse('the call has ended');

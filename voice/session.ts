@@ -10,7 +10,7 @@ import { RealtimeClient, sessionUpdate, type ServerEvent } from './realtime-clie
 import { FunctionCalls, ToolCalls } from './tool-calls';
 import { resumedStartMs } from './resume';
 import { TranscriptRecorder } from './transcript';
-import { Transfers } from './transfers';
+import { movedByPlatform, Transfers } from './transfers';
 import { BENIGN_EVENT_PREFIX, TurnTaking } from './turn-taking';
 import type { TwilioFrame } from './twilio-transport';
 
@@ -160,6 +160,11 @@ export class CallSession {
   /** The caller was moved to a warm transfer's conference: this stream is over for the runtime (a resumed stream may open for the call). */
   get handedOver(): boolean {
     return this.transfers.movedToConference;
+  }
+
+  /** The stream stopped (or its socket closed): a new stream of the call may take its place. */
+  get streamOver(): boolean {
+    return this.state === 'closed';
   }
 
   /** Opens the model's session and starts the call's course (begin message, voicemail or listening). */
@@ -435,7 +440,8 @@ export class CallSession {
     this.toolCalls?.cancelAll();
     // Handed over to a warm transfer: the stream's stop does not end the call, and the platform has written to it since (the briefing).
     if (this.handedOver) return this.resolveDone();
-    await this.writer.record({ streamEnded: true });
+    const moved = await movedByPlatform(this.input.context, this.carrierCall, this.transfers.startedWarm);
+    await this.writer.record(moved ? {} : { streamEnded: true });
     this.resolveDone();
   }
 

@@ -2,6 +2,7 @@ import { recordCallHandoff } from '../shared/domain/calls/handoffs';
 import { settleTransfer, startWarmTransfer } from '../shared/domain/calls/warm-transfer';
 import { logger } from '../shared/logger';
 import type { CallContext } from './call-context';
+import type { CarrierCall } from './carrier';
 import type { EndDeps } from './call-ending';
 import type { VoiceSettings } from './config';
 import { applySwitch, callHandoff } from './handoff';
@@ -9,6 +10,17 @@ import { agentUpdate } from './realtime-client';
 import { historyItems, resumeInstructions, transferOf } from './resume';
 import { toolsBridge, type ToolRun, type ToolsBridge } from './tools-bridge';
 import type { TranscriptRecorder } from './transcript';
+
+/**
+ * A stream of a call that had a warm transfer may stop because the platform moved the caller (a
+ * send-back, or a late move into a transfer's conference overtaken by its outcome): the carrier
+ * says whether the call goes on, and then the stop does not end it.
+ */
+export async function movedByPlatform(context: CallContext, carrier: CarrierCall, startedWarm: boolean): Promise<boolean> {
+  if (!(startedWarm || (context.call.transfers ?? []).some((t) => t.mode === 'warm')) || !(await carrier.goesOn())) return false;
+  logger.info('The stream stopped but the call goes on at the carrier (moved by the platform): it is not ended here', { call_id: context.call.id });
+  return true;
+}
 
 /** What the session lends its transfers and hand-offs. */
 export interface TransferHost {
@@ -45,6 +57,8 @@ export class Transfers implements Pick<EndDeps, 'startWarm' | 'abandonWarm' | 'h
   private writes: Promise<void> = Promise.resolve();
   /** The caller left this stream for a warm transfer's conference: nothing more is written (the platform owns the call). */
   private moved = false;
+  /** This stream started a warm transfer (its outcome's send-back may stop the stream before the caller's move lands). */
+  startedWarm = false;
 
   constructor(private readonly host: TransferHost) {}
 
@@ -105,6 +119,7 @@ export class Transfers implements Pick<EndDeps, 'startWarm' | 'abandonWarm' | 'h
         // The conversation as this stream has it (written just before, but the briefing need not read it back).
         transcript: this.host.transcript.transcript(),
       });
+      if (started.ok) this.startedWarm = true;
       return started.ok ? { ok: true, callerTwiml: started.callerTwiml, transferIndex: started.transferIndex } : { ok: false, error: started.error };
     } catch (err) {
       logger.error('A warm transfer could not be started', { call_id: call.id, error: err as Error });

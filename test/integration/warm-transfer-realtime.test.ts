@@ -58,7 +58,7 @@ interface Sessions {
  * for billing, says it connects them and calls transfer_call; a second session (the caller back)
  * is checked by the test through `sessions.resumed`, says `sorry` and answers the caller's message.
  */
-async function transferredCall(name: string, sorry = '') {
+async function transferredCall(name: string, sorry = '', o: { inConference?: boolean } = {}) {
   const sessions: Sessions = { first: {}, resumed: { history: [] } };
   let connections = 0;
   scripts.set(name, async (m: ModelConnection) => {
@@ -93,7 +93,7 @@ async function transferredCall(name: string, sorry = '') {
   const first = call.stream!;
   await first.until(() => first.media.length > 0, 'the greeting');
   await first.play(tone(0.2, 9));
-  await until(async () => call.conference, (c) => !!c, 'the caller in the conference');
+  if (o.inConference !== false) await until(async () => call.conference, (c) => !!c, 'the caller in the conference');
   const leg = (await until(async () => twilio.placedTo(BILLING).find((c) => c.status === 'queued'), (c) => !!c, 'the person dialed'))!;
   // The briefing is made while the person's phone rings (their `initiated`/`ringing` callbacks), before anyone answers.
   await until(() => callOf(callId), (c) => !!c.transfers?.[0]?.briefing, 'the briefing made while the phone rings');
@@ -222,6 +222,26 @@ describe('stalled transfers on the Realtime pipeline: the caller is never left o
   afterEach(() => {
     delete twilio.dropCallbacks;
     delete twilio.refuseUpdates;
+    delete twilio.holdUpdates;
+  });
+
+  it('the person\'s no-answer is settled before the caller\'s move into the conference lands (overtaken on the way): the caller, arriving late, is sent back at once', async () => {
+    const sorry = "I'm sorry, the person I called did not answer. I can take a message or arrange a callback. Which would you prefer?";
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    twilio.holdUpdates = (_sid, form) => (/<Conference\b/.test(form.get('Twiml') ?? '') ? held : undefined);
+    const t = await transferredCall('warm-rt-late-caller', sorry, { inConference: false });
+    advanceClock(20_000);
+    await twilio.noAnswer(t.leg.sid);
+    // The outcome's send-back went first: the caller is on a resumed stream...
+    const second = (await until(async () => t.call.stream, (s) => !!s && s !== t.first, 'the send-back'))!;
+    // ...then the runtime's move lands and puts them in a conference nobody will join: its join sends them back again.
+    release();
+    await until(async () => t.call.documents!.some((d) => /<Conference\b/.test(d)), (x) => x, 'the late move played');
+    await until(async () => t.call.stream, (s) => !!s && s !== t.first && s !== second, 'the caller back from the empty conference');
+    expect(t.call.conference).toBeUndefined();
+    expect(t.call.onHold).toBeUndefined();
+    await backWithAgent(t, 'no_answer', sorry);
   });
 
   it('the person presses 1 and hangs up before joining: the transfer fails (never `connected`) and the caller comes back on a resumed stream', async () => {

@@ -182,6 +182,8 @@ export interface TwilioCarrierStandIn {
   dropCallbacks?: (url: string, params: Record<string, string>) => boolean;
   /** Live updates (`POST Calls/{Sid}.json`) Twilio fails with a 500 (error 20500): nothing changes on the call. */
   refuseUpdates?: (sid: string, form: URLSearchParams) => boolean;
+  /** Live updates held back until the promise given settles (a slow network: later requests may overtake them). */
+  holdUpdates?: (sid: string, form: URLSearchParams) => Promise<void> | undefined;
   close(): Promise<void>;
 }
 
@@ -314,6 +316,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       });
     }
     if (req.method === 'POST' && live) {
+      await standIn.holdUpdates?.(live[1]!, form);
       const call = calls.get(live[1]!);
       if (!call) return send(404, twilioError(20404, 'The requested resource was not found', 404));
       if (call.status === 'queued' && ['completed', 'canceled'].includes(form.get('Status') ?? '')) {

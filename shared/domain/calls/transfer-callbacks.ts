@@ -9,7 +9,7 @@ import type { TransferItem } from './transfer-item';
 import { verify } from './twilio-callbacks';
 import {
   acceptTransfer, briefingForAnswer, briefingTwiml, chargeAmd, chargeConference, chargeTransferLeg, ensureBriefing, hangUpLeg, hangupDoc, noteOnTransfer,
-  personConferenceTwiml, readTransfer, settleTransfer,
+  personConferenceTwiml, readTransfer, returnLateCaller, settleTransfer,
 } from './warm-transfer';
 
 /**
@@ -158,6 +158,8 @@ export async function transferConference(event: APIGatewayProxyEventV2, ref: Tra
     const read = await readTransfer(orgId, callId, index);
     // The person is in: the transfer connects (the caller's hold ends as the conference starts).
     if (read && sid === read.transfer.leg_call_id && read.transfer.outcome === null) await settleTransfer(orgId, callId, index, 'connected');
+    // The caller arrived after the transfer was over (their move raced its outcome's send-back): nobody is coming, back to the agent.
+    else if (read && sid === read.call.provider_call_id && read.transfer.outcome !== null && read.transfer.outcome !== 'connected') await returnLateCaller(orgId, callId, index);
     return { received: true };
   }
   if (kind === 'participant-leave' && params.CallSid) {

@@ -604,6 +604,25 @@ async function returnCaller(orgId: string, callId: string, index: number): Promi
   return true;
 }
 
+/**
+ * The caller joined the conference of a transfer already settled otherwise (the person's call
+ * failed, or was not answered, before the caller's own move into the conference landed: a
+ * Realtime runtime's redirect, or Twilio playing the `<Connect action>`'s answer, after the
+ * send-back): nobody will come, so the caller is sent back to the agent again, as the settlement did.
+ */
+export async function returnLateCaller(orgId: string, callId: string, index: number): Promise<void> {
+  const marked = await changeTransfers(orgId, callId, (call, transfers) => {
+    const t = transfers[index];
+    if (!t || t.outcome === null || t.outcome === 'connected' || t.accepted_at || call.status === 'ended' || t.return_pending) return undefined;
+    t.return_pending = true;
+    return { transfers };
+  });
+  if (marked) {
+    logger.info('The caller reached the conference of a transfer already over: sent back to the agent', { call_id: callId, transfer: index });
+    await returnCaller(orgId, callId, index);
+  }
+}
+
 /** Hangs up the person's call (best effort: it may have ended). */
 export async function hangUpLeg(call: CallItem, t: TransferItem): Promise<void> {
   const carrier = telephony();
