@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { signToken } from '../../adapters/signed-token';
 import { rawBody, type RawBody } from '../common/raw-body';
 
@@ -48,8 +49,11 @@ export const rejectTwiml = (): RawBody => twiml('<Reject/>');
 
 /** `<Connect><Stream>` to the voice runtime at `runtimeUrl`, with a fresh stream token. */
 export async function streamTwiml(runtimeUrl: string, target: StreamTarget): Promise<RawBody> {
-  // A resumed stream's token names its transfer, so it never equals the call's first token (one use each), even within the same second.
-  const token = await signToken('voice-stream', { organization_id: target.organization_id, call_id: target.call_id, ...(target.resume !== undefined ? { resume: target.resume } : {}) }, STREAM_TOKEN_TTL_SECONDS);
+  // A nonce makes each stream's token its own (one use each): two send-backs of one transfer within the same second (its
+  // outcome's, then a late join's) would otherwise sign the same token, and the second stream be refused as already used.
+  const token = await signToken('voice-stream', {
+    organization_id: target.organization_id, call_id: target.call_id, ...(target.resume !== undefined ? { resume: target.resume } : {}), nonce: randomBytes(9).toString('base64url'),
+  }, STREAM_TOKEN_TTL_SECONDS);
   const parameters: [string, string | undefined][] = [
     [STREAM_PARAMETERS.token, token],
     [STREAM_PARAMETERS.organizationId, target.organization_id],
