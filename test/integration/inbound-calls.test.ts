@@ -213,7 +213,7 @@ describe('the incoming-call webhook', () => {
     expect(res.body).toContain(`<Connect><Stream url="${RUNTIME}">`);
     const parameters = streamParameters(res.body!);
     expect(parameters).toMatchObject({ organization_id: org, agent_id: agentId, direction: 'inbound' });
-    expect(await verifyToken('voice-stream', parameters.token)).toEqual({ organization_id: org, call_id: parameters.call_id });
+    expect(await verifyToken('voice-stream', parameters.token)).toEqual({ organization_id: org, call_id: parameters.call_id, nonce: expect.any(String) });
     // Assess: the call session
     const call = await getCall(org, parameters.call_id!);
     expect(call).toMatchObject({
@@ -287,7 +287,7 @@ describe('the outbound call instructions', () => {
     const res = await twiml(org, call.id, { CallSid: 'CA3', AnsweredBy: 'machine_end_beep' });
     const parameters = streamParameters(res.body!);
     expect(parameters).toMatchObject({ call_id: call.id, organization_id: org, agent_id: agentId, direction: 'outbound', answered_by: 'machine_end_beep' });
-    expect(await verifyToken('voice-stream', parameters.token)).toEqual({ organization_id: org, call_id: call.id });
+    expect(await verifyToken('voice-stream', parameters.token)).toEqual({ organization_id: org, call_id: call.id, nonce: expect.any(String) });
     expect(await verifyToken('widget-chat', parameters.token)).toBeNull();
   });
 
