@@ -174,3 +174,18 @@ it('without the platform\'s auth token the action is refused: the terminal says 
   expect(result.actions.map((a) => a.status)).toEqual([401]);
   expect(call.output).toContain('TWILIO_AUTH_TOKEN=local-token npm start');
 });
+
+it('the caller hangs up (/quit) in the session: the call ends once, its conversation written once, analysed once', async () => {
+  const { call, done } = terminal(await relayAgent('+14155550171'));
+  await call.until((out) => out.includes('agent> Acme'), 'the greeting');
+  call.input('Hello there.');
+  await call.until((out) => out.split('agent> ').length > 2, 'the reply');
+  call.input('/quit');
+  const result = await done;
+  await local().platform.queue.waitForIdle();
+  // The action after the hang-up (CallStatus completed) finds the call ended and its conversation written: it writes nothing again.
+  expect(result.actions.map((a) => a.params.CallStatus)).toEqual(['completed']);
+  expect(await getCall(result.callId!)).toMatchObject({ status: 'ended', disconnection_reason: 'completed' });
+  expect(await eventsOf('call.ended', result.callId!)).toHaveLength(1);
+  expect(await eventsOf('call.analyzed', result.callId!)).toHaveLength(1);
+});

@@ -5,7 +5,7 @@ import { getItem } from '../../db/store';
 import { logger } from '../../logger';
 import type { CallItem } from '../calls/service';
 import { verify as verifyTwilioRequest } from '../calls/twilio-callbacks';
-import { recordConversation } from '../calls/voice-session';
+import { recordConversation, type VoiceFields } from '../calls/voice-session';
 import { startWarmTransfer } from '../calls/warm-transfer';
 import { rawBody, type RawBody } from '../common/raw-body';
 import { RELAY_CANNOT_CONTINUE, RELAY_MAX_RECONNECTS, RELAY_SESSION_CAP_MS, RELAY_TIME_UP, type Handoff } from './call-ending';
@@ -53,8 +53,13 @@ export async function relayAction(event: APIGatewayProxyEventV2, ref: { organiza
     logger.error('A relay session ended for a call the platform does not know', { call_id: ref.call_id });
     return hangupTwiml(RELAY_CANNOT_CONTINUE);
   }
+  if (callIsOver(params.CallStatus) && call.status === 'ended' && (call as CallItem & VoiceFields).voice_recorded_at) {
+    // Ended and its conversation written already (its socket's close with no Twilio behind it, the terminal client's hang-up):
+    // writing it again would only correct the ended call and queue its analysis a second time.
+    return hangupTwiml();
+  }
   const handoff = parseHandoff(params.HandoffData);
-  if (handoff?.reasonCode === 'transfer' && handoff.to && handoff.mode === 'warm' && ['completed', 'busy', 'failed', 'no-answer', 'canceled'].includes(params.CallStatus ?? '')) {
+  if (handoff?.reasonCode === 'transfer' && handoff.to && handoff.mode === 'warm' && callIsOver(params.CallStatus)) {
     // The caller hung up as the session ended: nobody to transfer, nobody is dialed; the call ends as any other.
     logger.info('A warm transfer was asked as the caller hung up: nobody is dialed', { call_id: call.id });
     await endOnCall(call);
