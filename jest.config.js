@@ -1,8 +1,9 @@
 // @swc/jest compiles TypeScript and the ESM-only @middy packages to CommonJS (see ../shared/TOOLING.md).
 const base = {
   transform: { '^.+\\.(t|j)sx?$|^.+\\.mjs$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
-  // linkedom (HTML extraction) requires these ESM-only packages; unpdf loads PDF.js with import().
-  transformIgnorePatterns: ['/node_modules/(?!@middy/|uuid/|css-select/|css-what/|nth-check/|domhandler/|domutils/|entities/|dom-serializer/|domelementtype/|boolbase/|unpdf/)'],
+  // linkedom (HTML extraction) requires these ESM-only packages; unpdf loads PDF.js with import(), and so
+  // does the OTLP exporter its http transport (a dynamic import jest's CommonJS sandbox refuses).
+  transformIgnorePatterns: ['/node_modules/(?!@middy/|uuid/|css-select/|css-what/|nth-check/|domhandler/|domutils/|entities/|dom-serializer/|domelementtype/|boolbase/|unpdf/|@opentelemetry/otlp-exporter-base/)'],
   moduleNameMapper: {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
     // unpdf exports its PDF.js build for `import` only.

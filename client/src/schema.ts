@@ -2805,6 +2805,7 @@ export interface components {
                 [key: string]: string;
             };
             routing?: components["schemas"]["CallRouting"];
+            trace_id: string | null;
             created_at: string;
             updated_at: string;
         };
@@ -2985,6 +2986,7 @@ export interface components {
             user_messages: number;
             started_at: string;
             ended_at: string | null;
+            trace_id: string | null;
             created_at: string;
             updated_at: string;
             messages: components["schemas"]["ChatMessage"][];
@@ -3102,6 +3104,7 @@ export interface components {
             user_messages: number;
             started_at: string;
             ended_at: string | null;
+            trace_id: string | null;
             created_at: string;
             updated_at: string;
         };
@@ -4304,6 +4307,7 @@ export interface components {
             succeeded: boolean;
             /** @enum {string} */
             trigger: "automatic" | "redeliver" | "test";
+            trace_id: string | null;
             created_at: string;
         };
         /** @description A URL the platform sends signed events to (never with its secret) */
@@ -13154,6 +13158,7 @@ export interface operations {
                      *           "dynamic_variables": {
                      *             "first_name": "Dana"
                      *           },
+                     *           "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
                      *         }
@@ -13358,6 +13363,7 @@ export interface operations {
                      *         "dynamic_variables": {
                      *           "first_name": "Dana"
                      *         },
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -13558,6 +13564,7 @@ export interface operations {
                      *         "dynamic_variables": {
                      *           "first_name": "Dana"
                      *         },
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -13966,6 +13973,7 @@ export interface operations {
                      *           "dynamic_variables": {
                      *             "first_name": "Dana"
                      *           },
+                     *           "trace_id": null,
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T15:04:05.123Z"
                      *         },
@@ -14104,6 +14112,7 @@ export interface operations {
                      *         "user_messages": 1,
                      *         "started_at": "2026-03-02T15:04:05.123Z",
                      *         "ended_at": null,
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z",
                      *         "messages": [
@@ -14239,6 +14248,7 @@ export interface operations {
                      *         "user_messages": 1,
                      *         "started_at": "2026-03-02T15:04:05.123Z",
                      *         "ended_at": null,
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z",
                      *         "messages": [
@@ -14386,6 +14396,7 @@ export interface operations {
                      *           "user_messages": 1,
                      *           "started_at": "2026-03-02T15:04:05.123Z",
                      *           "ended_at": null,
+                     *           "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
                      *         }
@@ -14494,6 +14505,7 @@ export interface operations {
                      *         "user_messages": 1,
                      *         "started_at": "2026-03-02T15:04:05.123Z",
                      *         "ended_at": null,
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z",
                      *         "messages": [
@@ -16636,6 +16648,7 @@ export interface operations {
                      *           "error": null,
                      *           "succeeded": true,
                      *           "trigger": "automatic",
+                     *           "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *           "created_at": "2026-03-02T16:20:41.507Z"
                      *         }
                      *       ],
@@ -16704,6 +16717,7 @@ export interface operations {
                      *         "error": null,
                      *         "succeeded": true,
                      *         "trigger": "automatic",
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T16:20:41.507Z"
                      *       }
                      *     }
@@ -16847,6 +16861,7 @@ export interface operations {
                      *         "error": null,
                      *         "succeeded": true,
                      *         "trigger": "automatic",
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T16:20:41.507Z"
                      *       }
                      *     }
@@ -17392,6 +17407,7 @@ export interface operations {
                      *         "dynamic_variables": {
                      *           "first_name": "Dana"
                      *         },
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -17552,6 +17568,7 @@ export interface operations {
                      *         "user_messages": 1,
                      *         "started_at": "2026-03-02T15:04:05.123Z",
                      *         "ended_at": null,
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z",
                      *         "messages": [

@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { checkS3, guardClient } from '../access/enforce';
 import { config } from '../config';
 import { addFaultPoint, localRetryStrategy } from '../fault-point';
+import { traceAwsClient } from '../telemetry/aws';
 
 let client: Promise<S3Client> | undefined;
 
@@ -27,6 +28,7 @@ export function s3(): Promise<S3Client> {
     // The local mirror of IAM: inside a function's access context, a call outside its grants fails.
     guardClient(created, 'accessGuard', (command, input) => checkS3(command, input, config().bucketName));
     addFaultPoint(created, 's3');
+    traceAwsClient(created, 'S3');
     return created;
   });
   return client;

@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { config } from '../config';
+import { inSpan, SpanKind, tracingActive, withTraceHeaders } from '../telemetry/tracing';
 
 /**
  * The egress guard for every fetch the platform makes on a user's behalf (the crawler, document
@@ -252,6 +253,21 @@ export async function safePost(raw: string, body: string, headers: Record<string
  * of the answer is kept; an aborted `signal` closes the connection (a tool cancelled at a turn's deadline).
  */
 export async function safeRequest(
+  raw: string,
+  options: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number; accept?: string; signal?: AbortSignal },
+): Promise<{ status: number; contentType: string; body: Buffer; truncated: boolean }> {
+  if (!tracingActive()) return guardedRequest(raw, options);
+  // A client span, and its `traceparent` on the request, so a customer's own tracing joins ours.
+  const url = checkUrlShape(raw);
+  const attributes = { 'http.request.method': options.method, 'server.address': url.hostname, 'url.full': `${url.origin}${url.pathname}` };
+  return inSpan(options.method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const answer = await guardedRequest(raw, { ...options, headers: withTraceHeaders(options.headers) });
+    span?.setAttribute('http.response.status_code', answer.status);
+    return answer;
+  });
+}
+
+async function guardedRequest(
   raw: string,
   options: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number; accept?: string; signal?: AbortSignal },
 ): Promise<{ status: number; contentType: string; body: Buffer; truncated: boolean }> {

@@ -1,10 +1,14 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { checkQueueSend } from '../access/enforce';
 import { UnavailableError } from '../errors';
+import { traceAwsClient } from '../telemetry/aws';
+import { traceCarrier } from '../telemetry/tracing';
 
 export interface SendOptions {
   /** Seconds before the message becomes visible (SQS allows up to 900). */
   delaySeconds?: number;
+  /** String message attributes (the W3C trace context: `traceparent`, `tracestate`), set by `queue()`. */
+  attributes?: Record<string, string>;
 }
 
 /** Sends job messages; SQS in AWS, the in-process runner in the local runtime. */
@@ -33,9 +37,18 @@ const sqsPort: QueuePort = {
     if (!url) throw new Error(`Missing ${queueUrlVariable(queue)}: the function was not granted queue "${queue}".`);
     // Loaded on first send, so functions that never queue anything do not pay for the SQS client at cold start.
     const { SQSClient, SendMessageCommand } = await import('@aws-sdk/client-sqs');
-    sqs ??= new SQSClient({});
+    if (!sqs) {
+      sqs = new SQSClient({});
+      traceAwsClient(sqs, 'SQS');
+    }
+    const attributes = Object.entries(options?.attributes ?? {});
     await sqs.send(
-      new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body), DelaySeconds: options?.delaySeconds }),
+      new SendMessageCommand({
+        QueueUrl: url,
+        MessageBody: JSON.stringify(body),
+        DelaySeconds: options?.delaySeconds,
+        ...(attributes.length ? { MessageAttributes: Object.fromEntries(attributes.map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
+      }),
     );
   },
 };
@@ -46,8 +59,11 @@ export function queue(): QueuePort {
   return {
     async send(name, body, options) {
       checkQueueSend(name);
+      // The work carries its trace: the job that handles the message continues it (shared/jobs/worker.ts).
+      const trace = traceCarrier();
+      const sendOptions = trace ? { ...options, attributes: { ...options?.attributes, ...trace } } : options;
       try {
-        return await port.send(name, body, options);
+        return await port.send(name, body, sendOptions);
       } catch (err) {
         // SQS failing after the SDK's own retries is a dependency unavailable, not the caller's mistake
         // nor a bug: 503 with Retry-After (a request retried with its Idempotency-Key finishes the work).

@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { checkDynamo, guardClient } from '../access/enforce';
 import { addFaultPoint, localRetryStrategy } from '../fault-point';
 import { config } from '../config';
+import { traceAwsClient } from '../telemetry/aws';
 import { CONFLICT_ATTEMPTS, isTransactionConflict, pause, TransactionConflict } from './retry';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -24,6 +25,7 @@ export function db(): DynamoDBDocumentClient {
   guardClient(client, 'accessGuard', (command, input) => checkDynamo(command, input, config().tableName));
   addFaultPoint(client, 'dynamodb');
   retryLoneWriteConflicts(client);
+  traceAwsClient(client, 'DynamoDB');
   doc = DynamoDBDocumentClient.from(client, {
     // Numbers arrive as JSON doubles, already as precise as they will be: a double beyond 2^53
     // is stored as its shortest decimal form and read back as the same double, never a BigInt.

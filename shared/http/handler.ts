@@ -15,6 +15,7 @@ import { idempotency } from './middleware/idempotency';
 import { bufferStream } from './middleware/buffer-stream';
 import { successEnvelope } from './middleware/success-envelope';
 import { materialize } from '../domain/common/lazy';
+import { tracedHandler } from '../telemetry/http';
 
 type Out<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
@@ -36,7 +37,8 @@ export interface HandlerInput<P, Q, B> {
  * for a wrong method on a fixed path that API Gateway routed to a `{param}` route) → JSON (or form)
  * body → API-key auth → rate limit → validation → stream buffering (a stream answered whole where the
  * response cannot stream) → idempotency (POST that writes) → success envelope.
- * Middy runs `before` in that order and `after`/`onError` in reverse.
+ * Middy runs `before` in that order and `after`/`onError` in reverse. Around it all, the request's
+ * trace span (shared/telemetry/http.ts).
  */
 export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
   operation: Operation<P, Q, B>,
@@ -72,5 +74,6 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
   // is already safe: it ignores Idempotency-Key rather than store an answer it is not granted to.
   if (op.auth && op.method === 'POST' && op.access.table === 'RW') handler.use(idempotency());
   handler.use(successEnvelope());
-  return handler;
+  // Outside the stack: the request's server span (OpenTelemetry, when the OTEL_* settings turn it on) holds all of it.
+  return tracedHandler(op, handler);
 }

@@ -259,7 +259,7 @@ const chatSummary = {
   id: chatId, organization_id: ids.org, agent_id: ids.agent, agent_version: 3, current_agent_id: ids.agent, current_agent_version: 3,
   segments: [{ agent_id: ids.agent, agent_version: 3, started_at: created, reason: null }], contact_id: ids.contact, channel: 'api', widget_id: null, status: 'active', end_reason: null,
   pending_tool_calls: [], dynamic_variables: { plan: 'gold' }, metadata: { ticket: 'T-1042' }, analysis: null, analysis_error: null,
-  usage: { llm_requests: 1, prompt_tokens: 412, completion_tokens: 18 }, latency: null, user_messages: 1, started_at: created, ended_at: null, created_at: created, updated_at: updated,
+  usage: { llm_requests: 1, prompt_tokens: 412, completion_tokens: 18 }, latency: null, user_messages: 1, started_at: created, ended_at: null, trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', created_at: created, updated_at: updated,
 };
 const chatTurn = { chat: { id: chatId, status: 'active', end_reason: null, pending_tool_calls: [] }, messages: chatMessages.slice(1) };
 
@@ -511,6 +511,7 @@ export const schemaExamples: Record<string, unknown> = {
     error: null,
     succeeded: true,
     trigger: 'automatic',
+    trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
     created_at: updated,
   },
   Event: { id: ids.event, type: 'appointment.booked', created_at: created, organization_id: ids.org, data: Appointment },
@@ -563,6 +564,7 @@ export const schemaExamples: Record<string, unknown> = {
     analysis_error: null,
     metadata: { crm_id: 'A-1042' },
     dynamic_variables: { first_name: 'Dana' },
+    trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
     created_at: created,
     updated_at: updated,
   },
@@ -585,7 +587,7 @@ export const schemaExamples: Record<string, unknown> = {
       id: ids.call, organization_id: ids.org, agent_id: ids.agent, agent_version: null, campaign_id: null, contact_id: ids.contact,
       direction: 'inbound', channel: 'web', from_phone_number: null, to_phone_number: null, status: 'ringing', disconnection_reason: null,
       error_message: null, started_at: null, answered_at: null, ended_at: null, duration_sec: 0, transcript: [], latency: null, tool_calls: [], transfers: [],
-      segments: [{ agent_id: ids.agent, agent_version: null, started_at: created, reason: null }], recording_url: null, analysis: null, analysis_error: null, metadata: {}, dynamic_variables: { first_name: 'Dana' }, created_at: created, updated_at: created,
+      segments: [{ agent_id: ids.agent, agent_version: null, started_at: created, reason: null }], recording_url: null, analysis: null, analysis_error: null, metadata: {}, dynamic_variables: { first_name: 'Dana' }, trace_id: null, created_at: created, updated_at: created,
     },
     url: 'wss://voice.example.com/web',
     token: 'eyJvcmdhbml6YXRpb25faWQiOiIuLi4iLCJjYWxsX2lkIjoiLi4uIiwicCI6IndlYi1jYWxsIiwiZXhwIjoxNzcyNDYzOTA1fQ.c2lnbmF0dXJl',

@@ -1,6 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '../logger';
+import { afterInvocation, inMessageSpan } from '../telemetry/jobs';
 
 /**
  * Wraps a per-message function as an SQS batch handler: every record is parsed and handled,
@@ -19,13 +20,18 @@ export function sqsWorker<T>(fn: (message: T, record: SQSRecord) => Promise<void
       return;
     }
     try {
-      await fn(message, record);
+      await inMessageSpan(record, () => fn(message, record));
     } catch (err) {
       // The batch response only says which record failed; the log says why (and the queue retries it).
       logger.error('message failed; it will be retried', { message_id: record.messageId, receive_count: record.attributes?.ApproximateReceiveCount, error: err as Error });
       throw err;
     }
   };
-  return async (event: SQSEvent, context: Context) =>
-    processPartialResponse(event, recordHandler, processor, { context });
+  return async (event: SQSEvent, context: Context) => {
+    try {
+      return await processPartialResponse(event, recordHandler, processor, { context });
+    } finally {
+      await afterInvocation();
+    }
+  };
 }

@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { flushTracing, startTracing } from '../telemetry/tracing';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { installLocalQueue } from '../adapters/queue';
@@ -172,6 +173,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       resetClients();
     });
     resetClients();
+    // Set up once at the process's edge, as a Lambda's init would: the OTEL_* settings decide (shared/telemetry).
+    if (await startTracing()) stack.push(() => void flushTracing());
 
     // Installed once the table and the API keys exist, so start-up itself never meets a fault.
     const installFaults = () => {

@@ -67,6 +67,7 @@ interface Message {
   receiptHandle?: string;
   inFlight: boolean;
   lastError?: string;
+  attributes?: Record<string, string>;
 }
 
 interface QueueState {
@@ -135,6 +136,7 @@ export class QueueRunner implements QueuePort {
       visibleAt: now + this.scaled(delaySeconds),
       receiveCount: 0,
       inFlight: false,
+      ...(options.attributes ? { attributes: { ...options.attributes } } : {}),
     });
     q.counts.sent++;
     this.schedule(q);
@@ -288,7 +290,8 @@ export class QueueRunner implements QueuePort {
         SenderId: 'LOCAL',
         ApproximateFirstReceiveTimestamp: String(m.firstReceivedAt),
       },
-      messageAttributes: {},
+      // As SQS delivers string message attributes (the trace context travels in them).
+      messageAttributes: Object.fromEntries(Object.entries(m.attributes ?? {}).map(([k, v]) => [k, { dataType: 'String', stringValue: v, stringListValues: [], binaryListValues: [] }])),
       md5OfBody: m.md5,
       eventSource: 'aws:sqs',
       eventSourceARN: `arn:aws:sqs:local:000000000000:${queue}`,

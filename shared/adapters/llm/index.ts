@@ -2,6 +2,7 @@ import { checkLlm } from '../../access/enforce';
 import { config } from '../../config';
 import { modelFault } from '../../fault-point';
 import type { LlmPort, LlmProviderName } from './port';
+import { tracedModel } from '../../telemetry/genai';
 
 export type * from './port';
 export { LlmError } from './port';
@@ -44,8 +45,9 @@ function lazyAdapter(name: LlmProviderName): LlmPort {
  */
 export function llm(): LlmPort {
   checkLlm();
-  if (installed) return installed;
-  return (port ??= lazyAdapter(config().llm.provider === 'openai' ? 'openai' : 'local'));
+  if (installed) return tracedModel(installed);
+  // Traced per request (a GenAI client span when tracing is on, the request itself when off).
+  return (port ??= tracedModel(lazyAdapter(config().llm.provider === 'openai' ? 'openai' : 'local')));
 }
 
 /** Puts a model in place of the configured one (tests: a scripted model, or the real adapter with options); `undefined` restores the configured one. */

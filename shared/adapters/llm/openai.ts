@@ -198,7 +198,7 @@ const malformed = (message: string, cause?: unknown) => new LlmError('malformed'
 const tokens = (n: number | null | undefined) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
 
 /** Text, tool calls and usage of a chat completion; an LlmError when it is not one. */
-export function parseCompletion(text: string): { text: string; toolCalls: LlmToolCall[]; usage: { promptTokens: number; completionTokens: number } } {
+export function parseCompletion(text: string): { text: string; toolCalls: LlmToolCall[]; usage: { promptTokens: number; completionTokens: number }; finishReason?: string } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -223,7 +223,7 @@ export function parseCompletion(text: string): { text: string; toolCalls: LlmToo
   if (choice.finish_reason === 'length' && toolCalls.length) throw malformed('The model\'s tool call was cut off (finish_reason "length")');
   if (!reply.trim() && !toolCalls.length) throw malformed('The model\'s answer is empty');
   const usage = completion.data.usage;
-  return { text: reply, toolCalls, usage: { promptTokens: tokens(usage?.prompt_tokens), completionTokens: tokens(usage?.completion_tokens) } };
+  return { text: reply, toolCalls, usage: { promptTokens: tokens(usage?.prompt_tokens), completionTokens: tokens(usage?.completion_tokens) }, ...(choice.finish_reason ? { finishReason: choice.finish_reason } : {}) };
 }
 
 export function openAiModel(options: OpenAiModelOptions = {}): LlmPort {
@@ -451,5 +451,5 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
   }
   if (finish === 'length' && toolCalls.length) throw malformed('The model\'s tool call was cut off (finish_reason "length")');
   if (!text.trim() && !toolCalls.length) throw malformed('The model\'s answer is empty');
-  return { text, toolCalls, usage };
+  return { text, toolCalls, usage, ...(finish ? { finishReason: finish } : {}) };
 }

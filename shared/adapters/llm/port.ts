@@ -96,6 +96,8 @@ export interface LlmResponse {
   text: string;
   toolCalls: LlmToolCall[];
   usage: LlmUsage;
+  /** The provider's finish reason (`stop`, `tool_calls`, `length`…), when it gave one (traces record it). */
+  finishReason?: string;
 }
 
 export type LlmProviderName = 'local' | 'openai';

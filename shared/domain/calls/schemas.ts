@@ -156,6 +156,8 @@ export const Call = named('Call', () => z.object({
   dynamic_variables: z.record(z.string(), z.string()),
   /** Inbound calls only: how the answering agent was chosen (absent on outbound and web calls, and on inbound calls stored before routing). */
   routing: z.optional(CallRouting),
+  /** The OpenTelemetry trace the call was created in (its dial, carrier callbacks, analysis and webhook deliveries join or link to it); null when tracing is off. */
+  trace_id: z.nullable(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
 }), 'A call session: its course, transcript, recording link and analysis');

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { currentTraceId } from '../../telemetry/tracing';
 import { noteDue } from '../../db/sweep-marker';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '../../db/keys';
@@ -39,7 +40,9 @@ export const RECOVERY_MARGIN_MS = 5 * 60_000;
 /** Partitions per due hour of the calls-due index, so a busy hour does not write to one index partition. */
 export const CALL_DUE_SHARDS = 4;
 
-export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments' | 'latency'> {
+export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments' | 'latency' | 'trace_id'> {
+  /** The trace the call was created in; absent when tracing was off (the API shows null). */
+  trace_id?: string | null;
   /** Transfers to a person (calls/warm-transfer.ts); absent: none. */
   transfers?: TransferItem[];
   /** Absent on calls stored before web calls: `phone`. */
@@ -117,6 +120,7 @@ export async function view(item: CallItem): Promise<Call> {
     metadata: item.metadata ?? {},
     dynamic_variables: item.dynamic_variables ?? {},
     ...(item.routing ? { routing: item.routing } : {}),
+    trace_id: item.trace_id ?? null,
     created_at: item.created_at,
     updated_at: item.updated_at,
   };
@@ -301,6 +305,7 @@ export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writ
     analysis_error: null,
     metadata: c.metadata,
     dynamic_variables: c.dynamicVariables,
+    trace_id: currentTraceId(),
     created_at: now,
     updated_at: now,
   };

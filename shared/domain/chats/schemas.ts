@@ -121,6 +121,8 @@ const chatFields = lazy(() => ({
   user_messages: z.number(),
   started_at: z.string(),
   ended_at: z.nullable(z.string()),
+  /** The OpenTelemetry trace the chat was started in (null when tracing is off; docs/api.md, "Traces"). */
+  trace_id: z.nullable(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
 }));

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { currentTraceId } from '../../telemetry/tracing';
 import { armSweep, earlier as earlierIso, sweepDue } from '../../db/sweep-marker';
 import { clockMs, clockNow } from '../../clock';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
@@ -103,6 +104,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
     started_at: now,
     ended_at: null,
     last_message_at: now,
+    trace_id: currentTraceId(),
     created_at: now,
     updated_at: now,
     contact_variables: contact ? contactVariables(contact) : {},

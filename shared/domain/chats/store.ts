@@ -117,6 +117,7 @@ export function summary(item: ChatItem): ChatSummary {
     user_messages: item.user_messages,
     started_at: item.started_at,
     ended_at: item.ended_at ?? null,
+    trace_id: item.trace_id ?? null,
     created_at: item.created_at,
     updated_at: item.updated_at,
   };

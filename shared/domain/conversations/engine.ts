@@ -1,4 +1,5 @@
 import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmToolCall, type LlmUsage, type LlmCallOptions } from '../../adapters/llm/port';
+import { agentTurnSpan } from '../../telemetry/genai';
 import { contextTokenLimit, fitHistory } from './context-budget';
 import type { executeTool, ExecutedTool, ToolEffect } from './tools/executor';
 import { capResult } from './tools/results';
@@ -207,7 +208,13 @@ export function toLlmMessages(messages: ConversationMessage[]): LlmMessage[] {
 }
 
 /** Runs one turn (see the module comment). Model failures (LlmError) and TurnDeadlineError propagate, carrying what the turn did (keptTurnOf). */
-export async function runTurn(input: TurnInput): Promise<TurnOutput> {
+export function runTurn(input: TurnInput): Promise<TurnOutput> {
+  // The turn's span (GenAI `invoke_agent`): its model requests and tool calls are its children; a
+  // turn with no request around it (a relay call's) starts its own trace.
+  return agentTurnSpan(input.conversation, input.model, () => runTurnUntraced(input));
+}
+
+async function runTurnUntraced(input: TurnInput): Promise<TurnOutput> {
   const progress = { rounds: input.roundsUsed ?? 0, toolsRan: 0 };
   const added: ConversationMessage[] = [];
   const usage = { requests: 0, promptTokens: 0, completionTokens: 0 };

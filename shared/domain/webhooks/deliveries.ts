@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { currentTraceId } from '../../telemetry/tracing';
 import { safePost } from '../../adapters/egress';
 import { queue } from '../../adapters/queue';
 import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS } from '../../db/keys';
@@ -206,7 +207,7 @@ async function recordAttempt(
     if (jobChange.claimToken && current.claim_token !== jobChange.claimToken) return undefined;
     const id = uuidv7();
     const created_at = new Date().toISOString();
-    const delivery: Delivery = { id, webhook_id: job.webhook_id, event_id: event.id, event_type: event.type, attempt: current.attempts + 1, ...result, trigger, created_at };
+    const delivery: Delivery = { id, webhook_id: job.webhook_id, event_id: event.id, event_type: event.type, attempt: current.attempts + 1, ...result, trigger, trace_id: currentTraceId(), created_at };
     try {
       await transact([
         updateExisting(key, { ...jobChange.set, attempts: delivery.attempt }, {
@@ -426,6 +427,7 @@ function deliveryView(item: DeliveryItem): Delivery {
     error: item.error ?? null,
     succeeded: item.succeeded,
     trigger: item.trigger,
+    trace_id: item.trace_id ?? null,
     created_at: item.created_at,
   };
 }

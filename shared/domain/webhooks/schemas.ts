@@ -87,6 +87,8 @@ export const Delivery = named('WebhookDelivery', () => z.object({
   succeeded: z.boolean(),
   /** What made this attempt: the automatic schedule, a redeliver request or a test request. */
   trigger: z.enum(DELIVERY_TRIGGERS),
+  /** The OpenTelemetry trace of the attempt (its request carried this trace's `traceparent`); null when tracing is off. */
+  trace_id: z.nullable(z.string()),
   created_at: z.string(),
 }), 'One attempt to deliver an event to a webhook endpoint, and how it went');
 export type Delivery = z.output<typeof Delivery>;

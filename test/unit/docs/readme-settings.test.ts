@@ -20,6 +20,7 @@ const SET_FOR_ITSELF: Record<string, string> = {
   AWS_SECRET_ACCESS_KEY: 'the local runtime (dummy credentials)',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'the local runtime and the tests',
   LAMBDA_TASK_ROOT: 'Lambda',
+  AWS_EXECUTION_ENV: 'Lambda (a real one flushes its spans before it is frozen)',
   POWERTOOLS_SERVICE_NAME: 'the stack',
   POWERTOOLS_LOG_LEVEL: 'the stack; LOG_LEVEL is the documented one',
   APP_VERSION: 'the stack',

@@ -4,6 +4,7 @@ import type { ConversationRef, ToolInvocation, ToolOutcome } from '../types';
 import { argumentIssues } from './arguments';
 import type { RunnableTool } from './catalog';
 import { runLoadedWebhookTool, runWebhookTool, unsealWebhookTool } from './webhook';
+import { toolSpan } from '../../../telemetry/genai';
 
 /** What a built-in asks of the channel once the agent's reply is given. */
 export interface ToolEffect {
@@ -136,7 +137,12 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
  * `function` tools are not run here: the caller answers them (chats) or they are not offered (calls).
  * `signal` cancels a webhook tool's request (the engine aborts it at the turn's deadline).
  */
-export async function executeTool(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef, options: { signal?: AbortSignal } = {}): Promise<ExecutedTool> {
+export function executeTool(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef, options: { signal?: AbortSignal } = {}): Promise<ExecutedTool> {
+  // An `execute_tool` span (GenAI conventions) when tracing is on.
+  return toolSpan(call, tool.kind, () => runTool(tool, call, conversation, options));
+}
+
+async function runTool(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef, options: { signal?: AbortSignal }): Promise<ExecutedTool> {
   const issues = argumentIssues(tool.parameters, call.arguments);
   if (issues.length) return failure(`invalid arguments: ${issues.join('; ')}`);
   if (tool.kind === 'builtin') return runBuiltIn(tool, call, conversation);

@@ -1,0 +1,29 @@
+import type { SQSRecord } from 'aws-lambda';
+import { SpanKind } from '@opentelemetry/api';
+import { contextFrom, flushTracing, inSpan, startTracing } from './tracing';
+
+/**
+ * Runs one queue message's work in a `process` consumer span that continues the trace of the
+ * request or job that sent it (the `traceparent` message attribute the queue adapter set), so
+ * a call's dial, its callbacks, its analysis and its webhook deliveries join one trace.
+ */
+export async function inMessageSpan<T>(record: SQSRecord, work: () => Promise<T>): Promise<T> {
+  if (!(await startTracing())) return work();
+  const carrier: Record<string, string> = {};
+  for (const [key, value] of Object.entries(record.messageAttributes ?? {})) if (value?.stringValue) carrier[key] = value.stringValue;
+  const queue = record.eventSourceARN?.split(':').pop() ?? 'queue';
+  return inSpan(
+    `process ${queue}`,
+    {
+      kind: SpanKind.CONSUMER,
+      parent: contextFrom(carrier),
+      attributes: { 'messaging.system': 'aws_sqs', 'messaging.operation.type': 'process', 'messaging.destination.name': queue, 'messaging.message.id': record.messageId },
+    },
+    work,
+  );
+}
+
+/** After a batch, in a real Lambda, export the spans before the process is frozen. */
+export async function afterInvocation(): Promise<void> {
+  if (process.env.AWS_EXECUTION_ENV) await flushTracing();
+}

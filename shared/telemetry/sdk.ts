@@ -1,0 +1,65 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, ConsoleSpanExporter, TracerProvider, type ReadableSpan, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { Context } from '@opentelemetry/api';
+import { scrubAttributes } from './scrub';
+
+/**
+ * The OpenTelemetry SDK, set up once per process when the OTEL_* settings turn tracing on
+ * (shared/telemetry/tracing.ts imports this module only then). The exporter is OTLP/HTTP with
+ * JSON bodies, reading the standard settings itself (OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT,
+ * _HEADERS, _TIMEOUT); OTEL_TRACES_EXPORTER=console prints spans instead. The batch processor
+ * reads OTEL_BSP_*. Model and carrier requests made with fetch get client spans (and a
+ * `traceparent`) from the undici instrumentation, which listens on Node's diagnostics channels
+ * and so works inside an esbuild bundle; AWS calls get theirs from shared/telemetry/aws.ts.
+ */
+
+let provider: TracerProvider | undefined;
+
+/** Every attribute scrubbed of phone numbers before a span leaves the process. */
+class ScrubbingProcessor implements SpanProcessor {
+  constructor(private readonly next: SpanProcessor) {}
+  onStart(span: Span, parent: Context): void {
+    this.next.onStart(span, parent);
+  }
+  onEnd(span: ReadableSpan): void {
+    scrubAttributes(span.attributes as Record<string, unknown>);
+    for (const event of span.events) if (event.attributes) scrubAttributes(event.attributes as Record<string, unknown>);
+    this.next.onEnd(span);
+  }
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush();
+  }
+  shutdown(): Promise<void> {
+    return this.next.shutdown();
+  }
+}
+
+function exporter(): SpanExporter {
+  const kind = (process.env.OTEL_TRACES_EXPORTER ?? 'otlp').trim().toLowerCase();
+  if (kind === 'console') return new ConsoleSpanExporter();
+  return new OTLPTraceExporter();
+}
+
+/** Registers the tracer provider, the W3C propagator, the context manager and the fetch instrumentation. Idempotent. */
+export function registerTracing(): void {
+  if (provider) return;
+  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: process.env.OTEL_SERVICE_NAME || 'voice-agent-platform' }).merge(detectResources({ detectors: [envDetector] }));
+  provider = new TracerProvider({ resource, spanProcessors: [new ScrubbingProcessor(new BatchSpanProcessor({ exporter: exporter() }))] });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  const undici = new UndiciInstrumentation();
+  undici.setTracerProvider(provider);
+  undici.enable();
+}
+
+/** Exports every ended span now. */
+export async function flushTracing(): Promise<void> {
+  await provider?.forceFlush();
+}

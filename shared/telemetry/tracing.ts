@@ -1,0 +1,126 @@
+import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from '@opentelemetry/api';
+
+/**
+ * Traces (docs/operations.md, "Traces"). Everything the platform's code touches is the
+ * OpenTelemetry API, a no-op until an SDK is registered, so tracing off costs a flag read per
+ * hook. The SDK (shared/telemetry/sdk.ts) is imported only when the standard OTEL_* settings
+ * turn tracing on, on the first request or job of the process (a chunk of its own in a
+ * function's bundle, never read when off).
+ */
+
+const TRACER = 'voice-agent-platform';
+
+/** Whether the standard settings ask for traces: an OTLP endpoint or OTEL_TRACES_EXPORTER naming an exporter, and the SDK not disabled. */
+export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED === 'true') return false;
+  const exporter = (env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase();
+  if (exporter === 'none') return false;
+  if (exporter === 'otlp' || exporter === 'console' || exporter === 'xray') return true;
+  return !!(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
+}
+
+let starting: Promise<boolean> | undefined;
+let active = false;
+
+/** True once the SDK is registered in this process (every hook checks this first). */
+export function tracingActive(): boolean {
+  return active;
+}
+
+/** Registers the SDK once when the settings ask for it; resolves whether tracing is on. Cheap to call on every request. */
+export function startTracing(): Promise<boolean> {
+  if (active) return Promise.resolve(true);
+  if (!tracingConfigured()) return Promise.resolve(false);
+  return (starting ??= import('./sdk')
+    .then((sdk) => sdk.registerTracing())
+    .then(() => (active = true))
+    .catch((err: unknown) => {
+      starting = undefined;
+      // Telemetry never breaks the work it observes.
+      console.error(`tracing could not start: ${(err as Error).message}`);
+      return false;
+    }));
+}
+
+/** Exports the spans ended so far; Lambda freezes the process between invocations, so a function flushes before it answers. */
+export async function flushTracing(): Promise<void> {
+  if (!active) return;
+  const { flushTracing: flush } = await import('./sdk');
+  await flush();
+}
+
+/** The tracer every hook uses (a no-op one while no SDK is registered). */
+export function tracer() {
+  return trace.getTracer(TRACER);
+}
+
+/** The trace id of the active span, or null when tracing is off (what calls, chats and deliveries record as `trace_id`). */
+export function currentTraceId(): string | null {
+  if (!active) return null;
+  const span = trace.getActiveSpan();
+  const ctx = span?.spanContext();
+  return ctx && trace.isSpanContextValid(ctx) ? ctx.traceId : null;
+}
+
+/** Adds `traceparent` (and `tracestate`) of the active span to outgoing headers; nothing when tracing is off. */
+export function withTraceHeaders<H extends Record<string, string>>(headers: H, ctx: Context = context.active()): H {
+  if (!active) return headers;
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  return { ...headers, ...carrier };
+}
+
+/** The W3C trace context of the active span as a small carrier (queue messages, schedules); undefined when off. */
+export function traceCarrier(): Record<string, string> | undefined {
+  if (!active) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ? carrier : undefined;
+}
+
+/** The context a carrier (headers, message attributes) continues. */
+export function contextFrom(carrier: Record<string, string | undefined> | undefined): Context {
+  const root = context.active();
+  if (!carrier) return root;
+  return propagation.extract(root, carrier, {
+    keys: (c) => Object.keys(c),
+    get: (c, key) => {
+      const found = Object.entries(c).find(([k]) => k.toLowerCase() === key);
+      return found?.[1] ?? undefined;
+    },
+  });
+}
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  attributes?: Attributes;
+  /** The parent context (default the active one). */
+  parent?: Context;
+  /** Whether a thrown error marks the span as failed (default true). */
+  recordErrors?: boolean;
+}
+
+/**
+ * Runs `fn` inside a span when tracing is on, and plainly otherwise (no span object, no
+ * closure kept). The span ends when `fn` settles; a thrown error is recorded and rethrown.
+ */
+export async function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span | undefined) => Promise<T> | T): Promise<T> {
+  if (!active) return fn(undefined);
+  const parent = options.parent ?? context.active();
+  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      if (options.recordErrors !== false) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
+        span.setAttribute('error.type', (err as Error)?.name ?? 'Error');
+      }
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+export { SpanKind, SpanStatusCode };
+export type { Span, Attributes };
