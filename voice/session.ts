@@ -17,10 +17,9 @@ import type { TwilioFrame } from './twilio-transport';
 export { APOLOGY_TWIML, transferTwiml } from './carrier';
 
 /**
- * One call: the carrier's stream on one side, the model's session on the other, and the agent's
- * rules in between (a LiveKit/Pipecat-style session object). Audio passes through untouched both
- * ways (μ-law 8 kHz base64, as each side sends it). The session only routes events between its
- * parts, each read and tested alone:
+ * One call: the carrier's stream and the model's session, the agent's rules in between (a
+ * LiveKit/Pipecat-style session object); audio passes through untouched both ways. The session
+ * only routes events between its parts, each read and tested alone:
  *
  * - turn-taking.ts: responses, the agent's audio and its marks, the caller cutting in (`clear`,
  *   `conversation.item.truncate`, the transcript cut to the words heard);
@@ -54,10 +53,7 @@ export interface SessionInput {
   providerCallId?: string;
   /** When the stream started (ms): transcript times count from it. */
   startMs: number;
-  /**
-   * The stream parameter `resume` (a warm transfer's index): the caller is back from a transfer the
-   * human did not take, and this stream continues the call's conversation (resume.ts).
-   */
+  /** The stream parameter `resume` (a warm transfer's index): back from a transfer, the call's conversation goes on (resume.ts). */
   resume?: string;
 }
 
