@@ -1,5 +1,4 @@
-import { SpanKind } from '@opentelemetry/api';
-import { inSpan, tracingActive } from './tracing';
+import { inSpan, SpanKind, tracingActive } from './tracing';
 
 interface StackClient {
   config?: { region?: unknown };

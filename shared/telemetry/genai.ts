@@ -1,4 +1,3 @@
-import { SpanKind } from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_AGENT_ID,
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -21,7 +20,7 @@ import {
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { LlmPort, LlmRequest, LlmResponse } from '../adapters/llm/port';
-import { inSpan, tracingActive } from './tracing';
+import { inSpan, SpanKind, tracingActive } from './tracing';
 
 /**
  * GenAI semantic-convention spans (gen-ai-spans: `chat {model}` client spans for model requests,

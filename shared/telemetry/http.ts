@@ -1,6 +1,5 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { contextFrom, flushTracing, startTracing, tracer } from './tracing';
+import { contextFrom, flushTracing, markFailed, SpanKind, startTracing, tracer } from './tracing';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -36,12 +35,12 @@ export function tracedHandler<H extends Handler>(operation: { method: string; pa
             const status = response?.statusCode ?? 200;
             span.setAttribute('http.response.status_code', status);
             if (status >= 500) {
-              span.setStatus({ code: SpanStatusCode.ERROR });
+              markFailed(span);
               span.setAttribute('error.type', String(status));
             }
             return response;
           } catch (err) {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
+            markFailed(span, (err as Error)?.message);
             span.setAttribute('error.type', (err as Error)?.name ?? 'Error');
             throw err;
           } finally {

@@ -1,6 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { SpanKind } from '@opentelemetry/api';
-import { contextFrom, flushTracing, inSpan, startTracing } from './tracing';
+import { contextFrom, flushTracing, inSpan, SpanKind, startTracing } from './tracing';
 
 /**
  * Runs one queue message's work in a `process` consumer span that continues the trace of the

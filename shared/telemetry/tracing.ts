@@ -1,12 +1,20 @@
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import type * as Api from '@opentelemetry/api';
+import type { Attributes, Context, Span } from '@opentelemetry/api';
 
 /**
- * Traces (docs/operations.md, "Traces"). Everything the platform's code touches is the
- * OpenTelemetry API, a no-op until an SDK is registered, so tracing off costs a flag read per
- * hook. The SDK (shared/telemetry/sdk.ts) is imported only when the standard OTEL_* settings
- * turn tracing on, on the first request or job of the process (a chunk of its own in a
- * function's bundle, never read when off).
+ * Traces (docs/operations.md, "Traces"). The platform's hooks speak the OpenTelemetry API only,
+ * and only once the standard OTEL_* settings turned tracing on: the API and the SDK
+ * (shared/telemetry/sdk.ts) are imported then, on the first request or job of the process (a
+ * chunk of their own in a function's bundle, never read when off), so tracing off costs a flag
+ * read per hook and no byte at cold start (the API alone is 12 KB minified).
  */
+
+/** The API's span kinds (its `SpanKind` enum's values), here so that no hook imports the API at load. */
+export const SpanKind = { INTERNAL: 0, SERVER: 1, CLIENT: 2, PRODUCER: 3, CONSUMER: 4 } as const satisfies Record<string, Api.SpanKind>;
+/** The API's `SpanStatusCode.ERROR`. */
+const STATUS_ERROR = 2 satisfies Api.SpanStatusCode;
+
+let api: typeof Api | undefined;
 
 const TRACER = 'voice-agent-platform';
 
@@ -31,9 +39,12 @@ export function tracingActive(): boolean {
 export function startTracing(): Promise<boolean> {
   if (active) return Promise.resolve(true);
   if (!tracingConfigured()) return Promise.resolve(false);
-  return (starting ??= import('./sdk')
-    .then((sdk) => sdk.registerTracing())
-    .then(() => (active = true))
+  return (starting ??= Promise.all([import('@opentelemetry/api'), import('./sdk')])
+    .then(([loaded, sdk]) => {
+      sdk.registerTracing();
+      api = loaded;
+      return (active = true);
+    })
     .catch((err: unknown) => {
       starting = undefined;
       // Telemetry never breaks the work it observes.
@@ -49,40 +60,46 @@ export async function flushTracing(): Promise<void> {
   await flush();
 }
 
-/** The tracer every hook uses (a no-op one while no SDK is registered). */
-export function tracer() {
-  return trace.getTracer(TRACER);
+/** The tracer every hook uses; only once tracing is on (tracingActive()). */
+export function tracer(): Api.Tracer {
+  if (!api) throw new Error('tracing is not on');
+  return api.trace.getTracer(TRACER);
+}
+
+/** The loaded API; only once tracing is on. */
+export function otel(): typeof Api {
+  if (!api) throw new Error('tracing is not on');
+  return api;
 }
 
 /** The trace id of the active span, or null when tracing is off (what calls, chats and deliveries record as `trace_id`). */
 export function currentTraceId(): string | null {
-  if (!active) return null;
-  const span = trace.getActiveSpan();
-  const ctx = span?.spanContext();
-  return ctx && trace.isSpanContextValid(ctx) ? ctx.traceId : null;
+  if (!active || !api) return null;
+  const ctx = api.trace.getActiveSpan()?.spanContext();
+  return ctx && api.trace.isSpanContextValid(ctx) ? ctx.traceId : null;
 }
 
 /** Adds `traceparent` (and `tracestate`) of the active span to outgoing headers; nothing when tracing is off. */
-export function withTraceHeaders<H extends Record<string, string>>(headers: H, ctx: Context = context.active()): H {
-  if (!active) return headers;
+export function withTraceHeaders<H extends Record<string, string>>(headers: H, ctx?: Context): H {
+  if (!active || !api) return headers;
   const carrier: Record<string, string> = {};
-  propagation.inject(ctx, carrier);
+  api.propagation.inject(ctx ?? api.context.active(), carrier);
   return { ...headers, ...carrier };
 }
 
 /** The W3C trace context of the active span as a small carrier (queue messages, schedules); undefined when off. */
 export function traceCarrier(): Record<string, string> | undefined {
-  if (!active) return undefined;
+  if (!active || !api) return undefined;
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  api.propagation.inject(api.context.active(), carrier);
   return carrier.traceparent ? carrier : undefined;
 }
 
-/** The context a carrier (headers, message attributes) continues. */
+/** The context a carrier (headers, message attributes) continues; only once tracing is on. */
 export function contextFrom(carrier: Record<string, string | undefined> | undefined): Context {
-  const root = context.active();
+  const root = otel().context.active();
   if (!carrier) return root;
-  return propagation.extract(root, carrier, {
+  return otel().propagation.extract(root, carrier, {
     keys: (c) => Object.keys(c),
     get: (c, key) => {
       const found = Object.entries(c).find(([k]) => k.toLowerCase() === key);
@@ -92,7 +109,7 @@ export function contextFrom(carrier: Record<string, string | undefined> | undefi
 }
 
 export interface SpanOptions {
-  kind?: SpanKind;
+  kind?: Api.SpanKind;
   attributes?: Attributes;
   /** The parent context (default the active one). */
   parent?: Context;
@@ -105,14 +122,14 @@ export interface SpanOptions {
  * closure kept). The span ends when `fn` settles; a thrown error is recorded and rethrown.
  */
 export async function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span | undefined) => Promise<T> | T): Promise<T> {
-  if (!active) return fn(undefined);
-  const parent = options.parent ?? context.active();
+  if (!active || !api) return fn(undefined);
+  const parent = options.parent ?? api.context.active();
   return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent, async (span) => {
     try {
       return await fn(span);
     } catch (err) {
       if (options.recordErrors !== false) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
+        span.setStatus({ code: STATUS_ERROR, message: (err as Error)?.message });
         span.setAttribute('error.type', (err as Error)?.name ?? 'Error');
       }
       throw err;
@@ -122,5 +139,9 @@ export async function inSpan<T>(name: string, options: SpanOptions, fn: (span: S
   });
 }
 
-export { SpanKind, SpanStatusCode };
+/** Marks a span failed. */
+export function markFailed(span: Span, message?: string): void {
+  span.setStatus({ code: STATUS_ERROR, ...(message ? { message } : {}) });
+}
+
 export type { Span, Attributes };
