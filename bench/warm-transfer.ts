@@ -88,9 +88,12 @@ export async function warmTransferBenchmark(): Promise<string> {
       await call.after?.catch(() => undefined);
       await twilio.hangUp(call.sid);
       if (process.env.BENCH_DEBUG) console.error(to, (reply.arrived - tool.finished).toFixed(1), (action.sentAt - reply.finished).toFixed(1), (reached - action.sentAt).toFixed(1));
-      return { added, action: reached - action.sentAt, turn: reply.arrived - tool.finished + (action.sentAt - reply.finished) };
+      // End to end: the tool call's answer to the person's Calls.json, the stand-in's own hop from `end` to the action included, the reply's model time not.
+      const e2e = reached - tool.finished - (reply.finished - reply.arrived);
+      return { added, action: reached - action.sentAt, turn: reply.arrived - tool.finished + (action.sentAt - reply.finished), e2e, answer: action.answeredAt - action.sentAt };
     };
-    const rows = { warm: [] as { added: number; action: number; turn: number }[], cold: [] as { added: number; action: number; turn: number }[] };
+    type Row = { added: number; action: number; turn: number; e2e: number; answer: number };
+    const rows = { warm: [] as Row[], cold: [] as Row[] };
     for (let i = 0; i < WARMUP + TRANSFERS; i++) {
       const c = await transfer(COLD_TO, 2 * i);
       const w = await transfer(WARM_TO, 2 * i + 1);
@@ -98,7 +101,7 @@ export async function warmTransferBenchmark(): Promise<string> {
       rows.cold.push(c);
       rows.warm.push(w);
     }
-    const col = (xs: { added: number; action: number; turn: number }[], k: 'added' | 'action' | 'turn') => xs.map((x) => x[k]);
+    const col = (xs: Row[], k: keyof Row) => xs.map((x) => x[k]);
     const p50 = pct(col(rows.warm, 'added'), 50);
     return [
       '## Warm transfer',
@@ -111,6 +114,8 @@ export async function warmTransferBenchmark(): Promise<string> {
       `| Warm transfer: the turn's part (tool call → \`end\`) | ${f(pct(col(rows.warm, 'turn'), 50))} | ${f(pct(col(rows.warm, 'turn'), 95))} |`,
       `| Warm transfer: the action's part (\`<Connect action>\` → the person's call placed) | ${f(pct(col(rows.warm, 'action'), 50))} | ${f(pct(col(rows.warm, 'action'), 95))} |`,
       `| **Warm transfer: tool call → the person's phone ringing, platform-added** | **${f(p50)}** | ${f(pct(col(rows.warm, 'added'), 95))} |`,
+      `| Warm transfer: tool call → the person's phone ringing, end to end through the \`<Connect action>\` (the stand-in's hop from \`end\` to the action included; the model's time not) | ${f(pct(col(rows.warm, 'e2e'), 50))} | ${f(pct(col(rows.warm, 'e2e'), 95))} |`,
+      `| Warm transfer: \`<Connect action>\` → the caller's conference TwiML answered (issue 42: answered without waiting for the briefing) | ${f(pct(col(rows.warm, 'answer'), 50))} | ${f(pct(col(rows.warm, 'answer'), 95))} |`,
       '',
       `Goal (issue 37): platform-added time from the tool call to the person's phone ringing ≤ 50 ms p50 — ${p50 <= 50 ? 'met' : 'NOT met'} (${f(p50)}; the cold transfer's path to its \`<Dial>\`, measured beside it, is ${f(pct(col(rows.cold, 'added'), 50))}).`,
       '',
