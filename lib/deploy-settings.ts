@@ -21,6 +21,7 @@ export type DeploySettings = Pick<
   | 'rateLimitPerMinute'
   | 'logRetention'
   | 'reservedConcurrency'
+  | 'traces'
 >;
 
 type Env = Record<string, string | undefined>;
@@ -50,6 +51,7 @@ export function deploySettingsFrom(env: Env): DeploySettings {
     telephony: { provider: read.oneOf('TELEPHONY_PROVIDER', ['simulated', 'twilio'] as const), twilioSecretName: read.text('TWILIO_SECRET_NAME') },
     publicBaseUrl: read.url('PUBLIC_BASE_URL', ['https:', 'http:']),
     sourceMaps: read.bool('SOURCE_MAPS'),
+    traces: read.bool('TRACES'),
     voiceRuntimeUrl: read.url('VOICE_RUNTIME_URL', ['wss:', 'ws:']),
     voiceDomainName: read.text('VOICE_DOMAIN_NAME'),
     voiceCertificateArn: read.text('VOICE_CERTIFICATE_ARN'),

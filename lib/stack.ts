@@ -93,6 +93,12 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   /** REALTIME_BASE_URL of the voice runtime; default the runtime's (OpenAI). */
   realtimeBaseUrl?: string;
   /**
+   * TRACES: OpenTelemetry traces from every function to X-Ray's OTLP endpoint in the stack's
+   * region, signed with the function's role (shared/telemetry/xray-exporter.ts); the role's
+   * xray:PutTraceSegments comes with active tracing (api-function.ts). Default off (docs/operations.md, "Traces").
+   */
+  traces?: boolean;
+  /**
    * Where bundles are written; default `.build/bundles/<assembly>` in the repository, one folder per
    * cloud assembly directory, so two synths into different directories (`cdk synth -o …`) at once
    * never empty each other's bundles.
@@ -163,6 +169,10 @@ export class VoiceAgentPlatformStack extends Stack {
       ...(props.publicBaseUrl ? { PUBLIC_BASE_URL: props.publicBaseUrl } : {}),
       VOICE_RUNTIME_URL: props.voiceRuntimeUrl ?? (this.voice = new VoiceRuntime(this, 'Voice', { domainName: props.voiceDomainName, certificateArn: props.voiceCertificateArn })).url,
       ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
+      // The standard OpenTelemetry settings; X-Ray's OTLP endpoint rather than the ADOT layer (docs/operations.md, "Traces").
+      ...(props.traces
+        ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `https://xray.${Stack.of(this).region}.amazonaws.com/v1/traces`, OTEL_SERVICE_NAME: 'voice-agent-platform' }
+        : {}),
     };
     this.telephony = new Telephony(this, 'Telephony', props.telephony);
     this.analysis = new Analysis(this, 'Analysis', props.analysis);

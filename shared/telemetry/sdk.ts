@@ -8,13 +8,15 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Context } from '@opentelemetry/api';
 import { scrubAttributes } from './scrub';
+import { XRayOtlpExporter, xrayRegionOf } from './xray-exporter';
 
 /**
  * The OpenTelemetry SDK, set up once per process when the OTEL_* settings turn tracing on
  * (shared/telemetry/tracing.ts imports this module only then). The exporter is OTLP/HTTP with
  * JSON bodies, reading the standard settings itself (OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT,
  * _HEADERS, _TIMEOUT); OTEL_TRACES_EXPORTER=console prints spans instead. The batch processor
- * reads OTEL_BSP_*. Model and carrier requests made with fetch get client spans (and a
+ * reads OTEL_BSP_*. Deployed, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT names X-Ray's OTLP endpoint and
+ * the export is signed (xray-exporter.ts). Model and carrier requests made with fetch get client spans (and a
  * `traceparent`) from the undici instrumentation, which listens on Node's diagnostics channels
  * and so works inside an esbuild bundle; AWS calls get theirs from shared/telemetry/aws.ts.
  */
@@ -43,6 +45,10 @@ class ScrubbingProcessor implements SpanProcessor {
 function exporter(): SpanExporter {
   const kind = (process.env.OTEL_TRACES_EXPORTER ?? 'otlp').trim().toLowerCase();
   if (kind === 'console') return new ConsoleSpanExporter();
+  // X-Ray's OTLP endpoint wants SigV4-signed protobuf; any other endpoint gets the standard exporter.
+  const tracesEndpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const region = xrayRegionOf(tracesEndpoint);
+  if (tracesEndpoint && region) return new XRayOtlpExporter(new URL(tracesEndpoint), region);
   return new OTLPTraceExporter();
 }
 

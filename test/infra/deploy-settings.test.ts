@@ -10,6 +10,7 @@ const ALL: Record<string, string> = {
   TWILIO_SECRET_NAME: 'vap/twilio',
   PUBLIC_BASE_URL: 'https://api.example.com',
   SOURCE_MAPS: 'true',
+  TRACES: 'true',
   VOICE_DOMAIN_NAME: 'voice.example.com',
   VOICE_CERTIFICATE_ARN: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
   VOICE_MIN_TASKS: '3',
@@ -50,6 +51,11 @@ const ROWS: Array<[string, (s: Synthesized) => void]> = [
   ['TWILIO_SECRET_NAME', (s) => expect(JSON.stringify(envOf(twilioStatus(s)).TWILIO_SECRET_ARN)).toContain('secret:vap/twilio')],
   ['PUBLIC_BASE_URL', (s) => expect(envOf(twilioStatus(s)).PUBLIC_BASE_URL).toBe('https://api.example.com')],
   ['SOURCE_MAPS', (s) => expect(envOf(twilioStatus(s)).NODE_OPTIONS).toBe('--enable-source-maps')],
+  ['TRACES', (s) => {
+    const env = envOf(sendChat(s));
+    expect(JSON.stringify(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)).toMatch(/https:\/\/xray\..*amazonaws\.com\/v1\/traces/);
+    expect(env.OTEL_SERVICE_NAME).toBe('voice-agent-platform');
+  }],
   ['VOICE_DOMAIN_NAME', (s) => expect(envOf(twilioStatus(s)).VOICE_RUNTIME_URL).toBe('wss://voice.example.com/stream')],
   ['VOICE_CERTIFICATE_ARN', (s) => expect(s.resources('AWS::ElasticLoadBalancingV2::Listener')[0].Properties.Certificates).toEqual([{ CertificateArn: ALL.VOICE_CERTIFICATE_ARN }])],
   ['VOICE_MIN_TASKS', (s) => {
