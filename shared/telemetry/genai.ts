@@ -19,7 +19,26 @@ import {
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
 } from '@opentelemetry/semantic-conventions/incubating';
-import type { LlmPort, LlmRequest, LlmResponse } from '../adapters/llm/port';
+
+/** The model port's shape as the spans read it (shared/adapters/llm/port.ts; structural, so telemetry imports no adapter). */
+interface LlmRequest {
+  model: string;
+  temperature: number;
+  system: string;
+  messages: ({ role: 'user'; content: string } | { role: 'assistant'; content: string; toolCalls?: { id: string; name: string; arguments: string }[] } | { role: 'tool'; toolCallId: string; name: string; content: string })[];
+  onDelta?: unknown;
+  options?: { maxTokens?: number };
+}
+interface LlmResponse {
+  text: string;
+  toolCalls: { id: string; name: string; arguments: string }[];
+  usage: { promptTokens: number; completionTokens: number };
+  finishReason?: string;
+}
+interface LlmPort<Req extends LlmRequest = LlmRequest, Res extends LlmResponse = LlmResponse> {
+  readonly name: string;
+  complete(request: Req): Promise<Res>;
+}
 import { inSpan, SpanKind, tracingActive } from './tracing';
 
 /**
@@ -35,10 +54,10 @@ export function captureContent(): boolean {
 }
 
 /** The model with a client span around each request; the model itself when tracing is off. */
-export function tracedModel(port: LlmPort): LlmPort {
+export function tracedModel<P extends LlmPort<any, any>>(port: P): P {
   return {
     name: port.name,
-    complete(request) {
+    complete(request: LlmRequest) {
       if (!tracingActive()) return port.complete(request);
       return inSpan(`chat ${request.model}`, { kind: SpanKind.CLIENT, attributes: requestAttributes(port.name, request) }, async (span) => {
         const response = await port.complete(request);
@@ -46,7 +65,7 @@ export function tracedModel(port: LlmPort): LlmPort {
         return response;
       });
     },
-  };
+  } as P;
 }
 
 function requestAttributes(provider: string, request: LlmRequest) {

@@ -8,7 +8,8 @@ import * as ts from 'typescript';
  * Layers, lowest first. A file may import from its own layer and from any layer below it, never
  * from one above:
  *
- *   0 foundation      shared/*.ts (clock, errors, config, logger, …): files directly in shared/
+ *   0 foundation      shared/*.ts (clock, errors, config, logger, …): files directly in shared/,
+ *                     and shared/telemetry/ (traces: every layer's hooks call it, it calls none)
  *   1 access          shared/access/        what a function may touch (declarations) and the local IAM mirror
  *   2 storage         shared/db/            the table: keys, store, counters
  *   3 common rules    shared/domain/common/ value rules every area and the adapters share (phone
@@ -39,6 +40,7 @@ interface Layer {
 /** First match wins (operations.ts and common/ before the rest of shared/domain/). */
 const LAYERS: Layer[] = [
   { rank: 0, name: 'foundation (shared/*.ts)', test: (f) => /^shared\/[^/]+\.ts$/.test(f) },
+  { rank: 0, name: 'foundation (shared/telemetry/)', test: (f) => f.startsWith('shared/telemetry/') },
   { rank: 1, name: 'access (shared/access/)', test: (f) => f.startsWith('shared/access/') },
   { rank: 2, name: 'storage (shared/db/)', test: (f) => f.startsWith('shared/db/') },
   { rank: 3, name: 'common rules (shared/domain/common/)', test: (f) => f.startsWith('shared/domain/common/') },
