@@ -1,4 +1,5 @@
 import { sqsWorker } from '../../shared/jobs/worker';
-import { handleCallEventMessage, type CallEventMessage } from '../../shared/domain/calls/lifecycle';
+import { handleCallEventMessage } from '../../shared/domain/calls/carrier-events';
+import { type CallEventMessage } from '../../shared/domain/calls/lifecycle';
 
 export const handler = sqsWorker<CallEventMessage>(handleCallEventMessage);

@@ -9,7 +9,8 @@ import { twilioSignature } from '../../shared/adapters/telephony/twilio-signatur
 import { keys } from '../../shared/db/keys';
 import { getItem } from '../../shared/db/store';
 import { createAgent, updateAgent } from '../../shared/domain/agents/service';
-import { handleCallEventMessage, placeQueuedCall } from '../../shared/domain/calls/lifecycle';
+import { handleCallEventMessage } from '../../shared/domain/calls/carrier-events';
+import { placeQueuedCall } from '../../shared/domain/calls/lifecycle';
 import { CreateCallBody } from '../../shared/domain/calls/schemas';
 import { createCall, getCall, listCalls, type CallItem } from '../../shared/domain/calls/service';
 import { createContact } from '../../shared/domain/contacts/service';

@@ -1,6 +1,5 @@
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { queue } from '../../adapters/queue';
-import { synthesizeRecording } from '../../adapters/recording/audio';
 import { telephony } from '../../adapters/telephony';
 import type { CallStatusEvent } from '../../adapters/telephony/port';
 import { clockMs, clockNow } from '../../clock';
@@ -17,13 +16,11 @@ import { getKeyed } from '../../db/filtered-query';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { campaignCallEnded } from './campaign-calls';
 import { syncConversationStats } from '../analytics/counters';
-import { simulatedConversation } from './conversation';
 import type { Segment } from '../conversations/segments';
-import { storeRecording } from './recordings';
 import type { CallToolCalls, Transcript } from './schemas';
 import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
 import type { VoiceFields } from './state';
-import { advances, billableMinutes, isMachine, moveFor, STATUS_RANK, VOICE_LOST_MESSAGE, type Move } from './state';
+import { advances, billableMinutes, STATUS_RANK, VOICE_LOST_MESSAGE, type Move } from './state';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -277,7 +274,7 @@ export async function finalize(item: CallItem): Promise<void> {
   ]).catch(ignoreConditionFailed);
 }
 
-const callOf = (orgId: string, callId: string) => getItem<CallItem>(keys.call(orgId, callId));
+export const callOf = (orgId: string, callId: string) => getItem<CallItem>(keys.call(orgId, callId));
 
 /** The public URL of a Twilio callback endpoint for one call (PUBLIC_BASE_URL + path + the call in the query). */
 export function twilioCallbackUrl(kind: 'status' | 'twiml' | 'recording', orgId: string, callId: string): string {
@@ -393,87 +390,3 @@ export type CallEventMessage =
   | { kind: 'inbound-status'; provider: string; event: CallStatusEvent }
   | { kind: 'recording'; organization_id: string; call_id: string; provider_call_id: string; recording_url: string };
 
-/**
- * Feeds one carrier status event to the state machine. An event for another carrier call than the
- * one placed is dropped. When the simulated carrier reports an answered call's end, its
- * conversation is produced here as a voice runtime would have: the transcript (the agent's begin
- * message with the call's variables, then scripted turns) and a real recording of the call's
- * length, stored before the end is written so `call.ended` carries both. Undefined for an unknown
- * call, and (without reading the call) for an event that moves no call or only rings it.
- */
-export async function applyCarrierEvent(orgId: string, callId: string, event: CallStatusEvent, provider: string): Promise<MoveResult | undefined> {
-  let move = moveFor(event);
-  // An event that moves nothing (`queued`, a machine's `in-progress`) needs no read: only a `completed` may correct a duration.
-  if (!move && event.status !== 'completed') return undefined;
-  if (move?.status === 'ringing' && event.providerCallId) return void (await ring(orgId, callId, move, event));
-  const item = await callOf(orgId, callId);
-  if (!item) {
-    logger.warn('Carrier event for an unknown call', { organization_id: orgId, call_id: callId });
-    return undefined;
-  }
-  if (item.provider_call_id && event.providerCallId !== item.provider_call_id) {
-    logger.warn('Carrier event for another carrier call; dropped', { call_id: callId, provider_call_id: event.providerCallId });
-    return { moved: false, item };
-  }
-  if (!move) return { moved: false, item };
-  const details: MoveDetails = { at: event.at, durationSec: event.durationSec, providerCallId: event.providerCallId };
-  if (provider === 'simulated' && move.status === 'ended' && move.answered && advances(item.status_rank, move)) {
-    const seconds = Math.max(1, event.durationSec ?? 1);
-    const conversation = await simulatedConversation(item, seconds);
-    details.transcript = conversation.transcript;
-    details.toolCalls = conversation.toolCalls;
-    if (conversation.segments) details.segments = conversation.segments;
-    // The agent handed the caller on (`transfer_call`): the call ends `transferred` for the agent.
-    if (conversation.endedBy === 'transfer') move = { ...move, reason: 'transferred' };
-    // SIMULATED_RECORDINGS=off (the week simulation) keeps the transcript but stores no audio.
-    if (process.env.SIMULATED_RECORDINGS !== 'off') details.recordingKey = await storeRecording(orgId, callId, synthesizeRecording(seconds, { seed: callId }));
-  }
-  const result = await moveCall(item, move, details);
-  // A final duration for a call ended at its stream's stop, also when that end won a race with
-  // this event, corrects it.
-  if (!result.moved && result.item.status === 'ended' && event.status === 'completed' && event.durationSec !== undefined && !isMachine(event.answeredBy)) {
-    await correctDuration(result.item, event.durationSec);
-  }
-  return result;
-}
-
-/**
- * `ringing` moves the call and nothing else (no event, no end, no answer): the move's conditional
- * write alone, without reading the call first. The condition is the one moveCall would check (the
- * call exists, its rank is lower) and that the event is for the carrier call placed; when it fails
- * the event is stale or foreign and is dropped, as it would be after a read.
- */
-async function ring(orgId: string, callId: string, move: Move, event: CallStatusEvent): Promise<void> {
-  await transact([
-    updateExisting(keys.call(orgId, callId), { status: move.status, status_rank: move.rank, updated_at: clockNow().toISOString(), gsi1pk: statusPartition(orgId, move.status), provider_call_id: event.providerCallId }, {
-      condition: '#rank < :rank AND (attribute_not_exists(#pcid) OR #pcid = :pcid)',
-      names: { '#rank': 'status_rank', '#pcid': 'provider_call_id' },
-      values: { ':rank': move.rank, ':pcid': event.providerCallId },
-    }),
-  ]).catch(ignoreConditionFailed);
-}
-
-/** Copies a finished carrier recording into the bucket and links it to the call (Twilio's recording callback). */
-export async function attachCarrierRecording(orgId: string, callId: string, providerCallId: string, recordingUrl: string): Promise<void> {
-  const item = await callOf(orgId, callId);
-  if (!item || (item.provider_call_id && item.provider_call_id !== providerCallId)) return;
-  if (item.recording_key) return;
-  const carrier = telephony();
-  if (!carrier.fetchRecording) throw new Error(`The ${carrier.name} carrier cannot fetch recordings`);
-  const audio = await carrier.fetchRecording(recordingUrl);
-  const key = await storeRecording(orgId, callId, audio);
-  await transact([updateExisting(keys.call(orgId, callId), { recording_key: key, updated_at: clockNow().toISOString() })]);
-}
-
-/** The call-events job's work for one message. */
-export async function handleCallEventMessage(m: CallEventMessage): Promise<void> {
-  if (m.kind === 'recording') return attachCarrierRecording(m.organization_id, m.call_id, m.provider_call_id, m.recording_url);
-  if (m.kind === 'inbound-status') {
-    const made = await getItem<{ organization_id: string; call_id: string }>(keys.inboundCall(m.provider, m.event.providerCallId));
-    // A call refused before any session (<Reject/>) has none: nothing to end.
-    if (!made) return void logger.info('A status callback for an incoming call without a session; dropped', { provider_call_id: m.event.providerCallId });
-    await applyCarrierEvent(made.organization_id, made.call_id, m.event, m.provider);
-    return;
-  }
-  await applyCarrierEvent(m.organization_id, m.call_id, m.event, m.provider);
-}
