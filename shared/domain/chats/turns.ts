@@ -156,16 +156,6 @@ function asConversation(m: MessageItem): ConversationMessage {
   };
 }
 
-/** `work`'s time added to the timer's knowledge-base time. */
-async function timed<T>(timer: ReplyTimer, work: () => Promise<T>): Promise<T> {
-  const started = Date.now();
-  try {
-    return await work();
-  } finally {
-    timer.addKnowledgeBase(Date.now() - started);
-  }
-}
-
 /** The last user message of a history (what grounds a turn resumed after tool results). */
 const lastUserText = (messages: MessageItem[]) => [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
@@ -214,7 +204,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
   const timer = new ReplyTimer(turn.receivedMs);
   const [tools, passages] = await Promise.all([
     agentTools(orgId, agent, 'chat'),
-    agent.knowledge_base ? timed(timer, () => import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base, groundOn))) : Promise.resolve([]),
+    agent.knowledge_base ? timer.rankKnowledgeBase(() => import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base, groundOn))) : Promise.resolve([]),
   ]);
   // The agent handling the chat now (its last segment's: a hand-off changes it); tools see it as the conversation's agent.
   const current = currentAgentOf(item);

@@ -51,6 +51,16 @@ export class ReplyTimer {
     this.knowledgeBase += Math.max(0, ms);
   }
 
+  /** Ranks the knowledge base with `work`, its time added as the turn's knowledge-base time. */
+  async rankKnowledgeBase<T>(work: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    try {
+      return await work();
+    } finally {
+      this.addKnowledgeBase(Date.now() - started);
+    }
+  }
+
   /** Time spent waiting on the model (a request whole, or to the reply's first token). */
   addModel(ms: number): void {
     this.model += Math.max(0, ms);

@@ -196,9 +196,7 @@ async function prepare(orgId: string, body: ChatCompletionBody, timer: ReplyTime
   // `tool_choice: "none"` offers no tool, as OpenAI does.
   const tools = offerTools ? offered : [];
   const lastUser = [...history].reverse().find((m) => m.role === 'user')?.content ?? '';
-  const rankedMs = Date.now();
-  const passages = agent.knowledge_base && lastUser ? await import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base!, lastUser)) : [];
-  timer.addKnowledgeBase(Date.now() - rankedMs);
+  const passages = agent.knowledge_base && lastUser ? await timer.rankKnowledgeBase(() => import('../conversations/grounding').then((g) => g.groundingPassages(orgId, agent.knowledge_base!, lastUser))) : [];
   const id = `chatcmpl-${uuidv7()}`;
   const systemOf = (prompt: string) => [prompt, ...callerSystem].filter((s) => s.trim()).join('\n\n');
   const conversation = { type: 'chat' as const, id, organization_id: orgId, agent_id: agent.id, contact_id: null, dynamic_variables: {}, metadata: { channel: 'openai', model: resolved }, timezone: setup.timezone };

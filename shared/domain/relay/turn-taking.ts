@@ -107,7 +107,7 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
   try {
     const [tools, passages] = await Promise.all([
       relayTools(state),
-      state.agent.knowledge_base ? timedKnowledgeBase(timer, () => groundingPassages(state.organization_id, state.agent.knowledge_base!, userText).catch(() => [])) : Promise.resolve([]),
+      state.agent.knowledge_base ? timer.rankKnowledgeBase(() => groundingPassages(state.organization_id, state.agent.knowledge_base!, userText).catch(() => [])) : Promise.resolve([]),
     ]);
     const deadlineMs = Date.now() + RELAY_TURN_BUDGET_MS;
     const stream = { onDelta: (delta: string, messageId: string) => reply.push(delta, messageId) };
@@ -171,16 +171,6 @@ async function respond(state: RelayState, history: ConversationMessage[], myTurn
   if (reply.stopped === 'gone') return;
   // After the write: Twilio ends the session on `end`, and what follows (the action) reads the call.
   if (wrote && ending) await endSession(wrote, ending.reason === 'transfer' ? transferHandoff(ending) : { reasonCode: ending.reason });
-}
-
-/** `work`'s time added to the timer's knowledge-base time. */
-async function timedKnowledgeBase<T>(timer: ReplyTimer, work: () => Promise<T>): Promise<T> {
-  const started = Date.now();
-  try {
-    return await work();
-  } finally {
-    timer.addKnowledgeBase(Date.now() - started);
-  }
 }
 
 /**
