@@ -48,7 +48,7 @@ describe('the openai model adapter: the request', () => {
   it('sends the agent\'s model and temperature, the prompt as the system message and the user\'s words, with the key, and no tools when none are offered', async () => {
     server.script({ text: 'Hi! How can I help?', usage: { prompt_tokens: 31, completion_tokens: 8 } });
     const out = await model().complete(request());
-    expect(out).toEqual({ text: 'Hi! How can I help?', toolCalls: [], usage: { promptTokens: 31, completionTokens: 8 } });
+    expect(out).toEqual({ text: 'Hi! How can I help?', toolCalls: [], usage: { promptTokens: 31, completionTokens: 8 }, finishReason: 'stop' });
     expect(server.requests).toHaveLength(1);
     const [seen] = server.requests;
     expect([seen.method, seen.path, seen.authorization, seen.headers['content-type']]).toEqual(['POST', '/v1/chat/completions', `Bearer ${KEY}`, 'application/json']);
@@ -165,6 +165,7 @@ describe('the openai model adapter: the answer', () => {
     const out = await model().complete(request());
     expect(out).toEqual({
       text: 'Checking.',
+      finishReason: 'tool_calls',
       toolCalls: [
         { id: 'call_x', name: 'get_weather', arguments: '{"city":"Oslo"}' },
         { id: expect.stringMatching(/^call_standin_/), name: 'end_call', arguments: '{}' },
