@@ -60,9 +60,26 @@ export function registerTracing(): void {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
-  const undici = new UndiciInstrumentation();
+  undici = new UndiciInstrumentation();
   undici.setTracerProvider(provider);
   undici.enable();
+}
+
+let undici: UndiciInstrumentation | undefined;
+
+/**
+ * Takes tracing down again (a process that runs on with tracing off: a test file after one that
+ * turned it on, in the same jest process): the fetch instrumentation disabled, the spans exported,
+ * the globals (provider, propagator, context manager) back to OpenTelemetry's no-ops.
+ */
+export async function shutdownTracing(): Promise<void> {
+  undici?.disable();
+  undici = undefined;
+  await provider?.shutdown().catch(() => undefined);
+  provider = undefined;
+  trace.disable();
+  propagation.disable();
+  context.disable();
 }
 
 /** Exports every ended span now. */

@@ -53,6 +53,16 @@ export function startTracing(): Promise<boolean> {
     }));
 }
 
+/** Takes tracing down in this process (sdk.ts shutdownTracing); the settings are read again at the next start. */
+export async function stopTracing(): Promise<void> {
+  if (!active) return;
+  const { shutdownTracing } = await import('./sdk');
+  await shutdownTracing();
+  active = false;
+  starting = undefined;
+  api = undefined;
+}
+
 /** Exports the spans ended so far; Lambda freezes the process between invocations, so a function flushes before it answers. */
 export async function flushTracing(): Promise<void> {
   if (!active) return;

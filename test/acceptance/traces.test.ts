@@ -9,6 +9,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
+import { stopTracing } from '../../shared/telemetry/tracing';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { expectNoUnexpected5xx, startTestPlatform, type TestPlatform } from '../support/platform';
@@ -45,6 +46,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await local?.stop();
+  // Tracing's globals outlive this file in a jest process that runs the next file in band.
+  await stopTracing();
   if (local) expectNoUnexpected5xx(local);
   await model?.close();
   await otlp?.close();
