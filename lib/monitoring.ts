@@ -10,14 +10,20 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, METRICS_SERVICE, MODEL_ERROR_KINDS, PLATFORM_METRICS, REPLY_CHANNELS, TOOL_TYPES } from '../shared/telemetry/metrics';
 
 export interface MonitoringProps {
   /** Address subscribed to the alarm topic; none by default (subscribe by hand or via chat tooling). */
   alarmEmail?: string;
 }
 
-/** Metric namespace of the platform's own metrics (from logs: throttled requests; the voice runtime's EMF). */
-export const PLATFORM_NAMESPACE = 'VoiceAgentPlatform';
+/** Metric namespace of the platform's own metrics (from logs: throttled requests; the functions' and the voice runtime's EMF). */
+export const PLATFORM_NAMESPACE = METRICS_NAMESPACE;
+
+/** One of the platform's metrics (shared/telemetry/metrics.ts) for one value of its dimension, labelled with that value. */
+export function platformMetric(metric: { name: string; dimension: string }, value: string, props: { statistic: string; period: Duration; label?: string }): cloudwatch.Metric {
+  return new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: metric.name, dimensionsMap: { service: METRICS_SERVICE, [metric.dimension]: value }, label: value, ...props });
+}
 
 /** A queue whose oldest message waits longer than this is not being worked (consumers failing, throttled or capped). */
 export const QUEUE_AGE_ALARM_SECONDS = 30 * 60;
@@ -141,6 +147,20 @@ export class Monitoring extends Construct {
     return alarm;
   }
 
+  /**
+   * Alarms when the model fails many requests (every kind: a provider outage, a revoked key, rate
+   * limits): turns answer 502/503 and calls apologize. The dashboard shows which kind.
+   */
+  alarmOnModelErrors(threshold = 10): cloudwatch.Alarm {
+    const period = Duration.minutes(5);
+    const usingMetrics = Object.fromEntries(MODEL_ERROR_KINDS.map((kind, i) => [`m${i}`, platformMetric(PLATFORM_METRICS.modelErrors, kind, { statistic: cloudwatch.Stats.SUM, period })]));
+    return this.alarm('ModelErrorsAlarm', {
+      alarmDescription: `The model failed at least ${threshold} requests in 5 minutes (the dashboard's "Model errors" shows their kinds)`,
+      metric: new cloudwatch.MathExpression({ expression: Object.keys(usingMetrics).map((id) => `FILL(${id}, 0)`).join(' + '), usingMetrics, period, label: 'Model errors' }),
+      threshold,
+    });
+  }
+
   /** Alarms when the table throttles reads or writes (on demand it still throttles a partition above its limits, or a sudden peak past twice the previous one). */
   alarmOnTableThrottles(table: dynamodb.ITable, threshold = 10): cloudwatch.Alarm {
     const events = (metricName: string) => table.metric(metricName, { statistic: cloudwatch.Stats.SUM, period: Duration.minutes(5) });
@@ -186,11 +206,49 @@ export class Monitoring extends Construct {
           width: 8,
         }),
       ],
+      ...this.platformWidgets(parts.queues),
       ...(parts.voice ? [[new cloudwatch.GraphWidget({ title: 'Voice runtime: open calls per task and running tasks', left: [parts.voice.openCalls], right: [parts.voice.runningTasks], width: 12 })]] : []),
       [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 })],
     ];
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { widgets });
     return this.dashboard;
+  }
+
+  /**
+   * The metrics the functions and the voice runtime write (shared/telemetry/metrics.ts): replies and
+   * their end-to-end time by channel, model errors by kind, tool errors by type, calls in progress,
+   * queue waits. Each dimension's values are known here, so every line is named.
+   */
+  private platformWidgets(queues: ReadonlyMap<string, sqs.IQueue>): cloudwatch.IWidget[][] {
+    const period = Duration.minutes(5);
+    const sum = { statistic: cloudwatch.Stats.SUM, period };
+    const m = PLATFORM_METRICS;
+    const byChannel = (statistic: string) => REPLY_CHANNELS.map((c) => platformMetric(m.replyLatency, c, { statistic, period, label: `${c} ${statistic}` }));
+    return [
+      [
+        new cloudwatch.GraphWidget({ title: 'Replies by channel', left: REPLY_CHANNELS.map((c) => platformMetric(m.replies, c, sum)), width: 8 }),
+        new cloudwatch.GraphWidget({ title: 'Reply end-to-end latency (ms): p50, p99 by channel', left: [...byChannel(cloudwatch.Stats.p(50)), ...byChannel(cloudwatch.Stats.p(99))], width: 8 }),
+        new cloudwatch.GraphWidget({
+          title: 'Model errors by kind; tool errors by type',
+          left: MODEL_ERROR_KINDS.map((k) => platformMetric(m.modelErrors, k, sum)),
+          right: TOOL_TYPES.map((t) => platformMetric(m.toolErrors, t, { ...sum, label: `tool: ${t}` })),
+          width: 8,
+        }),
+      ],
+      [
+        new cloudwatch.GraphWidget({
+          title: 'Calls in progress (voice runtime, all tasks)',
+          // Each task writes its count once a minute: their sum per minute is the total.
+          left: (['realtime', 'web'] as const).map((c) => platformMetric(m.callsInProgress, c, { statistic: cloudwatch.Stats.SUM, period: Duration.minutes(1) })),
+          width: 12,
+        }),
+        new cloudwatch.GraphWidget({
+          title: 'Queue wait (ms, p99): send to handling',
+          left: [...queues].map(([name, queue]) => platformMetric(m.queueWait, queue.queueName, { statistic: cloudwatch.Stats.p(99), period, label: name })),
+          width: 12,
+        }),
+      ],
+    ];
   }
 
   private alarm(id: string, props: { alarmDescription: string; metric: cloudwatch.IMetric; threshold: number; evaluationPeriods?: number; comparison?: cloudwatch.ComparisonOperator }): cloudwatch.Alarm {

@@ -267,6 +267,7 @@ export class VoiceAgentPlatformStack extends Stack {
       this.monitoring.alarmOnStreamingServerErrors(streamingApi.restApi);
     }
     this.monitoring.alarmOnTableThrottles(this.data.table);
+    this.monitoring.alarmOnModelErrors();
     this.monitoring.addDashboard({ api: this.api.httpApi, streamingApi: streamingApi?.restApi, table: this.data.table, queues: this.jobs.queues, voice: this.voice?.dashboardMetrics() });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });

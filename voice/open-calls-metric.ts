@@ -1,8 +1,10 @@
+import { flushMetricsEvery, METRICS_NAMESPACE, recordCallsInProgress } from '../shared/telemetry/metrics';
+
 /**
  * The metric the voice service scales on (lib/voice.ts: target tracking and the missing-metric
  * alarm read the same namespace, name and dimension from here).
  */
-export const OPEN_CALLS_METRIC = { namespace: 'VoiceAgentPlatform', metricName: 'OpenCalls', dimensionsMap: { Service: 'voice-runtime' } } as const;
+export const OPEN_CALLS_METRIC = { namespace: METRICS_NAMESPACE, metricName: 'OpenCalls', dimensionsMap: { Service: 'voice-runtime' } } as const;
 
 /** How often each task publishes: the scaling policy's period (one minute). */
 export const OPEN_CALLS_INTERVAL_MS = 60_000;
@@ -40,4 +42,19 @@ export function publishOpenCalls(count: () => number, options: { write?: (line: 
   const timer = setInterval(publish, options.intervalMs ?? OPEN_CALLS_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * The platform metrics of this process (shared/telemetry/metrics.ts) every interval: the calls it
+ * holds open by channel (CallsInProgress, a gauge each task writes once a minute: the dashboard
+ * sums the tasks), then every figure stored since the last flush (the calls' replies, model and
+ * tool errors). Returns the stop function, which flushes once more.
+ */
+export function publishCallMetrics(sessions: () => Iterable<{ channel: 'realtime' | 'web' }>, intervalMs = OPEN_CALLS_INTERVAL_MS): () => void {
+  return flushMetricsEvery(intervalMs, () => {
+    const open = { realtime: 0, web: 0 };
+    for (const s of sessions()) open[s.channel]++;
+    recordCallsInProgress('realtime', open.realtime);
+    recordCallsInProgress('web', open.web);
+  });
 }

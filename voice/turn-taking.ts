@@ -2,6 +2,7 @@ import { base64Bytes, MULAW_BYTES_PER_MS, Playout } from './playout';
 import type { ServerEvent } from './realtime-client';
 import type { TranscriptRecorder } from './transcript';
 import { ReplyTimer, type ReplyLatency } from '../shared/domain/conversations/latency';
+import { recordReply } from '../shared/telemetry/metrics';
 
 /**
  * Who speaks when: the model's responses, the agent's audio to the carrier (a mark after each
@@ -32,6 +33,8 @@ export interface TurnTakingDeps {
   bytesPerMs?: number;
   /** The agent started or stopped being heard (its first audio sent; all of it played, or cut). */
   agentSpeaking?(active: boolean): void;
+  /** The call's channel, as its replies are counted (the Replies metric; default `realtime`: a phone call). */
+  channel?: 'realtime' | 'web';
 }
 
 export class TurnTaking {
@@ -134,7 +137,11 @@ export class TurnTaking {
       this.itemStartMs.set(itemId, now);
       // The response's first audio: the model's time from its creation; each item's figures as its first audio goes out.
       if (r && !r.hadAudio && r.createdMs !== undefined) this.timer?.addModel(now - r.createdMs);
-      if (this.timer) this.itemLatency.set(itemId, this.timer.figures(now));
+      if (this.timer) {
+        const figures = this.timer.figures(now);
+        this.itemLatency.set(itemId, figures);
+        recordReply(this.deps.channel ?? 'realtime', figures.e2e);
+      }
     }
     if (r) r.hadAudio = true;
     this.itemResponse.set(itemId, responseId);

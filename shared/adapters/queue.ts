@@ -16,6 +16,9 @@ export interface QueuePort {
   send(queue: string, body: unknown, options?: SendOptions): Promise<void>;
 }
 
+/** The message attribute telling the delay its sender asked for: the worker's QueueWait metric leaves it out (shared/jobs/worker.ts). */
+export const DELAY_ATTRIBUTE = 'vap-delay-seconds';
+
 /** The local runtime installs its in-process queue here before serving requests. */
 const LOCAL_QUEUE = Symbol.for('vap.localQueue');
 type Holder = { [LOCAL_QUEUE]?: QueuePort };
@@ -61,7 +64,8 @@ export function queue(): QueuePort {
       checkQueueSend(name);
       // The work carries its trace: the job that handles the message continues it (shared/jobs/worker.ts).
       const trace = traceCarrier();
-      const sendOptions = trace ? { ...options, attributes: { ...options?.attributes, ...trace } } : options;
+      const delay = options?.delaySeconds ? { [DELAY_ATTRIBUTE]: String(options.delaySeconds) } : undefined;
+      const sendOptions = trace || delay ? { ...options, attributes: { ...options?.attributes, ...trace, ...delay } } : options;
       try {
         return await port.send(name, body, sendOptions);
       } catch (err) {

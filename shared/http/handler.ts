@@ -16,6 +16,7 @@ import { bufferStream } from './middleware/buffer-stream';
 import { successEnvelope } from './middleware/success-envelope';
 import { materialize } from '../domain/common/lazy';
 import { tracedHandler } from '../telemetry/http';
+import { flushMetrics } from '../telemetry/metrics';
 
 type Out<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
@@ -38,7 +39,8 @@ export interface HandlerInput<P, Q, B> {
  * body → API-key auth → rate limit → validation → stream buffering (a stream answered whole where the
  * response cannot stream) → idempotency (POST that writes) → success envelope.
  * Middy runs `before` in that order and `after`/`onError` in reverse. Around it all, the request's
- * trace span (shared/telemetry/http.ts).
+ * trace span (shared/telemetry/http.ts), and the flush of the request's metrics as it ends
+ * (shared/telemetry/metrics.ts: a Lambda is frozen once it answers).
  */
 export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType>(
   operation: Operation<P, Q, B>,
@@ -74,6 +76,13 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
   // is already safe: it ignores Idempotency-Key rather than store an answer it is not granted to.
   if (op.auth && op.method === 'POST' && op.access.table === 'RW') handler.use(idempotency());
   handler.use(successEnvelope());
+  const flushed = async (event: APIGatewayProxyEventV2, context: Context) => {
+    try {
+      return await handler(event, context);
+    } finally {
+      flushMetrics();
+    }
+  };
   // Outside the stack: the request's server span (OpenTelemetry, when the OTEL_* settings turn it on) holds all of it.
-  return tracedHandler(op, handler);
+  return tracedHandler(op, Object.assign(flushed, handler));
 }

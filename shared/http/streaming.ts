@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { isStreamBody, streamingInvocation } from '../domain/common/stream-body';
+import { flushMetrics } from '../telemetry/metrics';
 
 /**
  * Deployed response streaming (docs/architecture.md, "Streaming routes"). The streaming routes are
@@ -81,10 +82,15 @@ export function streamResponses(handler: Handler): unknown {
     // (aws-lambda-nodejs-runtime-interface-client#97). An empty write sends them now, before the
     // first event, whatever follows.
     out.write('');
-    if (isStreamBody(result.body)) {
-      for await (const chunk of result.body.chunks) out.write(chunk);
-    } else if (result.body !== undefined && result.body !== null) {
-      out.write(result.isBase64Encoded ? Buffer.from(String(result.body), 'base64') : String(result.body));
+    try {
+      if (isStreamBody(result.body)) {
+        for await (const chunk of result.body.chunks) out.write(chunk);
+      } else if (result.body !== undefined && result.body !== null) {
+        out.write(result.isBase64Encoded ? Buffer.from(String(result.body), 'base64') : String(result.body));
+      }
+    } finally {
+      // A streamed turn ends after the handler returned (shared/http/handler.ts flushed then): its reply's metrics leave now.
+      flushMetrics();
     }
     out.end();
   });

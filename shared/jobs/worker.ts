@@ -1,7 +1,10 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { clockMs } from '../clock';
 import { logger } from '../logger';
 import { afterInvocation, inMessageSpan } from '../telemetry/jobs';
+import { flushMetrics, recordQueueWait } from '../telemetry/metrics';
+import { DELAY_ATTRIBUTE } from '../adapters/queue';
 
 /**
  * Wraps a per-message function as an SQS batch handler: every record is parsed and handled,
@@ -11,6 +14,7 @@ import { afterInvocation, inMessageSpan } from '../telemetry/jobs';
 export function sqsWorker<T>(fn: (message: T, record: SQSRecord) => Promise<void>) {
   const processor = new BatchProcessor(EventType.SQS);
   const recordHandler = async (record: SQSRecord) => {
+    recordQueueWait(queueOf(record), queueWaitMs(record));
     let message: T;
     try {
       message = JSON.parse(record.body) as T;
@@ -31,7 +35,23 @@ export function sqsWorker<T>(fn: (message: T, record: SQSRecord) => Promise<void
     try {
       return await processPartialResponse(event, recordHandler, processor, { context });
     } finally {
+      flushMetrics();
       await afterInvocation();
     }
   };
+}
+
+/** The queue's name as SQS knows it (the last part of its ARN; locally, the job's name). */
+const queueOf = (record: SQSRecord) => record.eventSourceARN?.split(':').pop() || 'unknown';
+
+/**
+ * How long the message waited: from its send (SentTimestamp, on SQS's clock) plus the delay its
+ * sender asked for (the queue adapter's DELAY_ATTRIBUTE) to now. A redelivery counts its retries'
+ * wait too: the work was that late.
+ */
+export function queueWaitMs(record: SQSRecord, nowMs = clockMs()): number {
+  const sent = Number(record.attributes?.SentTimestamp);
+  if (!Number.isFinite(sent) || sent <= 0) return Number.NaN;
+  const delaySeconds = Number(record.messageAttributes?.[DELAY_ATTRIBUTE]?.stringValue ?? 0) || 0;
+  return Math.max(0, nowMs - sent - delaySeconds * 1000);
 }

@@ -3,9 +3,11 @@ import { config } from '../../config';
 import { modelFault } from '../../fault-point';
 import type { LlmPort, LlmProviderName } from './port';
 import { tracedModel } from '../../telemetry/genai';
+import { recordModelError } from '../../telemetry/metrics';
+import { LlmError } from './port';
 
 export type * from './port';
-export { LlmError } from './port';
+export { LlmError };
 
 let port: LlmPort | undefined;
 let installed: LlmPort | undefined;
@@ -45,9 +47,24 @@ function lazyAdapter(name: LlmProviderName): LlmPort {
  */
 export function llm(): LlmPort {
   checkLlm();
-  if (installed) return tracedModel(installed);
+  if (installed) return counted(tracedModel(installed));
   // Traced per request (a GenAI client span when tracing is on, the request itself when off).
-  return (port ??= tracedModel(lazyAdapter(config().llm.provider === 'openai' ? 'openai' : 'local')));
+  return (port ??= counted(tracedModel(lazyAdapter(config().llm.provider === 'openai' ? 'openai' : 'local'))));
+}
+
+/**
+ * Counts the model's failures by kind (the ModelErrors metric, shared/telemetry/metrics.ts). A
+ * request its caller cancelled (an interruption, the turn's deadline) is not the model's failure.
+ */
+function counted(model: LlmPort): LlmPort {
+  return {
+    name: model.name,
+    complete: (request) =>
+      model.complete(request).catch((err: unknown) => {
+        if (err instanceof LlmError && !err.details.cancelled) recordModelError(err.reason);
+        throw err;
+      }),
+  };
 }
 
 /** Puts a model in place of the configured one (tests: a scripted model, or the real adapter with options); `undefined` restores the configured one. */

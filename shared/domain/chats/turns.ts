@@ -6,6 +6,7 @@ import { keys } from '../../db/keys';
 import { ConditionFailed, transact, updateExisting, type TransactItem } from '../../db/store';
 import { BadGatewayError, ConflictError, UnavailableError, UnprocessableError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
+import { recordReplies } from '../../telemetry/metrics';
 import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type KeptTurn, type PendingToolCall, type TurnOutput } from '../conversations/engine';
@@ -306,6 +307,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
     if (err instanceof ConditionFailed) throw new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); read it and try again', { id: item.id });
     throw err;
   }
+  recordReplies(item.widget_id ? 'widget' : 'chat', out.messages);
   await afterEnd(next, events);
   return { chat: { id: item.id, status, end_reason: next.end_reason ?? null, pending_tool_calls: out.pending }, messages: [...keptViews, ...views] };
 }

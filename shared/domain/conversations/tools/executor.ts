@@ -5,6 +5,7 @@ import { argumentIssues } from './arguments';
 import type { RunnableTool } from './catalog';
 import { runLoadedWebhookTool, runWebhookTool, unsealWebhookTool } from './webhook';
 import { toolSpan } from '../../../telemetry/genai';
+import { recordToolError } from '../../../telemetry/metrics';
 
 /** What a built-in asks of the channel once the agent's reply is given. */
 export interface ToolEffect {
@@ -138,8 +139,12 @@ async function runBuiltIn(tool: RunnableTool, call: ToolInvocation, conversation
  * `signal` cancels a webhook tool's request (the engine aborts it at the turn's deadline).
  */
 export function executeTool(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef, options: { signal?: AbortSignal } = {}): Promise<ExecutedTool> {
-  // An `execute_tool` span (GenAI conventions) when tracing is on.
-  return toolSpan(call, tool.kind, () => runTool(tool, call, conversation, options));
+  // An `execute_tool` span (GenAI conventions) when tracing is on; a failed call counted (the ToolErrors metric).
+  return toolSpan(call, tool.kind, async () => {
+    const outcome = await runTool(tool, call, conversation, options);
+    if (!outcome.ok) recordToolError(tool.kind);
+    return outcome;
+  });
 }
 
 async function runTool(tool: RunnableTool, call: ToolInvocation, conversation: ConversationRef, options: { signal?: AbortSignal }): Promise<ExecutedTool> {
