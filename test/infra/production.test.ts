@@ -2,7 +2,21 @@ import { operations } from '../../shared/http/registry';
 import { jobs } from '../../shared/jobs/registry';
 import { TELEPHONY_ROUTE_THROTTLE, WIDGET_ROUTE_THROTTLE } from '../../lib/api';
 import { DEFAULT_RESERVED_CONCURRENCY } from '../../lib/api-area';
+import { METRICS_NAMESPACE, METRICS_SERVICE, MODEL_ERROR_KINDS, PLATFORM_METRICS, REPLY_CHANNELS, TOOL_TYPES } from '../../shared/telemetry/metrics';
 import { actionsOf, byDescription, synth, type FoundResource, type Synthesized } from './synth';
+
+/** A dashboard body (an `Fn::Join` of text and references) as JSON, each reference written `<Ref id>` or `<GetAtt id.attr>`. */
+function dashboardJson(body: unknown): any {
+  const join = (body as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+  const text = join[1]
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      const ref = part as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+      return ref.Ref ? `<Ref ${ref.Ref}>` : `<GetAtt ${ref['Fn::GetAtt']![0]}.${ref['Fn::GetAtt']![1]}>`;
+    })
+    .join(join[0]);
+  return JSON.parse(text);
+}
 
 /** What a production deployment needs beyond working (issue 41): route limits, streaming timeouts, caps, alarms and a dashboard. */
 describe('production needs', () => {
@@ -90,6 +104,43 @@ describe('production needs', () => {
       expect(body).toContain(title);
     }
     expect(body).toContain('OpenCalls');
+  });
+
+  it('shows the platform metrics (shared/telemetry/metrics.ts), each line named by its one bounded dimension, and alarms on model errors', () => {
+    const [dashboard] = s.resources('AWS::CloudWatch::Dashboard');
+    // Every metric line of the namespace: [namespace, name, dimension, value, …, options].
+    const lines = (dashboardJson(dashboard!.Properties.DashboardBody).widgets as any[])
+      .flatMap((w) => (w.properties?.metrics ?? []) as unknown[][])
+      .filter((m) => m[0] === METRICS_NAMESPACE && m[1] !== 'OpenCalls');
+    const dimensionsOf = (m: unknown[]) => Object.fromEntries(m.slice(2, -1).reduce<string[][]>((pairs, v, i) => (i % 2 ? pairs.at(-1)!.push(String(v)) : pairs.push([String(v)]), pairs), []));
+    const valuesOf = (name: string) => lines.filter((m) => m[1] === name).map((m) => dimensionsOf(m));
+    for (const m of lines) {
+      const dimensions = dimensionsOf(m);
+      const metric = Object.values(PLATFORM_METRICS).find((p) => p.name === m[1])!;
+      // The service and the metric's own dimension, nothing else (no organization, agent or call).
+      expect([m[1], Object.keys(dimensions).sort()]).toEqual([metric.name, ['service', metric.dimension].sort()]);
+      expect(dimensions.service).toBe(METRICS_SERVICE);
+    }
+    const values = (name: string, dimension: string) => [...new Set(valuesOf(name).map((d) => d[dimension]))].sort();
+    expect(values('Replies', 'Channel')).toEqual([...REPLY_CHANNELS].sort());
+    expect(values('ReplyLatency', 'Channel')).toEqual([...REPLY_CHANNELS].sort());
+    expect(lines.filter((m) => m[1] === 'ReplyLatency').map((m) => (m.at(-1) as { stat: string }).stat)).toEqual([...REPLY_CHANNELS.map(() => 'p50'), ...REPLY_CHANNELS.map(() => 'p99')]);
+    expect(values('ModelErrors', 'Kind')).toEqual([...MODEL_ERROR_KINDS].sort());
+    expect(values('ToolErrors', 'ToolType')).toEqual([...TOOL_TYPES].sort());
+    expect(values('CallsInProgress', 'Channel')).toEqual(['realtime', 'web']);
+    // A queue's wait is read under the name SQS gives the queue (the worker's Queue dimension), labelled with its job.
+    const waits = lines.filter((m) => m[1] === 'QueueWait');
+    const queueJobs = jobs.filter((job) => job.kind === 'queue');
+    expect(waits.map((m) => (m.at(-1) as { label: string }).label).sort()).toEqual(queueJobs.map((j) => j.name).sort());
+    for (const m of waits) {
+      const job = queueJobs.find((j) => j.name === (m.at(-1) as { label: string }).label)!;
+      expect(dimensionsOf(m).Queue).toMatch(new RegExp(`^<GetAtt Jobs${job.name.replace(/(^|-)(\w)/g, (_x, _d, c: string) => c.toUpperCase())}Queue[0-9A-F]{8}\.QueueName>$`));
+    }
+
+    const [modelAlarm] = alarm('The model failed at least');
+    const queried = (modelAlarm!.Properties.Metrics as any[]).filter((q) => q.MetricStat);
+    expect(queried.map((q) => q.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Kind').Value).sort()).toEqual([...MODEL_ERROR_KINDS].sort());
+    for (const q of queried) expect([q.MetricStat.Metric.Namespace, q.MetricStat.Metric.MetricName]).toEqual([METRICS_NAMESPACE, 'ModelErrors']);
   });
 
   it('lets the relay answer a hand-off and an ending: relay-default may send to event-fanout and the call-end queues', () => {
