@@ -1,4 +1,5 @@
 import { logger } from '../shared/logger';
+import { flushTracing, startTracing } from '../shared/telemetry/tracing';
 import { preloadAmbientBeds } from './ambient';
 import { publishOpenCalls } from './open-calls-metric';
 import { startVoiceServer } from './server';
@@ -13,6 +14,8 @@ import { startVoiceServer } from './server';
 async function main(): Promise<void> {
   // The ambient beds are made once per process: made now, the first call using one does not stall the others.
   preloadAmbientBeds();
+  // Traces when the standard OTEL_* settings ask for them (docs/operations.md, "Traces"): each call's responses and tool calls join the call's trace.
+  await startTracing();
   const server = await startVoiceServer({ port: Number(process.env.PORT) || 8080 });
   logger.info('Voice runtime listening', { port: server.port, path: '/stream' });
   // The service scales on this (lib/voice.ts): every minute, this task's open calls as an EMF line.
@@ -22,7 +25,10 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info('Voice runtime draining', { signal, calls: server.sessions.size });
-    void server.drain((Number(process.env.VOICE_DRAIN_SECONDS) || 110) * 1000).then(() => process.exit(0));
+    void server
+      .drain((Number(process.env.VOICE_DRAIN_SECONDS) || 110) * 1000)
+      .then(() => flushTracing())
+      .then(() => process.exit(0));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -138,6 +138,7 @@ export async function startVoiceServer(options: VoiceServerOptions = {}): Promis
         providerCallId: frame.start.callSid,
         startMs,
         ...(params[STREAM_PARAMETERS.resume] !== undefined ? { resume: params[STREAM_PARAMETERS.resume] } : {}),
+        ...(claims.traceparent ? { traceparent: claims.traceparent } : {}),
       });
       // From here frames go to the session; the ones that came while admitting go first, in order.
       session = s;

@@ -13,6 +13,8 @@ import { TranscriptRecorder } from './transcript';
 import { movedByPlatform, Transfers } from './transfers';
 import { BENIGN_EVENT_PREFIX, TurnTaking } from './turn-taking';
 import type { TwilioFrame } from './twilio-transport';
+import { recordRealtimeResponse } from '../shared/telemetry/genai';
+import { inStoredTrace } from '../shared/telemetry/tracing';
 
 export { APOLOGY_TWIML, transferTwiml } from './carrier';
 
@@ -55,11 +57,15 @@ export interface SessionInput {
   startMs: number;
   /** The stream parameter `resume` (a warm transfer's index): back from a transfer, the call's conversation goes on (resume.ts). */
   resume?: string;
+  /** The call's W3C trace context (the stream token's `traceparent` claim, when tracing is on): model responses and tool calls join the call's trace. */
+  traceparent?: string;
 }
 
 export class CallSession {
   readonly callId: string;
   readonly orgId: string;
+  /** A phone call through the Realtime model, or a browser's web call (the metrics' Channel). */
+  readonly channel: 'realtime' | 'web';
   /** Resolves when the session is over and the call written. */
   readonly done: Promise<void>;
   private resolveDone!: () => void;
@@ -90,6 +96,7 @@ export class CallSession {
     const { context, settings } = input;
     this.callId = context.call.id;
     this.orgId = context.call.organization_id;
+    this.channel = context.call.channel === 'web' ? 'web' : 'realtime';
     const earlier = input.resume === undefined ? undefined : { transcript: context.call.transcript ?? [], toolCalls: context.call.tool_calls ?? [] };
     this.startMs = earlier ? resumedStartMs(context.call, earlier.transcript, input.startMs) : input.startMs;
     this.transcript = new TranscriptRecorder(this.startMs, earlier);
@@ -116,6 +123,7 @@ export class CallSession {
       transcript: this.transcript,
       live: () => this.state === 'live',
       bytesPerMs: AUDIO_BYTES_PER_MS[format],
+      channel: this.channel,
       agentSpeaking: (active) => input.observer?.speaking('agent', active),
     });
     this.transfers = new Transfers({
@@ -327,13 +335,15 @@ export class CallSession {
   private async onResponseDone(e: ServerEvent): Promise<void> {
     const response = e.response ?? {};
     const { id, state } = this.turns.responseDone(response.id);
+    recordRealtimeResponse(this.input.traceparent, { model: this.agent.s2s_model || this.input.settings.defaultModel, startMs: state.createdMs, status: response.status ?? 'completed', usage: response.usage });
     const calls = this.calls.responseDone(id, response.output);
     const completed = (response.status ?? 'completed') === 'completed';
     if (calls.length && completed && this.toolCalls) {
       if (state.interrupted) this.toolCalls.refuse(calls);
       else if (this.state === 'live') {
         const toolsStartedMs = Date.now();
-        const { answered, end } = await this.toolCalls.run(calls);
+        const toolCalls = this.toolCalls;
+        const { answered, end } = await inStoredTrace('realtime tool calls', this.input.traceparent, { attributes: { 'gen_ai.conversation.id': this.callId, 'tool_calls.count': calls.length } }, () => toolCalls.run(calls));
         this.turns.toolsRan(Date.now() - toolsStartedMs);
         if (this.state !== 'live') return;
         if (end) {

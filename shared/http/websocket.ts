@@ -1,6 +1,8 @@
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import type { Access } from '../access/declaration';
 import { logger } from '../logger';
+import { afterInvocation } from '../telemetry/jobs';
+import { startTracing } from '../telemetry/tracing';
 
 /**
  * The WebSocket route kind of the route registry: an API Gateway WebSocket API route (`$connect`,
@@ -45,12 +47,17 @@ export function websocket(route: WebSocketRoute, fn: (input: WebSocketInput) => 
   return async (event: WebSocketEvent, _context?: Context): Promise<APIGatewayProxyResultV2> => {
     const connectionId = event.requestContext.connectionId;
     const body = event.body && event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+    // Tracing starts with the function's first message when the settings ask for it (the turns' spans: relay/turn-taking.ts).
+    await startTracing();
     try {
       const answer = await fn({ connectionId, body, query: event.queryStringParameters ?? {}, event });
       return answer ?? { statusCode: 200 };
     } catch (err) {
       logger.error('A relay route failed', { route: route.routeKey, connection_id: connectionId, error: err as Error });
       return { statusCode: 500 };
+    } finally {
+      // A real Lambda is frozen once it answers: its spans leave first.
+      await afterInvocation();
     }
   };
 }

@@ -39,7 +39,7 @@ interface LlmPort<Req extends LlmRequest = LlmRequest, Res extends LlmResponse =
   readonly name: string;
   complete(request: Req): Promise<Res>;
 }
-import { inSpan, SpanKind, tracingActive } from './tracing';
+import { inSpan, markFailed, SpanKind, storedParent, tracer, tracingActive } from './tracing';
 
 /**
  * GenAI semantic-convention spans (gen-ai-spans: `chat {model}` client spans for model requests,
@@ -142,4 +142,32 @@ export function agentTurnSpan<T>(conversation: { type: string; id: string; agent
     'conversation.type': conversation.type,
   };
   return inSpan(`invoke_agent ${conversation.agent_id}`, { kind: SpanKind.INTERNAL, attributes }, run);
+}
+
+/**
+ * One Realtime model response (a call on the voice runtime) as a GenAI client span in the call's
+ * trace, recorded when `response.done` comes: from `response.created` on this process's clock to
+ * now, with the response's token usage and status as its finish reason. Nothing when tracing is off.
+ */
+export function recordRealtimeResponse(traceparent: string | undefined, response: { model: string; startMs?: number; status: string; usage?: { input_tokens?: number; output_tokens?: number } }): void {
+  if (!tracingActive()) return;
+  const span = tracer().startSpan(
+    `chat ${response.model}`,
+    {
+      kind: SpanKind.CLIENT,
+      ...(response.startMs !== undefined ? { startTime: response.startMs } : {}),
+      attributes: {
+        [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
+        [ATTR_GEN_AI_PROVIDER_NAME]: 'openai',
+        [ATTR_GEN_AI_REQUEST_MODEL]: response.model,
+        'gen_ai.output.type': 'speech',
+        [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [response.status],
+        ...(typeof response.usage?.input_tokens === 'number' ? { [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: response.usage.input_tokens } : {}),
+        ...(typeof response.usage?.output_tokens === 'number' ? { [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: response.usage.output_tokens } : {}),
+      },
+    },
+    storedParent(traceparent),
+  );
+  if (response.status === 'failed') markFailed(span, 'the model response failed');
+  span.end();
 }

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { contextFrom, flushTracing, markFailed, SpanKind, startTracing, tracer } from './tracing';
+import { contextFrom, flushTracing, markFailed, SpanKind, startTracing, TRACEPARENT_PATTERN, tracer } from './tracing';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -12,7 +12,10 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIG
 export function tracedHandler<H extends Handler>(operation: { method: string; path: string; operationId: string }, handler: H): H {
   const traced = async (event: APIGatewayProxyEventV2, context: Context) => {
     if (!(await startTracing())) return handler(event, context);
-    const parent = contextFrom(event.headers ?? {});
+    // The carrier's callbacks carry the call's trace in their URL (tracing.ts withTraceQuery), which we made and the carrier signed:
+    // it wins over a `traceparent` header (the carrier's own tracing, if any); any other request continues its caller's header.
+    const queried = event.queryStringParameters?.traceparent;
+    const parent = contextFrom(queried && TRACEPARENT_PATTERN.test(queried) ? { traceparent: queried } : (event.headers ?? {}));
     const path = event.rawPath ?? event.requestContext?.http?.path;
     try {
       return await tracer().startActiveSpan(

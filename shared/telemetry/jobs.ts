@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { contextFrom, flushTracing, inSpan, SpanKind, startTracing } from './tracing';
+import { contextFrom, flushTracing, inSpan, inStoredTrace, SpanKind, startTracing } from './tracing';
 
 /**
  * Runs one queue message's work in a `process` consumer span that continues the trace of the
@@ -25,4 +25,20 @@ export async function inMessageSpan<T>(record: SQSRecord, work: () => Promise<T>
 /** After a batch, in a real Lambda, export the spans before the process is frozen. */
 export async function afterInvocation(): Promise<void> {
   if (process.env.AWS_EXECUTION_ENV) await flushTracing();
+}
+
+/**
+ * A scheduled job's run (the minute sweeps, the daily renewals) as the root span of a trace of
+ * its own, `schedule {name}`: the work it queues carries that trace (queue.ts), so a sweep's
+ * retries and dials are found from it. Exported before the process is frozen. Plainly when off.
+ */
+export function scheduledJob<A extends unknown[]>(name: string, run: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    if (!(await startTracing())) return run(...args);
+    try {
+      await inStoredTrace(`schedule ${name}`, undefined, { kind: SpanKind.INTERNAL, attributes: { 'job.name': name, 'job.trigger': 'schedule' } }, () => run(...args));
+    } finally {
+      await afterInvocation();
+    }
+  };
 }

@@ -105,6 +105,26 @@ export function traceCarrier(): Record<string, string> | undefined {
   return carrier.traceparent ? carrier : undefined;
 }
 
+/** The W3C `traceparent` of the active span (for a URL's query or a stream's parameters, where no header goes); undefined when off. */
+export function activeTraceparent(): string | undefined {
+  return traceCarrier()?.traceparent;
+}
+
+/** A `traceparent` value as the W3C Trace Context defines it (version 00: trace id, parent span id, flags; lower-case hex). */
+export const TRACEPARENT_PATTERN = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * `url` with the active span's `traceparent` in its query, when tracing is on: how the trace of
+ * a call reaches the carrier's callbacks (Twilio requests each URL as given, query included, and
+ * signs it whole), which carry no header of ours. The callback's server span continues it
+ * (http.ts). The URL as it is when tracing is off.
+ */
+export function withTraceQuery(url: string): string {
+  const traceparent = activeTraceparent();
+  if (!traceparent) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}traceparent=${traceparent}`;
+}
+
 /** The context a carrier (headers, message attributes) continues; only once tracing is on. */
 export function contextFrom(carrier: Record<string, string | undefined> | undefined): Context {
   const root = otel().context.active();
@@ -147,6 +167,21 @@ export async function inSpan<T>(name: string, options: SpanOptions, fn: (span: S
       span.end();
     }
   });
+}
+
+/**
+ * Runs `fn` in a span whose parent is a stored W3C `traceparent` (a call's, kept where its later
+ * work finds it: a relay connection's state, a media stream's parameters), so work that arrives
+ * with no context of its own joins the call's trace; a root span without one. Plainly when off.
+ */
+export function inStoredTrace<T>(name: string, traceparent: string | undefined, options: Omit<SpanOptions, 'parent'>, fn: (span: Span | undefined) => Promise<T> | T): Promise<T> {
+  if (!active || !api) return inSpan(name, options, fn);
+  return inSpan(name, { ...options, parent: storedParent(traceparent) }, fn);
+}
+
+/** The context a stored `traceparent` continues; a root context (no active span) without a valid one. Only once tracing is on. */
+export function storedParent(traceparent: string | undefined): Context {
+  return traceparent && TRACEPARENT_PATTERN.test(traceparent) ? contextFrom({ traceparent }) : otel().trace.deleteSpan(otel().context.active());
 }
 
 /** Marks a span failed. */

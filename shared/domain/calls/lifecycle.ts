@@ -1,3 +1,4 @@
+import { withTraceQuery } from '../../telemetry/tracing';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { queue } from '../../adapters/queue';
 import { telephony } from '../../adapters/telephony';
@@ -280,7 +281,7 @@ export const callOf = (orgId: string, callId: string) => getItem<CallItem>(keys.
 export function twilioCallbackUrl(kind: 'status' | 'twiml' | 'recording', orgId: string, callId: string): string {
   const base = config().publicBaseUrl;
   if (!base) throw new Error('PUBLIC_BASE_URL must be set for the carrier to reach the platform (Twilio callbacks).');
-  return `${base.replace(/\/$/, '')}/api/v1/telephony/twilio/${kind}?${new URLSearchParams({ organization_id: orgId, call_id: callId })}`;
+  return withTraceQuery(`${base.replace(/\/$/, '')}/api/v1/telephony/twilio/${kind}?${new URLSearchParams({ organization_id: orgId, call_id: callId })}`);
 }
 
 /** dialBlock's answer (dnc/service.ts) for a call, its contact and do-not-call entry read in one BatchGetItem. */

@@ -1,7 +1,7 @@
 import { named } from '../common/named';
 import * as z from 'zod/mini';
 import { defineOperation } from '../../http/operation';
-import { IdParams, uuid } from '../common/schemas';
+import { IdParams, traceparentQuery, uuid } from '../common/schemas';
 import { recordingKeys } from './recordings';
 import { Call, CallListQuery, CreateCallBody } from './schemas';
 import { lazy } from '../common/lazy';
@@ -34,12 +34,12 @@ export const getCall = /* @__PURE__ */ defineOperation({
 });
 
 /** The call a Twilio callback is about, in the callback URL's query (signed with the URL). */
-const TwilioCallQuery = lazy(() => z.strictObject({ organization_id: uuid(), call_id: uuid() }));
+const TwilioCallQuery = lazy(() => z.strictObject({ organization_id: uuid(), call_id: uuid(), traceparent: traceparentQuery() }));
 /**
  * The status URL names the call for calls we place; a number's StatusCallback (incoming calls)
  * names none, and the call is found from its CallSid. One without the other is a 400.
  */
-const TwilioStatusQuery = lazy(() => z.strictObject({ organization_id: z.optional(uuid()), call_id: z.optional(uuid()) }));
+const TwilioStatusQuery = lazy(() => z.strictObject({ organization_id: z.optional(uuid()), call_id: z.optional(uuid()), traceparent: traceparentQuery() }));
 /** Twilio posts many form parameters; the signature covers them all, so none is refused here. */
 const TwilioForm = named('TwilioCallbackForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
 /** What every Twilio callback may answer besides its success: Twilio sees these in its debugger. */

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { defineOperation, type Access } from '../../http/operation';
 import { lazy } from '../common/lazy';
 import { named } from '../common/named';
-import { uuid } from '../common/schemas';
+import { traceparentQuery, uuid } from '../common/schemas';
 import { recordingKeys } from './recordings';
 
 /**
@@ -14,6 +14,7 @@ const TransferQuery = lazy(() =>
   z.strictObject({
     organization_id: uuid(),
     call_id: uuid(),
+    traceparent: traceparentQuery(),
     transfer: z.coerce.number().check(z.int(), z.minimum(0), z.maximum(1000)),
   }),
 );

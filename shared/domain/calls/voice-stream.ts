@@ -1,3 +1,4 @@
+import { activeTraceparent } from '../../telemetry/tracing';
 import { randomBytes } from 'node:crypto';
 import { signToken } from '../../adapters/signed-token';
 import { rawBody, type RawBody } from '../common/raw-body';
@@ -38,6 +39,17 @@ export interface StreamTarget {
 
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
+/**
+ * The stream token's `traceparent` claim when tracing is on: the W3C trace context of the request
+ * that answered the call, so the session's turns (the relay's, the voice runtime's) continue the
+ * call's trace. In the token, read where the session is admitted, before any message: never raced
+ * by the first prompt, and signed with the rest.
+ */
+export function traceClaim(): { traceparent?: string } {
+  const traceparent = activeTraceparent();
+  return traceparent ? { traceparent } : {};
+}
+
 /** A TwiML document around `inner`. */
 export const twiml = (inner: string): RawBody => rawBody('text/xml', `<?xml version="1.0" encoding="UTF-8"?><Response>${inner}</Response>`);
 
@@ -52,7 +64,7 @@ export async function streamTwiml(runtimeUrl: string, target: StreamTarget): Pro
   // A nonce makes each stream's token its own (one use each): two send-backs of one transfer within the same second (its
   // outcome's, then a late join's) would otherwise sign the same token, and the second stream be refused as already used.
   const token = await signToken('voice-stream', {
-    organization_id: target.organization_id, call_id: target.call_id, ...(target.resume !== undefined ? { resume: target.resume } : {}), nonce: randomBytes(9).toString('base64url'),
+    organization_id: target.organization_id, call_id: target.call_id, ...(target.resume !== undefined ? { resume: target.resume } : {}), nonce: randomBytes(9).toString('base64url'), ...traceClaim(),
   }, STREAM_TOKEN_TTL_SECONDS);
   const parameters: [string, string | undefined][] = [
     [STREAM_PARAMETERS.token, token],

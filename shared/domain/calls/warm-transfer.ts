@@ -1,3 +1,4 @@
+import { withTraceQuery } from '../../telemetry/tracing';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { llm } from '../../adapters/llm';
 import { telephony, type CallStatusEvent } from '../../adapters/telephony';
@@ -81,7 +82,7 @@ export type TransferCallbackKind = 'transfer-answer' | 'transfer-gather' | 'tran
 export function transferCallbackUrl(kind: TransferCallbackKind, orgId: string, callId: string, index: number): string {
   const base = config().publicBaseUrl;
   if (!base) throw new Error('PUBLIC_BASE_URL must be set for warm transfers (Twilio calls the platform back)');
-  return `${base.replace(/\/$/, '')}/api/v1/telephony/twilio/${kind}?${new URLSearchParams({ organization_id: orgId, call_id: callId, transfer: String(index) })}`;
+  return withTraceQuery(`${base.replace(/\/$/, '')}/api/v1/telephony/twilio/${kind}?${new URLSearchParams({ organization_id: orgId, call_id: callId, transfer: String(index) })}`);
 }
 
 /** The conference of one transfer (a name unique to the call and the transfer). */

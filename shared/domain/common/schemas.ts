@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { TRACEPARENT_PATTERN } from '../../telemetry/tracing';
 import { lazy } from './lazy';
 
 /**
@@ -7,6 +8,12 @@ import { lazy } from './lazy';
  */
 export const uuid = () =>
   z.string().check(z.regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID'), z.toLowerCase());
+
+/**
+ * The W3C trace context a carrier callback's URL carries when tracing is on (telemetry/tracing.ts
+ * withTraceQuery): optional, and only ever read as a span's parent.
+ */
+export const traceparentQuery = () => z.optional(z.string().check(z.regex(TRACEPARENT_PATTERN, 'must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)')));
 
 export const IdParams = lazy(() => z.strictObject({ id: uuid() }));
 

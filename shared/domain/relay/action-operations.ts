@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { defineOperation } from '../../http/operation';
 import { lazy } from '../common/lazy';
 import { named } from '../common/named';
-import { uuid } from '../common/schemas';
+import { traceparentQuery, uuid } from '../common/schemas';
 import { recordingKeys } from '../calls/recordings';
 
 /**
@@ -14,6 +14,7 @@ const RelayActionQuery = lazy(() =>
   z.strictObject({
     organization_id: uuid(),
     call_id: uuid(),
+    traceparent: traceparentQuery(),
     attempt: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10)), 0),
   }),
 );

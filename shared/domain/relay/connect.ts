@@ -11,6 +11,7 @@ import type { CallItem } from '../calls/service';
 import { openVoiceSession } from '../calls/voice-session';
 import { resumeGreeting } from '../calls/transfer-item';
 import { STREAM_PARAMETERS } from '../calls/voice-stream';
+import { TRACEPARENT_PATTERN } from '../../telemetry/tracing';
 import type { Contact } from '../contacts/schemas';
 import { conversationRef } from '../conversations/types';
 import { currentAgentOf } from '../conversations/segments';
@@ -103,6 +104,7 @@ export async function connectRelay(connectionId: string, token: string | undefin
     session_seq: sessionSeq(nowMs, connectionId),
     ...(call.provider_call_id ? { call_sid: call.provider_call_id } : {}),
     ...(twilioRunsSessions() ? { action_follows: true as const } : {}),
+    ...(claims.traceparent && TRACEPARENT_PATTERN.test(claims.traceparent) ? { trace_parent: claims.traceparent } : {}),
     agent: relayAgent,
     system: setup.system + (ivr ? ivrInstructions(ivr.goal) : ''),
     conversation: { ...conversationRef('call', call, setup.timezone), agent_id: agent.id },

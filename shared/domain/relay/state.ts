@@ -42,6 +42,8 @@ export interface RelayState {
   action_follows?: true;
   /** `setup` came (and matched the token's call). */
   set_up?: boolean;
+  /** The call's W3C trace context (the stream token's `traceparent` claim, when tracing was on): each turn's span continues it. */
+  trace_parent?: string;
   /** The agent's settings as the call was connected, so no message reads the agent again. */
   agent: RelayAgent;
   /** The filled prompt. */

@@ -3,6 +3,7 @@ import { LlmError } from '../../adapters/llm/port';
 import { clockMs } from '../../clock';
 import type { TransactItem } from '../../db/store';
 import { logger } from '../../logger';
+import { inStoredTrace, SpanKind } from '../../telemetry/tracing';
 import { executeToolOnDemand, keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
 import { groundingPassages } from '../conversations/grounding';
 import { ReplyTimer, type ReplyLatency } from '../conversations/latency';
@@ -90,7 +91,14 @@ async function sayGoodbye(state: RelayState, myTurn: number, spoken: string, atM
 }
 
 /** The turn itself: the engine with the model streaming into `reply`, tools gated on the claim, then the write. */
-async function respond(state: RelayState, history: ConversationMessage[], myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number, receivedMs: number, reconnectAfter = false): Promise<void> {
+function respond(state: RelayState, history: ConversationMessage[], myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number, receivedMs: number, reconnectAfter = false): Promise<void> {
+  // One span per turn, in the call's trace (the TwiML's traceparent, kept in the state at `setup`).
+  return inStoredTrace('relay turn', state.trace_parent, { kind: SpanKind.SERVER, attributes: { 'conversation.type': 'call', 'gen_ai.conversation.id': state.call_id, 'relay.turn': myTurn } }, () =>
+    respondTurn(state, history, myTurn, reply, userText, spoken, atMs, receivedMs, reconnectAfter),
+  );
+}
+
+async function respondTurn(state: RelayState, history: ConversationMessage[], myTurn: number, reply: Reply, userText: string, spoken: string, atMs: number, receivedMs: number, reconnectAfter: boolean): Promise<void> {
   const timer = new ReplyTimer(receivedMs);
   // No tool runs before the claim held (a dropped start must not have acted on the world).
   const gatedTool: typeof executeTool = async (...args) => {

@@ -1,3 +1,4 @@
+import { withTraceQuery } from '../../telemetry/tracing';
 import { randomBytes } from 'node:crypto';
 import { signToken } from '../../adapters/signed-token';
 import { clockNow } from '../../clock';
@@ -9,7 +10,7 @@ import type { Agent } from '../agents/schemas';
 import { findConversationAgent } from '../agents/service';
 import type { CallItem } from '../calls/service';
 import { resumeGreeting } from '../calls/transfer-item';
-import { apologyTwiml, STREAM_PARAMETERS, STREAM_TOKEN_TTL_SECONDS, twiml } from '../calls/voice-stream';
+import { apologyTwiml, STREAM_PARAMETERS, STREAM_TOKEN_TTL_SECONDS, traceClaim, twiml } from '../calls/voice-stream';
 import type { Contact } from '../contacts/schemas';
 import { conversationSetup, loadConversationTimezone } from '../conversations/variables';
 import type { RawBody } from '../common/raw-body';
@@ -45,7 +46,7 @@ export function relayActionUrl(call: Pick<CallItem, 'organization_id' | 'id'>, a
   const base = config().publicBaseUrl;
   if (!base) throw new Error('PUBLIC_BASE_URL must be set for ConversationRelay calls (their <Connect action> URL)');
   const query = new URLSearchParams({ organization_id: call.organization_id, call_id: call.id, attempt: String(attempt) });
-  return `${base.replace(/\/$/, '')}${RELAY_ACTION_PATH}?${query.toString()}`;
+  return withTraceQuery(`${base.replace(/\/$/, '')}${RELAY_ACTION_PATH}?${query.toString()}`);
 }
 
 /**
@@ -67,7 +68,7 @@ export async function relayTwiml(relayUrl: string, call: CallItem, agent: Agent 
   const resume = options.resume;
   // A nonce makes each session's token its own: a reconnect signed within the same second as the call's last token (a socket dropped
   // right after the answer, a refused session retried at once) would otherwise be that token again, already used, and refused.
-  const token = await signToken('voice-stream', { organization_id: call.organization_id, call_id: call.id, ...(resume !== undefined ? { resume: String(resume) } : {}), nonce: randomBytes(9).toString('base64url') }, STREAM_TOKEN_TTL_SECONDS);
+  const token = await signToken('voice-stream', { organization_id: call.organization_id, call_id: call.id, ...(resume !== undefined ? { resume: String(resume) } : {}), nonce: randomBytes(9).toString('base64url'), ...traceClaim() }, STREAM_TOKEN_TTL_SECONDS);
   const greeting = resume !== undefined ? resumeGreeting(call.transfers?.[resume]?.outcome) : attempt === 0 && (agent.start_speaker ?? 'agent') !== 'user' ? setup.beginMessage : '';
   const attributes: [string, string | undefined][] = [
     ['url', relayConnectUrl(relayUrl, token)],
