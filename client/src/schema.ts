@@ -332,6 +332,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agents/{id}/traffic-split/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Results of the agent's traffic split (current, else the one that ended last, or `traffic_split_id`) per variant: conversations, success rate, average duration, reply p50, ends and analysis fields; each variant's success rate against the first with the difference, its 95% confidence interval and the two-proportion z-test's p-value; `from`/`to` UTC days (default the split's own)
+         * @description Results of the agent's traffic split (current, else the one that ended last, or `traffic_split_id`) per variant: conversations, success rate, average duration, reply p50, ends and analysis fields; each variant's success rate against the first with the difference, its 95% confidence interval and the two-proportion z-test's p-value; `from`/`to` UTC days (default the split's own)
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["getTrafficSplitResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents/{id}/test-runs": {
         parameters: {
             query?: never;
@@ -2614,6 +2636,8 @@ export interface components {
             openai_system_messages: "demote" | "refuse" | "trust";
             require_passing_tests: boolean;
             published_version: number | null;
+            traffic_split: components["schemas"]["TrafficSplit"] | null;
+            traffic_split_id: string | null;
             created_at: string;
             updated_at: string;
         };
@@ -2759,6 +2783,7 @@ export interface components {
             organization_id: string;
             agent_id: string;
             agent_version: number | null;
+            traffic_split_id: string | null;
             campaign_id: string | null;
             contact_id: string | null;
             /** @enum {string} */
@@ -2962,6 +2987,7 @@ export interface components {
             organization_id: string;
             agent_id: string;
             agent_version: number | null;
+            traffic_split_id: string | null;
             current_agent_id: string;
             current_agent_version: number | null;
             segments: components["schemas"]["ConversationSegment"][];
@@ -3080,6 +3106,7 @@ export interface components {
             organization_id: string;
             agent_id: string;
             agent_version: number | null;
+            traffic_split_id: string | null;
             current_agent_id: string;
             current_agent_version: number | null;
             segments: components["schemas"]["ConversationSegment"][];
@@ -3806,6 +3833,7 @@ export interface components {
             dynamic_variables?: {
                 [key: string]: string;
             };
+            visitor_id?: string;
         };
         /** @description The contact the test's conversation is with (fills `{{contact.*}}`); no contact is read or written */
         TestContact: {
@@ -4101,6 +4129,57 @@ export interface components {
             updatedAt: string;
             secret?: string;
         };
+        /** @description A traffic split between published versions: 2–5 `{ version, weight }`, each version once, weights 1–99 summing to 100 */
+        TrafficSplit: components["schemas"]["TrafficSplitVariant"][];
+        /** @description A variant's success rate against the first variant's: difference, 95% confidence interval and two-proportion z-test */
+        TrafficSplitComparison: {
+            baseline_version: number;
+            difference: number | null;
+            ci95: [
+                number,
+                number
+            ] | null;
+            z: number | null;
+            p_value: number | null;
+            note: string | null;
+        };
+        /** @description The results of a traffic split between versions, per variant, with each variant's success rate compared to the first's */
+        TrafficSplitResults: {
+            agent_id: string;
+            traffic_split_id: string;
+            /** @enum {string} */
+            status: "active" | "ended";
+            started_at: string;
+            ended_at: string | null;
+            from: string;
+            to: string;
+            variants: components["schemas"]["TrafficSplitVariantResult"][];
+        };
+        /** @description A published version of the agent and its share of new conversations (percent, 1–99) */
+        TrafficSplitVariant: {
+            version: number;
+            weight: number;
+        };
+        /** @description One variant of a traffic split: its conversations and outcomes, and its success rate against the first variant's */
+        TrafficSplitVariantResult: {
+            version: number;
+            weight: number;
+            conversations: number;
+            analyzed: number;
+            successful: number;
+            success_rate: number | null;
+            average_duration_seconds: number | null;
+            latency_p50_ms: number | null;
+            ended: {
+                [key: string]: number;
+            };
+            fields: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
+            comparison: components["schemas"]["TrafficSplitComparison"] | null;
+        };
         /** @description A destination of `transfer_call`: its number, how to transfer there (default the item's mode) and a description the model reads to choose it */
         TransferDestination: {
             phone_number: string;
@@ -4174,6 +4253,7 @@ export interface components {
             require_passing_tests?: boolean;
             published_version?: number | null;
             expected_published_version?: number | null;
+            traffic_split?: components["schemas"]["TrafficSplit"] | null;
         };
         /** @description Fields of a test to change */
         UpdateAgentTestRequest: {
@@ -4790,6 +4870,11 @@ export type ToolDefinition = components['schemas']['ToolDefinition'];
 export type ToolDefinitionInput = components['schemas']['ToolDefinitionInput'];
 export type ToolMock = components['schemas']['ToolMock'];
 export type ToolWithSecret = components['schemas']['ToolWithSecret'];
+export type TrafficSplit = components['schemas']['TrafficSplit'];
+export type TrafficSplitComparison = components['schemas']['TrafficSplitComparison'];
+export type TrafficSplitResults = components['schemas']['TrafficSplitResults'];
+export type TrafficSplitVariant = components['schemas']['TrafficSplitVariant'];
+export type TrafficSplitVariantResult = components['schemas']['TrafficSplitVariantResult'];
 export type TransferDestination = components['schemas']['TransferDestination'];
 export type TwilioCallbackForm = components['schemas']['TwilioCallbackForm'];
 export type TwilioCallbackReceipt = components['schemas']['TwilioCallbackReceipt'];
@@ -5287,6 +5372,17 @@ export interface operations {
                      *           "require_passing_tests": false,
                      *           "openai_system_messages": "demote",
                      *           "published_version": 3,
+                     *           "traffic_split": [
+                     *             {
+                     *               "version": 3,
+                     *               "weight": 90
+                     *             },
+                     *             {
+                     *               "version": 4,
+                     *               "weight": 10
+                     *             }
+                     *           ],
+                     *           "traffic_split_id": "01936f50-2a4b-7c5d-8e6f-7a8b9c0d1e2f",
                      *           "created_at": "2026-03-02T15:04:05.123Z",
                      *           "updated_at": "2026-03-02T16:20:41.507Z"
                      *         }
@@ -5422,6 +5518,17 @@ export interface operations {
                      *         "require_passing_tests": false,
                      *         "openai_system_messages": "demote",
                      *         "published_version": 3,
+                     *         "traffic_split": [
+                     *           {
+                     *             "version": 3,
+                     *             "weight": 90
+                     *           },
+                     *           {
+                     *             "version": 4,
+                     *             "weight": 10
+                     *           }
+                     *         ],
+                     *         "traffic_split_id": "01936f50-2a4b-7c5d-8e6f-7a8b9c0d1e2f",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5829,6 +5936,17 @@ export interface operations {
                      *         "require_passing_tests": false,
                      *         "openai_system_messages": "demote",
                      *         "published_version": 3,
+                     *         "traffic_split": [
+                     *           {
+                     *             "version": 3,
+                     *             "weight": 90
+                     *           },
+                     *           {
+                     *             "version": 4,
+                     *             "weight": 10
+                     *           }
+                     *         ],
+                     *         "traffic_split_id": "01936f50-2a4b-7c5d-8e6f-7a8b9c0d1e2f",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -5991,6 +6109,17 @@ export interface operations {
                      *         "require_passing_tests": false,
                      *         "openai_system_messages": "demote",
                      *         "published_version": 3,
+                     *         "traffic_split": [
+                     *           {
+                     *             "version": 3,
+                     *             "weight": 90
+                     *           },
+                     *           {
+                     *             "version": 4,
+                     *             "weight": 10
+                     *           }
+                     *         ],
+                     *         "traffic_split_id": "01936f50-2a4b-7c5d-8e6f-7a8b9c0d1e2f",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -6477,6 +6606,140 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTrafficSplitResults: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                traffic_split_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "traffic_split_id": "01936f50-2a4b-7c5d-8e6f-7a8b9c0d1e2f",
+                     *         "status": "active",
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "ended_at": null,
+                     *         "from": "2026-03-02",
+                     *         "to": "2026-03-16",
+                     *         "variants": [
+                     *           {
+                     *             "version": 3,
+                     *             "weight": 90,
+                     *             "conversations": 412,
+                     *             "analyzed": 400,
+                     *             "successful": 248,
+                     *             "success_rate": 0.62,
+                     *             "average_duration_seconds": 184.5,
+                     *             "latency_p50_ms": 719,
+                     *             "ended": {
+                     *               "completed": 380,
+                     *               "no_answer": 20,
+                     *               "user_hangup": 12
+                     *             },
+                     *             "fields": {
+                     *               "appointment_booked": {
+                     *                 "true": 236,
+                     *                 "false": 164
+                     *               }
+                     *             },
+                     *             "comparison": null
+                     *           },
+                     *           {
+                     *             "version": 4,
+                     *             "weight": 10,
+                     *             "conversations": 46,
+                     *             "analyzed": 45,
+                     *             "successful": 33,
+                     *             "success_rate": 0.7333,
+                     *             "average_duration_seconds": 171.2,
+                     *             "latency_p50_ms": 687,
+                     *             "ended": {
+                     *               "completed": 43,
+                     *               "no_answer": 3
+                     *             },
+                     *             "fields": {
+                     *               "appointment_booked": {
+                     *                 "true": 31,
+                     *                 "false": 14
+                     *               }
+                     *             },
+                     *             "comparison": {
+                     *               "baseline_version": 3,
+                     *               "difference": 0.1133,
+                     *               "ci95": [
+                     *                 -0.0243,
+                     *                 0.251
+                     *               ],
+                     *               "z": 1.4942,
+                     *               "p_value": 0.1351,
+                     *               "note": null
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["TrafficSplitResults"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The agent is not the organization's, or it has no such traffic split (none set and none ended). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "Agent 01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90 not found",
+                     *         "details": {
+                     *           "resource": "Agent",
+                     *           "id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -7118,6 +7381,17 @@ export interface operations {
                      *         "require_passing_tests": false,
                      *         "openai_system_messages": "demote",
                      *         "published_version": 3,
+                     *         "traffic_split": [
+                     *           {
+                     *             "version": 3,
+                     *             "weight": 90
+                     *           },
+                     *           {
+                     *             "version": 4,
+                     *             "weight": 10
+                     *           }
+                     *         ],
+                     *         "traffic_split_id": "01936f50-2a4b-7c5d-8e6f-7a8b9c0d1e2f",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
                      *         "updated_at": "2026-03-02T16:20:41.507Z"
                      *       }
@@ -13031,6 +13305,7 @@ export interface operations {
                      *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *           "agent_version": 3,
+                     *           "traffic_split_id": null,
                      *           "campaign_id": null,
                      *           "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *           "direction": "outbound",
@@ -13236,6 +13511,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "traffic_split_id": null,
                      *         "campaign_id": null,
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "direction": "outbound",
@@ -13437,6 +13713,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "traffic_split_id": null,
                      *         "campaign_id": null,
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "direction": "outbound",
@@ -13592,6 +13869,7 @@ export interface operations {
             query: {
                 organization_id: string;
                 call_id: string;
+                traceparent?: string;
             };
             header?: never;
             path?: never;
@@ -13731,6 +14009,7 @@ export interface operations {
             query: {
                 organization_id: string;
                 call_id: string;
+                traceparent?: string;
             };
             header?: never;
             path?: never;
@@ -13827,6 +14106,7 @@ export interface operations {
             query?: {
                 organization_id?: string;
                 call_id?: string;
+                traceparent?: string;
             };
             header?: never;
             path?: never;
@@ -13941,6 +14221,7 @@ export interface operations {
                      *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *           "agent_version": null,
+                     *           "traffic_split_id": null,
                      *           "campaign_id": null,
                      *           "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *           "direction": "inbound",
@@ -14079,6 +14360,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "traffic_split_id": null,
                      *         "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "current_agent_version": 3,
                      *         "segments": [
@@ -14215,6 +14497,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "traffic_split_id": null,
                      *         "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "current_agent_version": 3,
                      *         "segments": [
@@ -14363,6 +14646,7 @@ export interface operations {
                      *           "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *           "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *           "agent_version": 3,
+                     *           "traffic_split_id": null,
                      *           "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *           "current_agent_version": 3,
                      *           "segments": [
@@ -14472,6 +14756,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "traffic_split_id": null,
                      *         "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "current_agent_version": 3,
                      *         "segments": [
@@ -17280,6 +17565,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "traffic_split_id": null,
                      *         "campaign_id": null,
                      *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
                      *         "direction": "outbound",
@@ -17535,6 +17821,7 @@ export interface operations {
                      *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
                      *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "agent_version": 3,
+                     *         "traffic_split_id": null,
                      *         "current_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "current_agent_version": 3,
                      *         "segments": [
@@ -18359,6 +18646,7 @@ export interface operations {
             query: {
                 organization_id: string;
                 call_id: string;
+                traceparent?: string;
                 attempt?: number;
             };
             header?: never;
@@ -18422,6 +18710,7 @@ export interface operations {
             query: {
                 organization_id: string;
                 call_id: string;
+                traceparent?: string;
                 transfer: number;
             };
             header?: never;
@@ -18485,6 +18774,7 @@ export interface operations {
             query: {
                 organization_id: string;
                 call_id: string;
+                traceparent?: string;
                 transfer: number;
             };
             header?: never;
@@ -18562,6 +18852,7 @@ export interface operations {
             query: {
                 organization_id: string;
                 call_id: string;
+                traceparent?: string;
                 transfer: number;
             };
             header?: never;
@@ -18625,6 +18916,7 @@ export interface operations {
             query: {
                 organization_id: string;
                 call_id: string;
+                traceparent?: string;
                 transfer: number;
             };
             header?: never;

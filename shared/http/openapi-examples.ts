@@ -78,6 +78,8 @@ const Agent = {
   require_passing_tests: false,
   openai_system_messages: 'demote',
   published_version: 3,
+  traffic_split: [{ version: 3, weight: 90 }, { version: 4, weight: 10 }],
+  traffic_split_id: '01936f50-2a4b-7c5d-8e6f-7a8b9c0d1e2f',
   created_at: created,
   updated_at: updated,
 };
@@ -256,7 +258,7 @@ const chatMessages = [
   },
 ];
 const chatSummary = {
-  id: chatId, organization_id: ids.org, agent_id: ids.agent, agent_version: 3, current_agent_id: ids.agent, current_agent_version: 3,
+  id: chatId, organization_id: ids.org, agent_id: ids.agent, agent_version: 3, traffic_split_id: null, current_agent_id: ids.agent, current_agent_version: 3,
   segments: [{ agent_id: ids.agent, agent_version: 3, started_at: created, reason: null }], contact_id: ids.contact, channel: 'api', widget_id: null, status: 'active', end_reason: null,
   pending_tool_calls: [], dynamic_variables: { plan: 'gold' }, metadata: { ticket: 'T-1042' }, analysis: null, analysis_error: null,
   usage: { llm_requests: 1, prompt_tokens: 412, completion_tokens: 18 }, latency: null, user_messages: 1, started_at: created, ended_at: null, trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', created_at: created, updated_at: updated,
@@ -529,6 +531,7 @@ export const schemaExamples: Record<string, unknown> = {
     organization_id: ids.org,
     agent_id: ids.agent,
     agent_version: 3,
+    traffic_split_id: null,
     campaign_id: null,
     contact_id: ids.contact,
     direction: 'outbound',
@@ -584,7 +587,7 @@ export const schemaExamples: Record<string, unknown> = {
   CreateWebCallRequest: { agent_id: ids.agent, contact_id: ids.contact, dynamic_variables: { first_name: 'Dana' } },
   WebCallStarted: {
     call: {
-      id: ids.call, organization_id: ids.org, agent_id: ids.agent, agent_version: null, campaign_id: null, contact_id: ids.contact,
+      id: ids.call, organization_id: ids.org, agent_id: ids.agent, agent_version: null, traffic_split_id: null, campaign_id: null, contact_id: ids.contact,
       direction: 'inbound', channel: 'web', from_phone_number: null, to_phone_number: null, status: 'ringing', disconnection_reason: null,
       error_message: null, started_at: null, answered_at: null, ended_at: null, duration_sec: 0, transcript: [], latency: null, tool_calls: [], transfers: [],
       segments: [{ agent_id: ids.agent, agent_version: null, started_at: created, reason: null }], recording_url: null, analysis: null, analysis_error: null, metadata: {}, dynamic_variables: { first_name: 'Dana' }, trace_id: null, created_at: created, updated_at: created,
@@ -654,6 +657,26 @@ function versionAndTestExamples(): Record<string, unknown> {
     completed_at: updated,
   };
   return {
+    TrafficSplitResults: {
+      agent_id: ids.agent,
+      traffic_split_id: '01936f50-2a4b-7c5d-8e6f-7a8b9c0d1e2f',
+      status: 'active',
+      started_at: created,
+      ended_at: null,
+      from: '2026-03-02',
+      to: '2026-03-16',
+      variants: [
+        {
+          version: 3, weight: 90, conversations: 412, analyzed: 400, successful: 248, success_rate: 0.62, average_duration_seconds: 184.5, latency_p50_ms: 719,
+          ended: { completed: 380, no_answer: 20, user_hangup: 12 }, fields: { appointment_booked: { true: 236, false: 164 } }, comparison: null,
+        },
+        {
+          version: 4, weight: 10, conversations: 46, analyzed: 45, successful: 33, success_rate: 0.7333, average_duration_seconds: 171.2, latency_p50_ms: 687,
+          ended: { completed: 43, no_answer: 3 }, fields: { appointment_booked: { true: 31, false: 14 } },
+          comparison: { baseline_version: 3, difference: 0.1133, ci95: [-0.0243, 0.251], z: 1.4942, p_value: 0.1351, note: null },
+        },
+      ],
+    },
     PublishAgentVersionRequest: { description: 'Shorter greeting', test_run_id: runId, allow_not_evaluated: true, expected_published_version: 2 },
     AgentVersion: {
       agent_id: ids.agent,

@@ -33,23 +33,40 @@ function readmeSetup(url: string, key: string): string {
     .replace(/^KEY=\$\(cat \.data\/local-api-key\).*$/m, `KEY='${key}'`);
 }
 
+/** Runs the bash block after `heading` of docs/api.md as written after README's setup; fails on a non-zero exit; answers its stdout. */
+async function runExample(heading: string): Promise<string> {
+  const { url, key } = local();
+  const example = bashBlockAfter(readFileSync(join(root, 'docs/api.md'), 'utf8'), heading);
+  const script = ['set -euo pipefail', 'curl() { command curl --fail-with-body "$@"; }', readmeSetup(url, key), example, 'echo "--- ran" >&2'].join('\n');
+  const cwd = mkdtempSync(join(tmpdir(), 'api-doc-examples-'));
+  try {
+    const result = await runBash(script, cwd, 60_000);
+    const report = `exit ${result.code}\n--- stderr\n${result.stderr.slice(-4000)}\n--- stdout\n${result.stdout.slice(-4000)}`;
+    expect([result.code, report]).toEqual([0, expect.stringContaining('--- ran')]);
+    return result.stdout;
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
 describe('docs/api.md', () => {
   it('runs the worked example of "Versions and tests" as written: the suite passes and its run is published', async () => {
-    const { url, key } = local();
-    const example = bashBlockAfter(readFileSync(join(root, 'docs/api.md'), 'utf8'), '### Worked example');
-    const script = ['set -euo pipefail', 'curl() { command curl --fail-with-body "$@"; }', readmeSetup(url, key), example, 'echo "--- ran" >&2'].join('\n');
-    const cwd = mkdtempSync(join(tmpdir(), 'api-doc-examples-'));
-    try {
-      const result = await runBash(script, cwd, 60_000);
-      const report = `exit ${result.code}\n--- stderr\n${result.stderr.slice(-4000)}\n--- stdout\n${result.stdout.slice(-4000)}`;
-      expect([result.code, report]).toEqual([0, expect.stringContaining('--- ran')]);
-      // What the example's comments say it shows.
-      expect(result.stdout).toMatch(/"total": 3,\s*"passed": 3,\s*"failed": 0,\s*"errored": 0,\s*"not_evaluated": 3/);
-      const lines = result.stdout.trim().split('\n');
-      expect(lines.at(-1)).toMatch(/^[0-9a-f-]{36}$/); // the published version's test_run_id
-    } finally {
-      rmSync(cwd, { recursive: true, force: true });
-    }
+    const out = await runExample('### Worked example');
+    // What the example's comments say it shows.
+    expect(out).toMatch(/"total": 3,\s*"passed": 3,\s*"failed": 0,\s*"errored": 0,\s*"not_evaluated": 3/);
+    const lines = out.trim().split('\n');
+    expect(lines.at(-1)).toMatch(/^[0-9a-f-]{36}$/); // the published version's test_run_id
+  }, 90_000);
+
+  it('runs "Try a traffic split locally" as written: one contact meets one version three times; promoting ends the split', async () => {
+    const out = await runExample('#### Try a traffic split locally');
+    const lines = out.trim().split('\n');
+    expect(lines[0]).toMatch(/^[0-9a-f-]{36}$/); // the split's id
+    const versions = lines.slice(1, 4);
+    expect(new Set(versions).size).toBe(1);
+    expect(['1', '2']).toContain(versions[0]);
+    expect(out).toMatch(/"1: 0",\s*"2: 0"/);
+    expect(out).toMatch(/\[\s*2,\s*null\s*\]\s*$/);
   }, 90_000);
 
   it('runs "Try a hand-off locally" as written: the local model hands the chat to billing, whose id is on the replies from then on', async () => {

@@ -115,6 +115,21 @@ async function readTurn(body: ReadableStream<Uint8Array>, listen: TurnListener):
 export const STREAM_RETRY_MS = 30_000;
 
 /** A client of one widget's public endpoints; `base` ends with `/api/v1`. */
+/**
+ * This browser's visitor id, kept in localStorage across visits: a traffic split between agent
+ * versions sticks to it, so a returning visitor meets the same version. None when storage is off.
+ */
+function visitorId(): string | undefined {
+  try {
+    const store = (globalThis as unknown as { localStorage: { getItem(k: string): string | null; setItem(k: string, v: string): void } }).localStorage;
+    let id = store.getItem('voice-agent-widget:visitor');
+    if (!id || !/^[A-Za-z0-9_-]{8,64}$/.test(id)) store.setItem('voice-agent-widget:visitor', (id = crypto.randomUUID()));
+    return id;
+  } catch {
+    return undefined;
+  }
+}
+
 export function client(base: string, widgetId: string) {
   const at = (b: string) => `${b}/widget/${encodeURIComponent(widgetId)}`;
   const root = at(base);
@@ -161,14 +176,14 @@ export function client(base: string, widgetId: string) {
       if (config?.stream_base_url && /^https:\/\//.test(config.stream_base_url)) turns = at(config.stream_base_url.replace(/\/+$/, ''));
       return config;
     },
-    start: () => call<Chat & { token: string }>('POST', '/chats', {}),
+    start: () => call<Chat & { token: string }>('POST', '/chats', { visitor_id: visitorId() }),
     get: (id: string, token: string) => call<Chat>('GET', `/chats/${id}`, undefined, token),
     send: (id: string, token: string, content: string, listen?: TurnListener) => call<Turn>('POST', `/chats/${id}/messages`, { content }, token, listen),
     toolResults: (id: string, token: string, results: { tool_call_id: string; output: unknown }[], listen?: TurnListener) =>
       call<Turn>('POST', `/chats/${id}/tool-results`, { results }, token, listen),
     end: (id: string, token: string) => call<Chat>('POST', `/chats/${id}/end`, undefined, token),
     /** A web call (call.ts): its id, the voice runtime's WebSocket and a one-use token. */
-    startCall: () => call<{ call_id: string; url: string; token: string }>('POST', '/calls', {}),
+    startCall: () => call<{ call_id: string; url: string; token: string }>('POST', '/calls', { visitor_id: visitorId() }),
   };
 }
 

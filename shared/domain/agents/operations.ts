@@ -15,6 +15,7 @@ import {
   TestRun,
   UpdateAgentTestBody,
 } from '../agent-tests/schemas';
+import { TrafficSplitResults, TrafficSplitResultsQuery } from '../analytics/split-schemas';
 
 const tag = 'Agents';
 
@@ -84,6 +85,14 @@ export const getAgentVersion = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/agents/{id}/versions/{version}', operationId: 'getAgentVersion', tag: versionsTag, auth: true,
   summary: 'Get one published version with its frozen config',
   entry: 'functions/agents/versions-get.ts', params: AgentVersionParams, response: AgentVersion, access: { table: 'R' },
+});
+
+export const getTrafficSplitResults = /* @__PURE__ */ defineOperation({
+  method: 'GET', path: '/api/v1/agents/{id}/traffic-split/results', operationId: 'getTrafficSplitResults', tag: versionsTag, auth: true,
+  summary: 'Results of the agent\'s traffic split (current, else the one that ended last, or `traffic_split_id`) per variant: conversations, success rate, average duration, reply p50, ends and analysis fields; each variant\'s success rate against the first with the difference, its 95% confidence interval and the two-proportion z-test\'s p-value; `from`/`to` UTC days (default the split\'s own)',
+  entry: 'functions/agents/traffic-split-results.ts', params: IdParams, query: TrafficSplitResultsQuery, response: TrafficSplitResults,
+  errors: { 404: 'The agent is not the organization\'s, or it has no such traffic split (none set and none ended).' },
+  access: { table: 'R' },
 });
 
 // ---- Tests ----

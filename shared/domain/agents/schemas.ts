@@ -140,6 +140,39 @@ const uniqueMember = (member: string, message: (value: string) => string) =>
     });
   }, { when: (payload) => Array.isArray(payload.value) });
 
+/** At most this many variants in a traffic split (docs/api.md, "Traffic split between versions"). */
+export const MAX_SPLIT_VARIANTS = 5;
+
+/** One variant of a traffic split: a published version of the agent and its share of new conversations, in percent. */
+export const TrafficSplitVariant = named('TrafficSplitVariant', () => z.strictObject({
+  version: z.int().check(z.minimum(1, 'must be a published version of the agent (1, 2, …)')),
+  weight: z.int().check(z.minimum(1, 'must be at least 1 (percent)'), z.maximum(99, 'must be at most 99 (percent): a split has at least two variants')),
+}), 'A published version of the agent and its share of new conversations (percent, 1–99)');
+export type TrafficSplitVariant = z.output<typeof TrafficSplitVariant>;
+
+/**
+ * A traffic split: 2–5 variants, each version once, weights summing to 100. The integer
+ * check of versions is the version's own (`uniqueMember` compares strings).
+ */
+export const TrafficSplit = named('TrafficSplit', () => z.array(TrafficSplitVariant).check(
+  z.minLength(2, 'must have at least 2 variants (null ends the split)'),
+  z.maxLength(MAX_SPLIT_VARIANTS, `must have at most ${MAX_SPLIT_VARIANTS} variants`),
+  z.superRefine((items: { version?: unknown; weight?: unknown }[], ctx) => {
+    const seen = new Set<unknown>();
+    items.forEach((item, i) => {
+      if (item && typeof item === 'object' && Number.isInteger(item.version)) {
+        if (seen.has(item.version)) ctx.issues.push({ code: 'custom', path: [i, 'version'], message: `version ${String(item.version)} is listed twice`, input: item.version });
+        seen.add(item.version);
+      }
+    });
+    const weights = items.map((item) => (item && typeof item === 'object' ? item.weight : undefined));
+    if (weights.every((w) => Number.isInteger(w))) {
+      const total = (weights as number[]).reduce((a, b) => a + b, 0);
+      if (total !== 100) ctx.issues.push({ code: 'custom', path: [], message: `the weights must sum to 100 (they sum to ${total})`, input: weights });
+    }
+  }, { when: (payload) => Array.isArray(payload.value) }),
+), 'A traffic split between published versions: 2–5 `{ version, weight }`, each version once, weights 1–99 summing to 100');
+
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
 export const agentFields = lazy(() => ({
   widget_settings_id: z.nullable(uuid()),
@@ -217,6 +250,11 @@ export const UpdateAgentBody = named('UpdateAgentRequest', () => z.strictObject(
   published_version: z.optional(z.nullable(z.int().check(z.minimum(1)))),
   /** A precondition: the change applies only while `published_version` is this (null: the draft); 409 otherwise. */
   expected_published_version: z.optional(z.nullable(z.int().check(z.minimum(1)))),
+  /**
+   * Splits new conversations that pin no version between published versions by weight (sticky per
+   * person); null ends the split. Each change starts a new `traffic_split_id`. Gated like a publish.
+   */
+  traffic_split: z.optional(z.nullable(TrafficSplit)),
 }));
 export const AgentStatusBody = named('AgentStatusRequest', () => z.strictObject({ status: agentFields.status }));
 export const AgentListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) }));
@@ -230,6 +268,10 @@ export const Agent = named('Agent', () => z.object({
   ...agentFields,
   /** The version conversations use when they pin none; null: the draft (docs/api.md, "Versions and tests"). */
   published_version: z.nullable(z.int()),
+  /** The split of new conversations between published versions (null: none; `published_version` is the fallback). */
+  traffic_split: z.nullable(TrafficSplit),
+  /** The split's id, new at each change (null without one); each conversation drawn by it records it. */
+  traffic_split_id: z.nullable(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
 }), 'A voice AI agent');
@@ -273,6 +315,8 @@ export const agentDefaults = {
   openai_system_messages: 'demote' as OpenAiSystemMessageRule,
   require_passing_tests: false,
   published_version: null,
+  traffic_split: null,
+  traffic_split_id: null,
 };
 
 /**

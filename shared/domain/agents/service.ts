@@ -21,6 +21,7 @@ import { references } from '../references';
 import { queueAgentCleanup, tombstoneWrite } from './deletion';
 import { agentAtVersion, forgetAgentVersions, expectedVersionCondition, GATE_OFF_CONDITION, publishedVersionChanged, testsRequired } from './versions';
 import { agentDefaults, type Agent, type AgentStatus, type CreateAgentInput, type UpdateAgentInput } from './schemas';
+import { splitChange } from './traffic-split';
 
 type AgentItem = Agent & { pk: string; sk: string; version: number; last_version?: number };
 
@@ -28,11 +29,12 @@ const ENTITY = 'AGENT';
 
 function view(item: AgentItem): Agent {
   // `last_version` is the publish counter (versions.ts), not part of the agent.
-  const { last_version: _counter, ...agent } = stripKeys(item) as Agent & { last_version?: number };
+  // `traffic_split_started_at` and `previous_traffic_split` are the split's bookkeeping (traffic-split.ts), read by its results.
+  const { last_version: _counter, traffic_split_started_at: _s, previous_traffic_split: _p, ...agent } = stripKeys(item) as Agent & { last_version?: number; traffic_split_started_at?: unknown; previous_traffic_split?: unknown };
   // Agents written before typed outcomes have neither analysis_fields nor success_criteria (nor, before the gate, require_passing_tests): their defaults.
   // Before the OpenAI endpoint's trust rule, openai_system_messages: its default.
   // Before hand-offs, handoff_agents: none.
-  return { analysis_fields: [], success_criteria: '', openai_system_messages: 'demote', require_passing_tests: false, handoff_agents: [], ...(agent as Partial<Agent>), published_version: agent.published_version ?? null } as Agent;
+  return { analysis_fields: [], success_criteria: '', openai_system_messages: 'demote', require_passing_tests: false, handoff_agents: [], ...(agent as Partial<Agent>), published_version: agent.published_version ?? null, traffic_split: agent.traffic_split ?? null, traffic_split_id: agent.traffic_split_id ?? null } as Agent;
 }
 
 /** Index attributes that follow an agent's status and widget. */
@@ -118,19 +120,22 @@ export async function listAgents(orgId: string, query: PageRequest & { status?: 
  * and retried when another writer moved it first.
  */
 export async function updateAgent(orgId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
-  const { expected_published_version: expected, ...fields } = input;
-  requireSomeField(fields);
+  const { expected_published_version: expected, traffic_split: split, ...fields } = input;
+  requireSomeField(split === undefined ? fields : { ...fields, traffic_split: split });
   const key = keys.agent(orgId, id);
   const guards = referenceGuards(orgId, fields, id);
   const movesPublished = fields.published_version !== undefined;
-  // Only a status change, a move of what is live and a precondition depend on the stored item; any other patch needs no read first.
-  const needsRead = fields.status !== undefined || movesPublished || expected !== undefined;
+  // A split puts versions live too (its end does not: everyone goes back to published_version).
+  const setsSplit = split !== undefined && split !== null;
+  // Only a status change, a move of what is live, a split and a precondition depend on the stored item; any other patch needs no read first.
+  const needsRead = fields.status !== undefined || movesPublished || split !== undefined || expected !== undefined;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const current = needsRead ? await getItem<AgentItem>(key) : undefined;
     if (needsRead && !current) throw new NotFoundError('Agent', id);
     if (current && expected !== undefined && (current.published_version ?? null) !== expected) throw publishedVersionChanged(id, expected, current.published_version ?? null);
     // The publish gate (on as stored, or turned on by this very patch) holds for rollbacks too.
-    const gated = !!current && movesPublished && (current.require_passing_tests === true || fields.require_passing_tests === true);
+    const gateOn = !!current && (current.require_passing_tests === true || fields.require_passing_tests === true);
+    const gated = gateOn && movesPublished;
     if (gated && fields.published_version === null) throw testsRequired(id, 'published_version null would put the untested draft live');
     const writeGuards = [...guards];
     // A rollback (or a move forward) names a version the agent has published (gated: one a passed run stands behind), checked in the write.
@@ -141,7 +146,10 @@ export async function updateAgent(orgId: string, id: string, input: UpdateAgentI
         : { key: keys.agentVersion(orgId, id, v), onFail: () => ValidationError.field('published_version', `agent ${id} has no version ${v}`) });
     }
     const now = new Date().toISOString();
-    const set: Record<string, unknown> = { ...fields, updated_at: now };
+    const splitWrite = current ? splitChange(orgId, id, current, split, gateOn && setsSplit ? (what) => testsRequired(id, what) : undefined, now) : undefined;
+    // One check per version item in a transaction: the published_version's check covers its variant.
+    if (splitWrite) writeGuards.push(...splitWrite.guards.filter((g) => g.key.sk !== keys.agentVersion(orgId, id, fields.published_version ?? 0).sk));
+    const set: Record<string, unknown> = { ...fields, ...splitWrite?.set, updated_at: now };
     const remove: string[] = [];
     if ('widget_settings_id' in fields) {
       if (fields.widget_settings_id) Object.assign(set, { gsi2pk: gsi2.widget(fields.widget_settings_id), gsi2sk: gsi2.agentOfWidget(id) });
@@ -154,7 +162,8 @@ export async function updateAgent(orgId: string, id: string, input: UpdateAgentI
       ? [
           { condition: '#st = :st', names: { '#st': 'status' }, values: { ':st': current.status } as Record<string, unknown> },
           ...(expected !== undefined ? [expectedVersionCondition(expected)] : []),
-          ...(movesPublished ? [gated ? { condition: '#rpt = :rpton', names: { '#rpt': 'require_passing_tests' }, values: { ':rpton': true } } : GATE_OFF_CONDITION] : []),
+          ...(movesPublished || setsSplit ? [gated || (!movesPublished && current.require_passing_tests === true) ? { condition: '#rpt = :rpton', names: { '#rpt': 'require_passing_tests' }, values: { ':rpton': true } } : GATE_OFF_CONDITION] : []),
+          ...(splitWrite ? [splitWrite.condition] : []),
         ]
       : [];
     try {

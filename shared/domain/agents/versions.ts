@@ -4,6 +4,7 @@ import { MAX_ATTEMPTS, pause } from '../../db/retry';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors';
 import { listResult } from '../common/list-result';
 import { agentDefaults, type Agent, type AgentVersionPin } from './schemas';
+import { activeSplit, drawVersion, type PersonKey, type SplitOnAgent } from './traffic-split';
 
 /**
  * Agent versions (docs/api.md, "Versions and tests"). The agent item is the editable draft;
@@ -252,27 +253,30 @@ export async function agentAtVersion(orgId: string, agentId: string, version: nu
 
 /**
  * Which agent a new conversation uses and the `agent_version` it records: the pinned version
- * (`"draft"`: the agent as it is), else the agent's `published_version`, else the draft (null).
- * A pinned version that does not exist is a 400 naming `field`.
+ * (`"draft"`: the agent as it is), else, while the agent has a traffic split, the version drawn for
+ * `person` (traffic-split.ts; `traffic_split_id` says which split drew it), else the agent's
+ * `published_version`, else the draft (null). A pinned version that does not exist is a 400 naming `field`.
  */
 export async function resolveAgentVersion(
   orgId: string,
-  stored: { id: string; name?: string; status?: string; published_version?: number | null },
+  stored: { id: string; name?: string; status?: string; published_version?: number | null } & SplitOnAgent,
   pin: AgentVersionPin | null | undefined,
   field = 'agent_version',
-): Promise<{ agent: Agent; agent_version: number | null }> {
+  person?: PersonKey | null,
+): Promise<{ agent: Agent; agent_version: number | null; traffic_split_id: string | null }> {
   const draft = stored as unknown as Agent;
-  if (pin === 'draft') return { agent: draft, agent_version: null };
-  const version = typeof pin === 'number' ? pin : stored.published_version ?? null;
-  if (version === null) return { agent: draft, agent_version: null };
+  if (pin === 'draft') return { agent: draft, agent_version: null, traffic_split_id: null };
+  const split = typeof pin === 'number' ? undefined : activeSplit(stored);
+  const version = typeof pin === 'number' ? pin : split ? drawVersion(split.id, split.variants, person) : stored.published_version ?? null;
+  if (version === null) return { agent: draft, agent_version: null, traffic_split_id: null };
   const agent = await agentAtVersion(orgId, draft.id, version);
   if (!agent) {
     if (typeof pin === 'number') throw ValidationError.field(field, `agent ${draft.id} has no version ${pin}`);
     // The published version is gone only if the agent is being deleted: the draft is all there is.
-    return { agent: draft, agent_version: null };
+    return { agent: draft, agent_version: null, traffic_split_id: null };
   }
   // The version keeps its own behaviour; the agent's current identity and status stay the agent's.
-  return { agent: { ...agent, name: draft.name, status: draft.status }, agent_version: version };
+  return { agent: { ...agent, name: draft.name, status: draft.status }, agent_version: version, traffic_split_id: split?.id ?? null };
 }
 
 /** The agent a conversation that recorded `version` continues with (no agent read when it has one); 422 when it is gone. */

@@ -50,7 +50,16 @@ export const Counter = {
   field: (name: string, value: string) => `field#${name}#${value}`,
   /** Replies whose `member` figure fell in `bucket` (conversations/latency.ts); per version `ver#<version>#lat#<member>#<bucket>`. */
   latency: (member: string, bucket: string, version?: number | null) => `${version === undefined ? '' : `ver#${typeof version === 'number' ? version : 'draft'}#`}lat#${member}#${bucket}`,
+  /**
+   * Per traffic-split variant (agents/traffic-split.ts): `spl#<split id>#<version>#<what>`, where what
+   * is `n`, `analyzed`, `successful`, `seconds`, `end#<reason>`, `lat#<member>#<bucket>` or
+   * `field#<name>#<value>`. Kept only on the agent's own all-channel day item (counterChanges).
+   */
+  split: (splitId: string, version: number | null | undefined, what: string) => `${SPLIT_PREFIX}${splitId}#${typeof version === 'number' ? version : 'draft'}#${what}`,
 } as const;
+
+/** Where the per-variant members of a traffic split start. */
+export const SPLIT_PREFIX = 'spl#';
 
 /** What one conversation adds to the counters of one day, agent and channel. */
 export interface Contribution {
@@ -72,7 +81,11 @@ export interface CountedItem {
   agent_id: string;
   /** The agent version the conversation ran (null: the draft). */
   agent_version?: number | null;
+  /** The traffic split that drew that version (absent: none). */
+  traffic_split_id?: string | null;
   status: string;
+  /** A chat's duration is from its start to its end (a call has `duration_sec`). */
+  started_at?: string | null;
   version?: number;
   ended_at?: string | null;
   updated_at: string;
@@ -130,8 +143,21 @@ export function contribution(channel: Channel, item: CountedItem): Contribution 
       add(Counter.latency(member, bucket, item.agent_version ?? null), n);
     }
   }
+  const splitId = item.traffic_split_id;
+  const variant = (what: string, n: number) => splitId && add(Counter.split(splitId, item.agent_version, what), n);
+  if (splitId) {
+    variant('n', 1);
+    variant(`end#${channel === 'call' ? item.disconnection_reason ?? 'failed' : item.end_reason ?? 'user_ended'}`, 1);
+    const seconds = channel === 'call'
+      ? item.duration_sec ?? 0
+      : item.started_at && item.ended_at ? (Date.parse(item.ended_at) - Date.parse(item.started_at)) / 1000 : 0;
+    variant('seconds', Math.max(0, Math.round(seconds)));
+    for (const [member, counts] of Object.entries(buckets)) for (const [bucket, n] of Object.entries(counts ?? {})) variant(`lat#${member}#${bucket}`, n);
+  }
   const analysis = item.analysis;
   if (analysis) {
+    variant('analyzed', 1);
+    if (analysis.successful) variant('successful', 1);
     add(Counter.analyzed, 1);
     add(Counter.version(item.agent_version, 'analyzed'), 1);
     if (analysis.successful) {
@@ -141,7 +167,10 @@ export function contribution(channel: Channel, item: CountedItem): Contribution 
     // Boolean and enum fields count per value; a null (unknown) value is not counted.
     for (const [name, type] of Object.entries(analysis.data_types ?? {})) {
       const value = analysis.data?.[name];
-      if ((type === 'boolean' && typeof value === 'boolean') || (type === 'enum' && typeof value === 'string')) add(Counter.field(name, String(value)), 1);
+      if ((type === 'boolean' && typeof value === 'boolean') || (type === 'enum' && typeof value === 'string')) {
+        add(Counter.field(name, String(value)), 1);
+        variant(`field#${name}#${String(value)}`, 1);
+      }
     }
   }
   return { day: countedDay(item), hour: countedHour(item), agent_id: item.agent_id, channel, counts };
@@ -167,7 +196,13 @@ export function counterChanges(before: Contribution | null | undefined, after: C
         for (const hour of c.hour ? [undefined, c.hour] : [undefined]) {
           const id = `${agent}|${channel}|${c.day}|${hour ?? ''}`;
           const change = changes.get(id) ?? { agent, channel, day: c.day, ...(hour ? { hour } : {}), deltas: {} };
-          for (const [name, n] of Object.entries(c.counts)) change.deltas[name] = (change.deltas[name] ?? 0) + sign * n;
+          // A split's members only on the agent's all-channel day item: the one its results read,
+          // and not on the all-agents items, which every agent's splits would otherwise grow.
+          const withSplit = agent === c.agent_id && channel === ALL && !hour;
+          for (const [name, n] of Object.entries(c.counts)) {
+            if (!withSplit && name.startsWith(SPLIT_PREFIX)) continue;
+            change.deltas[name] = (change.deltas[name] ?? 0) + sign * n;
+          }
           changes.set(id, change);
         }
       }

@@ -126,7 +126,7 @@ export function localHours(from: string, to: string, zone: string): Map<string, 
 }
 
 /** The counter items of one partition between two sort keys, each handed to `each`. */
-async function queryCounters(pk: string, from: string, to: string, each: (sk: string, raw: Raw) => void, cost?: ReadCost): Promise<void> {
+export async function queryCounters(pk: string, from: string, to: string, each: (sk: string, raw: Raw) => void, cost?: ReadCost): Promise<void> {
   let startKey: Record<string, unknown> | undefined;
   do {
     const out = await db().send(

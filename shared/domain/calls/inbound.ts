@@ -6,6 +6,7 @@ import { phoneRules } from '../common/phone-field';
 import type { PhoneNumberItem } from '../phone-numbers/model';
 import { moveCall } from './lifecycle';
 import { resolveAgentVersion } from '../agents/versions';
+import { personKey, type PersonKey } from '../agents/traffic-split';
 import { newCallWrites, type AgentItem, type CallItem } from './service';
 import { secrets } from '../../adapters/secrets';
 import { ValidationError } from '../../errors';
@@ -54,18 +55,25 @@ const ANSWERING = new Set([undefined, 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_UNSPE
 
 /** The agent (and version, and variables) that answers: what the webhook chose, checked, or why not. */
 type Resolved =
-  | { ok: true; agentId: string; agent: AgentItem; agentVersion: number | null; variables: Record<string, string> }
+  | { ok: true; agentId: string; agent: AgentItem; agentVersion: number | null; trafficSplitId: string | null; variables: Record<string, string> }
   | { ok: false; refusal: InboundRefusal; error: string };
 
 /** Resolves an agent of the organization to run, with a pin (undefined: published, else draft); an error says why not. */
-async function resolveAnswering(orgId: string, agentId: string | null | undefined, pin: AgentVersionPin | undefined, variables: Record<string, string>): Promise<Resolved> {
+async function resolveAnswering(
+  orgId: string,
+  agentId: string | null | undefined,
+  pin: AgentVersionPin | undefined,
+  variables: Record<string, string>,
+  /** Who calls, for a traffic split (awaited after the agent's read, so the contact lookup runs beside it). */
+  person: Promise<PersonKey | null>,
+): Promise<Resolved> {
   if (!agentId) return { ok: false, refusal: 'no_inbound_agent', error: 'no agent: the number has no inbound_agent_id' };
   const agent = await getItem<AgentItem & { id: string }>(keys.agent(orgId, agentId));
   if (!agent) return { ok: false, refusal: 'agent_inactive', error: `agent_id: agent ${agentId} does not exist in this organization` };
   if (!ANSWERING.has(agent.status)) return { ok: false, refusal: 'agent_inactive', error: `agent_id: agent ${agentId} is not active` };
   try {
-    const used = await resolveAgentVersion(orgId, { ...agent, id: agentId }, pin);
-    return { ok: true, agentId, agent: used.agent as AgentItem, agentVersion: used.agent_version, variables };
+    const used = await resolveAgentVersion(orgId, { ...agent, id: agentId }, pin, undefined, await person);
+    return { ok: true, agentId, agent: used.agent as AgentItem, agentVersion: used.agent_version, trafficSplitId: used.traffic_split_id, variables };
   } catch (err) {
     if (err instanceof ValidationError) return { ok: false, refusal: 'agent_inactive', error: err.message };
     throw err;
@@ -92,7 +100,11 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
   const secret = webhook ? secrets().open(number.inbound_webhook_secret_sealed!) : undefined;
   secret?.catch(() => undefined); // awaited below; a failure is not left unhandled meanwhile
   // Without a webhook the number's agent is read beside the contact, as before routing existed.
-  const [contact, numberAgent] = await Promise.all([contactOf(orgId, incoming.from), webhook ? undefined : resolveAnswering(orgId, number.inbound_agent_id, undefined, {})]);
+  const contactRead = contactOf(orgId, incoming.from);
+  // A traffic split sticks to the caller: their contact, else their number (a withheld one: no key, a random draw).
+  const person = contactRead.then(async (c) => personKey({ contactId: c?.id, phone: (await phoneRules()).tryNormalizeE164(incoming.from) }));
+  person.catch(() => undefined); // awaited through contactRead below; a failure is not left unhandled meanwhile
+  const [contact, numberAgent] = await Promise.all([contactRead, webhook ? undefined : resolveAnswering(orgId, number.inbound_agent_id, undefined, {}, person)]);
   let routing: CallRouting = { source: 'number' };
   let resolved: Resolved | undefined;
   if (webhook) {
@@ -102,7 +114,7 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
       logger.info('An incoming call was refused by its routing webhook', { organization_id: orgId, phone_number_id: number.id, provider_call_id: incoming.providerCallId });
       return { answer: 'reject', reason: 'refused_by_webhook', message: asked.choice.reject, organization_id: orgId, routing: { source: 'webhook' } };
     }
-    if (asked.ok) resolved = await resolveAnswering(orgId, asked.choice.agentId ?? number.inbound_agent_id, asked.choice.agentVersion, asked.choice.variables);
+    if (asked.ok) resolved = await resolveAnswering(orgId, asked.choice.agentId ?? number.inbound_agent_id, asked.choice.agentVersion, asked.choice.variables, person);
     const error = asked.ok ? (resolved!.ok ? undefined : resolved!.error) : asked.error;
     if (error) {
       // Logged for the operator (the function's log) and recorded on the call as `routing.error`.
@@ -113,13 +125,14 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
       resolved = undefined;
     } else routing = { source: 'webhook' };
   }
-  resolved ??= numberAgent ?? (await resolveAnswering(orgId, number.inbound_agent_id, undefined, {}));
+  resolved ??= numberAgent ?? (await resolveAnswering(orgId, number.inbound_agent_id, undefined, {}, person));
   if (!resolved.ok) return { answer: 'reject', reason: resolved.refusal, organization_id: orgId, routing };
 
   const { item: made, writes } = newCallWrites(orgId, {
     agentId: resolved.agentId,
     agent: resolved.agent,
     agentVersion: resolved.agentVersion,
+    trafficSplitId: resolved.trafficSplitId,
     number,
     direction: 'inbound',
     from: incoming.from,

@@ -120,6 +120,8 @@ export const Call = named('Call', () => z.object({
   agent_id: z.string(),
   /** The agent version the call runs (null: the draft). */
   agent_version: z.nullable(z.int()),
+  /** The traffic split that drew `agent_version` (null: none; docs/api.md, "Traffic split between versions"). */
+  traffic_split_id: z.nullable(z.string()),
   campaign_id: z.nullable(z.string()),
   contact_id: z.nullable(z.string()),
   direction: z.enum(['outbound', 'inbound']),

@@ -7,6 +7,7 @@ import { countRange, equalityFilter, getKeyed, getMany, idBounds, queryRangePage
 import { ConditionFailed, getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
 import { resolveAgentVersion } from '../agents/versions';
+import { personKey } from '../agents/traffic-split';
 import { listResult } from '../common/list-result';
 import { clockNow } from '../../clock';
 import { getOr404 } from '../common/collection';
@@ -40,7 +41,9 @@ export const RECOVERY_MARGIN_MS = 5 * 60_000;
 /** Partitions per due hour of the calls-due index, so a busy hour does not write to one index partition. */
 export const CALL_DUE_SHARDS = 4;
 
-export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments' | 'latency' | 'trace_id'> {
+export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments' | 'latency' | 'trace_id' | 'traffic_split_id'> {
+  /** The traffic split that drew the call's version (agents/traffic-split.ts); absent: none. */
+  traffic_split_id?: string | null;
   /** The trace the call was created in; absent when tracing was off (the API shows null). */
   trace_id?: string | null;
   /** Transfers to a person (calls/warm-transfer.ts); absent: none. */
@@ -95,6 +98,7 @@ export async function view(item: CallItem): Promise<Call> {
     organization_id: item.organization_id,
     agent_id: item.agent_id,
     agent_version: typeof item.agent_version === 'number' ? item.agent_version : null,
+    traffic_split_id: item.traffic_split_id ?? null,
     campaign_id: item.campaign_id ?? null,
     contact_id: item.contact_id ?? null,
     direction: item.direction,
@@ -215,12 +219,13 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     throw new UnprocessableError(`The call cannot be placed: ${DNC_MESSAGES[blocked]}`, { reason: blocked, to_phone_number: input.to_phone_number });
   }
 
-  // The version the call runs: pinned (a campaign pins the one it started with), else published, else the draft.
-  const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, input.agent_version);
+  // The version the call runs: pinned (a campaign pins the one it started with), else drawn by the agent's traffic split for the contact or callee, else published, else the draft.
+  const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, input.agent_version, undefined, personKey({ contactId: input.contact_id, phone: input.to_phone_number }));
   const { item, writes } = newCallWrites(orgId, {
     agentId: input.agent_id,
     agent: used.agent as AgentItem,
     agentVersion: used.agent_version,
+    trafficSplitId: used.traffic_split_id,
     number: number!,
     direction: 'outbound',
     from: input.from_phone_number,
@@ -253,6 +258,8 @@ export interface NewCall {
   agent: AgentItem;
   /** Which version that is (null: the draft). */
   agentVersion?: number | null;
+  /** The traffic split that drew it (null: none). */
+  trafficSplitId?: string | null;
   /** The organization's number; null on a web call (no carrier, no number, no per-minute price). */
   number: PhoneNumberItem | null;
   /** Default `phone`. */
@@ -286,6 +293,7 @@ export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writ
     organization_id: orgId,
     agent_id: c.agentId,
     agent_version: c.agentVersion ?? null,
+    ...(c.trafficSplitId ? { traffic_split_id: c.trafficSplitId } : {}),
     campaign_id: c.campaignId,
     contact_id: c.contactId,
     direction: c.direction,

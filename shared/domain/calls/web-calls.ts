@@ -6,6 +6,7 @@ import { getItem, putNew, transact } from '../../db/store';
 import { UnavailableError, UnprocessableError, ValidationError } from '../../errors';
 import { noteDue } from '../../db/sweep-marker';
 import { resolveAgentVersion } from '../agents/versions';
+import { personKey } from '../agents/traffic-split';
 import { moveCall, type MoveResult } from './lifecycle';
 import { newCallWrites, view, type AgentItem, type CallItem } from './service';
 import { STATUS_RANK } from './state';
@@ -66,6 +67,8 @@ const ANSWERING = new Set([undefined, 'AGENT_STATUS_ACTIVE', 'AGENT_STATUS_UNSPE
 /** Where a web call comes from beyond its body (a widget). */
 export interface WebCallOrigin {
   metadata?: Record<string, unknown>;
+  /** The widget visitor's id: a traffic split sticks to it when the call has no contact. */
+  visitorId?: string;
 }
 
 /**
@@ -86,7 +89,7 @@ export async function createWebCall(orgId: string, input: CreateWebCallInput, or
   if (!ANSWERING.has(agent!.status)) throw new UnprocessableError('The agent is not active: it cannot take calls', { agent_id: input.agent_id, status: agent!.status });
 
   // The version the call runs (agents/versions.ts): pinned, else published, else the draft; 400 for one that does not exist.
-  const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, input.agent_version);
+  const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, input.agent_version, undefined, personKey({ contactId: input.contact_id, visitorId: origin.visitorId }));
   // What the platform lacks comes after what the request got wrong: a bad request is told as such first.
   const problem = speechModelProblem();
   if (problem) throw noSpeechModel(problem);
@@ -95,6 +98,7 @@ export async function createWebCall(orgId: string, input: CreateWebCallInput, or
     agentId: input.agent_id,
     agent: used.agent as AgentItem,
     agentVersion: used.agent_version,
+    trafficSplitId: used.traffic_split_id,
     number: null,
     channel: 'web',
     direction: 'inbound',

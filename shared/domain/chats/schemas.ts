@@ -97,6 +97,8 @@ const chatFields = lazy(() => ({
   agent_id: z.string(),
   /** The agent version the chat started with (null: the draft). */
   agent_version: z.nullable(z.int()),
+  /** The traffic split that drew `agent_version` (null: none; docs/api.md, "Traffic split between versions"). */
+  traffic_split_id: z.nullable(z.string()),
   /** The agent handling the chat now (its last segment's): `agent_id` until a hand-off. */
   current_agent_id: z.string(),
   /** The version the current agent runs (null: its draft). */

@@ -14,6 +14,7 @@ import { dispatchEvents, newEvent } from '../events/publish';
 import type { ConversationMessage } from '../conversations/engine';
 import { contactVariables, loadConversationTimezone } from '../conversations/variables';
 import { resolveAgentVersion } from '../agents/versions';
+import { personKey } from '../agents/traffic-split';
 import { currentAgentOf, handoffAnalysis } from '../conversations/segments';
 import type { Chat, ChatChannel, ChatListInput, StartChatInput } from './schemas';
 import {
@@ -56,6 +57,8 @@ export interface ChatOrigin {
   widget_id?: string;
   /** A widget visitor's values of the widget's `public_variables`, kept apart from `dynamic_variables`. */
   visitor_variables?: Record<string, string>;
+  /** A widget visitor's own id (the widget keeps it): the person a traffic split sticks to when the chat has no contact. */
+  visitor_id?: string;
 }
 
 /**
@@ -72,7 +75,9 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
   if (!isActive(draft)) throw ValidationError.field('agent_id', `agent ${input.agent_id} is inactive`);
   if (input.contact_id && !contact) throw ValidationError.field('contact_id', `contact ${input.contact_id} does not exist in this organization`);
   // The version the chat runs for its whole life (agents/versions.ts): pinned, else published, else the draft.
-  const { agent, agent_version: agentVersion } = await resolveAgentVersion(orgId, draft, input.agent_version);
+  // Under a traffic split, drawn for the person (agents/traffic-split.ts): the contact, else the widget visitor.
+  const person = personKey({ contactId: input.contact_id, visitorId: origin.visitor_id });
+  const { agent, agent_version: agentVersion, traffic_split_id: splitId } = await resolveAgentVersion(orgId, draft, input.agent_version, undefined, person);
   const timezone = await loadConversationTimezone(orgId, agent.id, contact);
   const now = clockNow().toISOString();
   const id = uuidv7();
@@ -87,6 +92,7 @@ export async function startChat(orgId: string, input: StartChatInput, origin: Ch
     organization_id: orgId,
     agent_id: agent.id,
     agent_version: agentVersion,
+    traffic_split_id: splitId,
     contact_id: input.contact_id ?? null,
     channel: origin.channel,
     widget_id: origin.widget_id ?? null,

@@ -99,6 +99,7 @@ export function summary(item: ChatItem): ChatSummary {
     organization_id: item.organization_id,
     agent_id: item.agent_id,
     agent_version: item.agent_version ?? null,
+    traffic_split_id: item.traffic_split_id ?? null,
     current_agent_id: currentAgentOf(item).agent_id,
     current_agent_version: currentAgentOf(item).agent_version,
     segments: segmentsOf(item),

@@ -10,11 +10,12 @@ import type { ChatCompletionBody } from './schemas';
  */
 
 /** Read by the endpoint itself (completions.ts) or the schema. */
-const READ_ELSEWHERE = new Set(['model', 'messages', 'tools', 'tool_choice', 'stream', 'stream_options', 'temperature']);
+const READ_ELSEWHERE = new Set(['model', 'messages', 'tools', 'tool_choice', 'stream', 'stream_options', 'temperature', 'user']);
 /** Sent to the model as they are (the local model, deterministic, has no sampling to shape). */
 const SAMPLING = new Set(['top_p', 'seed', 'stop', 'frequency_penalty', 'presence_penalty', 'parallel_tool_calls']);
 /** Fields that change no answer (OpenAI's own: abuse monitoring, caching, storage for its dashboard): accepted, documented as such. */
-const NO_EFFECT = new Set(['user', 'safety_identifier', 'prompt_cache_key', 'metadata', 'store', 'service_tier']);
+// `user` is read by completions.ts: under a traffic split it is the person the draw sticks to.
+const NO_EFFECT = new Set(['safety_identifier', 'prompt_cache_key', 'metadata', 'store', 'service_tier']);
 /** Fields whose only value we can honour is their default (the value that asks for nothing). */
 const DEFAULT_ONLY: Record<string, { ok: (v: unknown) => boolean; why: string }> = {
   n: { ok: (v) => v === 1, why: 'only 1 choice is generated per request' },

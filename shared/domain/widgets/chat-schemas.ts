@@ -17,6 +17,11 @@ export const StartWidgetChatBody = named('StartWidgetChatRequest', () => z.stric
    * A visitor never sets `metadata`.
    */
   dynamic_variables: z.optional(DynamicVariables),
+  /**
+   * The visitor's own id (the widget script keeps one per browser): a traffic split between the
+   * agent's versions sticks to it, so a returning visitor meets the same version.
+   */
+  visitor_id: z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{8,64}$/, 'must be 8–64 letters, digits, _ or -'))),
 }), 'A chat to start through a widget (every member optional; no `metadata`)');
 export type StartWidgetChatInput = z.output<typeof StartWidgetChatBody>;
 

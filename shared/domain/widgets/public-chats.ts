@@ -124,7 +124,9 @@ export async function startWidgetChat(call: PublicCall, input: StartWidgetChatIn
   const visitor = visitorVariables(widget, input.dynamic_variables);
   await spendChatStart(call.widgetId, call.sourceIp ?? 'unknown');
   const orgId = widget.organization_id!;
-  const chat = await startChat(orgId, { agent_id: agentId }, { channel: 'widget', widget_id: call.widgetId, ...(visitor ? { visitor_variables: visitor } : {}) });
+  const chat = await startChat(orgId, { agent_id: agentId }, {
+    channel: 'widget', widget_id: call.widgetId, ...(visitor ? { visitor_variables: visitor } : {}), ...(input.visitor_id ? { visitor_id: input.visitor_id } : {}),
+  });
   const token = await signToken('widget-chat', { w: call.widgetId, c: chat.id, o: orgId }, TOKEN_TTL_SECONDS);
   const expires = new Date(Math.floor(clockMs() / 1000) * 1000 + TOKEN_TTL_SECONDS * 1000).toISOString();
   return { ...view(chat, call.widgetId), token, token_expires_at: expires };

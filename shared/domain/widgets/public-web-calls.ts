@@ -30,6 +30,6 @@ export async function startWidgetCall(call: PublicCall, input: StartWidgetChatIn
   const problem = speechModelProblem();
   if (problem) throw noSpeechModel(problem);
   await spendChatStart(call.widgetId, call.sourceIp ?? 'unknown');
-  const started = await createWebCall(widget.organization_id!, { agent_id: agentId, ...(visitor ? { dynamic_variables: visitor } : {}) }, { metadata: { widget_id: call.widgetId } });
+  const started = await createWebCall(widget.organization_id!, { agent_id: agentId, ...(visitor ? { dynamic_variables: visitor } : {}) }, { metadata: { widget_id: call.widgetId }, ...(input.visitor_id ? { visitorId: input.visitor_id } : {}) });
   return { call_id: started.call.id, agent_id: agentId, url: started.url, token: started.token, token_expires_at: started.token_expires_at };
 }
