@@ -9,6 +9,7 @@ import { AppError, BadGatewayError, UnavailableError, ValidationError } from '..
 import { logger } from '../../logger';
 import type { Agent, AgentVersionPin, OpenAiSystemMessageRule } from '../agents/schemas';
 import { getVersion, listVersions, resolveAgentVersion, versionExists, type AgentVersion } from '../agents/versions';
+import { personKey } from '../agents/traffic-split';
 import { effectiveModel } from '../agents/models';
 import { findAgent, isActive } from '../chats/store';
 import { rawBody, type RawBody } from '../common/raw-body';
@@ -161,18 +162,21 @@ export function parseModel(model: string): { agentId: string; pin: AgentVersionP
   return { agentId, pin: Number(tail) };
 }
 
-/** The agent `model` names, at the version it names (published, else draft); 404 model_not_found when there is none. */
-export async function agentOfModel(orgId: string, model: string): Promise<{ agent: Agent; draft: Agent; resolved: string }> {
+/**
+ * The agent `model` names, at the version it names (a bare id: drawn by the agent's traffic split for
+ * `user` when it has one, else published, else draft); 404 model_not_found when there is none.
+ */
+export async function agentOfModel(orgId: string, model: string, user?: unknown): Promise<{ agent: Agent; draft: Agent; resolved: string }> {
   const { agentId, pin } = parseModel(model);
   const draft = await findAgent(orgId, agentId);
   if (!draft || !isActive(draft)) throw notFound(model);
   if (typeof pin === 'number' && !(await versionExists(orgId, agentId, pin))) throw notFound(model);
-  const { agent, agent_version } = await resolveAgentVersion(orgId, draft, pin, 'model');
+  const { agent, agent_version } = await resolveAgentVersion(orgId, draft, pin, 'model', personKey({ user: typeof user === 'string' ? user : null }));
   return { agent, draft, resolved: `${agentId}@${agent_version ?? 'draft'}` };
 }
 
 async function prepare(orgId: string, body: ChatCompletionBody, timer: ReplyTimer): Promise<Prepared> {
-  const { agent, draft, resolved } = await agentOfModel(orgId, body.model);
+  const { agent, draft, resolved } = await agentOfModel(orgId, body.model, body.user);
   // The trust rule is the agent's as it is now (like its status), not frozen in versions: tightening it holds at once.
   const rule = draft.openai_system_messages ?? 'demote';
   const { system: callerSystem, history } = conversationOf(body.messages, rule);
