@@ -13,6 +13,9 @@
  *      state change to the receiver's 200 on the local runtime.
  *  (e) campaigns at scale (bench/campaigns.ts): contacts added per second through the API against a raw
  *      BatchWriteItem of the same items, dispatch latency at 1,000 and 100,000 contacts, units per dial, peak memory.
+ *  (layers) GET /agents/{id} layer by layer against the raw GetItem (bench/agent-get-layers.ts);
+ *  (accuracy) each reply-latency boundary against a stand-in model's known delay and the client's own time
+ *      (bench/latency-accuracy.ts). What tracing costs is bench/tracing-cost.ts, run on its own (many processes).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -35,7 +38,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,webaudio,voice,relay,analytics,agenttests,streaming,routing,handoff,transfer,handoffvoice';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,webaudio,voice,relay,analytics,agenttests,streaming,routing,handoff,transfer,handoffvoice,layers,accuracy';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -622,6 +625,8 @@ async function main() {
   if (SECTIONS.has('handoff')) sections.push(await (await import('./handoff')).handoffBenchmark());
   if (SECTIONS.has('transfer')) sections.push(await (await import('./warm-transfer')).warmTransferBenchmark());
   if (SECTIONS.has('handoffvoice')) sections.push(await (await import('./handoff-voice')).handoffVoiceBenchmark());
+  if (SECTIONS.has('layers')) sections.push(await (await import('./agent-get-layers')).agentGetLayersBenchmark());
+  if (SECTIONS.has('accuracy')) sections.push(await (await import('./latency-accuracy')).latencyAccuracyBenchmark());
   // In the report's order: (a), (b), (c), then the rest.
   sections.sort((x, y) => (x.startsWith('## (') ? x.slice(3, 6) : '~').localeCompare(y.startsWith('## (') ? y.slice(3, 6) : '~'));
   const doc = [

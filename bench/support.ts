@@ -21,3 +21,15 @@ export const twilioEnv = (twilio: { url: string; accountSid: string; authToken: 
   TWILIO_ACCOUNT_SID: twilio.accountSid,
   TWILIO_AUTH_TOKEN: twilio.authToken,
 });
+
+/** When `mod` is the file node was asked to run (`npx tsx bench/x.ts`): runs its bench, prints the Markdown and exits (1 with the error). */
+export function runAsScript(mod: NodeModule, bench: () => Promise<string>): void {
+  if (require.main !== mod) return;
+  bench().then((md) => {
+    console.log(md);
+    process.exit(0);
+  }, (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -8,6 +8,26 @@ import type { HttpMiddleware } from './types';
 
 const routes = compileRoutes(routeList);
 
+const isParam = (segment: string) => segment.startsWith('{');
+
+/**
+ * The routes that can shadow a template's requests: more literal segments, and at each segment a
+ * parameter in either or the same literal. The others never change fixedPathMethods' answer for
+ * any path of the template, so most operations (none shadows them) skip the check per request.
+ */
+const shadowing = new Map<string, typeof routes>();
+function shadowingOf(template: string): typeof routes {
+  let found = shadowing.get(template);
+  if (!found) {
+    const own = template.split('/').filter(Boolean);
+    const literals = own.filter((s) => !isParam(s)).length;
+    found = routes.filter(({ segments }) =>
+      segments.length === own.length && segments.filter((s) => !isParam(s)).length > literals && segments.every((s, i) => isParam(s) || isParam(own[i]!) || s === own[i]));
+    shadowing.set(template, found);
+  }
+  return found;
+}
+
 /**
  * A wrong method on a fixed path reaches the `{param}` route of the same shape (API Gateway
  * picks `PATCH /contacts/{id}` for `PATCH /contacts/search`); answer it as the fallback does, 405
@@ -19,11 +39,13 @@ export function fixedPath(): HttpMiddleware {
     before: (request) => {
       const op = httpState(request).operation;
       if (!op.path.includes('{')) return;
+      const candidates = shadowingOf(op.path);
+      if (!candidates.length) return;
       const method = request.event.requestContext?.http?.method ?? op.method;
       // The path rebuilt from the route and its parameters, so a stage prefix in rawPath does not matter.
       const params = request.event.pathParameters ?? {};
       const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => params[name] ?? `{${name}}`);
-      const allowed = fixedPathMethods(routes, op.path, method, path);
+      const allowed = fixedPathMethods(candidates, op.path, method, path);
       if (allowed) throw new MethodNotAllowedError(method, path, allowed);
     },
   };

@@ -1,0 +1,119 @@
+/**
+ * Each boundary of a reply's `latency_ms` against what is known outside the platform (issue 43,
+ * "Measured"): a stand-in model that waits a known time to its first token (25 ms, then 100 ms),
+ * read back from `latency_ms.model`; and `e2e` against the time the bench's client measures itself,
+ * for a chat turn answered whole, a streamed chat turn (to the first `message.delta`) and a relay
+ * prompt (to the first `text` token). Goals, at p50: `model` within 2 ms of the known delay, `e2e`
+ * within 5 ms of the client's own time. The kinds take turns within every iteration.
+ *
+ * Part of `npm run bench` (section `accuracy`); alone:
+ *
+ *   BENCH_ACCURACY_REPLIES=100 npx tsx bench/latency-accuracy.ts
+ */
+import { cpus, loadavg } from 'node:os';
+import { until } from '../test/support/until';
+import { pct, startReplyBench } from './latency-support';
+import { runAsScript } from './support';
+
+const REPLIES = Number(process.env.BENCH_ACCURACY_REPLIES ?? 100);
+const WARMUP = 10;
+const DELAYS_MS = [25, 100];
+/** Relay prompts per call (then the caller hangs up and calls again), and chat turns per chat. */
+const PER_CONVERSATION = 25;
+const KINDS = ['chat', 'streamed', 'relay'] as const;
+type Kind = (typeof KINDS)[number];
+
+interface Sample {
+  /** The client's own time: to the answer (chat), to the first delta (streamed), to the first token (relay). */
+  client: number;
+  /** The model's own time to its first token (on its clock). */
+  own: number;
+  e2e?: number;
+  model?: number;
+}
+
+export async function latencyAccuracyBenchmark(): Promise<string> {
+  const { model, client, desk, stop } = await startReplyBench();
+  const rows: string[] = [];
+  const verdicts: boolean[] = [];
+  try {
+    const agent = (await client.send('POST', '/api/v1/agents', { name: 'Accuracy', begin_message: 'Hello!' })).body.data;
+    const newChat = async () => (await client.send('POST', '/api/v1/chats', { agent_id: agent.id })).body.data.id as string;
+    for (const delay of DELAYS_MS) {
+      model.delayMs = delay;
+      const samples: Record<Kind, Sample[]> = { chat: [], streamed: [], relay: [] };
+      let chatId = await newChat();
+      let chatTurns = 0;
+      let call = await desk.call();
+      // A relay reply's figures are read from the call's transcript once it ended: its samples wait until then.
+      let callSamples: Sample[] = [];
+      const endCall = async () => {
+        await desk.hangUp(call.relay);
+        const ended = await until(async () => (await client.send('GET', `/api/v1/calls/${call.callId}`)).body.data, (c: any) => c.status === 'ended' && (c.transcript ?? []).filter((t: any) => t.latency_ms).length >= callSamples.length, 'the call ended with its transcript');
+        const timed = ended.transcript.filter((t: any) => t.role === 'agent' && t.latency_ms);
+        callSamples.forEach((s, i) => Object.assign(s, { e2e: timed[i].latency_ms.e2e, model: timed[i].latency_ms.model }));
+        samples.relay.push(...callSamples.filter((s) => s.own >= 0));
+        callSamples = [];
+      };
+      for (let i = 0; i < WARMUP + REPLIES; i++) {
+        const warm = i < WARMUP;
+        if (chatTurns === PER_CONVERSATION) {
+          chatId = await newChat();
+          chatTurns = 0;
+        }
+        if (callSamples.length === PER_CONVERSATION) {
+          await endCall();
+          call = await desk.call();
+        }
+        for (let j = 0; j < KINDS.length; j++) {
+          const kind = KINDS[(i + j) % KINDS.length]!;
+          const asked = model.own.length;
+          if (kind === 'relay') {
+            const client = await desk.prompt(call.relay, `Question ${i}?`);
+            // Warm-up prompts are in the transcript too: kept in order, dropped when read (own < 0).
+            callSamples.push({ client, own: warm ? -1 : model.own[asked]! });
+            continue;
+          }
+          chatTurns++;
+          let firstDelta: number | undefined;
+          let completed: any;
+          const answer = await client.send('POST', `/api/v1/chats/${chatId}/messages`, { content: `Question ${i}?` }, kind === 'streamed' ? (event, data, ms) => {
+            if (event === 'message.delta') firstDelta ??= ms;
+            if (event === 'turn.completed') completed = data;
+          } : undefined);
+          if (warm) continue;
+          const messages = kind === 'streamed' ? completed.messages : answer.body.data.messages;
+          const figures = messages.find((m: any) => m.role === 'agent' && m.latency_ms).latency_ms;
+          samples[kind].push({ client: kind === 'streamed' ? firstDelta! : answer.ms, own: model.own[asked]!, e2e: figures.e2e, model: figures.model });
+        }
+      }
+      await endCall();
+      for (const kind of KINDS) {
+        const s = samples[kind];
+        const p50 = (f: (x: Sample) => number) => pct(s.map(f), 50);
+        const modelOff = p50((x) => x.model! - delay);
+        const e2eOff = p50((x) => x.client - x.e2e!);
+        verdicts.push(Math.abs(modelOff) <= 2, Math.abs(e2eOff) <= 5);
+        const what = { chat: 'chat turn, answered whole (client: to the last byte)', streamed: 'chat turn, streamed (client: to the first `message.delta`)', relay: 'relay prompt (client: to the first `text` token)' }[kind];
+        rows.push(`| ${delay} ms | ${what} | ${s.length} | ${p50((x) => x.own).toFixed(1)} | ${p50((x) => x.model!)} | ${modelOff >= 0 ? '+' : ''}${modelOff.toFixed(1)} ${Math.abs(modelOff) <= 2 ? '✓' : '✗'} | ${p50((x) => x.model! - x.own).toFixed(1)} | ${p50((x) => x.client).toFixed(1)} | ${p50((x) => x.e2e!)} | ${e2eOff >= 0 ? '+' : ''}${e2eOff.toFixed(1)} ${Math.abs(e2eOff) <= 5 ? '✓' : '✗'} | ${pct(s.map((x) => x.client - x.e2e!), 90).toFixed(1)} |`);
+      }
+    }
+  } finally {
+    await stop();
+  }
+  const met = verdicts.every(Boolean);
+  return [
+    '## (accuracy) Reply latency: each boundary against what is known outside',
+    '',
+    `\`BENCH_SECTIONS=accuracy npm run bench\` or \`npx tsx bench/latency-accuracy.ts\`. A stand-in Chat Completions model on loopback (bench/latency-support.ts) waits a known time before its first token (a timer: at least that long), ${DELAYS_MS.join(' ms, then ')} ms; the local runtime asks it for every chat turn (one agent, no tools, no knowledge base) and every relay prompt (a relay agent called through the Twilio stand-in). ${REPLIES} replies of each kind per delay after ${WARMUP} to warm up, the three kinds taking turns in every iteration; chats of ${PER_CONVERSATION} turns, calls of ${PER_CONVERSATION} prompts. \`model\` and \`e2e\` are the reply's \`latency_ms\` (whole ms, the platform's clock); "model's own" is the stand-in's time from its request's arrival to its first token written, on its clock; the client's time is the bench's own (node:http, one keep-alive connection; the relay client's WebSocket). All figures p50 over the replies (of each difference per reply), ms. Goals: \`model\` within 2 ms of the known delay, \`e2e\` within 5 ms of the client's time. Load average when measured: ${loadavg().map((l) => l.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
+    '',
+    '| delay | reply | n | model\'s own | `model` | `model` − delay | `model` − model\'s own | client | `e2e` | client − `e2e` | client − `e2e`, p90 |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `**${met ? 'Every goal met' : 'Not every goal met (✗ above)'}.** \`model\` runs from the model request's start to its first token (a request answered whole: its end), so it holds the loopback request and the adapter's reading of the answer on top of the stand-in's own time. The client's time runs from the request sent to what \`e2e\` ends at: the first delta or token needs its hop back (a loopback write), while a chat answered whole ends \`e2e\` with the reply ready, before the turn's one write and the response: for that kind the difference is that write and the hop.`,
+    '',
+  ].join('\n');
+}
+
+runAsScript(module, latencyAccuracyBenchmark);

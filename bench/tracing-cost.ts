@@ -1,0 +1,256 @@
+/**
+ * What tracing costs (issue 43, "Measured"): a chat turn and a relay prompt with tracing off (no
+ * OTEL_* setting), on (every span exported over OTLP/HTTP to a local collector: the in-process
+ * receiver of the tests, in this parent process, so its parsing is not charged to the platform)
+ * and WITHOUT the tracing code at all (bench/no-tracing/register.cjs resolves the telemetry hook
+ * modules to bare pass-through stubs). Each mode runs in fresh processes, interleaved off, on,
+ * none, none, on, off (BENCH_TRACE_ROUNDS times) so the machine's drift weighs on all alike; each
+ * process warms up, then times BENCH_TRACE_ITERATIONS iterations of one chat turn (answered whole)
+ * and one relay prompt (to its first token), the two alternating first, against a model that
+ * answers at once (so the platform's own work shows). The wall time is the bench client's own
+ * (node:http: fetch would be traced too); the CPU time is the process's own per operation.
+ * Goals: off ≤ 0.2 ms p50 added over none, on ≤ 1.5 ms p50 added.
+ *
+ * Then the cold start of a traced function against the floor: bundles built as the stack builds them
+ * (lib/bundle.ts), each loaded in a fresh process and invoked once (a request without a key, answered
+ * 401 before any table read), tracing off and on (the SDK is imported at that first invocation).
+ *
+ *   npx tsx bench/tracing-cost.ts                # both, ~6 min on 2 cores
+ *   BENCH_TRACE_PARTS=cold npx tsx bench/tracing-cost.ts
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleEntries } from '../lib/bundle';
+import { pct, startReplyBench } from './latency-support';
+import { runAsScript } from './support';
+
+const ITERATIONS = Number(process.env.BENCH_TRACE_ITERATIONS ?? 150);
+const WARMUP = Number(process.env.BENCH_TRACE_WARMUP ?? 30);
+const ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? 2);
+const COLD_ROUNDS = Number(process.env.BENCH_TRACE_COLD_ROUNDS ?? 15);
+const PARTS = new Set((process.env.BENCH_TRACE_PARTS ?? 'turns,cold').split(','));
+const PER_CONVERSATION = 25;
+const MODES = ['off', 'on', 'none'] as const;
+type Mode = (typeof MODES)[number];
+const OPS = ['chat', 'relay'] as const;
+type Op = (typeof OPS)[number];
+/** The order of one round: each mode first and last equally often. */
+const ROUND: Mode[] = ['off', 'on', 'none', 'none', 'on', 'off'];
+const root = join(__dirname, '..');
+const register = join(__dirname, 'no-tracing', 'register.cjs');
+const STUBBED = ['tracing', 'http', 'jobs', 'aws', 'genai'];
+
+interface ChildResult {
+  mode: Mode;
+  wall: Record<Op, number[]>;
+  cpu: Record<Op, number[]>;
+  redirects: number;
+}
+
+/** One process: the platform, a chat agent and a relay desk, then the timed operations. */
+async function child(mode: Mode): Promise<ChildResult> {
+  const { client, desk, stop } = await startReplyBench();
+  const wall: Record<Op, number[]> = { chat: [], relay: [] };
+  const cpu: Record<Op, number[]> = { chat: [], relay: [] };
+  try {
+    const agent = (await client.send('POST', '/api/v1/agents', { name: 'Cost', begin_message: 'Hello!' })).body.data;
+    let chatId = '';
+    let call = await desk.call();
+    let prompts = 0;
+    for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+      if (i % PER_CONVERSATION === 0) chatId = (await client.send('POST', '/api/v1/chats', { agent_id: agent.id })).body.data.id;
+      if (prompts === PER_CONVERSATION) {
+        await desk.hangUp(call.relay);
+        call = await desk.call();
+        prompts = 0;
+      }
+      for (let j = 0; j < OPS.length; j++) {
+        const op = OPS[(i + j) % OPS.length]!;
+        const c = process.cpuUsage();
+        const ms = op === 'chat' ? (await client.send('POST', `/api/v1/chats/${chatId}/messages`, { content: `Question ${i}?` })).ms : await desk.prompt(call.relay, `Question ${i}?`);
+        const used = process.cpuUsage(c);
+        if (op === 'relay') prompts++;
+        if (i < WARMUP) continue;
+        wall[op].push(ms);
+        cpu[op].push((used.user + used.system) / 1000);
+      }
+    }
+    await desk.hangUp(call.relay);
+  } finally {
+    await stop();
+  }
+  const redirects = (globalThis as { __noTracingRedirects?: () => number }).__noTracingRedirects?.() ?? 0;
+  return { mode, wall, cpu, redirects };
+}
+
+/** Every name each real hook module exports, its stub exports too (else "none" would not be the same program minus tracing). */
+async function assertStubsComplete(): Promise<void> {
+  for (const name of STUBBED) {
+    const real = Object.keys(await import(join(root, 'shared', 'telemetry', `${name}.ts`))).filter((k) => k !== 'default' && k !== '__esModule');
+    const stub = new Set(Object.keys(await import(join(__dirname, 'no-tracing', `${name}.ts`))));
+    const missing = real.filter((k) => !stub.has(k));
+    if (missing.length) throw new Error(`bench/no-tracing/${name}.ts lacks ${missing.join(', ')} (shared/telemetry/${name}.ts exports it): update the stub`);
+  }
+}
+
+function runChild(mode: Mode, collector: string): Promise<ChildResult> {
+  const flags = ['--import', 'tsx', ...(mode === 'none' ? ['--require', register] : [])];
+  const env: NodeJS.ProcessEnv = { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', NODE_OPTIONS: '' };
+  for (const k of Object.keys(env)) if (k.startsWith('OTEL_')) delete env[k];
+  if (mode === 'on') Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_SERVICE_NAME: 'bench' });
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [...flags, __filename, 'child', mode], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (c: Buffer) => (out += c));
+    proc.stderr.on('data', (c: Buffer) => (err += c));
+    proc.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('{"mode"'));
+      if (code !== 0 || !line) return reject(new Error(`${mode} run failed (${code}): ${err.slice(-2000)}`));
+      resolve(JSON.parse(line) as ChildResult);
+    });
+  });
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const fmt = (n: number, digits = 2) => `${n >= 0 ? '+' : '−'}${Math.abs(n).toFixed(digits)}`;
+
+async function turns(): Promise<string> {
+  await assertStubsComplete();
+  const { startOtlpReceiver } = await import('../test/support/otlp-receiver');
+  const collector = await startOtlpReceiver();
+  const results: ChildResult[] = [];
+  const order = Array.from({ length: ROUNDS }, () => ROUND).flat();
+  try {
+    for (const mode of order) {
+      const before = collector.spans.length;
+      const result = await runChild(mode, collector.url);
+      if (mode === 'none' && result.redirects === 0) throw new Error('the "none" run loaded the tracing code (no import reached a stub)');
+      // The last batch leaves on the SDK's shutdown (platform.stop flushes): every span has arrived.
+      (result as ChildResult & { spans?: number }).spans = collector.spans.length - before;
+      results.push(result);
+      console.error(`${mode}: chat p50 ${pct(result.wall.chat, 50).toFixed(2)} ms, relay p50 ${pct(result.wall.relay, 50).toFixed(2)} ms, ${collector.spans.length - before} spans`);
+    }
+  } finally {
+    await collector.close();
+  }
+  const load = loadavg();
+  const of = (mode: Mode) => results.filter((r) => r.mode === mode);
+  // Per mode: the mean over its processes of each process's p50 (a process's own level varies; the interleaving spreads that over the modes alike).
+  const p50 = (mode: Mode, op: Op) => mean(of(mode).map((r) => pct(r.wall[op], 50)));
+  const p90 = (mode: Mode, op: Op) => mean(of(mode).map((r) => pct(r.wall[op], 90)));
+  const cpuOf = (mode: Mode, op: Op) => mean(of(mode).map((r) => mean(r.cpu[op])));
+  const spans = mean(of('on').map((r) => (r as ChildResult & { spans?: number }).spans ?? 0)) / (WARMUP + ITERATIONS);
+  const label: Record<Mode, string> = { none: 'without the tracing code', off: 'tracing off', on: 'tracing on (OTLP/HTTP to a local collector)' };
+  const rows = OPS.flatMap((op) => (['none', 'off', 'on'] as Mode[]).map((mode) => `| ${op === 'chat' ? 'chat turn (answered whole)' : 'relay prompt (to the first token)'} | ${label[mode]} | ${p50(mode, op).toFixed(2)} ms | ${mode === 'none' ? '' : `${fmt(p50(mode, op) - p50('none', op))} ms`} | ${p90(mode, op).toFixed(2)} ms | ${cpuOf(mode, op).toFixed(2)} ms | ${mode === 'none' ? '' : `${fmt(cpuOf(mode, op) - cpuOf('none', op))} ms`} |`));
+  const offAdded = OPS.map((op) => p50('off', op) - p50('none', op));
+  const onAdded = OPS.map((op) => p50('on', op) - p50('none', op));
+  const verdict = (xs: number[], goal: number) => (xs.every((x) => x <= goal) ? 'met' : '**not met**');
+  const perProcess = OPS.map((op) => `${op}: ${results.map((r) => `${r.mode} ${pct(r.wall[op], 50).toFixed(2)}`).join(', ')}`).join('; ');
+  return [
+    '### Tracing off, on, and without the tracing code',
+    '',
+    `\`npx tsx bench/tracing-cost.ts\` (not part of \`npm run bench\`). ${order.length} fresh processes in the order ${order.join(', ')}, each the whole local runtime (DynamoDB Local, the relay's WebSocket routes as their Lambda handlers) with a stand-in model answering at once, timing ${ITERATIONS} iterations after ${WARMUP} to warm up; an iteration is one chat turn (a chat of ${PER_CONVERSATION} turns at most, no tools) and one relay prompt (calls of ${PER_CONVERSATION} prompts), the two taking turns going first. "Without the tracing code": \`node --require bench/no-tracing/register.cjs\` resolves shared/telemetry/{${STUBBED.join(',')}}.ts to bare pass-throughs (the handler itself, no client middleware, no flag read; the bench fails if a stub lacks an export of its module or no import reached one). "On": every span exported (the default batch processor) to the tests' OTLP/HTTP receiver in the bench's parent process, ${spans.toFixed(1)} spans per iteration. p50 and p90: the mean over a mode's processes of each process's figure; CPU: the platform process's own CPU time per operation (the bench's client included, the same in every mode), mean. Load average when measured: ${load.map((l) => l.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
+    '',
+    '| operation | mode | p50 | added over none (p50) | p90 | CPU | CPU added |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `**Off: ${offAdded.map((x, i) => `${fmt(x)} ms (${OPS[i]})`).join(', ')} p50 over none (goal ≤ 0.2 ms: ${verdict(offAdded, 0.2)}); on: ${onAdded.map((x, i) => `${fmt(x)} ms (${OPS[i]})`).join(', ')} (goal ≤ 1.5 ms: ${verdict(onAdded, 1.5)}).** Each process's p50 (ms), in order: ${perProcess}.`,
+    '',
+  ].join('\n');
+}
+
+/** The cold start with tracing on: load and first invocation of a function's bundle against the floor's. */
+function cold(): string {
+  const out = mkdtempSync(join(tmpdir(), 'vap-bench-traced-'));
+  const functions = [
+    { name: 'getAgent', entry: 'functions/agents/get.ts' },
+    { name: 'sendChatMessage', entry: 'functions/chats/send-message.ts' },
+  ];
+  const built = bundleEntries(functions, { rootDir: root, outDir: join(out, 'fns'), externalAwsSdk: false });
+  const floorBuild = bundleEntries([{ name: 'floor', entry: 'bench/cold-floor.ts' }], { rootDir: root, outDir: join(out, 'floor'), externalAwsSdk: false });
+  const fileOf = (name: string) => join((name === 'floor' ? floorBuild : built).dirs.get(name)!, 'index.mjs');
+  const baseEnv = { ...process.env, TABLE_NAME: 'bench', BUCKET_NAME: 'bench', AWS_REGION: 'us-east-1', LOG_LEVEL: 'SILENT', NODE_OPTIONS: '' };
+  for (const k of Object.keys(baseEnv)) if (k.startsWith('OTEL_')) delete baseEnv[k as keyof typeof baseEnv];
+  // A request without a key: the whole stack runs (and with tracing on, the SDK loads and a server span is made) and answers 401 before any table read.
+  const event = { version: '2.0', routeKey: 'GET /api/v1/agents/{id}', rawPath: '/api/v1/agents/x', rawQueryString: '', headers: {}, pathParameters: { id: 'x' }, isBase64Encoded: false, requestContext: { requestId: 'cold', http: { method: 'GET', path: '/api/v1/agents/x' } } };
+  const script = `const t=performance.now(); const m=await import(${'FILE'}); const l=performance.now()-t; await m.handler(${JSON.stringify(event)}, { awsRequestId: 'cold', functionName: 'bench', getRemainingTimeInMillis: () => 10000 }); console.log(l, performance.now()-t); process.exit(0)`;
+  const once = (name: string, traced: boolean) => {
+    const env = traced ? { ...baseEnv, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_SERVICE_NAME: 'bench' } : baseEnv;
+    return String(execFileSync(process.execPath, ['--input-type=module', '-e', script.replace('FILE', JSON.stringify(fileOf(name)))], { cwd: out, env })).trim().split(' ').map(Number) as [number, number];
+  };
+  const loads = new Map<string, { load: number[]; first: number[] }>();
+  const keyOf = (name: string, traced: boolean) => `${name}:${traced ? 'on' : 'off'}`;
+  const ratios = new Map<string, number[]>();
+  for (let round = 0; round < COLD_ROUNDS; round++) {
+    const items = functions.flatMap((f) => [{ name: f.name, traced: false }, { name: f.name, traced: true }]);
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [items[i], items[j]] = [items[j]!, items[i]!];
+    }
+    // The floor before and after every two loads: each load against the mean of its two neighbouring floors.
+    let before = once('floor', false);
+    for (let i = 0; i < items.length; i += 2) {
+      const pair = items.slice(i, i + 2).map((it) => ({ ...it, times: once(it.name, it.traced) }));
+      const after = once('floor', false);
+      for (const floorTimes of [before, after]) {
+        const e = loads.get('floor') ?? { load: [], first: [] };
+        e.load.push(floorTimes[0]);
+        e.first.push(floorTimes[1]);
+        loads.set('floor', e);
+      }
+      for (const it of pair) {
+        const key = keyOf(it.name, it.traced);
+        const e = loads.get(key) ?? { load: [], first: [] };
+        e.load.push(it.times[0]);
+        e.first.push(it.times[1]);
+        loads.set(key, e);
+        const r = ratios.get(key) ?? [];
+        r.push(it.times[1] / ((before[1] + after[1]) / 2));
+        ratios.set(key, r);
+      }
+      before = after;
+    }
+  }
+  const load = loadavg();
+  const floor = loads.get('floor')!;
+  const rows = functions.flatMap((f) => [false, true].map((traced) => {
+    const key = keyOf(f.name, traced);
+    const e = loads.get(key)!;
+    return `| ${f.name} | ${traced ? 'on' : 'off'} | ${pct(e.load, 50).toFixed(1)} ms | ${pct(e.first, 50).toFixed(1)} ms | ${pct(ratios.get(key)!, 50).toFixed(2)}× |`;
+  }));
+  const added = functions.map((f) => pct(loads.get(keyOf(f.name, true))!.first, 50) - pct(loads.get(keyOf(f.name, false))!.first, 50));
+  return [
+    '### The cold start of a traced function',
+    '',
+    `\`BENCH_TRACE_PARTS=cold npx tsx bench/tracing-cost.ts\`. Each bundle as the stack builds it (lib/bundle.ts, SDK bundled, minified, split), loaded with \`await import()\` in a fresh Node process and invoked once with a request without a key (the whole middleware stack runs and answers 401 before any table read; with tracing on, that first invocation imports the OpenTelemetry chunk, registers the SDK and makes the request's server span), ${COLD_ROUNDS} rounds in a random order, the floor (bench/cold-floor.ts: a handler that only creates a DynamoDB document client, invoked once too) before and after every two loads; "× floor" is the median over a function's loads of its time to the first answer against the mean of its two neighbouring floors'. Load average when measured: ${load.map((l) => l.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
+    '',
+    '| function | tracing | module load (p50) | load + first answer (p50) | × floor |',
+    '|---|---|---|---|---|',
+    `| floor | off | ${pct(floor.load, 50).toFixed(1)} ms | ${pct(floor.first, 50).toFixed(1)} ms | 1.00× |`,
+    ...rows,
+    '',
+    `Tracing on adds ${added.map((x, i) => `${x.toFixed(1)} ms (${functions[i]!.name})`).join(', ')} to the first answer (p50): the SDK's chunk loaded and registered once per environment. Module load itself does not change (nothing of OpenTelemetry loads at start).`,
+    '',
+  ].join('\n');
+}
+
+export async function tracingCostBenchmark(): Promise<string> {
+  const sections = ['## (tracing) What tracing costs', ''];
+  if (PARTS.has('turns')) sections.push(await turns());
+  if (PARTS.has('cold')) sections.push(cold());
+  return sections.join('\n');
+}
+
+if (process.argv[2] === 'child') {
+  child(process.argv[3] as Mode).then((result) => {
+    console.log(JSON.stringify(result));
+    process.exit(0);
+  }, (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else runAsScript(module, tracingCostBenchmark);
