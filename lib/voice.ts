@@ -247,6 +247,15 @@ export class VoiceRuntime extends Construct {
       ...(props.realtimeBaseUrl ? { REALTIME_BASE_URL: props.realtimeBaseUrl } : {}),
       ...(props.llm?.environment ?? {}),
     };
+    // Traces (TRACES=true: the shared environment names X-Ray's OTLP endpoint): the task signs its exports with its role, as
+    // each function does with the grant active tracing gives it. The actions take no resource (X-Ray has no resource-level permissions).
+    if (environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+      taskRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] }));
+      Validations.of(taskRole).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray\'s OTLP endpoint takes xray:PutTraceSegments, which supports no resource-level permissions; the infra test checks that "*" carries only the X-Ray actions.',
+      });
+    }
     // The chat model's key (the engine's tools and prompts), read by ARN as the functions do.
     if (props.llm?.secret) {
       props.llm.secret.grantRead(taskRole);

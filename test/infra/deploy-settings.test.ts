@@ -55,6 +55,12 @@ const ROWS: Array<[string, (s: Synthesized) => void]> = [
     const env = envOf(sendChat(s));
     expect(JSON.stringify(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)).toMatch(/https:\/\/xray\..*amazonaws\.com\/v1\/traces/);
     expect(env.OTEL_SERVICE_NAME).toBe('voice-agent-platform');
+    // The voice runtime exports too, signed with its task role: the endpoint, and the X-Ray actions (only they on "*").
+    expect(JSON.stringify(containerEnv(s).OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)).toMatch(/https:\/\/xray\..*amazonaws\.com\/v1\/traces/);
+    const taskRole = s.resources('AWS::ECS::TaskDefinition')[0].Properties.TaskRoleArn['Fn::GetAtt'][0];
+    const statements = s.resources('AWS::IAM::Policy').filter((p) => p.Properties.Roles.some((r: any) => r.Ref === taskRole)).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const anywhere = statements.filter((st: any) => st.Resource === '*');
+    expect(anywhere.flatMap((st: any) => [st.Action].flat()).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
   }],
   ['VOICE_DOMAIN_NAME', (s) => expect(envOf(twilioStatus(s)).VOICE_RUNTIME_URL).toBe('wss://voice.example.com/stream')],
   ['VOICE_CERTIFICATE_ARN', (s) => expect(s.resources('AWS::ElasticLoadBalancingV2::Listener')[0].Properties.Certificates).toEqual([{ CertificateArn: ALL.VOICE_CERTIFICATE_ARN }])],
