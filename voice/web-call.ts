@@ -93,7 +93,7 @@ export function acceptBrowserCall(ws: WebSocket, sessions: Map<string, CallSessi
       await endBeforeSession(context.call.organization_id, context.call.id);
       return line.close(1000, 'hung up');
     }
-    const s = new CallSession({ carrier: line, audioFormat: line.format, observer: line, context, settings, startMs });
+    const s = new CallSession({ carrier: line, audioFormat: line.format, observer: line, context, settings, startMs, ...(claims.traceparent ? { traceparent: claims.traceparent } : {}) });
     line.onMark = (name) => s.onCarrierFrame({ event: 'mark', mark: { name } });
     session = s;
     clearTimeout(startTimer);

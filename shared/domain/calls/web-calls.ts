@@ -10,6 +10,7 @@ import { personKey } from '../agents/traffic-split';
 import { moveCall, type MoveResult } from './lifecycle';
 import { newCallWrites, view, type AgentItem, type CallItem } from './service';
 import { STATUS_RANK } from './state';
+import { traceClaim } from './voice-stream';
 
 /**
  * Web calls (operations.md, "Web calls: voice in the browser"): a call session with `channel`
@@ -112,7 +113,7 @@ export async function createWebCall(orgId: string, input: CreateWebCallInput, or
   });
   await transact([putNew({ ...item }), ...writes], [{ orgId, collection: collections.calls, delta: 1 }]);
   await noteDue('call-recovery', item.due_at!);
-  const token = await signToken('web-call', { organization_id: orgId, call_id: item.id }, WEB_CALL_TOKEN_TTL_SECONDS);
+  const token = await signToken('web-call', { organization_id: orgId, call_id: item.id, ...traceClaim() }, WEB_CALL_TOKEN_TTL_SECONDS);
   const expires = new Date(Math.floor(clockMs() / 1000) * 1000 + WEB_CALL_TOKEN_TTL_SECONDS * 1000).toISOString();
   return { call: await view(item), url, token, token_expires_at: expires };
 }
