@@ -1,7 +1,7 @@
 import { logger } from '../shared/logger';
 import { flushTracing, startTracing } from '../shared/telemetry/tracing';
 import { preloadAmbientBeds } from './ambient';
-import { publishOpenCalls } from './open-calls-metric';
+import { publishCallMetrics, publishOpenCalls } from './open-calls-metric';
 import { startVoiceServer } from './server';
 
 /**
@@ -20,6 +20,8 @@ async function main(): Promise<void> {
   logger.info('Voice runtime listening', { port: server.port, path: '/stream' });
   // The service scales on this (lib/voice.ts): every minute, this task's open calls as an EMF line.
   publishOpenCalls(() => server.sessions.size);
+  // The platform metrics (docs/operations.md, "Metrics"): calls in progress, the calls' replies and errors, every minute.
+  publishCallMetrics(() => server.sessions.values());
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

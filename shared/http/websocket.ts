@@ -2,6 +2,7 @@ import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2, Context 
 import type { Access } from '../access/declaration';
 import { logger } from '../logger';
 import { afterInvocation } from '../telemetry/jobs';
+import { flushMetrics } from '../telemetry/metrics';
 import { startTracing } from '../telemetry/tracing';
 
 /**
@@ -56,7 +57,8 @@ export function websocket(route: WebSocketRoute, fn: (input: WebSocketInput) => 
       logger.error('A relay route failed', { route: route.routeKey, connection_id: connectionId, error: err as Error });
       return { statusCode: 500 };
     } finally {
-      // A real Lambda is frozen once it answers: its spans leave first.
+      // A real Lambda is frozen once it answers: its metrics and spans leave first.
+      flushMetrics();
       await afterInvocation();
     }
   };

@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { flushTracing, startTracing } from '../telemetry/tracing';
+import { captureMetrics, flushMetricsEvery } from '../telemetry/metrics';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { installLocalQueue } from '../adapters/queue';
@@ -66,6 +67,12 @@ export interface PlatformOptions {
   voice?: boolean;
   /** Faults on demand (shared/local/faults.ts); default: the LOCAL_FAULTS setting. */
   faults?: string;
+  /**
+   * Where the platform metrics' EMF lines go (shared/telemetry/metrics.ts), whatever
+   * POWERTOOLS_METRICS_DISABLED says (tests read them here). Without it they are off, unless
+   * POWERTOOLS_METRICS_DISABLED=false prints them on stdout as a function would.
+   */
+  metrics?: (line: string) => void;
   /** Tests: replace the registries and the handler loader. */
   routes?: HttpRoute[];
   fallbackEntry?: string;
@@ -104,6 +111,12 @@ export interface Platform {
   /** Stops the server, scheduler, queue, S3 and DynamoDB Local, and restores the environment. Idempotent. */
   stop(): Promise<void>;
 }
+
+/**
+ * How often the local runtime writes the metrics its background work stored (streamed turns, relay
+ * turns, the voice runtime's calls): a function flushes as each invocation ends, these run on.
+ */
+export const LOCAL_METRICS_FLUSH_MS = 5_000;
 
 /** Name of the file in `dataDir` that keeps the generated API key across restarts. */
 export const LOCAL_KEY_FILE = 'local-api-key';
@@ -165,6 +178,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       RATE_LIMIT_TIMEOUT_MS: process.env.RATE_LIMIT_TIMEOUT_MS ?? '1000',
       ...(fixedBaseUrl ? { PUBLIC_BASE_URL: fixedBaseUrl } : {}),
       ...(process.env.LOG_LEVEL || process.env.POWERTOOLS_LOG_LEVEL ? {} : { POWERTOOLS_LOG_LEVEL: 'WARN' }),
+      // Metrics are EMF lines on stdout, for CloudWatch: off here unless asked for (or sent to `metrics`).
+      ...(process.env.POWERTOOLS_METRICS_DISABLED ? {} : { POWERTOOLS_METRICS_DISABLED: 'true' }),
       ...options.env,
     };
     const restoreEnv = applyEnv(env);
@@ -175,6 +190,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     resetClients();
     // Set up once at the process's edge, as a Lambda's init would: the OTEL_* settings decide (shared/telemetry).
     if (await startTracing()) stack.push(() => void flushTracing());
+    if (options.metrics) stack.push(captureMetrics(options.metrics));
 
     // Installed once the table and the API keys exist, so start-up itself never meets a fault.
     const installFaults = () => {
@@ -228,6 +244,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
         throw listenError(err, voicePort);
       });
       stack.push(() => runtime.close());
+      // The voice runtime's metrics as its container writes them (voice/main.ts), every LOCAL_METRICS_FLUSH_MS.
+      const { publishCallMetrics } = await import('../../voice/open-calls-metric');
+      stack.push(publishCallMetrics(() => runtime.sessions.values(), LOCAL_METRICS_FLUSH_MS));
       const streamUrl = `ws://${displayHost(options.host)}:${runtime.port}/stream`;
       voice = { url: streamUrl, port: runtime.port };
       if (!options.env?.VOICE_RUNTIME_URL && !process.env.VOICE_RUNTIME_URL) {
@@ -235,6 +254,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
         resetConfig();
       }
     }
+
+    // Without a voice runtime the background work's metrics still leave every LOCAL_METRICS_FLUSH_MS.
+    if (!voice) stack.push(flushMetricsEvery(LOCAL_METRICS_FLUSH_MS));
 
     let demo: Platform['demo'];
     if (options.demo && keys[0]) {

@@ -70,12 +70,9 @@ const state = (): State => ((globalThis as { [STATE]?: State })[STATE] ??= { rec
 
 const TRUTHY = new Set(['1', 'y', 'yes', 't', 'true', 'on']);
 
-/** Whether metrics are recorded: a sink is installed, or POWERTOOLS_METRICS_DISABLED (else POWERTOOLS_DEV, as Powertools reads them) does not turn them off. */
+/** Whether metrics are recorded: a sink is installed, or POWERTOOLS_METRICS_DISABLED (read as Powertools reads it) does not turn them off. */
 export function metricsEnabled(): boolean {
-  if (state().sink) return true;
-  const disabled = process.env.POWERTOOLS_METRICS_DISABLED?.trim().toLowerCase();
-  if (disabled) return !TRUTHY.has(disabled);
-  return !TRUTHY.has(process.env.POWERTOOLS_DEV?.trim().toLowerCase() ?? '');
+  return !!state().sink || !TRUTHY.has(process.env.POWERTOOLS_METRICS_DISABLED?.trim().toLowerCase() ?? '');
 }
 
 function recorder(dimension: string, value: string): Recorder {

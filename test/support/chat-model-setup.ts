@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startOpenAiStandIn, type OpenAiStandIn } from './openai-stand-in';
+import type { PlatformOptions } from '../../shared/local/platform';
 import { expectNoUnexpected5xx, startTestPlatform, type TestPlatform } from './platform';
 import { readBody } from './stand-in';
 
@@ -23,8 +24,8 @@ export interface ChatModelSetup {
   stop(): Promise<void>;
 }
 
-/** Starts the stand-in model, the tool receiver and the platform pointed at the model; on a failure, stops what started. */
-export async function startChatModelSetup(): Promise<ChatModelSetup> {
+/** Starts the stand-in model, the tool receiver and the platform pointed at the model (with `platform`'s options too); on a failure, stops what started. */
+export async function startChatModelSetup(platform: Pick<PlatformOptions, 'metrics'> = {}): Promise<ChatModelSetup> {
   const toolBodies: any[] = [];
   let model: OpenAiStandIn | undefined;
   let tool: Server | undefined;
@@ -44,7 +45,7 @@ export async function startChatModelSetup(): Promise<ChatModelSetup> {
       res.end(JSON.stringify({ temperature_c: 21 }));
     });
     await new Promise<void>((r) => tool!.listen(0, '127.0.0.1', r));
-    local = await startTestPlatform({ env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', LLM_TIMEOUT_MS: '4000' } });
+    local = await startTestPlatform({ ...platform, env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-test-standin', LLM_TIMEOUT_MS: '4000' } });
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

@@ -7,6 +7,7 @@ import { keys } from '../../db/keys';
 import { transact } from '../../db/store';
 import { AppError, BadGatewayError, UnavailableError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
+import { recordReplies } from '../../telemetry/metrics';
 import type { Agent, AgentVersionPin, OpenAiSystemMessageRule } from '../agents/schemas';
 import { getVersion, listVersions, resolveAgentVersion, versionExists, type AgentVersion } from '../agents/versions';
 import { personKey } from '../agents/traffic-split';
@@ -225,6 +226,8 @@ async function prepare(orgId: string, body: ChatCompletionBody, timer: ReplyTime
             systemFor: systemOf,
           })
         : undefined;
+      // The replies it gave, counted (the Replies and ReplyLatency metrics).
+      const counted = (out: TurnOutput) => (recordReplies('openai', out.messages), out);
       return runTurn({
         llm: llm(),
         model: effectiveModel(agent),
@@ -239,7 +242,7 @@ async function prepare(orgId: string, body: ChatCompletionBody, timer: ReplyTime
         ...(onDelta ? { stream: { onDelta } } : {}),
         ...(handoffs ? { handoff: handoffs.hook } : {}),
         timer,
-      });
+      }).then(counted);
     },
   };
 }

@@ -3,6 +3,7 @@ import { LlmError } from '../../adapters/llm/port';
 import { clockMs } from '../../clock';
 import type { TransactItem } from '../../db/store';
 import { logger } from '../../logger';
+import { recordReply } from '../../telemetry/metrics';
 import { inStoredTrace, SpanKind } from '../../telemetry/tracing';
 import { executeToolOnDemand, keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
 import { groundingPassages } from '../conversations/grounding';
@@ -220,6 +221,7 @@ async function finishTurn(state: RelayState, turn: number, reply: Reply, rec: Tu
   // Cut short: by the caller (interrupted, or a newer prompt), or by the socket going (`gone`: a dropped session resumes in a new one, action.ts).
   const cutShort = reply.stopped === 'interrupted' || reply.stopped === 'superseded' || reply.stopped === 'gone';
   const latency = replyLatency(rec, reply);
+  if (agentText && latency) recordReply('relay', latency.e2e);
   if (agentText) lines.push({ role: 'agent', text: agentText, time_sec: secondsOf(state, reply.firstMs ?? clockMs()), ...(cutShort ? { interrupted: true } : {}), ...(latency ? { latency_ms: latency } : {}) });
   let rewroteBefore = false;
   let mine: { messages: ConversationMessage[]; lines: Transcript } = { messages: rec.messages, lines };
