@@ -20,13 +20,15 @@ const ALLOWED_DIMENSIONS = new Set(['service', 'Channel', 'Kind', 'ToolType', 'Q
 
 let lines: string[];
 let stop: () => void;
+const disabledBefore = process.env.POWERTOOLS_METRICS_DISABLED;
 beforeEach(() => {
   lines = [];
   stop = captureMetrics((line) => lines.push(line));
 });
 afterEach(() => {
   stop();
-  delete process.env.POWERTOOLS_METRICS_DISABLED;
+  if (disabledBefore === undefined) delete process.env.POWERTOOLS_METRICS_DISABLED;
+  else process.env.POWERTOOLS_METRICS_DISABLED = disabledBefore;
   installLlm(undefined);
 });
 
