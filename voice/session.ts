@@ -343,8 +343,8 @@ export class CallSession {
       else if (this.state === 'live') {
         const toolsStartedMs = Date.now();
         const toolCalls = this.toolCalls;
-        const { answered, end } = await inStoredTrace('realtime tool calls', this.input.traceparent, { attributes: { 'gen_ai.conversation.id': this.callId, 'tool_calls.count': calls.length } }, () => toolCalls.run(calls));
-        this.turns.toolsRan(Date.now() - toolsStartedMs);
+        const { answered, end, knowledgeBaseMs } = await inStoredTrace('realtime tool calls', this.input.traceparent, { attributes: { 'gen_ai.conversation.id': this.callId, 'tool_calls.count': calls.length } }, () => toolCalls.run(calls));
+        this.turns.toolsRan(Date.now() - toolsStartedMs, knowledgeBaseMs);
         if (this.state !== 'live') return;
         if (end) {
           this.ending.request({ kind: end.name === 'transfer_call' ? 'transfer' : 'hangup', tool: end }, END_DEADLINE_MS);

@@ -102,10 +102,12 @@ export class ToolCalls {
    * to run once the agent's words before it have played. Returns how many outputs the model
    * should answer, and the end asked for.
    */
-  async run(calls: FunctionCall[]): Promise<{ answered: number; end?: EndRequest }> {
+  async run(calls: FunctionCall[]): Promise<{ answered: number; end?: EndRequest; knowledgeBaseMs: number }> {
     const { tools, transcript, output } = this.deps;
     const checked = calls.map((c) => ({ ...c, check: tools.check(c.name, c.arguments) }));
     const ending = checked.find((c) => c.check.args && tools.endsCall(c.name));
+    // The knowledge base's searches among them (the reply's `knowledge_base` time; they run at once, so the longest).
+    let knowledgeBaseMs = 0;
     const runs = checked.map(async (c): Promise<boolean> => {
       if (c.check.error !== undefined) {
         transcript.tool(c.name, {}, { error: c.check.error, arguments_text: c.arguments.slice(0, 500) });
@@ -129,6 +131,7 @@ export class ToolCalls {
       } finally {
         this.running.delete(c.callId);
       }
+      if (run.knowledgeBaseMs) knowledgeBaseMs = Math.max(knowledgeBaseMs, run.knowledgeBaseMs);
       if (token.cancelled || !this.deps.live()) {
         // The caller spoke while it ran: the late result is dropped (the call keeps what happened).
         transcript.tool(c.name, c.check.args!, { dropped: 'the caller interrupted', result: run.result }, at);
@@ -140,6 +143,6 @@ export class ToolCalls {
       return true;
     });
     const answered = (await Promise.all(runs)).filter(Boolean).length;
-    return { answered, ...(ending ? { end: { callId: ending.callId, name: ending.name, args: ending.check.args! } } : {}) };
+    return { answered, knowledgeBaseMs, ...(ending ? { end: { callId: ending.callId, name: ending.name, args: ending.check.args! } } : {}) };
   }
 }

@@ -22,6 +22,8 @@ export interface ToolRun {
   /** What the model is given (and the call keeps). */
   result: unknown;
   effect?: ToolEffect;
+  /** The knowledge base's search: its time (the reply's `knowledge_base`, not `tools`). */
+  knowledgeBaseMs?: number;
 }
 
 /** The call's tools: the catalog's (webhook tools and built-ins for calls) and the knowledge-base search; each run through the engine's executor. */
@@ -74,8 +76,9 @@ export async function toolsBridge(ctx: CallContext, options: BridgeOptions = {})
       try {
         if (name === KB_TOOL && kb) {
           const query = typeof args.query === 'string' ? args.query : '';
+          const searchedMs = Date.now();
           const passages = await groundingPassages(orgId, kb, query);
-          return { result: { passages: passages.map((p) => ({ text: p.text, source: p.url ?? p.doc_id })) } };
+          return { result: { passages: passages.map((p) => ({ text: p.text, source: p.url ?? p.doc_id })) }, knowledgeBaseMs: Date.now() - searchedMs };
         }
         const tool = byName.get(name);
         if (!tool) return { result: { error: `unknown tool ${name}` } };

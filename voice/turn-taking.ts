@@ -103,9 +103,11 @@ export class TurnTaking {
     this.timer = new ReplyTimer(atMs);
   }
 
-  /** Time the tools of a response took before the next reply (they run at once: their wall time). */
-  toolsRan(ms: number): void {
-    this.timer?.addTools(ms);
+  /** Time the tools of a response took before the next reply (they run at once: their wall time), the knowledge base's search in it counted as `knowledge_base`. */
+  toolsRan(ms: number, knowledgeBaseMs = 0): void {
+    const kb = Math.min(ms, Math.max(0, knowledgeBaseMs));
+    this.timer?.addKnowledgeBase(kb);
+    this.timer?.addTools(ms - kb);
   }
 
   /** The response is over: its state (kept while its audio may still be playing, so a later cut marks it). */

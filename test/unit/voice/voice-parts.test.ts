@@ -2,6 +2,8 @@ import { CallEnding, nextSilence, SilenceWatch, type SilenceRules } from '../../
 import { FunctionCalls, ToolCalls } from '../../../voice/tool-calls';
 import type { ToolsBridge } from '../../../voice/tools-bridge';
 import { heardWords, TranscriptRecorder } from '../../../voice/transcript';
+import { TurnTaking } from '../../../voice/turn-taking';
+import type { ReplyTimer } from '../../../shared/domain/conversations/latency';
 
 describe('heardWords', () => {
   it('keeps the share of the text whose audio played, by whole words (a word counts when half of it was said)', () => {
@@ -104,6 +106,23 @@ describe('ToolCalls', () => {
     expect(answered).toBe(0);
     expect(end).toEqual({ callId: 'c1', name: 'transfer_call', args: { reason: 'asked' } });
     expect(outputs).toEqual([['c1', { pending: expect.any(String) }]]);
+  });
+
+  it('reports the knowledge base\'s search time apart from the tools\' (the longest search: they run at once), and the turn counts it as knowledge_base', async () => {
+    const searches = bridge([]);
+    searches.run = async (name) => ({ result: { ok: true }, ...(name === 'lookup' ? { knowledgeBaseMs: 40 } : {}) });
+    const tc = new ToolCalls({ tools: searches, transcript: new TranscriptRecorder(0), output: () => undefined, live: () => true });
+    const { knowledgeBaseMs } = await tc.run([{ callId: 'c1', name: 'lookup', arguments: '{"reason":"x"}' }, { callId: 'c2', name: 'lookup', arguments: '{"reason":"y"}' }]);
+    expect(knowledgeBaseMs).toBe(40);
+    expect((await tc.run([{ callId: 'c3', name: 'nothing', arguments: '{}' }])).knowledgeBaseMs).toBe(0);
+
+    const turns = new TurnTaking({ send: () => undefined, carrier: { sendMedia: () => undefined, sendMark: () => undefined, clear: () => undefined }, transcript: new TranscriptRecorder(0), live: () => true });
+    turns.userTurnEnded(1_000);
+    turns.toolsRan(100, 40);
+    turns.toolsRan(30, 90); // never more than the round's own time
+    const timer = (turns as unknown as { timer: ReplyTimer }).timer;
+    const figures = timer.figures(2_000);
+    expect([figures.tools, figures.knowledge_base]).toEqual([60, 70]);
   });
 });
 
