@@ -6139,6 +6139,27 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            /** @description The agent requires passing tests (`require_passing_tests`): a rollback, `published_version: null` or a `traffic_split` names a version no passed run stands behind (`details.reason` `tests_required`). Nothing is written. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

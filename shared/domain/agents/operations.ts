@@ -42,6 +42,9 @@ export const updateAgent = /* @__PURE__ */ defineOperation({
   summary: 'Update an agent; only supplied fields change',
   entry: 'functions/agents/update.ts', params: IdParams, body: UpdateAgentBody, response: Agent,
   successMessage: 'Agent updated successfully', access: { table: 'RW' },
+  errors: {
+    422: 'The agent requires passing tests (`require_passing_tests`): a rollback, `published_version: null` or a `traffic_split` names a version no passed run stands behind (`details.reason` `tests_required`). Nothing is written.',
+  },
 });
 
 export const updateAgentStatus = /* @__PURE__ */ defineOperation({
