@@ -4,6 +4,8 @@ import { keys, Prefix } from '../../shared/db/keys';
 import { queryAll } from '../../shared/db/store';
 import { createAgent, updateAgent } from '../../shared/domain/agents/service';
 import { publishVersion } from '../../shared/domain/agents/versions';
+import { drawVersion } from '../../shared/domain/agents/traffic-split';
+import { callsServiceDialer } from '../../shared/domain/calls/campaign-calls';
 import type { CallItem } from '../../shared/domain/calls/service';
 import { installCampaignDialer } from '../../shared/domain/campaigns/dialer';
 import { CreateCampaignBody, UpdateCampaignBody } from '../../shared/domain/campaigns/schemas';
@@ -109,5 +111,55 @@ describe('a campaign moved to another agent', () => {
     const other = await campaignOn(org, a.id, 1);
     expect(await patch(org, other.id, { agent_version: 'draft' })).toMatchObject({ agent_version: null });
     expect(await startCampaign(org, other.id)).toMatchObject({ agent_version: null });
+  });
+});
+
+describe('a campaign under the agent\'s traffic split', () => {
+  const split = [{ version: 1, weight: 50 }, { version: 2, weight: 50 }];
+  async function callsOf(org: string) {
+    const calls: CallItem[] = [];
+    for await (const c of queryAll<CallItem>({ pkName: 'pk', pkValue: keys.partition(org), skName: 'sk', skPrefix: Prefix.call })) calls.push(c);
+    return calls;
+  }
+
+  it('draws each contact\'s version at its first attempt (sticky for the contact, the split recorded); a retry keeps it after the split changed; a pinned campaign never draws', async () => {
+    const org = uuidv7();
+    const a = await agentWithVersions(org, 'A', 2);
+    const splitId = (await updateAgent(org, a.id, { traffic_split: split } as never)).traffic_split_id!;
+    const campaign = await campaignOn(org, a.id, 5);
+    await startCampaign(org, campaign.id);
+    await deliver('functions/jobs/campaign-dispatch.ts', queued.take('campaign-dispatch'));
+    const first = await callsOf(org);
+    expect(first).toHaveLength(5);
+    for (const call of first) {
+      expect(call.traffic_split_id).toBe(splitId);
+      expect(call.agent_version).toBe(drawVersion(splitId, split, `contact:${call.contact_id}`));
+      expect(call.begin_message).toBe(`A v${call.agent_version}`);
+    }
+
+    // The split changes (a new split: a fresh draw would record its id); a retry keeps the first attempt's version and split.
+    const changed = (await updateAgent(org, a.id, { traffic_split: [{ version: 1, weight: 1 }, { version: 2, weight: 99 }] } as never)).traffic_split_id;
+    expect(changed).not.toBe(splitId);
+    for (const earlier of first.slice(0, 2)) {
+      const retry = await callsServiceDialer.placeCampaignCall({
+        organizationId: org, campaignId: campaign.id, campaignContactId: earlier.campaign_contact_id!, attempt: 2, agentId: a.id, agentVersion: 2,
+        fromPhoneNumber: earlier.from_phone_number, toPhoneNumber: earlier.to_phone_number, contactId: earlier.contact_id!, dynamicVariables: {}, splitDraw: true,
+      });
+      const again = (await callsOf(org)).find((c) => c.id === retry.callId)!;
+      expect([again.agent_version, again.traffic_split_id]).toEqual([earlier.agent_version, splitId]);
+    }
+    // A new contact's first attempt draws from the new split.
+    const fresh = await callsServiceDialer.placeCampaignCall({
+      organizationId: org, campaignId: campaign.id, campaignContactId: uuidv7(), attempt: 1, agentId: a.id, agentVersion: 2,
+      fromPhoneNumber: first[0]!.from_phone_number, toPhoneNumber: uniquePhone('+1646'), contactId: first[0]!.contact_id!, dynamicVariables: {}, splitDraw: true,
+    });
+    expect((await callsOf(org)).find((c) => c.id === fresh.callId)!.traffic_split_id).toBe(changed);
+
+    // A campaign that pins a version runs it, whatever the split.
+    const pinned = await campaignOn(org, a.id, 3, 1);
+    await startCampaign(org, pinned.id);
+    await deliver('functions/jobs/campaign-dispatch.ts', queued.take('campaign-dispatch'));
+    const ofPinned = (await callsOf(org)).filter((c) => c.campaign_id === pinned.id);
+    expect(ofPinned.map((c) => [c.agent_version, c.traffic_split_id ?? null])).toEqual([[1, null], [1, null], [1, null]]);
   });
 });

@@ -32,11 +32,23 @@ async function existingCall(input: CampaignCallRequest): Promise<{ callId: strin
   return { callId: marker.call_id };
 }
 
+/**
+ * A retry of a contact the agent's traffic split drew: its first attempt's version and split, so the
+ * contact meets one version whatever the split became since (undefined: the first attempt drew none).
+ */
+async function firstAttemptSplit(input: CampaignCallRequest): Promise<{ version: number; splitId: string } | undefined> {
+  if (input.attempt <= 1) return undefined;
+  const marker = await getItem<AttemptMarker>(keys.campaignAttemptCall(input.organizationId, input.campaignId, input.campaignContactId, 1));
+  const first = marker && (await getItem<CallItem>(keys.call(input.organizationId, marker.call_id)));
+  return first && typeof first.agent_version === 'number' && first.traffic_split_id ? { version: first.agent_version, splitId: first.traffic_split_id } : undefined;
+}
+
 /** The campaign dialer the engine uses unless a test or the simulation installs another. */
 export const callsServiceDialer: CampaignDialer = {
   async placeCampaignCall(input) {
     // A repeated attempt is found by createCall's one read (its marker), answered below as a race is.
     const variables = Object.fromEntries(Object.entries(input.dynamicVariables).filter(([, v]) => typeof v === 'string'));
+    const keep = input.splitDraw ? await firstAttemptSplit(input) : undefined;
     try {
       const call = await createCall(
         input.organizationId,
@@ -49,6 +61,7 @@ export const callsServiceDialer: CampaignDialer = {
           campaignId: input.campaignId,
           campaignAttempt: { campaignContactId: input.campaignContactId, attempt: input.attempt },
           ...(input.phoneNumberId ? { phoneNumberId: input.phoneNumberId } : {}),
+          ...(input.splitDraw ? { splitDraw: keep ? { keep } : {} } : {}),
         },
       );
       return { callId: call.id };

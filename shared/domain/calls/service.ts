@@ -7,7 +7,7 @@ import { countRange, equalityFilter, getKeyed, getMany, idBounds, queryRangePage
 import { ConditionFailed, getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
 import { resolveAgentVersion } from '../agents/versions';
-import { personKey } from '../agents/traffic-split';
+import { activeSplit, personKey, type SplitOnAgent } from '../agents/traffic-split';
 import { listResult } from '../common/list-result';
 import { clockNow } from '../../clock';
 import { getOr404 } from '../common/collection';
@@ -167,6 +167,12 @@ export interface CallOrigin {
   campaignAttempt?: { campaignContactId: string; attempt: number };
   /** The id of the `from_phone_number` the caller already knows (a campaign's): read with the other checks, not after the claim. */
   phoneNumberId?: string;
+  /**
+   * A campaign call whose campaign pins no version (campaign-calls.ts): `agent_version` is the
+   * campaign's fixed version, used only when the agent has no traffic split; with one, the version is
+   * drawn for the contact, or `keep` (a retry: the first attempt's version and split).
+   */
+  splitDraw?: { keep?: { version: number; splitId: string } };
 }
 
 /**
@@ -220,12 +226,14 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
   }
 
   // The version the call runs: pinned (a campaign pins the one it started with), else drawn by the agent's traffic split for the contact or callee, else published, else the draft.
-  const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, input.agent_version, undefined, personKey({ contactId: input.contact_id, phone: input.to_phone_number }));
+  const keep = origin.splitDraw?.keep;
+  const draws = !!origin.splitDraw && !keep && !!activeSplit(agent as SplitOnAgent);
+  const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, keep ? keep.version : draws ? undefined : input.agent_version, undefined, personKey({ contactId: input.contact_id, phone: input.to_phone_number }));
   const { item, writes } = newCallWrites(orgId, {
     agentId: input.agent_id,
     agent: used.agent as AgentItem,
     agentVersion: used.agent_version,
-    trafficSplitId: used.traffic_split_id,
+    trafficSplitId: keep?.splitId ?? used.traffic_split_id,
     number: number!,
     direction: 'outbound',
     from: input.from_phone_number,

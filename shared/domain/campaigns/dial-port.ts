@@ -20,6 +20,12 @@ export interface CampaignCallRequest {
   agentId: string;
   /** The agent version the campaign fixed (null: the draft); absent: the calls service's default. */
   agentVersion?: number | null;
+  /**
+   * The campaign pins no version: while the agent has a traffic split, the contact's first attempt
+   * draws its version (sticky for the contact) and a retry keeps the first attempt's version and
+   * split; without a split, `agentVersion`.
+   */
+  splitDraw?: boolean;
   fromPhoneNumber: string;
   /** The id of `fromPhoneNumber` (the campaign's), so the dialer need not look it up. */
   phoneNumberId?: string;

@@ -395,8 +395,9 @@ async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date)
       campaignContactId: cc.id,
       attempt: cc.attempt_count,
       agentId: campaign.agent_id,
-      // Every call of the campaign uses the version fixed at its first start.
+      // Every call of the campaign uses the version fixed at its first start, unless the agent's traffic split draws it (no pin).
       agentVersion: campaign.agent_version ?? null,
+      splitDraw: campaign.agent_version_pin === undefined || campaign.agent_version_pin === null,
       fromPhoneNumber: campaign.from_phone_number,
       phoneNumberId: campaign.phone_number_id,
       toPhoneNumber: cc.phone,

@@ -357,7 +357,8 @@ async function versionChange(
   if (!agentChanged && given === undefined) return undefined;
   if (typeof given === 'number' && !(await versionExists(orgId, agentId, given))) throw ValidationError.field('agent_version', `agent ${agentId} has no version ${given}`);
   if (item.agent_version_fixed) {
-    if (given !== undefined) return { agent_version: given === 'draft' ? null : given, agent_version_fixed: true };
+    // A version set after the start is the user's pin too: a traffic split no longer draws the campaign's calls.
+    if (given !== undefined) return { agent_version: given === 'draft' ? null : given, agent_version_fixed: true, agent_version_pin: given };
     const agent = await getItem<{ published_version?: number | null }>(keys.agent(orgId, agentId));
     return { agent_version: agent?.published_version ?? null, agent_version_fixed: true };
   }
