@@ -10,6 +10,7 @@
  * The platform's clock runs `offset` ms ahead of real time, so a chat can last the 2 s the local
  * analyzer asks of a successful conversation without the test waiting for them.
  */
+import { drawVersion } from '../../shared/domain/agents/traffic-split';
 import { generateApiKey } from '../../shared/domain/api-keys/secret';
 import { systemClock } from '../../shared/local/clock';
 import { uniquePhone } from '../support/numbers';
@@ -20,7 +21,7 @@ let offset = 0;
 const keyA = generateApiKey();
 const keyB = generateApiKey();
 // 2,000 chats in a few seconds: above the default 1,200 requests a minute of one key.
-const local = usePlatform({ apiKeys: [keyA, keyB], voice: false, clock: { ...systemClock, now: () => Date.now() + offset }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+const local = usePlatform({ apiKeys: [keyA, keyB], voice: false, clock: { ...systemClock, now: () => Date.now() + offset }, env: { RATE_LIMIT_PER_MINUTE: '100000', WIDGET_CHATS_PER_MINUTE: '1000', WIDGET_ADDRESS_CHATS_PER_MINUTE: '1000' } });
 const api = (...args: Parameters<ReturnType<typeof local>['api']>) => local().api(...args);
 
 /** An agent of the key's organization with `versions` published versions (each its own begin message). */
@@ -161,6 +162,34 @@ describe('drawing', () => {
       expect(models[0]).toMatch(new RegExp(`^${agent.id}@[12]$`));
     }
   }, 60_000);
+
+  it('is sticky per widget visitor: each visitor_id meets one version on every widget chat, as the hash says', async () => {
+    const widget = await api('POST', '/api/v1/widget-settings', { body: { name: 'Split widget', allowed_origins: [] } });
+    expect(widget.status).toBe(200);
+    const agent = await agentWithVersions(2, keyA, { widget_settings_id: widget.body.data.id });
+    const variants = [{ version: 1, weight: 50 }, { version: 2, weight: 50 }];
+    const split = (await setSplit(agent.id, variants)).body.data.traffic_split_id;
+    const seen = new Set<number>();
+    for (let v = 0; v < 8; v++) {
+      const visitor = `visitor-${v}-${split.slice(-8)}`;
+      const versions = [];
+      for (let k = 0; k < 2; k++) {
+        const started = await fetch(`${local().url}/api/v1/widget/${widget.body.data.id}/chats`, {
+          method: 'POST', headers: { origin: 'https://shop.example.com', 'content-type': 'application/json' }, body: JSON.stringify({ visitor_id: visitor }),
+        });
+        expect(started.status).toBe(200);
+        const chat = (await api('GET', `/api/v1/chats/${((await started.json()) as { data: { id: string } }).data.id}`)).body.data;
+        expect(chat.traffic_split_id).toBe(split);
+        versions.push(chat.agent_version);
+      }
+      expect(versions).toEqual([drawVersion(split, variants, `visitor:${visitor}`), drawVersion(split, variants, `visitor:${visitor}`)]);
+      seen.add(versions[0]);
+    }
+    // A visitor_id that is not 8–64 safe characters is a 400 naming it.
+    const bad = await fetch(`${local().url}/api/v1/widget/${widget.body.data.id}/chats`, { method: 'POST', headers: { origin: 'https://shop.example.com', 'content-type': 'application/json' }, body: JSON.stringify({ visitor_id: 'x' }) });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain('visitor_id');
+  });
 
   it('ends: null sends everyone to published_version; promoting a variant and ending is one PATCH', async () => {
     const agent = await agentWithVersions(3);
