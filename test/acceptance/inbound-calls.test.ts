@@ -6,6 +6,7 @@
  * clock is shifted by hand while a call is live, and the carrier counts on the same clock.
  */
 import { clockMs } from '../../shared/clock';
+import { drawVersion } from '../../shared/domain/agents/traffic-split';
 import { startVoiceServer, type VoiceServer } from '../../voice/server';
 import type { ModelConnection } from '../support/realtime-stand-in';
 import { startTwilioCarrier, type StandInCall, type TwilioCarrierStandIn } from '../support/twilio-carrier';
@@ -163,4 +164,30 @@ it('ends a transferred inbound call at the transfer, then corrects its duration 
   expect(await callOf(callId)).toMatchObject({ duration_sec: carrierSec });
   expect(await chargesOf(callId)).toHaveLength(1);
   expect(await endedEventsOf(callId)).toHaveLength(1);
+});
+
+it('under the agent\'s traffic split, a caller meets one version on every call (keyed by their number), the split recorded on each', async () => {
+  scripts.set('script-split', async (m) => {
+    await session(m);
+    await m.closed;
+  });
+  const { agentId, phone } = await answeringNumber({ s2s_model: 'script-split', begin_message: 'Draft.' });
+  for (const v of [1, 2]) {
+    expect((await api('PATCH', `/api/v1/agents/${agentId}`, { body: { begin_message: `Version ${v}.` } })).status).toBe(200);
+    expect((await api('POST', `/api/v1/agents/${agentId}/versions`, { body: { description: `v${v}` } })).status).toBe(200);
+  }
+  const variants = [{ version: 1, weight: 50 }, { version: 2, weight: 50 }];
+  const split = (await api('PATCH', `/api/v1/agents/${agentId}`, { body: { traffic_split: variants } })).body.data.traffic_split_id;
+  for (const caller of ['+14155550181', '+14155550182', '+14155550183', '+14155550184']) {
+    const versions: number[] = [];
+    for (let k = 0; k < 2; k++) {
+      const call = await twilio.incomingCall(caller, phone);
+      const callId = parameters(call).call_id!;
+      await twilio.hangUp(call.sid);
+      const ended = await until(() => callOf(callId), (c) => c.status === 'ended', 'the call ended');
+      expect(ended.traffic_split_id).toBe(split);
+      versions.push(ended.agent_version);
+    }
+    expect(versions).toEqual([drawVersion(split, variants, `phone:${caller}`), drawVersion(split, variants, `phone:${caller}`)]);
+  }
 });
