@@ -5,6 +5,7 @@
  *   npm run admin -- create-org --name "Acme" [--rate-limit 600]
  *   npm run admin -- issue-key --org <organization id> --name "CI key"
  *   npm run admin -- list-orgs
+ *   npm run admin -- set-ceiling --org <organization id> --ceiling 50   (or `--ceiling default`: CONCURRENCY_CEILING)
  *
  * Target: the local runtime's data by default (DATA_DIR, default .data; when `npm start` is
  * running it talks to that DynamoDB Local, otherwise it starts one on the same files for the
@@ -17,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { resetConfig } from '../shared/config';
 import { resetDb } from '../shared/db/client';
 
-const usage = `usage: npm run admin -- <create-org --name NAME [--rate-limit N] | issue-key --org ID --name NAME | list-orgs> [--table NAME --region REGION] [--data-dir DIR]`;
+const usage = `usage: npm run admin -- <create-org --name NAME [--rate-limit N] | issue-key --org ID --name NAME | list-orgs | set-ceiling --org ID --ceiling N|default> [--table NAME --region REGION] [--data-dir DIR]`;
 
 async function main(): Promise<number> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -27,6 +28,7 @@ async function main(): Promise<number> {
       name: { type: 'string' },
       org: { type: 'string' },
       'rate-limit': { type: 'string' },
+      ceiling: { type: 'string' },
       table: { type: 'string' },
       region: { type: 'string' },
       'data-dir': { type: 'string' },
@@ -34,7 +36,7 @@ async function main(): Promise<number> {
     },
   });
   const command = positionals[0];
-  if (!command || !['create-org', 'issue-key', 'list-orgs'].includes(command)) {
+  if (!command || !['create-org', 'issue-key', 'list-orgs', 'set-ceiling'].includes(command)) {
     console.error(usage);
     return 2;
   }
@@ -84,6 +86,12 @@ async function main(): Promise<number> {
       if (!values.org || !values.name) throw new UsageError('issue-key needs --org and --name');
       const issued = await issueApiKey(values.org, { name: values.name });
       console.log(JSON.stringify({ organization_id: values.org, id: issued.id, name: issued.name, api_key: issued.key }, null, 2));
+    } else if (command === 'set-ceiling') {
+      if (!values.org || !values.ceiling) throw new UsageError('set-ceiling needs --org and --ceiling (a positive integer, or default)');
+      const ceiling = values.ceiling === 'default' ? undefined : Number(values.ceiling);
+      if (ceiling !== undefined && (!Number.isInteger(ceiling) || ceiling < 1)) throw new UsageError('--ceiling must be a positive integer (simultaneous live calls) or default');
+      const { setConcurrencyCeiling } = await import('../shared/domain/concurrency/service');
+      console.log(JSON.stringify({ organization_id: values.org, ...(await setConcurrencyCeiling(values.org, ceiling)) }, null, 2));
     } else {
       const orgs = await listOrganizations();
       if (values.json) console.log(JSON.stringify(orgs, null, 2));

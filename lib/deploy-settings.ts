@@ -19,6 +19,7 @@ export type DeploySettings = Pick<
   | 'llm'
   | 'throttle'
   | 'rateLimitPerMinute'
+  | 'concurrencyCeiling'
   | 'logRetention'
   | 'reservedConcurrency'
   | 'traces'
@@ -62,6 +63,7 @@ export function deploySettingsFrom(env: Env): DeploySettings {
     llm: modelProvider(read, 'LLM'),
     throttle: read.throttle(),
     rateLimitPerMinute: read.int('RATE_LIMIT_PER_MINUTE', 1, 1_000_000),
+    concurrencyCeiling: read.int('CONCURRENCY_CEILING', 1, 100_000),
     logRetention: read.retention('LOG_RETENTION_DAYS'),
     reservedConcurrency: { widget: read.concurrency('WIDGET_CONCURRENCY'), model: read.concurrency('MODEL_CONCURRENCY') },
   };

@@ -50,6 +50,8 @@ export interface VoiceAgentPlatformStackProps extends StackProps {
   throttle?: ApiThrottle;
   /** RATE_LIMIT_PER_MINUTE: requests per minute per API key unless the organization sets its own. */
   rateLimitPerMinute?: number;
+  /** CONCURRENCY_CEILING: the operator's ceiling on an organization's simultaneous live calls (default 20). */
+  concurrencyCeiling?: number;
   /** API_KEY_CACHE_SECONDS: how long a function keeps an API key lookup in memory. */
   apiKeyCacheSeconds?: number;
   /** LOG_RETENTION_DAYS: retention of every function's, the APIs' and the voice runtime's logs; default one month. */
@@ -165,6 +167,7 @@ export class VoiceAgentPlatformStack extends Stack {
       BUCKET_NAME: this.storage.bucket.bucketName,
       APP_VERSION: props.appVersion ?? packageVersion(),
       RATE_LIMIT_PER_MINUTE: String(props.rateLimitPerMinute ?? 1200),
+      CONCURRENCY_CEILING: String(props.concurrencyCeiling ?? 20),
       API_KEY_CACHE_SECONDS: String(props.apiKeyCacheSeconds ?? 10),
       ...(props.publicBaseUrl ? { PUBLIC_BASE_URL: props.publicBaseUrl } : {}),
       VOICE_RUNTIME_URL: props.voiceRuntimeUrl ?? (this.voice = new VoiceRuntime(this, 'Voice', { domainName: props.voiceDomainName, certificateArn: props.voiceCertificateArn })).url,

@@ -28,6 +28,8 @@ export interface Config {
    * leases; kept for the benchmark's comparison). RATE_LIMIT_MODE.
    */
   rateLimitMode: 'lease' | 'request';
+  /** The operator's ceiling on an organization's simultaneous live calls, unless the admin command sets its own (CONCURRENCY_CEILING). */
+  concurrencyCeiling: number;
   /** Lets outbound fetches (crawler, webhooks) reach loopback addresses. Local only. */
   allowLoopbackFetch: boolean;
   /** `local` in the local runtime, `aws` when deployed. */
@@ -93,6 +95,7 @@ export function config(): Config {
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 1200),
     rateLimitTimeoutMs: int('RATE_LIMIT_TIMEOUT_MS', 100),
     rateLimitMode: oneOf('RATE_LIMIT_MODE', ['lease', 'request'] as const, 'lease'),
+    concurrencyCeiling: Math.max(1, int('CONCURRENCY_CEILING', 20)),
     allowLoopbackFetch: process.env.ALLOW_LOOPBACK_FETCH === 'true',
     runtime: process.env.RUNTIME === 'local' ? 'local' : 'aws',
     llm: modelSettings('LLM'),

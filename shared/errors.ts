@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNPROCESSABLE'
   | 'RATE_LIMITED'
+  | 'CONCURRENCY_LIMIT'
   | 'INTERNAL'
   | 'BAD_GATEWAY'
   | 'UNAVAILABLE';
@@ -96,6 +97,13 @@ export class UnprocessableError extends AppError {
 export class RateLimitedError extends AppError {
   constructor(readonly retryAfterSeconds: number) {
     super(429, 'RATE_LIMITED', `Rate limit exceeded; retry after ${retryAfterSeconds} s`, { retry_after_seconds: retryAfterSeconds });
+  }
+}
+
+/** 429: the organization's live calls are at its concurrency limit; `Retry-After` says when to try again. */
+export class ConcurrencyLimitError extends AppError {
+  constructor(readonly limit: number, inProgress: number, readonly retryAfterSeconds: number) {
+    super(429, 'CONCURRENCY_LIMIT', `The organization has ${inProgress} live calls, at its concurrency limit of ${limit}; retry after ${retryAfterSeconds} s`, { limit, in_progress: inProgress });
   }
 }
 

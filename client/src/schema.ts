@@ -1728,6 +1728,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/concurrency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's concurrency limit, the operator's ceiling, its live calls by kind and its calls waiting for a slot
+         * @description The organization's concurrency limit, the operator's ceiling, its live calls by kind and its calls waiting for a slot.
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        get: operations["getConcurrency"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the organization's concurrency limit (1 … ceiling); calls already live are not ended by a lower limit, new ones wait until they fit
+         * @description Set the organization's concurrency limit (1 … ceiling); calls already live are not ended by a lower limit, new ones wait until they fit.
+         *
+         *     Requires an API key (`X-Api-Key`).
+         */
+        patch: operations["updateConcurrency"];
+        trace?: never;
+    };
     "/api/v1/chats/{id}/end": {
         parameters: {
             query?: never;
@@ -2531,7 +2559,7 @@ export interface components {
             message: string;
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNPROCESSABLE" | "RATE_LIMITED" | "CONCURRENCY_LIMIT" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
                 message: string;
                 /** @description `fields` on validation errors; otherwise facts about the failure (`allowed`, `retry_after_seconds`, `request_id`, `checks`, …) */
                 details: {
@@ -3158,6 +3186,18 @@ export interface components {
             llm_requests: number;
             prompt_tokens: number;
             completion_tokens: number;
+        };
+        /** @description The organization's concurrency: its `limit` of simultaneous live calls (1 … `ceiling`), the operator's `ceiling`, the live calls now by kind (outbound queued to the carrier, ringing or in progress; inbound and web calls from their start) and the outbound calls waiting for a slot (`queued`) */
+        Concurrency: {
+            limit: number;
+            ceiling: number;
+            in_progress: {
+                outbound: number;
+                inbound: number;
+                web: number;
+                total: number;
+            };
+            queued: number;
         };
         /** @description A person the agents call or are called by */
         Contact: {
@@ -4287,6 +4327,10 @@ export interface components {
             };
             agent_version?: components["schemas"]["AgentVersionPin"];
         };
+        /** @description The organization's own limit of simultaneous live calls: 1 … its `ceiling` (a 422 above it) */
+        UpdateConcurrencyRequest: {
+            limit: number;
+        };
         UpdateContactRequest: {
             first_name?: string;
             last_name?: string;
@@ -4797,6 +4841,7 @@ export type ChatSummary = components['schemas']['ChatSummary'];
 export type ChatToolResultsRequest = components['schemas']['ChatToolResultsRequest'];
 export type ChatTurn = components['schemas']['ChatTurn'];
 export type ChatUsage = components['schemas']['ChatUsage'];
+export type Concurrency = components['schemas']['Concurrency'];
 export type Contact = components['schemas']['Contact'];
 export type ContactCall = components['schemas']['ContactCall'];
 export type ContactStats = components['schemas']['ContactStats'];
@@ -4884,6 +4929,7 @@ export type TwilioTransferReceipt = components['schemas']['TwilioTransferReceipt
 export type UpdateAgentRequest = components['schemas']['UpdateAgentRequest'];
 export type UpdateAgentTestRequest = components['schemas']['UpdateAgentTestRequest'];
 export type UpdateCampaignRequest = components['schemas']['UpdateCampaignRequest'];
+export type UpdateConcurrencyRequest = components['schemas']['UpdateConcurrencyRequest'];
 export type UpdateContactRequest = components['schemas']['UpdateContactRequest'];
 export type UpdateImportedPhoneNumberRequest = components['schemas']['UpdateImportedPhoneNumberRequest'];
 export type UpdatePhoneNumberRequest = components['schemas']['UpdatePhoneNumberRequest'];
@@ -13700,7 +13746,32 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            /** @description Over the API key's rate (`RATE_LIMITED`), or the organization's live calls are at its concurrency limit (`CONCURRENCY_LIMIT`, `error.details` `limit` and `in_progress`): nothing is placed; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Rate limit exceeded; retry after 3 s",
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "details": {
+                     *           "retry_after_seconds": 3
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -14319,7 +14390,32 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            /** @description Over the API key's rate (`RATE_LIMITED`), or the organization's live calls are at its concurrency limit (`CONCURRENCY_LIMIT`, `error.details` `limit` and `in_progress`): nothing is created; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Rate limit exceeded; retry after 3 s",
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "details": {
+                     *           "retry_after_seconds": 3
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             500: components["responses"]["InternalError"];
             /** @description No speech model is configured (`error.details.setting` names it: REALTIME_API_KEY; `settings` adds REALTIME_BASE_URL for another server), or no voice runtime (VOICE_RUNTIME_URL); only once the request itself is valid (a 400 or 422 comes first) */
             503: {
@@ -14347,6 +14443,140 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+        };
+    };
+    getConcurrency: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Retrieved successfully",
+                     *       "data": {
+                     *         "limit": 10,
+                     *         "ceiling": 20,
+                     *         "in_progress": {
+                     *           "outbound": 6,
+                     *           "inbound": 2,
+                     *           "web": 1,
+                     *           "total": 9
+                     *         },
+                     *         "queued": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["Concurrency"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateConcurrency: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateConcurrencyRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Concurrency limit updated successfully",
+                     *       "data": {
+                     *         "limit": 10,
+                     *         "ceiling": 20,
+                     *         "in_progress": {
+                     *           "outbound": 6,
+                     *           "inbound": 2,
+                     *           "web": 1,
+                     *           "total": 9
+                     *         },
+                     *         "queued": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["Concurrency"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The limit is above the organization's ceiling (`error.details.ceiling`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The slot is already taken for this agent",
+                     *       "error": {
+                     *         "code": "UNPROCESSABLE",
+                     *         "message": "The slot is already taken for this agent",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     endChat: {

@@ -39,6 +39,7 @@ export const Prefix = {
   webhook: 'WEBHOOK#',
   event: 'EVENT#',
   chat: 'CHAT#',
+  concurrencySlot: 'SLOT#',
 } as const;
 
 export const keys = {
@@ -49,6 +50,14 @@ export const keys = {
   directoryPartition: 'DIRECTORY#ORGS',
   /** An exact count of one collection (optionally one status within it). */
   counter: (orgId: string, collection: string): Key => ({ pk: org(orgId), sk: `${Prefix.counter}${collection}` }),
+  /**
+   * The organization's concurrency counter (shared/domain/concurrency): live calls in total and by
+   * kind, the organization's own `limit` and the operator's `ceiling`; moved only in the
+   * transactions that put or delete a slot, so it always equals the number of slots.
+   */
+  concurrency: (orgId: string): Key => ({ pk: org(orgId), sk: 'CONCURRENCY' }),
+  /** One live call's concurrency slot: put with the call, deleted with its end. */
+  concurrencySlot: (orgId: string, callId: string): Key => ({ pk: org(orgId), sk: `${Prefix.concurrencySlot}${callId}` }),
   /** An API key's record inside its organization (name, prefix, dates; never the secret). */
   apiKey: (orgId: string, keyId: string): Key => ({ pk: org(orgId), sk: `${Prefix.apiKey}${keyId}` }),
   /** The global lookup of a key by the SHA-256 of its secret: the one item authentication reads. */

@@ -445,6 +445,8 @@ export const schemaExamples: Record<string, unknown> = {
   CurrencyTotal: currencyTotal,
   ChargesTotal: { totals: [currencyTotal], from: '2026-03-01T00:00:00.000Z', to: '2026-04-01T00:00:00.000Z' },
 
+  Concurrency: { limit: 10, ceiling: 20, in_progress: { outbound: 6, inbound: 2, web: 1, total: 9 }, queued: 0 },
+  UpdateConcurrencyRequest: { limit: 10 },
   AddDncEntryRequest: { phone: '(415) 555-0187', country: 'US', reason: 'Asked not to be called again', source: 'call' },
   DncEntry: { phone: '+14155550187', reason: 'Asked not to be called again', source: 'call', created_at: created },
 

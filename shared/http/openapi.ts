@@ -28,6 +28,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Chats: 'Text conversations with an agent: its prompt, knowledge base and tools, one turn at a time.',
   'OpenAI-compatible': 'An agent as an OpenAI Chat Completions model: point any OpenAI SDK at {base}/api/v1/openai/v1 with an API key. Errors here are OpenAI-shaped.',
   Calls: 'Outbound call sessions: placing, status, transcript, recording link and post-call analysis.',
+  Concurrency: 'How many calls the organization runs at once: its limit (up to the operator\'s ceiling), its live calls by kind and its calls waiting for a slot.',
   Telephony: 'Callbacks the carrier (Twilio) makes, verified with X-Twilio-Signature. No API key.',
   'Do-not-call list': 'Numbers no campaign may dial, kept per organization in E.164.',
   Campaigns: 'Outbound calling campaigns: contacts, schedule windows, retries, start, pause, cancel and a dry-run preview.',
@@ -105,7 +106,7 @@ function componentOf(json: Json): { name: string; array: boolean } | undefined {
 
 // ---- Shared envelope, headers and error responses
 
-const ERROR_CODES = ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNPROCESSABLE', 'RATE_LIMITED', 'INTERNAL', 'BAD_GATEWAY', 'UNAVAILABLE'];
+const ERROR_CODES = ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNPROCESSABLE', 'RATE_LIMITED', 'CONCURRENCY_LIMIT', 'INTERNAL', 'BAD_GATEWAY', 'UNAVAILABLE'];
 
 const envelopeSchemas: Record<string, Json> = {
   FieldIssue: {

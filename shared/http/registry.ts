@@ -11,6 +11,7 @@ import * as phoneNumbers from '../domain/phone-numbers/operations';
 import * as billing from '../domain/billing/operations';
 import * as calls from '../domain/calls/operations';
 import * as webCalls from '../domain/calls/web-call-operations';
+import * as concurrency from '../domain/concurrency/operations';
 import * as chats from '../domain/chats/operations';
 import * as dnc from '../domain/dnc/operations';
 import * as campaigns from '../domain/campaigns/operations';
@@ -41,6 +42,7 @@ export const operations: Operation[] = [
   ...Object.values(billing),
   ...Object.values(calls),
   ...Object.values(webCalls),
+  ...Object.values(concurrency),
   ...Object.values(chats),
   ...Object.values(dnc),
   ...Object.values(campaigns),

@@ -29,6 +29,7 @@ const ALL: Record<string, string> = {
   API_THROTTLE_RATE: '250',
   API_THROTTLE_BURST: '500',
   RATE_LIMIT_PER_MINUTE: '600',
+  CONCURRENCY_CEILING: '40',
   LOG_RETENTION_DAYS: '90',
   WIDGET_CONCURRENCY: '7',
   MODEL_CONCURRENCY: '9',
@@ -97,6 +98,7 @@ const ROWS: Array<[string, (s: Synthesized) => void]> = [
     expect(s.resources('AWS::ApiGateway::Stage')[0].Properties.MethodSettings[0].ThrottlingBurstLimit).toBe(500);
   }],
   ['RATE_LIMIT_PER_MINUTE', (s) => expect(envOf(sendChat(s)).RATE_LIMIT_PER_MINUTE).toBe('600')],
+  ['CONCURRENCY_CEILING', (s) => expect(envOf(sendChat(s)).CONCURRENCY_CEILING).toBe('40')],
   ['LOG_RETENTION_DAYS', (s) => {
     // All but the VPC's flow log (rejected traffic, a security record kept its own two years).
     const groups = s.resources('AWS::Logs::LogGroup').filter((g) => !/FlowLog|rejectedLogGroup/.test(g.logicalId));

@@ -1,7 +1,7 @@
 import { clockNow } from '../../clock';
 import { noteDue } from '../../db/sweep-marker';
 import { collections, keys } from '../../db/keys';
-import { ConditionFailed, getItem, putNew, queryPage, transact } from '../../db/store';
+import { ConditionFailed, getItem, putNew, queryPage } from '../../db/store';
 import { phoneRules } from '../common/phone-field';
 import type { PhoneNumberItem } from '../phone-numbers/model';
 import { moveCall } from './lifecycle';
@@ -9,7 +9,8 @@ import { resolveAgentVersion } from '../agents/versions';
 import { personKey, type PersonKey } from '../agents/traffic-split';
 import { newCallWrites, type AgentItem, type CallItem } from './service';
 import { secrets } from '../../adapters/secrets';
-import { ValidationError } from '../../errors';
+import { ConcurrencyLimitError, ValidationError } from '../../errors';
+import { transactWithSlot } from '../concurrency/slots';
 import { logger } from '../../logger';
 import type { AgentVersionPin } from '../agents/schemas';
 import type { CallRouting } from './schemas';
@@ -41,7 +42,7 @@ export interface IncomingCall {
 }
 
 /** Why an incoming call gets no session: `refused_by_webhook` is said (`message`) and hung up, the others rejected unanswered. */
-export type InboundRefusal = 'unknown_number' | 'no_inbound_agent' | 'agent_inactive' | 'refused_by_webhook';
+export type InboundRefusal = 'unknown_number' | 'no_inbound_agent' | 'agent_inactive' | 'refused_by_webhook' | 'concurrency_limit';
 
 export type InboundAnswer =
   | { answer: 'stream'; call: CallItem }
@@ -128,7 +129,7 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
   resolved ??= numberAgent ?? (await resolveAnswering(orgId, number.inbound_agent_id, undefined, {}, person));
   if (!resolved.ok) return { answer: 'reject', reason: resolved.refusal, organization_id: orgId, routing };
 
-  const { item: made, writes } = newCallWrites(orgId, {
+  const { item: made, writes, slot } = newCallWrites(orgId, {
     agentId: resolved.agentId,
     agent: resolved.agent,
     agentVersion: resolved.agentVersion,
@@ -151,8 +152,9 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
     ttl: Math.floor(clockNow().getTime() / 1000) + INBOUND_MARKER_TTL_SECONDS,
   });
   try {
-    await transact([marker, putNew({ ...item }), ...writes], [{ orgId, collection: collections.calls, delta: 1 }]);
+    await transactWithSlot(orgId, [marker, putNew({ ...item }), ...writes], slot, [{ orgId, collection: collections.calls, delta: 1 }]);
   } catch (err) {
+    if (err instanceof ConcurrencyLimitError) return { answer: 'reject', reason: 'concurrency_limit', organization_id: orgId, routing };
     if (!(err instanceof ConditionFailed)) throw err;
     const made = await getItem<{ organization_id: string; call_id: string }>(keys.inboundCall(incoming.provider, incoming.providerCallId));
     const call = made ? await getItem<CallItem>(keys.call(made.organization_id, made.call_id)) : undefined;

@@ -16,6 +16,7 @@ import { blockOf, DNC_MESSAGES, dialBlock, type DialBlock } from '../dnc/service
 import { getKeyed } from '../../db/filtered-query';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { campaignCallEnded } from './campaign-calls';
+import { failedWrite, releaseSlotWrites } from '../concurrency/slots';
 import { syncConversationStats } from '../analytics/counters';
 import type { Segment } from '../conversations/segments';
 import type { CallToolCalls, Transcript } from './schemas';
@@ -109,6 +110,9 @@ function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; 
  */
 export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Promise<MoveResult> {
   let item = start;
+  // Set when the end found the call's slot already freed (a slot recovered while its call still
+  // lived should not happen: recoverSlot frees only ended or missing calls' slots): end it without.
+  let slotGone = false;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (!advances(item.status_rank, move)) {
       if (item.status === 'ended') await finalize(item);
@@ -147,10 +151,19 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
         counters.push(charge.counter);
       }
     }
+    // The end frees the call's concurrency slot in the same transaction: the move is conditioned on
+    // the call not being ended, so whatever ends it frees the slot exactly once (concurrency/slots.ts).
+    const releaseAt = next.status === 'ended' && item.slot_kind && !slotGone ? writes.length : -1;
+    if (releaseAt >= 0) writes.push(...releaseSlotWrites(item.organization_id, item.id, item.slot_kind!));
     try {
       await transact(writes, counters);
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
+      if (releaseAt >= 0 && failedWrite(err) === releaseAt) {
+        logger.warn('A call\'s concurrency slot was already freed when it ended', { call_id: item.id });
+        slotGone = true;
+        continue;
+      }
       // Another event moved the call meanwhile: decide again on what it is now.
       const now = await getItem<CallItem>(keys.call(item.organization_id, item.id));
       if (!now) throw new NotFoundError('Call', item.id);

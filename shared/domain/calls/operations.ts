@@ -16,7 +16,10 @@ export const createCall = /* @__PURE__ */ defineOperation({
   summary: 'Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number',
   entry: 'functions/calls/create.ts', body: CreateCallBody, response: Call,
   successMessage: 'Call queued successfully', access: { table: 'RW', queues: ['call-place'], ...recordingsRead },
-  errors: { 422: 'The number is on the do-not-call list or the contact opted out (`error.details.reason` `do_not_call` or `opt_out`): nothing is placed' },
+  errors: {
+    422: 'The number is on the do-not-call list or the contact opted out (`error.details.reason` `do_not_call` or `opt_out`): nothing is placed',
+    429: 'Over the API key\'s rate (`RATE_LIMITED`), or the organization\'s live calls are at its concurrency limit (`CONCURRENCY_LIMIT`, `error.details` `limit` and `in_progress`): nothing is placed; retry after `Retry-After` seconds',
+  },
 });
 
 export const listCalls = /* @__PURE__ */ defineOperation({

@@ -9,6 +9,7 @@ import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
 import { superviseTransfers } from './warm-transfer';
 import { lostRelayConversation, recoverRelaySession } from '../relay/recovery';
 import type { RelayDue } from '../relay/state';
+import { recoverSlot, SLOT_ENTITY, type SlotItem } from '../concurrency/slots';
 
 const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !item.voice_recorded_at;
 
@@ -33,6 +34,10 @@ const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !i
  * prompt for RELAY_SESSION_DUE_MS is a session that ended without it, whose conversation the sweep
  * writes onto the call from its turns (relay/recovery.ts); a relay call the sweep ends takes its
  * conversation from its turns too.
+ *
+ * The index holds concurrency slots too (concurrency/slots.ts), due a grace after their call: a
+ * slot whose call ended or never existed (a holder that crashed) is freed, once; one whose call
+ * still lives moves on.
  *
  * An idle minute is one GetItem: the sweep's marker (shared/db/sweep-marker.ts) says when the
  * earliest entry falls due; a new call lowers it (createCall, inbound calls). A call's entry that
@@ -61,6 +66,8 @@ export interface RecoverySummary {
   finalized: number;
   /** Relay sessions whose `$disconnect` never came: their conversation written onto the call. */
   relaySessions: number;
+  /** Concurrency slots freed because their call had ended or never existed (concurrency/slots.ts). */
+  slotsRecovered: number;
   failed: number;
 }
 
@@ -72,7 +79,7 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
   const nowMs = Date.parse(now);
   const forced = options.lookbackHours !== undefined;
   const lookback = Math.min(MAX_LOOKBACK_HOURS, Math.max(0, Math.floor(options.lookbackHours ?? DEFAULT_LOOKBACK_HOURS)));
-  const summary: RecoverySummary = { now, ran: false, found: 0, ended: 0, finalized: 0, relaySessions: 0, failed: 0 };
+  const summary: RecoverySummary = { now, ran: false, found: 0, ended: 0, finalized: 0, relaySessions: 0, slotsRecovered: 0, failed: 0 };
   const gate = await sweepDue('call-recovery', now, RECOVERY_HORIZON_MS);
   if (!gate.due && !forced) return summary;
   summary.ran = true;
@@ -85,6 +92,13 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
     if (!item || !item.due_at) return false;
     if (item.due_at > now) {
       earliestLeft = earlier(earliestLeft, item.due_at); // moved since the index was read
+      return false;
+    }
+    if ((item as { entity?: string }).entity === SLOT_ENTITY) {
+      // A concurrency slot past its call's due time: freed if the call ended or never existed (a crashed holder), else moved on.
+      const { released, movedTo } = await recoverSlot(item as unknown as SlotItem, now);
+      if (movedTo) earliestLeft = earlier(earliestLeft, movedTo);
+      if (released) summary.slotsRecovered++;
       return false;
     }
     if ((item as { entity?: string }).entity === 'RELAY_DUE') {

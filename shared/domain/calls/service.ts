@@ -4,7 +4,7 @@ import { noteDue } from '../../db/sweep-marker';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '../../db/keys';
 import { countRange, equalityFilter, getKeyed, getMany, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
-import { ConditionFailed, getItem, putNew, queryPage, readCounter, transact, type PageRequest } from '../../db/store';
+import { ConditionFailed, getItem, putNew, queryPage, readCounter, type PageRequest } from '../../db/store';
 import { UnprocessableError, ValidationError } from '../../errors';
 import { resolveAgentVersion } from '../agents/versions';
 import { activeSplit, personKey, type SplitOnAgent } from '../agents/traffic-split';
@@ -19,6 +19,7 @@ import { STATUS_RANK } from './state';
 import { segmentsOf, withSpeakingAgents, type Segment } from '../conversations/segments';
 import { transferView, type TransferItem } from './transfer-item';
 import { latencySummary } from '../conversations/latency';
+import { acquireSlotWrites, slotKindOf, transactWithSlot, type SlotKind } from '../concurrency/slots';
 
 /**
  * Call sessions.
@@ -86,6 +87,8 @@ export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from
   begin_message: string;
   analysis_model: string | null;
   analysis_prompt: string | null;
+  /** The concurrency slot the call holds until it ends (concurrency/slots.ts); absent on calls stored before slots. */
+  slot_kind?: SlotKind;
   /** A campaign call: the campaign contact it dials and the attempt (its outcome goes back to them). */
   campaign_contact_id?: string;
   campaign_attempt?: number;
@@ -229,7 +232,7 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
   const keep = origin.splitDraw?.keep;
   const draws = !!origin.splitDraw && !keep && !!activeSplit(agent as SplitOnAgent);
   const used = await resolveAgentVersion(orgId, { ...agent!, id: input.agent_id }, keep ? keep.version : draws ? undefined : input.agent_version, undefined, personKey({ contactId: input.contact_id, phone: input.to_phone_number }));
-  const { item, writes } = newCallWrites(orgId, {
+  const { item, writes, slot } = newCallWrites(orgId, {
     agentId: input.agent_id,
     agent: used.agent as AgentItem,
     agentVersion: used.agent_version,
@@ -251,7 +254,7 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     : [];
   const campaignFields = attempt ? { campaign_contact_id: attempt.campaignContactId, campaign_attempt: attempt.attempt } : {};
   Object.assign(item, campaignFields);
-  await transact([putNew({ ...item }), ...writes, ...marker], [{ orgId, collection: collections.calls, delta: 1 }]);
+  await transactWithSlot(orgId, [putNew({ ...item }), ...writes, ...marker], slot, [{ orgId, collection: collections.calls, delta: 1 }]);
   // The recovery sweep's marker falls to this call's due time if it is the earliest (shared/db/sweep-marker.ts).
   await noteDue('call-recovery', item.due_at!);
   // If this send fails the call stays queued and the recovery sweep ends it `failed` when due.
@@ -288,7 +291,7 @@ export interface NewCall {
  * A new call item (with the agent's settings copied onto it) and its index entries, not written:
  * the caller adds its own items to the same transaction.
  */
-export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writes: ReturnType<typeof putNew>[] } {
+export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writes: ReturnType<typeof putNew>[]; slot: ReturnType<typeof putNew>[] } {
   const { agent, number } = c;
   // The id's time is the creation time, to the millisecond: the `from`/`to` filters bound ids by it.
   const created = clockNow();
@@ -344,6 +347,7 @@ export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writ
     begin_message: agent.begin_message ?? '',
     analysis_model: agent.post_call_analysis_model || null,
     analysis_prompt: agent.analysis_summary_prompt || null,
+    slot_kind: slotKindOf({ channel: c.channel, direction: c.direction }),
   };
   const dims: [CallIndexDimension, string | null][] = [['agent', call.agent_id], ['campaign', call.campaign_id], ['contact', call.contact_id]];
   const writes = dims
@@ -351,7 +355,8 @@ export function newCallWrites(orgId: string, c: NewCall): { item: CallItem; writ
     .map(([dim, value]) =>
       putNew({ ...keys.callIndex(orgId, dim, value, id), entity: 'CALL_INDEX', call_id: id, agent_id: call.agent_id, campaign_id: call.campaign_id, contact_id: call.contact_id }),
     );
-  return { item, writes };
+  // The call's concurrency slot, taken in the same transaction (transactWithSlot: 429 at the limit).
+  return { item, writes, slot: acquireSlotWrites(orgId, id, item.slot_kind!, item.due_at!, now) };
 }
 
 /** The call's item as stored (carrier id, voice fields), or undefined: the voice runtime's read of a call. */

@@ -1,8 +1,9 @@
+import { transactWithSlot } from '../concurrency/slots';
 import { signToken } from '../../adapters/signed-token';
 import { clockMs, clockNow } from '../../clock';
 import { config } from '../../config';
 import { collections, keys } from '../../db/keys';
-import { getItem, putNew, transact } from '../../db/store';
+import { getItem, putNew } from '../../db/store';
 import { UnavailableError, UnprocessableError, ValidationError } from '../../errors';
 import { noteDue } from '../../db/sweep-marker';
 import { resolveAgentVersion } from '../agents/versions';
@@ -95,7 +96,7 @@ export async function createWebCall(orgId: string, input: CreateWebCallInput, or
   const problem = speechModelProblem();
   if (problem) throw noSpeechModel(problem);
   const url = webCallUrl();
-  const { item, writes } = newCallWrites(orgId, {
+  const { item, writes, slot } = newCallWrites(orgId, {
     agentId: input.agent_id,
     agent: used.agent as AgentItem,
     agentVersion: used.agent_version,
@@ -111,7 +112,8 @@ export async function createWebCall(orgId: string, input: CreateWebCallInput, or
     dynamicVariables: input.dynamic_variables ?? {},
     status: 'ringing',
   });
-  await transact([putNew({ ...item }), ...writes], [{ orgId, collection: collections.calls, delta: 1 }]);
+  // At the organization's concurrency limit: 429 CONCURRENCY_LIMIT with Retry-After, nothing written.
+  await transactWithSlot(orgId, [putNew({ ...item }), ...writes], slot, [{ orgId, collection: collections.calls, delta: 1 }]);
   await noteDue('call-recovery', item.due_at!);
   const token = await signToken('web-call', { organization_id: orgId, call_id: item.id, ...traceClaim() }, WEB_CALL_TOKEN_TTL_SECONDS);
   const expires = new Date(Math.floor(clockMs() / 1000) * 1000 + WEB_CALL_TOKEN_TTL_SECONDS * 1000).toISOString();
