@@ -119,7 +119,7 @@ export async function agentGetLayersBenchmark(): Promise<string> {
     return [
       '## (layers) Where a plain request\'s time goes: `GET /agents/{id}` layer by layer',
       '',
-      `\`npm run bench\` (section \`layers\`) or \`npx tsx bench/agent-get-layers.ts\`. One process (the local runtime's: DynamoDB Local is its child), tracing off, ${ITERATIONS} iterations after ${WARMUP} to warm up; each iteration times every layer once, in an order that rotates by one each iteration, against the same item. Each row adds one layer around the row above it. Load average when measured: ${loadavg().map((l) => l.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
+      `\`npm run bench\` (section \`layers\`) or \`npx tsx bench/agent-get-layers.ts\`. One process (the local runtime's: DynamoDB Local is its child), tracing off, ${ITERATIONS} iterations after ${WARMUP} to warm up; each iteration times every layer once, in an order that rotates by one each iteration, against the same item. Each row adds one layer around the row above it. The access log line of each request is written as deployed (INFO, to this process's stdout). Load average when measured: ${loadavg().map((l) => l.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
       '',
       '| layer | p50 | added (p50) | p90 | × raw (p50) | CPU, mean | CPU added |',
       '|---|---|---|---|---|---|---|',

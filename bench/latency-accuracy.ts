@@ -8,7 +8,7 @@
  *
  * Part of `npm run bench` (section `accuracy`); alone:
  *
- *   BENCH_ACCURACY_REPLIES=100 npx tsx bench/latency-accuracy.ts
+ *   LOG_LEVEL=SILENT BENCH_ACCURACY_REPLIES=100 npx tsx bench/latency-accuracy.ts
  */
 import { cpus, loadavg } from 'node:os';
 import { until } from '../test/support/until';
@@ -57,7 +57,8 @@ export async function latencyAccuracyBenchmark(): Promise<string> {
       };
       for (let i = 0; i < WARMUP + REPLIES; i++) {
         const warm = i < WARMUP;
-        if (chatTurns === PER_CONVERSATION) {
+        // Two chat turns an iteration (whole and streamed): a new chat before the next pair would pass the size.
+        if (chatTurns + 2 > PER_CONVERSATION) {
           chatId = await newChat();
           chatTurns = 0;
         }

@@ -191,7 +191,7 @@ export async function startReplyBench() {
   };
   try {
     const desk = await startRelayDesk(platform, key, twilio);
-    return { model, platform, client, desk, stop };
+    return { model, platform, client, desk, key, stop };
   } catch (err) {
     await stop();
     throw err;
