@@ -19,7 +19,7 @@
  *   BENCH_TRACE_PARTS=cold npx tsx bench/tracing-cost.ts
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleEntries } from '../lib/bundle';
@@ -159,7 +159,8 @@ async function turns(): Promise<string> {
   const judge = (mode: Mode, goal: number) => OPS.map((op) => {
     const added = p50(mode, op) - p50('none', op);
     const e = error(mode, op);
-    const verdict = added + e <= goal ? 'met' : added - e > goal ? '**not met**' : 'not resolved';
+    // Fewer than three processes a mode: their scatter is no estimate at all.
+    const verdict = Math.min(of(mode).length, of('none').length) < 3 ? 'not resolved: too few processes' : added + e <= goal ? 'met' : added - e > goal ? '**not met**' : 'not resolved';
     return `${fmt(added)} ± ${e.toFixed(2)} ms (${op}: ${verdict})`;
   }).join(', ');
   const perProcess = OPS.map((op) => `${op}: ${results.map((r) => `${r.mode} ${pct(r.wall[op], 50).toFixed(2)}`).join(', ')}`).join('; ');
@@ -244,6 +245,7 @@ async function inProcess(): Promise<string> {
     ].join('\n');
   } finally {
     await stop();
+    rmSync(copy, { recursive: true, force: true });
   }
 }
 
