@@ -1,5 +1,7 @@
 import { collections, gsi1, gsi2, keys } from '../../db/keys';
-import { ConditionFailed, getItem, queryAll, queryPage, transact } from '../../db/store';
+import { ConditionFailed, getItem, queryAll, queryPage, readCounter, transact } from '../../db/store';
+import { ConcurrencyLimitError } from '../../errors';
+import { campaignSlotShare } from '../concurrency/slots';
 import { tableName } from '../../db/client';
 import { clockNow } from '../../clock';
 import { MAX_ATTEMPTS, pause } from '../../db/retry';
@@ -243,7 +245,8 @@ async function claimOnce(campaign: CampaignItem, cc: CampaignContactItem, now: D
 }
 
 /** What placing a claimed contact came to. */
-type Placement = 'placed' | 'due_again' | 'paused';
+/** A placement's outcome; `at_limit`: the organization's live calls were at its concurrency limit (the contact waits, no failure counted). */
+type Placement = 'placed' | 'due_again' | 'paused' | 'at_limit';
 
 /**
  * What keeps the campaign's line from dialing for good (waiting would not heal it): its agent
@@ -405,6 +408,11 @@ async function place(campaign: CampaignItem, cc: CampaignContactItem, now: Date)
       dynamicVariables: { contact_name: cc.name, contact_email: cc.email, campaign_name: campaign.name },
     }));
   } catch (err) {
+    if (err instanceof ConcurrencyLimitError) {
+      // Not the contact's failure: it is due again once a slot may have freed (the next dispatch or tick), its failures unchanged.
+      await unclaim(campaign, cc, now, { due: iso(new Date(now.getTime() + err.retryAfterSeconds * 1000)) });
+      return 'at_limit';
+    }
     const problem = await lineProblem(campaign);
     if (problem) {
       logger.warn('A campaign call could not be placed: the campaign can no longer dial', { campaign_id: campaign.id, campaign_contact_id: cc.id, pause_reason: problem, error: err as Error });
@@ -524,7 +532,9 @@ async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: 
   const schedule = campaign.schedule;
   // One zone for every contact: a closed window means nothing to do, without reading contacts.
   const windowOpen = schedule.use_contact_timezone || isOpen(schedule, now);
-  let capacity = schedule.max_concurrent - campaign.contact_stats.in_progress;
+  // The campaign dials only into the organization's free slots, and its running campaigns share them (concurrency/slots.ts).
+  let slotsLeft = windowOpen ? await campaignSlotShare(orgId, campaign.contact_stats.in_progress, () => readCounter(orgId, collections.campaignsByStatus('running'))) : 0;
+  let capacity = Math.min(schedule.max_concurrent - campaign.contact_stats.in_progress, slotsLeft);
   let examined = 0;
   let exhausted = false;
   let lineChecked = false;
@@ -593,12 +603,15 @@ async function dispatchOnce(orgId: string, campaignId: string, now: Date, tick: 
         const placed = await Promise.all(won.map((cc) => place(campaign!, cc, now)));
         summary.placed += placed.filter((p) => p === 'placed').length;
         if (placed.includes('paused')) return summary;
+        slotsLeft -= won.length;
+        // The organization reached its limit meanwhile (another campaign, an inbound call): the rest waits for the next dispatch.
+        if (placed.includes('at_limit')) slotsLeft = 0;
         if (claims.includes('campaign') || won.length < batch.length) {
           // The campaign filled up (a racing dispatch) or stopped: read its live counters.
           campaign = (await getItem<CampaignItem>(campaignKey(orgId, campaignId)))!;
           if (!campaign || campaign.status !== 'running') return summary;
         } else campaign = { ...campaign!, contact_stats: { ...campaign!.contact_stats, in_progress: campaign!.contact_stats.in_progress + won.length } };
-        capacity = campaign.schedule.max_concurrent - campaign.contact_stats.in_progress;
+        capacity = Math.min(campaign.schedule.max_concurrent - campaign.contact_stats.in_progress, slotsLeft);
       }
     }
   }

@@ -62,6 +62,23 @@ export interface SlotItem {
 /** Which count a call's slot is in: a web call's, else its direction's. */
 export const slotKindOf = (call: { channel?: string; direction: 'outbound' | 'inbound' }): SlotKind => (call.channel === 'web' ? 'web' : call.direction);
 
+/**
+ * How many calls a running campaign may place in one dispatch (campaigns/engine.ts): never more
+ * than the organization's free slots (limit minus live calls: zero at the limit, so a campaign
+ * dials only into free slots), and of them its fair share: up to its part of the limit among the
+ * organization's running campaigns (less its own live calls), and at least its part of the slots
+ * free now, so slots another campaign leaves unused are not kept idle. Campaigns dispatched in
+ * turn each get theirs; none takes every slot. Two reads per dispatch.
+ */
+export async function campaignSlotShare(orgId: string, ownLive: number, runningCampaigns: () => Promise<number>): Promise<number> {
+  const [item, running] = await Promise.all([readConcurrency(orgId), runningCampaigns()]);
+  const { limit } = limitsOf(item);
+  const free = limit - Math.max(0, item?.total ?? 0);
+  if (free <= 0) return 0;
+  const campaigns = Math.max(1, running);
+  return Math.min(free, Math.max(Math.ceil(limit / campaigns) - Math.max(0, ownLive), Math.ceil(free / campaigns)));
+}
+
 /** The ceiling and limit in force for a counter item (the limit never above the ceiling). */
 export function limitsOf(item: ConcurrencyItem | undefined): { ceiling: number; limit: number } {
   const ceiling = item?.ceiling ?? config().concurrencyCeiling;
