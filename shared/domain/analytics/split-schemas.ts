@@ -21,7 +21,7 @@ const Comparison = named('TrafficSplitComparison', () => z.object({
   /** This variant's success rate minus the baseline's (a share, −1…1); null without analysed conversations in either. */
   difference: z.nullable(z.number()),
   /** The difference's 95% confidence interval (Wald), `[low, high]`; null as `difference`. */
-  ci95: z.nullable(z.tuple([z.number(), z.number()])),
+  ci95: z.nullable(z.array(z.number()).check(z.minLength(2), z.maxLength(2))),
   /** The two-proportion z statistic (pooled); null when it cannot be computed. */
   z: z.nullable(z.number()),
   /** Two-sided p-value that the two success rates are equal; null as `difference`. */
