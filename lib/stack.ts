@@ -222,7 +222,7 @@ export class VoiceAgentPlatformStack extends Stack {
       telephony: { provider: this.telephony.provider, secret: this.telephony.secret },
       queues: this.jobs.queues,
       // Those a call's end sends to (a test's own job registry may have none of them).
-      queueNames: ['call-events', 'call-analysis', 'event-fanout', 'campaign-dispatch'].filter((name) => this.jobs.queues.has(name)),
+      queueNames: ['call-events', 'call-analysis', 'event-fanout', 'campaign-dispatch', 'call-place'].filter((name) => this.jobs.queues.has(name)),
       realtimeBaseUrl: props.realtimeBaseUrl,
       monitoring: this.monitoring,
       logRetention: props.logRetention,

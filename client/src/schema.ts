@@ -1584,8 +1584,8 @@ export interface paths {
         get: operations["listCalls"];
         put?: never;
         /**
-         * Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number
-         * @description Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number.
+         * Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number; at the concurrency limit a 429, or with `"queue": true` a 202 and the call waits for a slot (`queue_position`)
+         * @description Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number; at the concurrency limit a 429, or with `"queue": true` a 202 and the call waits for a slot (`queue_position`)
          *
          *     Requires an API key (`X-Api-Key`). Accepts `Idempotency-Key`: a repeat within 24 hours replays the first answer.
          */
@@ -1748,8 +1748,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Set the organization's concurrency limit (1 … ceiling); calls already live are not ended by a lower limit, new ones wait until they fit
-         * @description Set the organization's concurrency limit (1 … ceiling); calls already live are not ended by a lower limit, new ones wait until they fit.
+         * Set the organization's concurrency limit (1 … ceiling); calls already live are not ended by a lower limit, new ones wait until they fit; a higher limit places waiting calls at once
+         * @description Set the organization's concurrency limit (1 … ceiling); calls already live are not ended by a lower limit, new ones wait until they fit; a higher limit places waiting calls at once.
          *
          *     Requires an API key (`X-Api-Key`).
          */
@@ -2822,7 +2822,8 @@ export interface components {
             to_phone_number: string | null;
             /** @enum {string} */
             status: "queued" | "ringing" | "in_progress" | "ended";
-            disconnection_reason: ("completed" | "no_answer" | "busy" | "voicemail" | "failed" | "canceled" | "transferred") | null;
+            queue_position?: number;
+            disconnection_reason: ("completed" | "no_answer" | "busy" | "voicemail" | "failed" | "canceled" | "transferred" | "queue_timeout") | null;
             error_message: string | null;
             started_at: string | null;
             answered_at: string | null;
@@ -3437,6 +3438,8 @@ export interface components {
                 [key: string]: string;
             };
             agent_version?: components["schemas"]["AgentVersionPin"];
+            queue?: boolean;
+            queue_timeout_seconds?: number;
         };
         /** @description A new draft campaign: agent, number, contacts and schedule (omitted schedule members take their defaults) */
         CreateCampaignRequest: {
@@ -3510,7 +3513,7 @@ export interface components {
         /** @description A new webhook endpoint: the HTTPS URL and the event kinds it receives */
         CreateWebhookRequest: {
             url: string;
-            events: ("call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
+            events: ("call.queued" | "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -3616,7 +3619,7 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
+            type: "call.queued" | "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
             created_at: string;
             organization_id: string;
             data: {
@@ -4175,10 +4178,7 @@ export interface components {
         TrafficSplitComparison: {
             baseline_version: number;
             difference: number | null;
-            ci95: [
-                number,
-                number
-            ] | null;
+            ci95: number[] | null;
             z: number | null;
             p_value: number | null;
             note: string | null;
@@ -4378,7 +4378,7 @@ export interface components {
         /** @description The fields of a webhook endpoint to change */
         UpdateWebhookRequest: {
             url?: string;
-            events?: ("call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
+            events?: ("call.queued" | "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping" | "*")[];
             description?: string;
             enabled?: boolean;
         };
@@ -13720,6 +13720,166 @@ export interface operations {
                     };
                 };
             };
+            /** @description At the organization's concurrency limit with `"queue": true`: the call is created `queued` with `queue_position` and waits for a slot (placed first in, first out within the organization, or ended `queue_timeout` after `queue_timeout_seconds`) */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Call waiting for a concurrency slot",
+                     *       "data": {
+                     *         "id": "01936f4f-a6c7-78d9-8aeb-f5061728394b",
+                     *         "organization_id": "01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f",
+                     *         "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *         "agent_version": 3,
+                     *         "traffic_split_id": null,
+                     *         "campaign_id": null,
+                     *         "contact_id": "01936f4f-2e4f-7051-8263-7d8e9fa0b1c3",
+                     *         "direction": "outbound",
+                     *         "channel": "phone",
+                     *         "from_phone_number": "+14155550123",
+                     *         "to_phone_number": "+14155550100",
+                     *         "status": "ended",
+                     *         "disconnection_reason": "completed",
+                     *         "error_message": null,
+                     *         "started_at": "2026-03-02T15:04:05.123Z",
+                     *         "answered_at": "2026-03-02T15:04:06.200Z",
+                     *         "ended_at": "2026-03-02T15:05:12.900Z",
+                     *         "duration_sec": 67,
+                     *         "transcript": [
+                     *           {
+                     *             "role": "agent",
+                     *             "text": "Hi Dana, this is Ava from Acme.",
+                     *             "time_sec": 0,
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90"
+                     *           },
+                     *           {
+                     *             "role": "user",
+                     *             "text": "Hi, yes, I was expecting your call.",
+                     *             "time_sec": 3.2
+                     *           },
+                     *           {
+                     *             "role": "agent",
+                     *             "text": "Great. Does Tuesday at ten still suit you?",
+                     *             "time_sec": 4.1,
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "latency_ms": {
+                     *               "e2e": 684,
+                     *               "model": 412,
+                     *               "tools": 0,
+                     *               "knowledge_base": 0,
+                     *               "platform": 272
+                     *             }
+                     *           }
+                     *         ],
+                     *         "latency": {
+                     *           "e2e": {
+                     *             "p50": 684,
+                     *             "p90": 684,
+                     *             "p99": 684,
+                     *             "min": 684,
+                     *             "max": 684,
+                     *             "num": 1
+                     *           },
+                     *           "model": {
+                     *             "p50": 412,
+                     *             "p90": 412,
+                     *             "p99": 412,
+                     *             "min": 412,
+                     *             "max": 412,
+                     *             "num": 1
+                     *           },
+                     *           "tools": {
+                     *             "p50": 0,
+                     *             "p90": 0,
+                     *             "p99": 0,
+                     *             "min": 0,
+                     *             "max": 0,
+                     *             "num": 1
+                     *           },
+                     *           "knowledge_base": {
+                     *             "p50": 0,
+                     *             "p90": 0,
+                     *             "p99": 0,
+                     *             "min": 0,
+                     *             "max": 0,
+                     *             "num": 1
+                     *           },
+                     *           "platform": {
+                     *             "p50": 272,
+                     *             "p90": 272,
+                     *             "p99": 272,
+                     *             "min": 272,
+                     *             "max": 272,
+                     *             "num": 1
+                     *           }
+                     *         },
+                     *         "tool_calls": [
+                     *           {
+                     *             "name": "check_availability",
+                     *             "arguments": {
+                     *               "start_date": "2026-03-10"
+                     *             },
+                     *             "result": {
+                     *               "timezone": "UTC",
+                     *               "slots": []
+                     *             },
+                     *             "time_sec": 21.4
+                     *           }
+                     *         ],
+                     *         "transfers": [],
+                     *         "segments": [
+                     *           {
+                     *             "agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
+                     *             "agent_version": null,
+                     *             "started_at": "2026-03-02T15:04:06.200Z",
+                     *             "reason": null
+                     *           }
+                     *         ],
+                     *         "recording_url": "https://vap-recordings.s3.amazonaws.com/orgs/01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f/recordings/01936f4f-a6c7-78d9-8aeb-f5061728394b.wav?X-Amz-Expires=900",
+                     *         "analysis": {
+                     *           "summary": "Dana confirmed her appointment.",
+                     *           "sentiment": "positive",
+                     *           "successful": true,
+                     *           "success_rationale": "Dana confirmed the booked check-up, which the success criteria count as a success.",
+                     *           "custom": {},
+                     *           "data": {
+                     *             "appointment_booked": true,
+                     *             "outcome": "booked"
+                     *           },
+                     *           "data_types": {
+                     *             "appointment_booked": "boolean",
+                     *             "outcome": "enum"
+                     *           },
+                     *           "data_errors": []
+                     *         },
+                     *         "analysis_error": null,
+                     *         "metadata": {
+                     *           "crm_id": "A-1042"
+                     *         },
+                     *         "dynamic_variables": {
+                     *           "first_name": "Dana"
+                     *         },
+                     *         "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+                     *         "created_at": "2026-03-02T15:04:05.123Z",
+                     *         "updated_at": "2026-03-02T16:20:41.507Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["Call"];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
@@ -17497,7 +17657,7 @@ export interface operations {
                 offset?: number;
                 /** @description `meta.next_cursor` of the previous page of the same list */
                 cursor?: string;
-                type?: "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
+                type?: "call.queued" | "call.started" | "call.ended" | "call.analyzed" | "call.transfer_started" | "call.transferred" | "call.transfer_failed" | "chat.started" | "chat.ended" | "chat.analyzed" | "conversation.handed_off" | "campaign.started" | "campaign.paused" | "campaign.completed" | "appointment.booked" | "appointment.rescheduled" | "appointment.cancelled" | "test_run.completed" | "ping";
                 from?: string;
                 to?: string;
             };

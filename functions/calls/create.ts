@@ -1,5 +1,5 @@
 import { http } from '../../shared/http/handler';
 import { createCall as op } from '../../shared/domain/calls/operations';
-import { createCall } from '../../shared/domain/calls/service';
+import { requestCall } from '../../shared/domain/calls/service';
 
-export const handler = http(op, ({ body, caller }) => createCall(caller.organizationId, body));
+export const handler = http(op, ({ body, caller }) => requestCall(caller.organizationId, body));

@@ -40,6 +40,7 @@ export const Prefix = {
   event: 'EVENT#',
   chat: 'CHAT#',
   concurrencySlot: 'SLOT#',
+  callWaiting: 'CALLWAIT#',
 } as const;
 
 export const keys = {
@@ -58,6 +59,8 @@ export const keys = {
   concurrency: (orgId: string): Key => ({ pk: org(orgId), sk: 'CONCURRENCY' }),
   /** One live call's concurrency slot: put with the call, deleted with its end. */
   concurrencySlot: (orgId: string, callId: string): Key => ({ pk: org(orgId), sk: `${Prefix.concurrencySlot}${callId}` }),
+  /** A call waiting for a slot (`"queue": true`): the organization's FIFO, in id (creation) order; deleted when it is placed or ends. */
+  callWaiting: (orgId: string, callId: string): Key => ({ pk: org(orgId), sk: `${Prefix.callWaiting}${callId}` }),
   /** An API key's record inside its organization (name, prefix, dates; never the secret). */
   apiKey: (orgId: string, keyId: string): Key => ({ pk: org(orgId), sk: `${Prefix.apiKey}${keyId}` }),
   /** The global lookup of a key by the SHA-256 of its secret: the one item authentication reads. */

@@ -440,6 +440,11 @@ export function buildOpenApi(operations: Operation[], version: string): Json {
         },
       },
     };
+    // An accepted request (a call that waits for a slot): the same envelope, its own status.
+    if (op.accepted) {
+      const example = success.example as Json;
+      responses[202] = { ...(responses[200] as Json), description: op.accepted, content: { 'application/json': { ...success, example: { ...example, message: op.acceptedMessage ?? example.message } } } };
+    }
     // A conditional GET answers 304 with no body when the client's copy is current.
     if (op.headers?.some((h) => h.name.toLowerCase() === 'if-none-match')) {
       responses[304] = { description: 'Not modified: the `ETag` sent in `If-None-Match` is current; no body', headers: headerRefs('XRequestId') };

@@ -78,6 +78,13 @@ export interface Operation<
   /** The envelope's `message` on success (a default per method otherwise). */
   successMessage?: string;
   /**
+   * When the operation may answer 202 (its function returns `accepted(data)`,
+   * shared/domain/common/accepted.ts): the OpenAPI document's description of that answer.
+   */
+  accepted?: string;
+  /** The envelope's `message` of a 202. */
+  acceptedMessage?: string;
+  /**
    * The OpenAI-compatible endpoint (docs/api.md, "The agent as an OpenAI model"): the key may also
    * come as `Authorization: Bearer <key>`, and errors are OpenAI-shaped (`{ error: { message, type,
    * param, code } }`) instead of the envelope.

@@ -136,7 +136,7 @@ export const jobs: JobDefinition[] = [
     timeoutSeconds: 30,
     // Ends the calls it cannot dial (do-not-call, carrier refusal): call.ended, contact history, analysis,
     // and a campaign call's outcome (which dispatches the campaign's next contact).
-    access: { table: 'RW', telephony: true, queues: ['call-events', 'call-analysis', 'event-fanout', 'campaign-dispatch'] },
+    access: { table: 'RW', telephony: true, queues: ['call-events', 'call-analysis', 'event-fanout', 'campaign-dispatch', 'call-place'] },
   },
   {
     kind: 'queue',
@@ -152,7 +152,7 @@ export const jobs: JobDefinition[] = [
     // A campaign call's end records its outcome and dispatches the campaign's next contact.
     // An answered simulated call is a conversation run by the engine: the model, the knowledge base
     // (index and passages), webhook tools (sealed secrets) and built-ins (appointments).
-    access: { table: 'RW', bucket: 'RW', bucketPrefixes: [...recordingKeys.grantPatterns, ...objectKeys.grantPatterns], telephony: true, llm: true, secrets: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+    access: { table: 'RW', bucket: 'RW', bucketPrefixes: [...recordingKeys.grantPatterns, ...objectKeys.grantPatterns], telephony: true, llm: true, secrets: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch', 'call-place'] },
   },
   {
     kind: 'queue',
@@ -233,6 +233,6 @@ export const jobs: JobDefinition[] = [
     // A campaign call ended by the sweep records its outcome (failed, retryable) like any other end. A warm transfer's watch
     // (calls/warm-transfer.ts, superviseTransfers) asks the carrier about calls and sends callers back to the agent (a
     // resumed session's or stream's token).
-    access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, telephony: true, tokens: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+    access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, telephony: true, tokens: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch', 'call-place'] },
   },
 ];

@@ -84,8 +84,9 @@ export function campaignOutcome(item: CallItem): CampaignCallOutcome {
     endedAt: item.ended_at ?? item.updated_at,
     durationSec: item.duration_sec ?? 0,
     answered: !!item.answered_at && reason !== 'voicemail',
-    // A transferred call was answered and handed on: for the campaign it completed.
-    disconnectionReason: reason === 'transferred' ? 'completed' : reason,
+    // A transferred call was answered and handed on: for the campaign it completed. (Campaign calls
+    // never wait in the concurrency queue: a `queue_timeout` would be a call never dialed, failed.)
+    disconnectionReason: reason === 'transferred' ? 'completed' : reason === 'queue_timeout' ? 'failed' : reason,
     ...(item.error_message ? { errorMessage: item.error_message } : {}),
     // The carrier's call id is written once it accepted the call: without one, it never dialed.
     dialed: !!item.provider_call_id,

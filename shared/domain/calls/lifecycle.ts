@@ -16,11 +16,12 @@ import { blockOf, DNC_MESSAGES, dialBlock, type DialBlock } from '../dnc/service
 import { getKeyed } from '../../db/filtered-query';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { campaignCallEnded } from './campaign-calls';
-import { failedWrite, releaseSlotWrites } from '../concurrency/slots';
+import { failedWrite, leaveQueueWrites, releaseSlotWrites } from '../concurrency/slots';
+import { promoteWaiting } from './queued-calls';
 import { syncConversationStats } from '../analytics/counters';
 import type { Segment } from '../conversations/segments';
 import type { CallToolCalls, Transcript } from './schemas';
-import { dueEntry, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
+import { dueEntry, isWaiting, RECOVERY_MARGIN_MS, statusPartition, view, type CallItem } from './service';
 import type { VoiceFields } from './state';
 import { advances, billableMinutes, STATUS_RANK, VOICE_LOST_MESSAGE, type Move } from './state';
 
@@ -59,7 +60,7 @@ const voiceError = (item: CallItem & VoiceFields): { error_message?: string } =>
   item.voice_error_message ? { error_message: item.voice_error_message } : item.voice_stream_at && !item.voice_recorded_at ? { error_message: VOICE_LOST_MESSAGE } : {};
 
 /** A move that ends the call with `reason`, for the platform's own ends (do-not-call, carrier error, sweep). */
-export const endMove = (reason: 'failed' | 'canceled'): Move => ({ ...ENDED, reason });
+export const endMove = (reason: 'failed' | 'canceled' | 'queue_timeout'): Move => ({ ...ENDED, reason });
 
 /** The item after a move, computed in memory; what changed is written with one conditional update. */
 function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; set: Record<string, unknown>; remove: string[] } {
@@ -155,6 +156,11 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
     // the call not being ended, so whatever ends it frees the slot exactly once (concurrency/slots.ts).
     const releaseAt = next.status === 'ended' && item.slot_kind && !slotGone ? writes.length : -1;
     if (releaseAt >= 0) writes.push(...releaseSlotWrites(item.organization_id, item.id, item.slot_kind!));
+    // A call that ends while it waits for a slot (queued-calls.ts) leaves the queue with the end; if
+    // it was placed meanwhile the entry's delete fails, and the call is read again (it has a slot now).
+    // A call that ends while it waits for a slot (queued-calls.ts) leaves the queue with its end; if it
+    // was placed meanwhile, the entry's delete fails and the call is read again (it holds a slot now).
+    if (next.status === 'ended' && isWaiting(item)) writes.push(...leaveQueueWrites(item.organization_id, item.id));
     try {
       await transact(writes, counters);
     } catch (err) {
@@ -172,6 +178,8 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
       continue;
     }
     await dispatchEvents(events);
+    // A freed slot goes to the organization's oldest waiting call; if this fails, the recovery sweep places it.
+    if (releaseAt >= 0) await promoteWaiting(item.organization_id).catch((err) => logger.warn('Waiting calls were not placed after a slot freed; the recovery sweep will', { organization_id: item.organization_id, error: err as Error }));
     if (next.status === 'ended') await finalize(next);
     return { moved: true, item: next };
   }
@@ -317,7 +325,8 @@ async function dialBlockOf(orgId: string, item: CallItem): Promise<DialBlock | n
 export async function placeQueuedCall(orgId: string, callId: string): Promise<void> {
   const item = await callOf(orgId, callId);
   if (item && courseUnqueued(item)) return queueCourseAgain(item);
-  if (!item || item.status !== 'queued' || item.dial_claimed_at) return;
+  // A call waiting for a concurrency slot is placed only once it has one (queued-calls.ts).
+  if (!item || item.status !== 'queued' || item.dial_claimed_at || isWaiting(item)) return;
   const blocked = await dialBlockOf(orgId, item);
   const now = clockNow().toISOString();
   if (blocked) {
@@ -328,7 +337,7 @@ export async function placeQueuedCall(orgId: string, callId: string): Promise<vo
   try {
     await transact([
       updateExisting(keys.call(orgId, callId), { dial_claimed_at: now, started_at: now, provider: carrier.name, updated_at: now }, {
-        condition: '#st = :queued AND attribute_not_exists(dial_claimed_at)',
+        condition: '#st = :queued AND attribute_not_exists(dial_claimed_at) AND attribute_not_exists(waiting_until)',
         names: { '#st': 'status' },
         values: { ':queued': 'queued' },
       }),

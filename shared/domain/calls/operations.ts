@@ -13,9 +13,11 @@ const recordingsRead = { bucket: 'R', bucketPrefixes: recordingKeys.grantPattern
 
 export const createCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/calls', operationId: 'createCall', tag, auth: true,
-  summary: 'Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number',
+  summary: 'Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number; at the concurrency limit a 429, or with `"queue": true` a 202 and the call waits for a slot (`queue_position`)',
   entry: 'functions/calls/create.ts', body: CreateCallBody, response: Call,
-  successMessage: 'Call queued successfully', access: { table: 'RW', queues: ['call-place'], ...recordingsRead },
+  successMessage: 'Call queued successfully', access: { table: 'RW', queues: ['call-place', 'event-fanout'], ...recordingsRead },
+  accepted: 'At the organization\'s concurrency limit with `"queue": true`: the call is created `queued` with `queue_position` and waits for a slot (placed first in, first out within the organization, or ended `queue_timeout` after `queue_timeout_seconds`)',
+  acceptedMessage: 'Call waiting for a concurrency slot',
   errors: {
     422: 'The number is on the do-not-call list or the contact opted out (`error.details.reason` `do_not_call` or `opt_out`): nothing is placed',
     429: 'Over the API key\'s rate (`RATE_LIMITED`), or the organization\'s live calls are at its concurrency limit (`CONCURRENCY_LIMIT`, `error.details` `limit` and `in_progress`): nothing is placed; retry after `Retry-After` seconds',

@@ -4,7 +4,8 @@ import { getItem, queryPage } from '../../db/store';
 import { logger } from '../../logger';
 import { armSweep, earlier, recordSweptThrough, settleSweep, sweepDue } from '../../db/sweep-marker';
 import { endMove, finalize, FINALIZE_GRACE_MS, moveCall } from './lifecycle';
-import { CALL_DUE_SHARDS, type CallItem } from './service';
+import { CALL_DUE_SHARDS, isWaiting, type CallItem } from './service';
+import { recheckWaiting } from './queued-calls';
 import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
 import { superviseTransfers } from './warm-transfer';
 import { lostRelayConversation, recoverRelaySession } from '../relay/recovery';
@@ -34,6 +35,10 @@ const voiceLost = (item: CallItem & VoiceFields) => !!item.voice_stream_at && !i
  * prompt for RELAY_SESSION_DUE_MS is a session that ended without it, whose conversation the sweep
  * writes onto the call from its turns (relay/recovery.ts); a relay call the sweep ends takes its
  * conversation from its turns too.
+ *
+ * A call waiting for a concurrency slot (`"queue": true`, queued-calls.ts) falls due every
+ * WAITING_CHECK_MS and at its deadline: the sweep places its organization's oldest waiting calls
+ * into free slots (a release whose promotion was lost), and ends it `queue_timeout` at its deadline.
  *
  * The index holds concurrency slots too (concurrency/slots.ts), due a grace after their call: a
  * slot whose call ended or never existed (a holder that crashed) is freed, once; one whose call
@@ -115,6 +120,16 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
         if (watched.dueAt) earliestLeft = earlier(earliestLeft, watched.dueAt);
         return !!watched.ended;
       }
+    }
+    if (isWaiting(item)) {
+      // A call waiting for a concurrency slot (queued-calls.ts): its organization's queue promoted (a
+      // release whose promotion was lost) and the call looked at again, or at its deadline ended `queue_timeout`.
+      if (item.waiting_until! > now) {
+        earliestLeft = earlier(earliestLeft, await recheckWaiting(item, now));
+        return false;
+      }
+      const result = await moveCall(item, endMove('queue_timeout'), { at: item.waiting_until!, errorMessage: `No concurrency slot was free by ${item.waiting_until}; ended by the queue timeout` });
+      return result.moved;
     }
     if (item.status === 'ended') {
       // Ended, but its after-end steps (contact history, campaign outcome, analysis) never finished.

@@ -14,8 +14,12 @@ export type CallStatus = (typeof CALL_STATUSES)[number];
 export const CALL_CHANNELS = ['phone', 'web'] as const;
 export type CallChannel = (typeof CALL_CHANNELS)[number];
 
-export const DISCONNECTION_REASONS = ['completed', 'no_answer', 'busy', 'voicemail', 'failed', 'canceled', 'transferred'] as const;
+export const DISCONNECTION_REASONS = ['completed', 'no_answer', 'busy', 'voicemail', 'failed', 'canceled', 'transferred', 'queue_timeout'] as const;
 export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
+
+/** `queue_timeout_seconds` of POST /calls: its default and bound (docs/api.md, "Concurrency limits"). */
+export const DEFAULT_QUEUE_TIMEOUT_SECONDS = 300;
+export const MAX_QUEUE_TIMEOUT_SECONDS = 3600;
 
 /** Bounds of the free-form members of a call (stored on the call item, which DynamoDB caps at 400 KB). */
 export const MAX_METADATA_BYTES = 16_384;
@@ -31,6 +35,10 @@ export const CreateCallBody = named('CreateCallRequest', () => z.strictObject({
   dynamic_variables: z.optional(DynamicVariables),
   /** Pins the agent's version (a number, or "draft"); default its published_version, else the draft. */
   agent_version: z.optional(AgentVersionPin),
+  /** At the organization's concurrency limit: wait in its queue (202, `queue_position`) instead of a 429. */
+  queue: z.optional(z.boolean()),
+  /** How long a call that waits may wait before it ends `queue_timeout` (default 300). */
+  queue_timeout_seconds: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_QUEUE_TIMEOUT_SECONDS))),
 }), 'An outbound call to place');
 export type CreateCallInput = z.output<typeof CreateCallBody>;
 
@@ -132,6 +140,8 @@ export const Call = named('Call', () => z.object({
   /** Null on a web call (no numbers). */
   to_phone_number: z.nullable(z.string()),
   status: z.enum(CALL_STATUSES),
+  /** Only while the call waits in the organization's queue (`"queue": true` at the concurrency limit): 1 is placed next. */
+  queue_position: z.optional(z.int()),
   disconnection_reason: z.nullable(z.enum(DISCONNECTION_REASONS)),
   /** Why the call ended as it did when the carrier did not say (do-not-call, carrier error, recovery sweep), else null. */
   error_message: z.nullable(z.string()),

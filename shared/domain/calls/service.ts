@@ -4,8 +4,8 @@ import { noteDue } from '../../db/sweep-marker';
 import { queue } from '../../adapters/queue';
 import { collections, gsi1, gsi2, keys, Prefix, type CallIndexDimension } from '../../db/keys';
 import { countRange, equalityFilter, getKeyed, getMany, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
-import { ConditionFailed, getItem, putNew, queryPage, readCounter, type PageRequest } from '../../db/store';
-import { UnprocessableError, ValidationError } from '../../errors';
+import { ConditionFailed, getItem, putNew, queryPage, readCounter, transact, type CounterDelta, type PageRequest, type TransactItem } from '../../db/store';
+import { ConcurrencyLimitError, UnprocessableError, ValidationError } from '../../errors';
 import { resolveAgentVersion } from '../agents/versions';
 import { activeSplit, personKey, type SplitOnAgent } from '../agents/traffic-split';
 import { listResult } from '../common/list-result';
@@ -19,7 +19,10 @@ import { STATUS_RANK } from './state';
 import { segmentsOf, withSpeakingAgents, type Segment } from '../conversations/segments';
 import { transferView, type TransferItem } from './transfer-item';
 import { latencySummary } from '../conversations/latency';
-import { acquireSlotWrites, slotKindOf, transactWithSlot, type SlotKind } from '../concurrency/slots';
+import { acquireSlotWrites, failedWrite, limitReached, queuePosition, slotKindOf, transactWithSlot, waitWrites, type SlotKind } from '../concurrency/slots';
+import { accepted, type Accepted } from '../common/accepted';
+import { dispatchEvents, newEvent } from '../events/publish';
+import { DEFAULT_QUEUE_TIMEOUT_SECONDS } from './schemas';
 
 /**
  * Call sessions.
@@ -42,7 +45,7 @@ export const RECOVERY_MARGIN_MS = 5 * 60_000;
 /** Partitions per due hour of the calls-due index, so a busy hour does not write to one index partition. */
 export const CALL_DUE_SHARDS = 4;
 
-export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments' | 'latency' | 'trace_id' | 'traffic_split_id'> {
+export interface CallItem extends Omit<Call, 'queue_position' | 'recording_url' | 'channel' | 'from_phone_number' | 'to_phone_number' | 'agent_version' | 'transfers' | 'segments' | 'latency' | 'trace_id' | 'traffic_split_id'> {
   /** The traffic split that drew the call's version (agents/traffic-split.ts); absent: none. */
   traffic_split_id?: string | null;
   /** The trace the call was created in; absent when tracing was off (the API shows null). */
@@ -87,8 +90,10 @@ export interface CallItem extends Omit<Call, 'recording_url' | 'channel' | 'from
   begin_message: string;
   analysis_model: string | null;
   analysis_prompt: string | null;
-  /** The concurrency slot the call holds until it ends (concurrency/slots.ts); absent on calls stored before slots. */
+  /** The concurrency slot the call holds until it ends (concurrency/slots.ts); absent on calls stored before slots, and while the call waits for one. */
   slot_kind?: SlotKind;
+  /** Set while the call waits in the organization's queue for a slot (`"queue": true`): when it ends `queue_timeout`. */
+  waiting_until?: string;
   /** A campaign call: the campaign contact it dials and the attempt (its outcome goes back to them). */
   campaign_contact_id?: string;
   campaign_attempt?: number;
@@ -109,6 +114,7 @@ export async function view(item: CallItem): Promise<Call> {
     from_phone_number: item.from_phone_number || null,
     to_phone_number: item.to_phone_number || null,
     status: item.status,
+    ...(isWaiting(item) ? { queue_position: await queuePosition(item.organization_id, item.id) } : {}),
     disconnection_reason: item.disconnection_reason ?? null,
     error_message: item.error_message ?? null,
     started_at: item.started_at ?? null,
@@ -132,6 +138,16 @@ export async function view(item: CallItem): Promise<Call> {
     updated_at: item.updated_at,
   };
 }
+
+/** Whether a call waits in its organization's queue for a concurrency slot (created with `"queue": true` at the limit, not placed yet). */
+export const isWaiting = (item: Pick<CallItem, 'status' | 'waiting_until'>) => item.status === 'queued' && !!item.waiting_until;
+
+/** How often the recovery sweep looks at a waiting call (promotes its organization's queue, ends it at its deadline). */
+export const WAITING_CHECK_MS = 60_000;
+
+/** The calls-due entry of a waiting call: its deadline, or sooner, so the sweep places it if a slot's promotion was lost. */
+export const waitingDue = (orgId: string, callId: string, now: string, deadline: string) =>
+  dueEntry(orgId, callId, new Date(Math.min(Date.parse(deadline), Date.parse(now) + WAITING_CHECK_MS)).toISOString());
 
 /** The gsi1 partition of one call status. */
 export const statusPartition = (orgId: string, status: CallStatus) => gsi1.byStatus(orgId, ENTITY, status);
@@ -209,6 +225,8 @@ async function readCallInputs(orgId: string, input: CreateCallInput, origin: Cal
  * naming the field: the agent is the organization's, `from_phone_number` is an active number it
  * holds, `contact_id` its contact. A destination on the do-not-call list, or a contact that opted
  * out, is a 422 with `error.details.reason` (`do_not_call`, `opt_out`), and nothing is written.
+ * At the organization's concurrency limit a 429, or with `queue: true` the call waits for a slot
+ * (createOrWait; its view then has `queue_position`).
  */
 export async function createCall(orgId: string, input: CreateCallInput, origin: CallOrigin = {}): Promise<Call> {
   const { agent, claim, contact, number: known, listed, marker: placed } = await readCallInputs(orgId, input, origin);
@@ -254,12 +272,64 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     : [];
   const campaignFields = attempt ? { campaign_contact_id: attempt.campaignContactId, campaign_attempt: attempt.attempt } : {};
   Object.assign(item, campaignFields);
-  await transactWithSlot(orgId, [putNew({ ...item }), ...writes, ...marker], slot, [{ orgId, collection: collections.calls, delta: 1 }]);
+  const main = [putNew({ ...item }), ...writes, ...marker];
+  const counters = [{ orgId, collection: collections.calls, delta: 1 }];
+  if (input.queue) {
+    const waiting = await createOrWait(orgId, item, main, counters, input.queue_timeout_seconds ?? DEFAULT_QUEUE_TIMEOUT_SECONDS);
+    if (waiting) return waiting;
+  } else {
+    await transactWithSlot(orgId, main, slot, counters);
+  }
   // The recovery sweep's marker falls to this call's due time if it is the earliest (shared/db/sweep-marker.ts).
   await noteDue('call-recovery', item.due_at!);
   // If this send fails the call stays queued and the recovery sweep ends it `failed` when due.
   await queue().send('call-place', { organization_id: orgId, call_id: id });
   return view(item);
+}
+
+/** How often a `"queue": true` call tries again when slots free between its refusal and its wait (each try is a race lost). */
+const WAIT_ATTEMPTS = 5;
+
+/**
+ * A `"queue": true` call: takes a slot when one is free and no call of the organization waits
+ * (then undefined: the caller places it as any call); else it is written waiting instead, in one
+ * transaction: the call `queued` without a slot, `waiting_until` its deadline, due in the
+ * calls-due index (queued-calls.ts's sweep step), its FIFO entry and the counter's `queued`
+ * (concurrency/slots.ts waitWrites), and `call.queued`. Not sent to call-place: a released slot
+ * places the organization's oldest waiting call (queued-calls.ts promoteWaiting).
+ */
+async function createOrWait(orgId: string, item: CallItem, main: TransactItem[], counters: CounterDelta[], timeoutSeconds: number): Promise<Call | undefined> {
+  for (let attempt = 0; attempt < WAIT_ATTEMPTS; attempt++) {
+    try {
+      await transactWithSlot(orgId, main, acquireSlotWrites(orgId, item.id, item.slot_kind!, item.due_at!, item.created_at, { unlessWaiting: true }), counters);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof ConcurrencyLimitError)) throw err;
+    }
+    const { slot_kind: _kind, ...rest } = item;
+    const waiting: CallItem = { ...rest, waiting_until: new Date(Date.parse(item.created_at) + timeoutSeconds * 1000).toISOString() };
+    Object.assign(waiting, waitingDue(orgId, item.id, item.created_at, waiting.waiting_until!));
+    // The event carries the call as it waits; its place in the queue moves, so GET /calls/{id} reads it.
+    const queued = newEvent(orgId, 'call.queued', { ...(await view({ ...waiting, waiting_until: undefined })) });
+    const writes = [putNew({ ...waiting }), ...main.slice(1), ...waitWrites(orgId, item.id, item.created_at), queued.write];
+    try {
+      await transact(writes, counters);
+    } catch (err) {
+      // A slot freed meanwhile and nobody waits: try for it again.
+      if (err instanceof ConditionFailed && failedWrite(err) === main.length + 1) continue;
+      throw err;
+    }
+    await noteDue('call-recovery', waiting.due_at!);
+    await dispatchEvents([queued.event]);
+    return view(waiting);
+  }
+  throw await limitReached(orgId);
+}
+
+/** POST /calls: the call, answered 202 when it waits for a concurrency slot (`"queue": true` at the limit). */
+export async function requestCall(orgId: string, input: CreateCallInput): Promise<Call | Accepted<Call>> {
+  const call = await createCall(orgId, input);
+  return call.queue_position !== undefined ? accepted(call) : call;
 }
 
 /** What a new call is made of, outbound or inbound. */

@@ -27,7 +27,7 @@ const errors = { 401: 'X-Twilio-Signature is missing or does not verify, or cann
  * recording link), the queues of an event and of a call's end, the carrier (sending the caller
  * back to the agent), tokens (the resumed session's).
  */
-const settles: Access = { table: 'RW', telephony: true, tokens: true, bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['event-fanout', 'call-analysis', 'campaign-dispatch'] };
+const settles: Access = { table: 'RW', telephony: true, tokens: true, bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['event-fanout', 'call-analysis', 'campaign-dispatch', 'call-place'] };
 
 export const receiveTwilioTransferAnswer = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/transfer-answer', operationId: 'receiveTwilioTransferAnswer', tag, auth: false,

@@ -12,8 +12,8 @@ export const getConcurrency = /* @__PURE__ */ defineOperation({
 
 export const updateConcurrency = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/concurrency', operationId: 'updateConcurrency', tag, auth: true,
-  summary: 'Set the organization\'s concurrency limit (1 … ceiling); calls already live are not ended by a lower limit, new ones wait until they fit',
+  summary: 'Set the organization\'s concurrency limit (1 … ceiling); calls already live are not ended by a lower limit, new ones wait until they fit; a higher limit places waiting calls at once',
   entry: 'functions/concurrency/update.ts', body: UpdateConcurrencyBody, response: Concurrency,
-  successMessage: 'Concurrency limit updated successfully', access: { table: 'RW' },
+  successMessage: 'Concurrency limit updated successfully', access: { table: 'RW', queues: ['call-place'] },
   errors: { 422: 'The limit is above the organization\'s ceiling (`error.details.ceiling`)' },
 });

@@ -5,6 +5,7 @@ import { ConflictError, UnprocessableError } from '../../errors';
 import type { ConcurrencyView, UpdateConcurrencyInput } from './schemas';
 import { limitsOf, readConcurrency, type ConcurrencyItem } from './slots';
 import { config } from '../../config';
+import { promoteWaiting } from '../calls/queued-calls';
 
 const count = (n: number | undefined) => Math.max(0, n ?? 0);
 
@@ -15,7 +16,7 @@ function viewOf(item: ConcurrencyItem | undefined): ConcurrencyView {
     limit,
     ceiling,
     in_progress: { outbound: count(item?.outbound), inbound: count(item?.inbound), web: count(item?.web), total: count(item?.total) },
-    queued: count((item as { queued?: number } | undefined)?.queued),
+    queued: count(item?.queued),
   };
 }
 
@@ -27,7 +28,8 @@ export async function getConcurrency(orgId: string): Promise<ConcurrencyView> {
 /**
  * PATCH /concurrency: the organization's own limit, 1 … its ceiling. Written conditioned on the
  * ceiling read (an admin lowering it meanwhile is not overtaken): a 409 when it changed. Calls
- * already live stay; new ones are refused (or wait) until the count is below the new limit.
+ * already live stay; new ones are refused (or wait) until the count is below the new limit; a
+ * higher limit places waiting calls (`"queue": true`) into the slots it opens.
  */
 export async function updateConcurrency(orgId: string, input: UpdateConcurrencyInput): Promise<ConcurrencyView> {
   const item = await readConcurrency(orgId);
@@ -41,6 +43,8 @@ export async function updateConcurrency(orgId: string, input: UpdateConcurrencyI
     if (err instanceof ConditionFailed) throw new ConflictError('The concurrency ceiling changed meanwhile; read it again', { ceiling });
     throw err;
   }
+  // A raised limit frees slots no call's end will announce: the waiting calls take them now.
+  await promoteWaiting(orgId);
   return getConcurrency(orgId);
 }
 

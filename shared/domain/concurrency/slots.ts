@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { tableName } from '../../db/client';
-import { gsi2, keys } from '../../db/keys';
+import { gsi2, keys, Prefix } from '../../db/keys';
+import { countRange, queryRange } from '../../db/filtered-query';
 import { ConditionFailed, deleteExisting, getItem, ignoreConditionFailed, putNew, transact, updateExisting, type CounterDelta, type TransactItem } from '../../db/store';
 import { config } from '../../config';
 import { ConcurrencyLimitError } from '../../errors';
@@ -44,6 +45,8 @@ export interface ConcurrencyItem {
   limit?: number;
   /** The operator's ceiling for this organization (the admin command); absent: CONCURRENCY_CEILING. */
   ceiling?: number;
+  /** Calls waiting for a slot (`"queue": true`): moved only with their FIFO entries (waitWrites, leaveQueueWrites, a placement). */
+  queued?: number;
 }
 
 export interface SlotItem {
@@ -101,36 +104,103 @@ const laterBy = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toIS
  * call (acquireFailed tells their refusal from the others' conditions): the counter's conditional
  * increment, then the slot. `callDueAt` is the call's own recovery due time.
  */
-export function acquireSlotWrites(orgId: string, callId: string, kind: SlotKind, callDueAt: string, now: string): TransactItem[] {
+export function acquireSlotWrites(orgId: string, callId: string, kind: SlotKind, callDueAt: string, now: string, options: AcquireOptions = {}): TransactItem[] {
+  const names: Record<string, string> = { '#total': 'total', '#kind': kind, '#limit': 'limit', '#ceil': 'ceiling' };
+  if (options.unlessWaiting || options.fromQueue) names['#queued'] = 'queued';
   return [
     {
       Update: {
         TableName: tableName(),
         Key: keys.concurrency(orgId),
-        UpdateExpression: 'ADD #total :one, #kind :one',
-        // Below the organization's limit (when set) and below its ceiling (its own, else the setting's).
-        ConditionExpression: 'attribute_not_exists(#total) OR ((attribute_not_exists(#limit) OR #total < #limit) AND ((attribute_not_exists(#ceil) AND #total < :ceiling) OR #total < #ceil))',
-        ExpressionAttributeNames: { '#total': 'total', '#kind': kind, '#limit': 'limit', '#ceil': 'ceiling' },
-        ExpressionAttributeValues: { ':one': 1, ':ceiling': config().concurrencyCeiling },
+        UpdateExpression: options.fromQueue ? 'ADD #total :one, #kind :one, #queued :minus' : 'ADD #total :one, #kind :one',
+        // Below the organization's limit (when set) and below its ceiling (its own, else the setting's);
+        // a call that would wait rather than be refused takes no slot ahead of calls already waiting.
+        ConditionExpression: `(${BELOW_LIMIT})${options.unlessWaiting ? ' AND (attribute_not_exists(#queued) OR #queued < :one)' : ''}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':one': 1, ':ceiling': config().concurrencyCeiling, ...(options.fromQueue ? { ':minus': -1 } : {}) },
       },
     },
     putNew({ ...keys.concurrencySlot(orgId, callId), entity: SLOT_ENTITY, organization_id: orgId, call_id: callId, kind, acquired_at: now, ...slotDue(orgId, callId, laterBy(callDueAt, SLOT_GRACE_MS)) }),
   ];
 }
 
-/** The writes that free a call's slot: the slot's delete (only if it is there) and the counter's decrement. */
-export function releaseSlotWrites(orgId: string, callId: string, kind: SlotKind): TransactItem[] {
+/** The counter's condition that a slot is free: below the organization's limit and its ceiling. */
+const BELOW_LIMIT = 'attribute_not_exists(#total) OR ((attribute_not_exists(#limit) OR #total < #limit) AND ((attribute_not_exists(#ceil) AND #total < :ceiling) OR #total < #ceil))';
+
+export interface AcquireOptions {
+  /** A `"queue": true` call: refused (so it waits) while other calls of the organization wait. */
+  unlessWaiting?: boolean;
+  /** A waiting call placed (calls/queued-calls.ts): it leaves the waiting count in the same write. */
+  fromQueue?: boolean;
+}
+
+/**
+ * The writes that put a new call in the organization's queue instead of a slot (`"queue": true`
+ * at the limit): its FIFO entry (`CALLWAIT#<call id>`: ids are UUID v7, so the entries sort by
+ * creation) and `ADD queued 1` on the counter, conditioned on the organization still being at its
+ * limit or having calls waiting already. The counter is the item every slot's release writes too,
+ * so a slot freed between the refusal and this write fails the condition (the caller tries for a
+ * slot again) or comes after it (and that release's promotion sees the call waiting): a call never
+ * waits while a slot is free and none is waiting.
+ */
+export function waitWrites(orgId: string, callId: string, now: string): TransactItem[] {
   return [
-    deleteExisting(keys.concurrencySlot(orgId, callId)),
+    putNew({ ...keys.callWaiting(orgId, callId), entity: WAITING_ENTITY, organization_id: orgId, call_id: callId, waiting_since: now }),
     {
       Update: {
         TableName: tableName(),
         Key: keys.concurrency(orgId),
-        UpdateExpression: 'ADD #total :minus, #kind :minus',
-        ExpressionAttributeNames: { '#total': 'total', '#kind': kind },
-        ExpressionAttributeValues: { ':minus': -1 },
+        UpdateExpression: 'ADD #queued :one',
+        ConditionExpression: `#queued >= :one OR NOT (${BELOW_LIMIT})`,
+        ExpressionAttributeNames: { '#total': 'total', '#limit': 'limit', '#ceil': 'ceiling', '#queued': 'queued' },
+        ExpressionAttributeValues: { ':one': 1, ':ceiling': config().concurrencyCeiling },
       },
     },
+  ];
+}
+
+/** The writes that take a waiting call out of the queue without a slot (it ended waiting): its entry's delete and `ADD queued -1`. */
+export function leaveQueueWrites(orgId: string, callId: string): TransactItem[] {
+  return [
+    deleteExisting(keys.callWaiting(orgId, callId)),
+    counterDecrement(orgId, ['queued']),
+  ];
+}
+
+/** The counter's unconditional `ADD -1` of the named counts (the item each decrement pairs with is deleted in the same transaction, conditioned on it existing). */
+function counterDecrement(orgId: string, counts: string[]): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.concurrency(orgId),
+      UpdateExpression: `ADD ${counts.map((_, i) => `#c${i} :minus`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(counts.map((c, i) => [`#c${i}`, c])),
+      ExpressionAttributeValues: { ':minus': -1 },
+    },
+  };
+}
+
+export const WAITING_ENTITY = 'CALL_WAITING';
+
+/** The organization's first waiting call (the FIFO's head), or undefined. */
+export async function waitingHead(orgId: string): Promise<{ call_id: string } | undefined> {
+  const [head] = await queryRange<{ call_id: string }>({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skPrefix: Prefix.callWaiting, consistent: true }, 1);
+  return head;
+}
+
+/**
+ * A waiting call's place in its organization's queue (1: placed next): the entries up to its own,
+ * counted (Select COUNT over the FIFO's keys, at most the calls waiting ahead of it).
+ */
+export function queuePosition(orgId: string, callId: string): Promise<number> {
+  return countRange({ pkName: 'pk', pkValue: keys.partition(orgId), skName: 'sk', skFrom: Prefix.callWaiting, skTo: keys.callWaiting(orgId, callId).sk, consistent: true });
+}
+
+/** The writes that free a call's slot: the slot's delete (only if it is there) and the counter's decrement. */
+export function releaseSlotWrites(orgId: string, callId: string, kind: SlotKind): TransactItem[] {
+  return [
+    deleteExisting(keys.concurrencySlot(orgId, callId)),
+    counterDecrement(orgId, ['total', kind]),
   ];
 }
 

@@ -1,5 +1,6 @@
 /** The event kinds (spec: "Webhooks and events"); publish.ts re-exports them. */
 export const EVENT_TYPES = [
+  'call.queued',
   'call.started',
   'call.ended',
   'call.analyzed',

@@ -28,5 +28,5 @@ export const receiveTwilioRelayAction = /* @__PURE__ */ defineOperation({
   errors: { 401: 'X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set)' },
   // Verifies the signature (Twilio credentials); reads the call and its agent version; a reconnect signs a fresh token; the call's end goes through the calls service;
   // a warm transfer dials the person (the carrier) and asks the conversation model for the briefing.
-  access: { table: 'RW', telephony: true, tokens: true, llm: true, bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+  access: { table: 'RW', telephony: true, tokens: true, llm: true, bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch', 'call-place'] },
 });

@@ -26,7 +26,7 @@ export const relayDefault: WebSocketRoute = {
   // (appointments); each turn filed as an item of its own; replies through the WebSocket API's management endpoint.
   // A hand-off dispatches `conversation.handed_off` (event-fanout); an agent ending the call ends it
   // here (call-ending.ts: the calls service queues its analysis, events and a campaign's outcome).
-  access: { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+  access: { table: 'RW', bucket: 'R', bucketPrefixes: objectKeys.grantPatterns, llm: true, secrets: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch', 'call-place'] },
   timeoutSeconds: 29,
   memoryMb: 512,
 };
@@ -39,6 +39,6 @@ export const relayDisconnect: WebSocketRoute = {
   description: 'Ends a ConversationRelay connection: a turn still being written is waited for, the call\'s transcript and tool calls written from the turns, the state removed (best effort, as API Gateway delivers it: the recovery sweep writes what a lost one would have).',
   // Ends no call when Twilio runs the session (its <Connect action> decides: a dropped socket resumes); a socket with no carrier behind
   // it (the local terminal client) is hung up by its close, an inbound call ended here (the calls service: its end's analysis, events and a campaign's outcome queued).
-  access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] },
+  access: { table: 'RW', bucket: 'R', bucketPrefixes: recordingKeys.grantPatterns, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch', 'call-place'] },
   timeoutSeconds: 30,
 };

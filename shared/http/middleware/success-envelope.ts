@@ -2,6 +2,7 @@ import { httpState } from '../context';
 import { jsonResponse, successBody } from '../envelope';
 import { isListResult } from '../../domain/common/list-result';
 import { isRawBody } from '../../domain/common/raw-body';
+import { isAccepted } from '../../domain/common/accepted';
 import { isStreamBody } from '../../domain/common/stream-body';
 import type { HttpMiddleware } from './types';
 
@@ -26,7 +27,8 @@ export function withMessage(message: string, data?: unknown): WithMessage {
 
 /**
  * Wraps what the handler returned in the success envelope: `data` (absent for deletions),
- * `meta` for lists. Success is always HTTP 200, as the API promises.
+ * `meta` for lists. Success is HTTP 200, as the API promises; an operation that declares `accepted`
+ * answers 202 (the same envelope) when its function marks its data accepted but not done.
  */
 export function successEnvelope(): HttpMiddleware {
   return {
@@ -48,6 +50,10 @@ export function successEnvelope(): HttpMiddleware {
       }
       let message = op.successMessage ?? DEFAULT_MESSAGES[op.method];
       let data: unknown = value;
+      if (isAccepted(value)) {
+        request.response = jsonResponse(202, successBody(op.acceptedMessage ?? message, value.data));
+        return;
+      }
       if (value && typeof value === 'object' && '__message' in value) {
         message = (value as WithMessage).__message;
         data = (value as WithMessage).data;
