@@ -20,7 +20,7 @@ import { conversationSetup, loadConversationTimezone } from '../conversations/va
 import type { SetupMessage } from './protocol';
 import { createRelayState, noteRelayState, type RelayAgent, type RelayState } from './state';
 import { ivrInstructions } from './tool-calls';
-import { hasTurns, sessionSeq, turnSeq, turnWrite } from './turns';
+import { latestSessionMs, sessionSeq, turnSeq, turnWrite } from './turns';
 import { isRelayAgent, relayCallAgent, relayConnectUrl } from './twiml';
 
 export type ConnectAnswer = { admitted: true } | { admitted: false; status: 401 | 403 | 410; reason: string };
@@ -92,7 +92,8 @@ export async function connectRelay(connectionId: string, token: string | undefin
   };
   const nowMs = clockMs();
   // A reconnect's session: the call has turns of an earlier one (the greeting was that one's).
-  const resumed = await hasTurns(call.id);
+  const latest = await latestSessionMs(call.id);
+  const resumed = latest !== undefined;
   const state: RelayState = {
     connection_id: connectionId,
     organization_id: orgId,
@@ -101,7 +102,8 @@ export async function connectRelay(connectionId: string, token: string | undefin
     agent_version: typeof call.agent_version === 'number' ? call.agent_version : null,
     connected_at_ms: nowMs,
     started_ms: call.answered_at ? Date.parse(call.answered_at) : nowMs,
-    session_seq: sessionSeq(nowMs, connectionId),
+    // After every earlier session's turns, even one admitted within the same millisecond (a clock that stood still, a fast reconnect).
+    session_seq: sessionSeq(latest !== undefined && latest >= nowMs ? latest + 1 : nowMs, connectionId),
     ...(call.provider_call_id ? { call_sid: call.provider_call_id } : {}),
     ...(twilioRunsSessions() ? { action_follows: true as const } : {}),
     ...(claims.traceparent && TRACEPARENT_PATTERN.test(claims.traceparent) ? { trace_parent: claims.traceparent } : {}),

@@ -80,19 +80,25 @@ export function turnWrite(state: Pick<RelayState, 'call_id'>, turn: Omit<RelayTu
   return putNew({ ...keys.relayTurn(state.call_id, turn.seq), entity: 'RELAY_TURN', ...item, ttl: Math.floor(clockMs() / 1000) + RELAY_TTL_SECONDS });
 }
 
-/** Whether the call has a turn filed already (a reconnect's session: the greeting was the first session's). */
-export async function hasTurns(callId: string): Promise<boolean> {
+/**
+ * The admission time (ms) of the call's latest session that filed a turn, or undefined when none
+ * did (a first session; else a reconnect's, whose greeting was the first session's). One Query,
+ * newest first, one key.
+ */
+export async function latestSessionMs(callId: string): Promise<number | undefined> {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': keys.relayTurns(callId), ':sk': keys.relayTurnPrefix },
-      ProjectionExpression: 'pk',
+      ProjectionExpression: 'sk',
+      ScanIndexForward: false,
       Limit: 1,
       ConsistentRead: true,
     }),
   );
-  return !!out.Items?.length;
+  const sk = out.Items?.[0]?.sk as string | undefined;
+  return sk === undefined ? undefined : Number(sk.slice(keys.relayTurnPrefix.length, keys.relayTurnPrefix.length + 15));
 }
 
 /** Every turn of the call, oldest first: its whole transcript and its tool calls (results cut as the call keeps them, the whole within CALL_CONVERSATION_BYTES). */
