@@ -3,6 +3,7 @@ import { clockNow } from '../../clock';
 import { keys } from '../../db/keys';
 import { ConditionFailed, getItem, ignoreConditionFailed, transact, updateExisting } from '../../db/store';
 import { logger } from '../../logger';
+import { pause } from '../../db/retry';
 import { acquireSlotWrites, failedWrite, leaveQueueWrites, limitsOf, readConcurrency, slotKindOf, waitingHead } from '../concurrency/slots';
 import { dueEntry, isWaiting, RECOVERY_MARGIN_MS, waitingDue, type CallItem } from './service';
 
@@ -65,11 +66,28 @@ export async function promoteWaiting(orgId: string): Promise<number> {
       continue; // placed or ended meanwhile (another promotion, the sweep): look at the head again
     }
     placed++;
-    // If this send fails the call stays queued with its slot and the recovery sweep ends it `failed` when due.
-    await queue().send('call-place', { organization_id: orgId, call_id: call.id });
+    await sendPlacement(orgId, call.id);
   }
   return placed;
 }
+
+/**
+ * The placed call to call-place. No client waits to retry it (as one does a failed POST /calls), so
+ * a send that fails after the SDK's own retries is tried again a few times; if every try fails the
+ * call stays queued with its slot, and the recovery sweep ends it `failed` when due.
+ */
+async function sendPlacement(orgId: string, callId: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await queue().send('call-place', { organization_id: orgId, call_id: callId });
+    } catch (err) {
+      if (attempt >= SEND_ATTEMPTS) throw err;
+      logger.warn('A waiting call\'s placement could not be queued; trying again', { call_id: callId, attempt, error: err as Error });
+      await pause(attempt);
+    }
+  }
+}
+const SEND_ATTEMPTS = 4;
 
 /** The recovery sweep's look at a waiting call found due: the organization's queue promoted, and the call moved on to its next check (or its deadline). */
 export async function recheckWaiting(call: CallItem, now: string): Promise<string | undefined> {
