@@ -93,6 +93,8 @@ async function main(): Promise<number> {
       const { relayInstructions } = await import('../shared/domain/relay/twiml');
       const answer = await createInboundCall({ to, from, providerCallId: callSid, provider: 'twilio' });
       if (answer.answer === 'reject') return { rejected: answer.reason };
+      // At the concurrency limit with an overflow of forward or queue: this terminal has no carrier to forward or hold.
+      if (answer.answer !== 'stream') return { rejected: `concurrency_limit (overflow ${answer.answer})` };
       return { twiml: (await relayInstructions(answer.call))?.body ?? '' };
     },
   });

@@ -1640,6 +1640,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/telephony/twilio/hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * TwiML for an incoming call on hold at the concurrency limit (the waitUrl of its <Enqueue>; X-Twilio-Signature verified): hold music while it waits, a <Redirect> to its instructions once it holds a slot, <Leave/> once it ended or its overflow_queue_seconds are over (then ended `queue_timeout`)
+         * @description TwiML for an incoming call on hold at the concurrency limit (the waitUrl of its <Enqueue>; X-Twilio-Signature verified): hold music while it waits, a <Redirect> to its instructions once it holds a slot, <Leave/> once it ended or its overflow_queue_seconds are over (then ended `queue_timeout`)
+         *
+         *     Public: no API key.
+         */
+        post: operations["getTwilioHoldInstructions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/telephony/twilio/inbound": {
         parameters: {
             query?: never;
@@ -1650,8 +1672,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number's inbound webhook chooses (signed with its secret), else the number's `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer
-         * @description Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number's inbound webhook chooses (signed with its secret), else the number's `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer.
+         * Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number's inbound webhook chooses (signed with its secret), else the number's `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer; at the organization's concurrency limit the number's overflow: <Reject/>, <Dial> its overflow_phone_number, or <Enqueue> on hold (each recorded as a call)
+         * @description Twilio incoming-call webhook (a number's voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number's inbound webhook chooses (signed with its secret), else the number's `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer; at the organization's concurrency limit the number's overflow: <Reject/>, <Dial> its overflow_phone_number, or <Enqueue> on hold (each recorded as a call)
          *
          *     Public: no API key.
          */
@@ -2788,6 +2810,11 @@ export interface components {
             inbound_agent_id?: string | null;
             inbound_webhook_url?: string | null;
             inbound_webhook_timeout_ms?: number;
+            /** @enum {string} */
+            overflow?: "reject" | "forward" | "queue";
+            overflow_phone_number?: string | null;
+            overflow_queue_seconds?: number;
+            overflow_hold_music_url?: string | null;
         };
         /** @description Cal.com's webhook envelope (other members are accepted and ignored) */
         CalcomWebhookEvent: {
@@ -2823,7 +2850,7 @@ export interface components {
             /** @enum {string} */
             status: "queued" | "ringing" | "in_progress" | "ended";
             queue_position?: number;
-            disconnection_reason: ("completed" | "no_answer" | "busy" | "voicemail" | "failed" | "canceled" | "transferred" | "queue_timeout") | null;
+            disconnection_reason: ("completed" | "no_answer" | "busy" | "voicemail" | "failed" | "canceled" | "transferred" | "queue_timeout" | "concurrency_limit" | "forwarded") | null;
             error_message: string | null;
             started_at: string | null;
             answered_at: string | null;
@@ -3649,6 +3676,11 @@ export interface components {
             inbound_agent_id?: string | null;
             inbound_webhook_url?: string | null;
             inbound_webhook_timeout_ms?: number;
+            /** @enum {string} */
+            overflow?: "reject" | "forward" | "queue";
+            overflow_phone_number?: string | null;
+            overflow_queue_seconds?: number;
+            overflow_hold_music_url?: string | null;
         };
         IngestRequest: {
             kb_id: string;
@@ -3752,6 +3784,11 @@ export interface components {
             inbound_webhook_url: string | null;
             inbound_webhook_timeout_ms: number | null;
             inbound_webhook_secret?: string;
+            /** @enum {string} */
+            overflow: "reject" | "forward" | "queue";
+            overflow_phone_number: string | null;
+            overflow_queue_seconds: number;
+            overflow_hold_music_url: string | null;
             price?: number;
             per_minute_price_inbound?: number;
             per_minute_price_outbound?: number;
@@ -4352,12 +4389,22 @@ export interface components {
             inbound_agent_id?: string | null;
             inbound_webhook_url?: string | null;
             inbound_webhook_timeout_ms?: number;
+            /** @enum {string} */
+            overflow?: "reject" | "forward" | "queue";
+            overflow_phone_number?: string | null;
+            overflow_queue_seconds?: number;
+            overflow_hold_music_url?: string | null;
         };
         UpdatePhoneNumberRequest: {
             name?: string;
             inbound_agent_id?: string | null;
             inbound_webhook_url?: string | null;
             inbound_webhook_timeout_ms?: number;
+            /** @enum {string} */
+            overflow?: "reject" | "forward" | "queue";
+            overflow_phone_number?: string | null;
+            overflow_queue_seconds?: number;
+            overflow_hold_music_url?: string | null;
         };
         UpdateToolRequest: {
             name?: string;
@@ -12497,6 +12544,10 @@ export interface operations {
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "inbound_webhook_url": "https://crm.example.com/voice/route",
                      *         "inbound_webhook_timeout_ms": 3000,
+                     *         "overflow": "queue",
+                     *         "overflow_phone_number": null,
+                     *         "overflow_queue_seconds": 90,
+                     *         "overflow_hold_music_url": null,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -12636,6 +12687,10 @@ export interface operations {
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "inbound_webhook_url": "https://crm.example.com/voice/route",
                      *         "inbound_webhook_timeout_ms": 3000,
+                     *         "overflow": "queue",
+                     *         "overflow_phone_number": null,
+                     *         "overflow_queue_seconds": 90,
+                     *         "overflow_hold_music_url": null,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -12767,7 +12822,9 @@ export interface operations {
                  *       "name": "Front desk line",
                  *       "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                  *       "inbound_webhook_url": "https://crm.example.com/voice/route",
-                 *       "inbound_webhook_timeout_ms": 3000
+                 *       "inbound_webhook_timeout_ms": 3000,
+                 *       "overflow": "queue",
+                 *       "overflow_queue_seconds": 90
                  *     }
                  */
                 "application/json": components["schemas"]["UpdatePhoneNumberRequest"];
@@ -12808,6 +12865,10 @@ export interface operations {
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "inbound_webhook_url": "https://crm.example.com/voice/route",
                      *         "inbound_webhook_timeout_ms": 3000,
+                     *         "overflow": "queue",
+                     *         "overflow_phone_number": null,
+                     *         "overflow_queue_seconds": 90,
+                     *         "overflow_hold_music_url": null,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -12895,6 +12956,10 @@ export interface operations {
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "inbound_webhook_url": "https://crm.example.com/voice/route",
                      *         "inbound_webhook_timeout_ms": 3000,
+                     *         "overflow": "queue",
+                     *         "overflow_phone_number": null,
+                     *         "overflow_queue_seconds": 90,
+                     *         "overflow_hold_music_url": null,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -13089,6 +13154,10 @@ export interface operations {
                      *           "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *           "inbound_webhook_url": "https://crm.example.com/voice/route",
                      *           "inbound_webhook_timeout_ms": 3000,
+                     *           "overflow": "queue",
+                     *           "overflow_phone_number": null,
+                     *           "overflow_queue_seconds": 90,
+                     *           "overflow_hold_music_url": null,
                      *           "purchased_at": "2026-03-02T15:04:05.123Z",
                      *           "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *           "created_at": "2026-03-02T15:04:05.123Z",
@@ -13175,6 +13244,10 @@ export interface operations {
                      *         "inbound_agent_id": "01936f4e-9b1c-7d2e-8f3a-4b5c6d7e8f90",
                      *         "inbound_webhook_url": "https://crm.example.com/voice/route",
                      *         "inbound_webhook_timeout_ms": 3000,
+                     *         "overflow": "queue",
+                     *         "overflow_phone_number": null,
+                     *         "overflow_queue_seconds": 90,
+                     *         "overflow_hold_music_url": null,
                      *         "purchased_at": "2026-03-02T15:04:05.123Z",
                      *         "next_renewal_at": "2026-04-02T15:04:05.123Z",
                      *         "created_at": "2026-03-02T15:04:05.123Z",
@@ -14175,6 +14248,68 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    getTwilioHoldInstructions: {
+        parameters: {
+            query: {
+                organization_id: string;
+                call_id: string;
+                traceparent?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "CallSid": "CA0123456789abcdef0123456789abcdef",
+                 *       "CallStatus": "completed",
+                 *       "CallDuration": "67"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TwilioCallbackForm"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing API key: send it in the X-Api-Key header",
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing API key: send it in the X-Api-Key header",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     receiveTwilioInboundCall: {

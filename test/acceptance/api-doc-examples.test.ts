@@ -69,6 +69,18 @@ describe('docs/api.md', () => {
     expect(out).toMatch(/\[\s*2,\s*null\s*\]\s*$/);
   }, 90_000);
 
+  it('runs "Try concurrency limits locally" as written: one slot, a 429, a waiting call at position 1, a number set to queue its overflow', async () => {
+    const out = await runExample('#### Try concurrency limits locally');
+    const lines = out.trim().split('\n');
+    expect(lines[0]).toBe('1');
+    expect(lines[1]).toBe('queued');
+    // The 429's line goes to stderr (json exits 1 on an error answer): the next line is the waiting call's position.
+    expect(lines[2]).toBe('1');
+    expect(out).toMatch(/\[\s*1,\s*1\s*\]/);
+    expect(out).toMatch(/\[\s*"queue",\s*90\s*\]/);
+    expect(Number(lines.at(-1))).toBeGreaterThan(1);
+  }, 90_000);
+
   it('runs "Try a hand-off locally" as written: the local model hands the chat to billing, whose id is on the replies from then on', async () => {
     const { url, key } = local();
     const example = bashBlockAfter(readFileSync(join(root, 'docs/api.md'), 'utf8'), '#### Try a hand-off locally');

@@ -27,7 +27,7 @@ describe('the carrier credentials', () => {
 
   it('lets only the operations that talk to the carrier read it, and tells them the provider', () => {
     const telephony = operations.filter((op) => op.access.telephony);
-    expect(telephony.map((op) => op.operationId).sort()).toEqual(['buyPhoneNumber', 'getTwilioCallInstructions', 'listAvailablePhoneNumbers', 'receiveTwilioInboundCall', 'receiveTwilioRecording', 'receiveTwilioRelayAction', 'receiveTwilioStatus', 'receiveTwilioTransferAnswer', 'receiveTwilioTransferConference', 'receiveTwilioTransferGather', 'receiveTwilioTransferStatus', 'releasePhoneNumber']);
+    expect(telephony.map((op) => op.operationId).sort()).toEqual(['buyPhoneNumber', 'getTwilioCallInstructions', 'getTwilioHoldInstructions', 'listAvailablePhoneNumbers', 'receiveTwilioInboundCall', 'receiveTwilioRecording', 'receiveTwilioRelayAction', 'receiveTwilioStatus', 'receiveTwilioTransferAnswer', 'receiveTwilioTransferConference', 'receiveTwilioTransferGather', 'receiveTwilioTransferStatus', 'releasePhoneNumber']);
     for (const op of operations) {
       const fn = functionOf(s, op.method, op.path);
       expect([op.operationId, readsSecret(s, fn)]).toEqual([op.operationId, !!op.access.telephony]);

@@ -51,8 +51,15 @@ import { TwilioMediaClient } from './twilio-media-client';
  *   it. The conference's `statusCallback` (the first participant's) hears the
  *   `statusCallbackEvent`s asked for: `conference-start`, `conference-end`, `participant-join`,
  *   `participant-leave`.
- * - A live update (`Calls/{Sid}.json` with `Twiml`) takes the call out of what it does (a
- *   conference, a ConversationRelay session without its action, a stream) and plays the new TwiML.
+ * - A live update (`Calls/{Sid}.json` with `Twiml`, or `Url`: requested, signed, for the TwiML)
+ *   takes the call out of what it does (a conference, a ConversationRelay session without its
+ *   action, a stream, a queue) and plays the new TwiML.
+ * - `<Enqueue waitUrl>` (Twilio's Enqueue and Queue references): the caller waits in the named
+ *   queue; Twilio asks the waitUrl (signed, with QueueSid, QueuePosition, QueueTime,
+ *   CurrentQueueSize, MaxQueueSize) when the caller enters and again each time what it answered has
+ *   played (`<Play>`: kept in `heard`, lasting `holdRoundMs`; `<Say>`, `<Pause>`); `<Leave/>` takes
+ *   the caller out of the queue to the verbs after `<Enqueue>`, `<Redirect>` to the TwiML its URL
+ *   answers, `<Hangup/>` ends the call. A live update takes the caller out of the queue.
  *
  * Durations read `now()` (default Date.now), so a test on a shifted clock sees its own time.
  */
@@ -116,6 +123,14 @@ export interface StandInCall {
   hangUpAfterKey?: boolean;
   /** Every media stream of the call, in order (a live update may connect another). */
   streams?: TwilioMediaClient[];
+  /** The queue the call waits in (`<Enqueue>`), while it does. */
+  queue?: string;
+  /** What the queue's waitUrl had the caller hear (`<Play>` URLs), in order. */
+  heard?: string[];
+  /** How many times the waitUrl was asked. */
+  holdRequests?: number;
+  /** The hold loop, while it runs (asks the waitUrl after each round of music). */
+  holding?: Promise<void>;
 }
 
 export interface ConferenceParticipant {
@@ -182,6 +197,8 @@ export interface TwilioCarrierStandIn {
   dropCallbacks?: (url: string, params: Record<string, string>) => boolean;
   /** Live updates (`POST Calls/{Sid}.json`) Twilio fails with a 500 (error 20500): nothing changes on the call. */
   refuseUpdates?: (sid: string, form: URLSearchParams) => boolean;
+  /** How long a `<Play>` of a waitUrl lasts before Twilio asks the waitUrl again (ms; default 100: real tracks last minutes). */
+  holdRoundMs?: number;
   /** Live updates held back until the promise given settles (a slow network: later requests may overtake them). */
   holdUpdates?: (sid: string, form: URLSearchParams) => Promise<void> | undefined;
   close(): Promise<void>;
@@ -329,9 +346,22 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
       if (call.status !== 'in-progress') return send(400, twilioError(21220, 'Call is not in-progress. Cannot redirect.', 400));
       if (standIn.refuseUpdates?.(call.sid, form)) return send(500, twilioError(20500, 'Internal Server Error', 500));
       send(200, { sid: call.sid, status: call.status });
+      const fetched = form.get('Url');
+      if (fetched) {
+        // New instructions to fetch: Twilio requests the Url (signed) and plays what it answers.
+        await leaveActivity(call);
+        const answer = await post(fetched, { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01' });
+        if (answer.status !== 200) return end(call); // Twilio plays an application error and hangs up
+        await play(call, answer.text);
+        return;
+      }
       const twiml = form.get('Twiml');
       const dial = twiml?.match(/<Dial[^>]*>([^<]+)<\/Dial>/);
-      if (twiml && /<(Conference|Connect)\b/.test(twiml)) {
+      if (twiml && call.queue && !dial) {
+        // A caller on hold: out of the queue, the new instructions played (an apology and a hang-up).
+        await leaveActivity(call);
+        await play(call, twiml);
+      } else if (twiml && /<(Conference|Connect)\b/.test(twiml)) {
         // New instructions: the call leaves what it does (its conference, its session: no action is asked) and plays them.
         await leaveActivity(call);
         await play(call, twiml);
@@ -363,6 +393,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
     if (call.status !== 'in-progress') return;
     call.status = 'completed';
     call.endedAtMs = now();
+    delete call.queue;
     if (call.stream?.open) call.stream.stop();
     if (call.relay?.open) call.relay.close();
     if (call.conference) await leaveConference(call);
@@ -371,6 +402,7 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
 
   /** A live update takes the call out of what it does: its conference (its <Dial> is over), its relay session (no action is asked) or its stream. */
   async function leaveActivity(call: StandInCall): Promise<void> {
+    delete call.queue;
     if (call.conference) await leaveConference(call);
     call.stream?.stop();
     if (call.relay) call.relay.onSessionEnd = undefined;
@@ -456,6 +488,46 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
   }
   const docOf = (verbs: Verb[]) => `<Response>${verbs.map((v) => v.outer).join('')}</Response>`;
 
+  /**
+   * A caller in a queue: the waitUrl is asked, what it answers played, and asked again once that has
+   * played, until the caller leaves the queue (`<Leave/>`: the rest of the document plays; a live
+   * update or `<Redirect>` takes them elsewhere; `<Hangup/>` or a hang-up ends the call).
+   */
+  async function hold(call: StandInCall, name: string, waitUrl: string | undefined, rest: string): Promise<void> {
+    const entered = now();
+    const roundMs = standIn.holdRoundMs ?? 100;
+    while (call.queue === name && call.status === 'in-progress') {
+      if (!waitUrl) {
+        // Twilio's default waitUrl: its classical hold music.
+        (call.heard ??= []).push('https://twimlets.com/holdmusic?Bucket=com.twilio.music.classical');
+        await new Promise((resolve) => setTimeout(resolve, roundMs));
+        continue;
+      }
+      const inQueue = [...calls.values()].filter((c) => c.queue === name);
+      call.holdRequests = (call.holdRequests ?? 0) + 1;
+      const answer = await post(waitUrl, {
+        AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01',
+        QueueSid: `QU${Buffer.from(name).toString('hex').slice(0, 32).padEnd(32, '0')}`, QueuePosition: String(inQueue.indexOf(call) + 1), QueueTime: String(Math.round((now() - entered) / 1000)),
+        AvgQueueTime: '0', CurrentQueueSize: String(inQueue.length), MaxQueueSize: '100',
+      });
+      if (call.queue !== name || call.status !== 'in-progress') return; // moved or hung up while the waitUrl was asked
+      if (answer.status !== 200) return end(call); // Twilio plays an application error and hangs up
+      for (const verb of verbsOf(answer.text)) {
+        if (verb.name === 'Play') (call.heard ??= []).push(unxmlText(verb.inner.trim()));
+        else if (verb.name === 'Say') (call.said ??= []).push(unxmlText(verb.inner));
+        else if (verb.name === 'Leave') {
+          delete call.queue;
+          return play(call, rest);
+        } else if (verb.name === 'Hangup') return end(call);
+        else if (verb.name === 'Redirect') {
+          delete call.queue;
+          return play(call, `<Response>${verb.outer}</Response>`);
+        } else if (verb.name !== 'Pause') throw new Error(`Twilio stand-in: a verb a waitUrl may not answer: ${verb.outer}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, roundMs));
+    }
+  }
+
   /** Plays a TwiML document on a live call, verb by verb; its end hangs up. */
   async function play(call: StandInCall, twiml: string): Promise<void> {
     (call.documents ??= []).push(twiml);
@@ -469,6 +541,21 @@ export async function startTwilioCarrier(options: { accountSid?: string; authTok
           break;
         case 'Pause':
           break;
+        case 'Play':
+          (call.heard ??= []).push(unxmlText(verb.inner.trim()));
+          break;
+        case 'Redirect': {
+          const answer = await post(unxmlText(verb.inner.trim()), { AccountSid: accountSid, CallSid: call.sid, From: call.from, To: call.to, CallStatus: 'in-progress', Direction: call.placed ? 'outbound-api' : 'inbound', ApiVersion: '2010-04-01' });
+          if (answer.status !== 200) return end(call);
+          return play(call, answer.text);
+        }
+        case 'Enqueue': {
+          // The caller waits in the queue; the hold loop asks the waitUrl until they leave it (the rest of the document then plays).
+          const name = unxmlText(verb.inner.trim());
+          call.queue = name;
+          call.holding = hold(call, name, verb.attrs.waitUrl ? unxmlText(verb.attrs.waitUrl) : undefined, rest).catch((err: Error) => void (call.failures ??= []).push(err.message));
+          return;
+        }
         case 'Hangup':
         case 'Reject':
           return end(call);

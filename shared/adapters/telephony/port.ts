@@ -106,7 +106,11 @@ export interface PlacedCall {
 }
 
 /** What the voice runtime may change on a live call. */
-export type LiveCallChange = { twiml: string } | { hangUp: true };
+/**
+ * What the platform may change on a live call: new instructions given (`twiml`), new instructions
+ * to fetch (`url`: the carrier requests it, signed, as it does a call's first instructions), or a hang-up.
+ */
+export type LiveCallChange = { twiml: string } | { url: string } | { hangUp: true };
 
 export interface TelephonyPort {
   readonly name: TelephonyProviderName;
@@ -134,7 +138,7 @@ export interface TelephonyPort {
   parseStatusEvent(fields: Record<string, string>): CallStatusEvent;
   /**
    * Changes a call in progress (the voice runtime): new instructions (`twiml`, e.g. a transfer's
-   * `<Dial>`) or a hang-up. Twilio: POST Calls/{Sid}.json with `Twiml` or `Status=completed`.
+   * `<Dial>`), instructions to fetch (`url`) or a hang-up. Twilio: POST Calls/{Sid}.json with `Twiml`, `Url` or `Status=completed`.
    */
   updateCall?(providerCallId: string, change: LiveCallChange): Promise<void>;
   /**
@@ -152,3 +156,9 @@ export interface TelephonyPort {
   /** Downloads a finished recording the carrier announced to `recordingCallbackUrl` (carriers that record). */
   fetchRecording?(recordingUrl: string): Promise<Buffer>;
 }
+
+/**
+ * Whether a live update failed because the call is no longer there to change (Twilio 21220: not
+ * in progress; 20404: no such call): the person hung up meanwhile.
+ */
+export const liveCallGone = (err: unknown): boolean => [21220, 20404].includes(Number((err as { details?: { provider_code?: unknown } }).details?.provider_code));

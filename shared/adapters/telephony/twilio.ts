@@ -27,7 +27,8 @@ import { phoneRules } from '../../domain/common/phone-field';
  * - outboundPrice: Pricing v2 Voice/Countries/{ISO of the destination}, the longest matching
  *   prefix, cached per container for an hour.
  * - updateCall: POST Accounts/{sid}/Calls/{Sid}.json (Twiml: new instructions, e.g. a transfer's
- *   <Dial>; or Status=completed: hang up), for the voice runtime.
+ *   <Dial>; Url: instructions to fetch, e.g. a queued caller's once a slot frees; or
+ *   Status=completed: hang up), for the voice runtime and the calls service.
  * - fetchRecording: GET <RecordingUrl>.wav with the account's Basic auth.
  *
  * Credentials: TWILIO_SECRET_ARN (deployed: a Secrets Manager JSON `{"account_sid","auth_token"}`,
@@ -312,7 +313,7 @@ export function twilioCarrier(options: TwilioOptions = {}): TelephonyPort {
 
     /** A live call's new instructions (Twiml) or its end (Status=completed): POST Calls/{Sid}.json. */
     async updateCall(providerCallId, change) {
-      const form = 'twiml' in change ? new URLSearchParams({ Twiml: change.twiml }) : new URLSearchParams({ Status: 'completed' });
+      const form = 'twiml' in change ? new URLSearchParams({ Twiml: change.twiml }) : 'url' in change ? new URLSearchParams({ Url: change.url, Method: 'POST' }) : new URLSearchParams({ Status: 'completed' });
       try {
         await call('POST', `${await account()}/Calls/${encodeURIComponent(providerCallId)}.json`, form);
       } catch (err) {

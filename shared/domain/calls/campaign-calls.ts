@@ -85,8 +85,8 @@ export function campaignOutcome(item: CallItem): CampaignCallOutcome {
     durationSec: item.duration_sec ?? 0,
     answered: !!item.answered_at && reason !== 'voicemail',
     // A transferred call was answered and handed on: for the campaign it completed. (Campaign calls
-    // never wait in the concurrency queue: a `queue_timeout` would be a call never dialed, failed.)
-    disconnectionReason: reason === 'transferred' ? 'completed' : reason === 'queue_timeout' ? 'failed' : reason,
+    // never wait in the concurrency queue, nor overflow (incoming calls only): those would be a call never dialed, failed.)
+    disconnectionReason: reason === 'transferred' ? 'completed' : reason === 'queue_timeout' || reason === 'concurrency_limit' || reason === 'forwarded' ? 'failed' : reason,
     ...(item.error_message ? { errorMessage: item.error_message } : {}),
     // The carrier's call id is written once it accepted the call: without one, it never dialed.
     dialed: !!item.provider_call_id,

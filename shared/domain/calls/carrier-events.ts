@@ -8,7 +8,7 @@ import { logger } from '../../logger';
 import { simulatedConversation } from './conversation';
 import { callOf, correctDuration, moveCall, type CallEventMessage, type MoveDetails, type MoveResult } from './lifecycle';
 import { storeRecording } from './recordings';
-import { statusPartition } from './service';
+import { isWaiting, statusPartition } from './service';
 import { advances, isMachine, moveFor, type Move } from './state';
 
 /**
@@ -42,6 +42,8 @@ export async function applyCarrierEvent(orgId: string, callId: string, event: Ca
     return { moved: false, item };
   }
   if (!move) return { moved: false, item };
+  // A caller on hold (their number's overflow queue) who hangs up before an agent is free: no conversation took place.
+  if (isWaiting(item) && move.status === 'ended') move = { ...move, reason: 'canceled', answered: false };
   const details: MoveDetails = { at: event.at, durationSec: event.durationSec, providerCallId: event.providerCallId };
   if (provider === 'simulated' && move.status === 'ended' && move.answered && advances(item.status_rank, move)) {
     const seconds = Math.max(1, event.durationSec ?? 1);

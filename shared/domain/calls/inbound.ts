@@ -17,6 +17,7 @@ import type { CallRouting } from './schemas';
 import type { ContactFields } from '../conversations/variables';
 import { askInboundWebhook, type InboundContact } from './inbound-routing';
 import { STATUS_RANK } from './state';
+import { answerOverflow, overflowAnswerOf } from './inbound-overflow';
 
 /**
  * Calls to a number the platform holds. The number's organization comes from the global number
@@ -46,7 +47,10 @@ export type InboundRefusal = 'unknown_number' | 'no_inbound_agent' | 'agent_inac
 
 export type InboundAnswer =
   | { answer: 'stream'; call: CallItem }
-  | { answer: 'reject'; reason: InboundRefusal; organization_id?: string; routing?: CallRouting; message?: string };
+  | { answer: 'reject'; reason: InboundRefusal; organization_id?: string; routing?: CallRouting; message?: string; call?: CallItem }
+  /** At the concurrency limit, as the number's `overflow` says (inbound-overflow.ts): forwarded, or waiting on hold. */
+  | { answer: 'forward'; to: string; call: CallItem }
+  | { answer: 'queue'; call: CallItem };
 
 /** How long the one-session marker of an incoming call is kept (a carrier retries within seconds). */
 const INBOUND_MARKER_TTL_SECONDS = 86_400;
@@ -151,18 +155,28 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
     ...keys.inboundCall(incoming.provider, incoming.providerCallId), entity: 'INBOUND_CALL', organization_id: orgId, call_id: item.id,
     ttl: Math.floor(clockNow().getTime() / 1000) + INBOUND_MARKER_TTL_SECONDS,
   });
+  const counters = [{ orgId, collection: collections.calls, delta: 1 }];
+  let answering = item;
   try {
-    await transactWithSlot(orgId, [marker, putNew({ ...item }), ...writes], slot, [{ orgId, collection: collections.calls, delta: 1 }]);
+    try {
+      await transactWithSlot(orgId, [marker, putNew({ ...item }), ...writes], slot, counters);
+    } catch (err) {
+      if (!(err instanceof ConcurrencyLimitError)) throw err;
+      // At the limit: what the number's overflow says (reject, forward, queue), each recorded as a call.
+      const overflow = await answerOverflow(number, item, [marker, ...writes], counters);
+      if (!('slotTaken' in overflow)) return overflow;
+      answering = overflow.slotTaken; // queued, and a slot freed meanwhile: answered now
+    }
   } catch (err) {
-    if (err instanceof ConcurrencyLimitError) return { answer: 'reject', reason: 'concurrency_limit', organization_id: orgId, routing };
     if (!(err instanceof ConditionFailed)) throw err;
+    // The carrier asked again about a call it already has a session for: the same answer.
     const made = await getItem<{ organization_id: string; call_id: string }>(keys.inboundCall(incoming.provider, incoming.providerCallId));
     const call = made ? await getItem<CallItem>(keys.call(made.organization_id, made.call_id)) : undefined;
     if (!call) throw err;
-    return { answer: 'stream', call };
+    return overflowAnswerOf(call) ?? { answer: 'stream', call };
   }
-  await noteDue('call-recovery', item.due_at!); // the recovery sweep's marker (shared/db/sweep-marker.ts)
-  const answered = await moveCall(item, { status: 'in_progress', rank: STATUS_RANK.in_progress, answered: true }, { at: clockNow().toISOString() });
+  await noteDue('call-recovery', answering.due_at!); // the recovery sweep's marker (shared/db/sweep-marker.ts)
+  const answered = await moveCall(answering, { status: 'in_progress', rank: STATUS_RANK.in_progress, answered: true }, { at: clockNow().toISOString() });
   return { answer: 'stream', call: answered.item };
 }
 

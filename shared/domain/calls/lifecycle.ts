@@ -60,7 +60,7 @@ const voiceError = (item: CallItem & VoiceFields): { error_message?: string } =>
   item.voice_error_message ? { error_message: item.voice_error_message } : item.voice_stream_at && !item.voice_recorded_at ? { error_message: VOICE_LOST_MESSAGE } : {};
 
 /** A move that ends the call with `reason`, for the platform's own ends (do-not-call, carrier error, sweep). */
-export const endMove = (reason: 'failed' | 'canceled' | 'queue_timeout'): Move => ({ ...ENDED, reason });
+export const endMove = (reason: 'failed' | 'canceled' | 'queue_timeout' | 'concurrency_limit' | 'forwarded'): Move => ({ ...ENDED, reason });
 
 /** The item after a move, computed in memory; what changed is written with one conditional update. */
 function applied(item: CallItem, move: Move, d: MoveDetails): { next: CallItem; set: Record<string, unknown>; remove: string[] } {
@@ -156,8 +156,6 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
     // the call not being ended, so whatever ends it frees the slot exactly once (concurrency/slots.ts).
     const releaseAt = next.status === 'ended' && item.slot_kind && !slotGone ? writes.length : -1;
     if (releaseAt >= 0) writes.push(...releaseSlotWrites(item.organization_id, item.id, item.slot_kind!));
-    // A call that ends while it waits for a slot (queued-calls.ts) leaves the queue with the end; if
-    // it was placed meanwhile the entry's delete fails, and the call is read again (it has a slot now).
     // A call that ends while it waits for a slot (queued-calls.ts) leaves the queue with its end; if it
     // was placed meanwhile, the entry's delete fails and the call is read again (it holds a slot now).
     if (next.status === 'ended' && isWaiting(item)) writes.push(...leaveQueueWrites(item.organization_id, item.id));
@@ -313,6 +311,12 @@ async function dialBlockOf(orgId: string, item: CallItem): Promise<DialBlock | n
   return blockOf(read<{ opt_out?: boolean }>(contact), read(dnc) !== undefined);
 }
 
+/** What call-place is given besides the call (from the job's entry, so this module does not import what imports it). */
+export interface PlaceOptions {
+  /** Connects an incoming call that waited on hold and now holds a slot (inbound-overflow.ts connectWaitingCaller). */
+  connectCaller?: (item: CallItem) => Promise<void>;
+}
+
 /**
  * The call-place job: dials a queued call once. Checks the do-not-call list and the contact's
  * opt-out again right before dialing (a number listed since the call was queued is never dialed:
@@ -322,11 +326,17 @@ async function dialBlockOf(orgId: string, item: CallItem): Promise<DialBlock | n
  * simulated carrier's whole course goes to the call-events queue with message delays, so its
  * events take the same path as a real carrier's callbacks.
  */
-export async function placeQueuedCall(orgId: string, callId: string): Promise<void> {
+export async function placeQueuedCall(orgId: string, callId: string, options: PlaceOptions = {}): Promise<void> {
   const item = await callOf(orgId, callId);
   if (item && courseUnqueued(item)) return queueCourseAgain(item);
   // A call waiting for a concurrency slot is placed only once it has one (queued-calls.ts).
   if (!item || item.status !== 'queued' || item.dial_claimed_at || isWaiting(item)) return;
+  // An incoming call that waited on hold (its number's overflow) is not dialed: the caller is connected.
+  if (item.direction === 'inbound') {
+    if (options.connectCaller) return options.connectCaller(item);
+    logger.error('An incoming call that waited for a slot reached call-place without a way to connect it', { call_id: callId });
+    return;
+  }
   const blocked = await dialBlockOf(orgId, item);
   const now = clockNow().toISOString();
   if (blocked) {

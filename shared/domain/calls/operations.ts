@@ -74,10 +74,17 @@ export const getTwilioCallInstructions = /* @__PURE__ */ defineOperation({
   rawResponse: true, rawContentType: 'text/xml', access: { table: 'R', telephony: true, tokens: true }, errors: twilioErrors,
 });
 
+export const getTwilioHoldInstructions = /* @__PURE__ */ defineOperation({
+  method: 'POST', path: '/api/v1/telephony/twilio/hold', operationId: 'getTwilioHoldInstructions', tag: telephonyTag, auth: false,
+  summary: 'TwiML for an incoming call on hold at the concurrency limit (the waitUrl of its <Enqueue>; X-Twilio-Signature verified): hold music while it waits, a <Redirect> to its instructions once it holds a slot, <Leave/> once it ended or its overflow_queue_seconds are over (then ended `queue_timeout`)',
+  entry: 'functions/telephony/twilio-hold.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form',
+  rawResponse: true, rawContentType: 'text/xml', access: { table: 'RW', telephony: true, queues: ['call-analysis', 'event-fanout', 'campaign-dispatch'] }, errors: twilioErrors,
+});
+
 export const receiveTwilioInboundCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/inbound', operationId: 'receiveTwilioInboundCall', tag: telephonyTag, auth: false,
-  summary: 'Twilio incoming-call webhook (a number\'s voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number\'s inbound webhook chooses (signed with its secret), else the number\'s `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer',
+  summary: 'Twilio incoming-call webhook (a number\'s voice URL; X-Twilio-Signature verified): a call session `inbound` answered through the voice runtime by the agent the number\'s inbound webhook chooses (signed with its secret), else the number\'s `inbound_agent_id`; <Say> and hang up when the webhook refuses the call, <Reject/> when no agent can answer; at the organization\'s concurrency limit the number\'s overflow: <Reject/>, <Dial> its overflow_phone_number, or <Enqueue> on hold (each recorded as a call)',
   entry: 'functions/telephony/twilio-inbound.ts', body: TwilioForm, bodyFormat: 'form',
-  rawResponse: true, rawContentType: 'text/xml', access: { table: 'RW', telephony: true, tokens: true, secrets: true, queues: ['event-fanout'] },
+  rawResponse: true, rawContentType: 'text/xml', access: { table: 'RW', telephony: true, tokens: true, secrets: true, queues: ['event-fanout', 'call-analysis', 'campaign-dispatch'] },
   errors: { ...twilioErrors, 422: 'CallSid, To or From is missing' },
 });

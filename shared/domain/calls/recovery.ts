@@ -1,3 +1,4 @@
+import { hangUpTimedOut } from './inbound-overflow';
 import { clockNow } from '../../clock';
 import { gsi2, type Key } from '../../db/keys';
 import { getItem, queryPage } from '../../db/store';
@@ -129,6 +130,8 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
         return false;
       }
       const result = await moveCall(item, endMove('queue_timeout'), { at: item.waiting_until!, errorMessage: `No concurrency slot was free by ${item.waiting_until}; ended by the queue timeout` });
+      // A caller on hold (their number's overflow) hears the apology and is hung up.
+      if (result.moved) await hangUpTimedOut(result.item);
       return result.moved;
     }
     if (item.status === 'ended') {

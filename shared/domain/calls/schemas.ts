@@ -14,7 +14,7 @@ export type CallStatus = (typeof CALL_STATUSES)[number];
 export const CALL_CHANNELS = ['phone', 'web'] as const;
 export type CallChannel = (typeof CALL_CHANNELS)[number];
 
-export const DISCONNECTION_REASONS = ['completed', 'no_answer', 'busy', 'voicemail', 'failed', 'canceled', 'transferred', 'queue_timeout'] as const;
+export const DISCONNECTION_REASONS = ['completed', 'no_answer', 'busy', 'voicemail', 'failed', 'canceled', 'transferred', 'queue_timeout', 'concurrency_limit', 'forwarded'] as const;
 export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
 
 /** `queue_timeout_seconds` of POST /calls: its default and bound (docs/api.md, "Concurrency limits"). */

@@ -94,6 +94,8 @@ export interface CallItem extends Omit<Call, 'queue_position' | 'recording_url' 
   slot_kind?: SlotKind;
   /** Set while the call waits in the organization's queue for a slot (`"queue": true`): when it ends `queue_timeout`. */
   waiting_until?: string;
+  /** An incoming call forwarded at the concurrency limit (inbound-overflow.ts): where to (a retried carrier webhook is answered the same). */
+  overflow_forwarded_to?: string;
   /** A campaign call: the campaign contact it dials and the attempt (its outcome goes back to them). */
   campaign_contact_id?: string;
   campaign_attempt?: number;
@@ -276,7 +278,7 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
   const counters = [{ orgId, collection: collections.calls, delta: 1 }];
   if (input.queue) {
     const waiting = await createOrWait(orgId, item, main, counters, input.queue_timeout_seconds ?? DEFAULT_QUEUE_TIMEOUT_SECONDS);
-    if (waiting) return waiting;
+    if (waiting) return view(waiting);
   } else {
     await transactWithSlot(orgId, main, slot, counters);
   }
@@ -296,9 +298,11 @@ const WAIT_ATTEMPTS = 5;
  * transaction: the call `queued` without a slot, `waiting_until` its deadline, due in the
  * calls-due index (queued-calls.ts's sweep step), its FIFO entry and the counter's `queued`
  * (concurrency/slots.ts waitWrites), and `call.queued`. Not sent to call-place: a released slot
- * places the organization's oldest waiting call (queued-calls.ts promoteWaiting).
+ * places the organization's oldest waiting call (queued-calls.ts promoteWaiting). `main[0]` is the
+ * call's put (replaced by the waiting call's); an incoming call queued by its number's overflow
+ * waits the same way (inbound-overflow.ts).
  */
-async function createOrWait(orgId: string, item: CallItem, main: TransactItem[], counters: CounterDelta[], timeoutSeconds: number): Promise<Call | undefined> {
+export async function createOrWait(orgId: string, item: CallItem, main: TransactItem[], counters: CounterDelta[], timeoutSeconds: number): Promise<CallItem | undefined> {
   for (let attempt = 0; attempt < WAIT_ATTEMPTS; attempt++) {
     try {
       await transactWithSlot(orgId, main, acquireSlotWrites(orgId, item.id, item.slot_kind!, item.due_at!, item.created_at, { unlessWaiting: true }), counters);
@@ -321,7 +325,7 @@ async function createOrWait(orgId: string, item: CallItem, main: TransactItem[],
     }
     await noteDue('call-recovery', waiting.due_at!);
     await dispatchEvents([queued.event]);
-    return view(waiting);
+    return waiting;
   }
   throw await limitReached(orgId);
 }

@@ -13,6 +13,7 @@ import { logger } from '../../logger';
 import type { CallEventMessage } from './lifecycle';
 import type { CallItem } from './service';
 import { createInboundCall } from './inbound';
+import { enqueueTwiml, forwardTwiml, holdInstructions } from './inbound-overflow';
 import { apologyTwiml, rejectTwiml, streamTwiml } from './voice-stream';
 import { hangupTwiml, relayInstructions } from '../relay/twiml';
 
@@ -144,6 +145,9 @@ export async function answerTwilioIncomingCall(event: APIGatewayProxyEventV2, pa
     return rejectTwiml();
   }
   const answer = await createInboundCall({ to: params.To, from: params.From, providerCallId: params.CallSid, provider: 'twilio' });
+  // At the concurrency limit, as the number's overflow says: forwarded, or on hold in the queue (inbound-overflow.ts).
+  if (answer.answer === 'forward') return forwardTwiml(answer.to);
+  if (answer.answer === 'queue') return enqueueTwiml(answer.call);
   if (answer.answer === 'reject') {
     logger.info('An incoming call was rejected', { reason: answer.reason, organization_id: answer.organization_id, provider_call_id: params.CallSid, routing: answer.routing });
     // Refused by the number's routing webhook: answered to say its message, then hung up (no session).
@@ -153,4 +157,15 @@ export async function answerTwilioIncomingCall(event: APIGatewayProxyEventV2, pa
   const relay = await relayInstructions(call);
   if (relay) return relay;
   return streamTwiml(runtime, { organization_id: call.organization_id, call_id: call.id, agent_id: call.agent_id, direction: 'inbound' });
+}
+
+/**
+ * POST /telephony/twilio/hold: the `waitUrl` of an incoming call on hold in the organization's
+ * queue (its number's overflow is `queue`), asked when it enters the queue and after each round of
+ * music: music while it waits, its instructions once it holds a slot, `<Leave/>` once it has ended
+ * or its wait is over (inbound-overflow.ts holdInstructions).
+ */
+export async function twilioHold(event: APIGatewayProxyEventV2, ref: CallRef, params: Record<string, string>): Promise<RawBody> {
+  await verify(event, params);
+  return holdInstructions(ref.organization_id, ref.call_id);
 }

@@ -37,7 +37,8 @@ export interface StreamTarget {
   resume?: string;
 }
 
-const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Text escaped for XML content and attribute values. */
+export const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /**
  * The stream token's `traceparent` claim when tracing is on: the W3C trace context of the request

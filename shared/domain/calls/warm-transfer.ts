@@ -2,6 +2,7 @@ import { withTraceQuery } from '../../telemetry/tracing';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { llm } from '../../adapters/llm';
 import { telephony, type CallStatusEvent } from '../../adapters/telephony';
+import { liveCallGone } from '../../adapters/telephony/port';
 import { clockMs, clockNow } from '../../clock';
 import { config } from '../../config';
 import { db, tableName } from '../../db/client';
@@ -546,7 +547,7 @@ export async function settleTransfer(orgId: string, callId: string, index: numbe
 }
 
 /** Whether a carrier failure says the call is over (Twilio 21220: not in progress, cannot be redirected; 20404: unknown). */
-const callIsOver = (err: unknown) => [21220, 20404].includes(Number((err as { details?: { provider_code?: unknown } }).details?.provider_code));
+const callIsOver = liveCallGone;
 
 /**
  * The caller's live call back to the agent: a new ConversationRelay session resuming the

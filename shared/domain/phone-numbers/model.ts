@@ -1,12 +1,13 @@
 import type { AvailableNumber } from '../../adapters/telephony/port';
 import type { PhoneNumberSource, PhoneNumberStatus } from './schemas';
+import type { OverflowStored } from './overflow';
 
 /**
  * A phone number's item as stored (the number itself: ./service.ts; renewal billing:
  * ../billing/renewals.ts). Apart from the service so that billing, calls and campaigns can read
  * the item without importing the service that imports them.
  */
-export interface PhoneNumberItem {
+export interface PhoneNumberItem extends OverflowStored {
   pk: string;
   sk: string;
   entity: string;

@@ -3,6 +3,7 @@ import { named } from '../common/named';
 import { pageQueryShape, uuid } from '../common/schemas';
 import { e164 } from '../common/phone-field';
 import { lazy } from '../common/lazy';
+import { OVERFLOW_MODES, overflowShape } from './overflow';
 
 export const PHONE_NUMBER_STATUSES = ['active', 'released'] as const;
 export type PhoneNumberStatus = (typeof PHONE_NUMBER_STATUSES)[number];
@@ -57,6 +58,7 @@ export const BuyBody = named('BuyPhoneNumberRequest', () => z.strictObject({
   /** The agent that answers calls to the number (an agent of the organization), or null. */
   inbound_agent_id: z.optional(z.nullable(uuid())),
   ...inboundWebhook(),
+  ...overflowShape(),
 }));
 export type BuyInput = z.output<typeof BuyBody>;
 
@@ -78,6 +80,7 @@ export const ImportBody = named('ImportPhoneNumberRequest', () => z.strictObject
   sip_password: z.optional(sipPassword()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
   ...inboundWebhook(),
+  ...overflowShape(),
 }));
 export type ImportInput = z.output<typeof ImportBody>;
 
@@ -89,6 +92,7 @@ export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', () => 
   sip_password: z.optional(sipPassword()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
   ...inboundWebhook(),
+  ...overflowShape(),
 }));
 export type UpdateImportInput = z.output<typeof UpdateImportBody>;
 
@@ -96,6 +100,7 @@ export const UpdatePhoneNumberBody = named('UpdatePhoneNumberRequest', () => z.s
   name: z.optional(name()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
   ...inboundWebhook(),
+  ...overflowShape(),
 }));
 export type UpdatePhoneNumberInput = z.output<typeof UpdatePhoneNumberBody>;
 
@@ -126,6 +131,14 @@ export const PhoneNumber = named('PhoneNumber', () => z.object({
   inbound_webhook_timeout_ms: z.nullable(z.int()),
   /** The webhook's signing secret (`whsec_…`), answered only by the write that set the URL: keep it, it is never shown again. */
   inbound_webhook_secret: z.optional(z.string()),
+  /** At the organization's concurrency limit an incoming call is rejected (busy), forwarded to `overflow_phone_number` or queued with hold music (docs/api.md, "Inbound overflow"). */
+  overflow: z.enum(OVERFLOW_MODES),
+  /** Where `forward` sends the call (E.164), or null. */
+  overflow_phone_number: z.nullable(z.string()),
+  /** How long `queue` holds a caller before telling them the agents are busy (1–3,600 s; 120 by default). */
+  overflow_queue_seconds: z.int(),
+  /** What a queued caller hears (null: the carrier's classical hold music). */
+  overflow_hold_music_url: z.nullable(z.string()),
   price: z.optional(z.number()),
   per_minute_price_inbound: z.optional(z.number()),
   per_minute_price_outbound: z.optional(z.number()),

@@ -25,6 +25,7 @@ import { chargeWrite } from '../billing/service';
 import { getOr404, requireSomeField } from '../common/collection';
 import type { PhoneNumberItem } from './model';
 import { DEFAULT_INBOUND_WEBHOOK_TIMEOUT_MS, inboundWebhookChange, type InboundWebhookChange } from './inbound-webhook';
+import { hasOverflowInput, overflowChange, overflowOf, type OverflowChange, type OverflowInput } from './overflow';
 import { references } from '../references';
 import type {
   BuyInput,
@@ -71,7 +72,7 @@ async function view(item: PhoneNumberItem, webhookSecret?: string): Promise<Phon
   void provider; void provider_ref; void in_use; void carrier_released_at; void periods_billed; void inbound_webhook_secret_sealed;
   // The webhook's URL and timeout are shown (null without one); its secret only by the write that made it.
   const url = stored.inbound_webhook_url ?? null;
-  const rest = { ...stored, inbound_webhook_url: url, inbound_webhook_timeout_ms: url ? (stored.inbound_webhook_timeout_ms ?? DEFAULT_INBOUND_WEBHOOK_TIMEOUT_MS) : null, ...(webhookSecret ? { inbound_webhook_secret: webhookSecret } : {}) };
+  const rest = { ...stored, ...overflowOf(stored), inbound_webhook_url: url, inbound_webhook_timeout_ms: url ? (stored.inbound_webhook_timeout_ms ?? DEFAULT_INBOUND_WEBHOOK_TIMEOUT_MS) : null, ...(webhookSecret ? { inbound_webhook_secret: webhookSecret } : {}) };
   if (rest.source !== 'imported') return rest as PhoneNumber;
   return { ...rest, sip_password: sip_password_sealed ? await secrets().open(sip_password_sealed) : '' } as PhoneNumber;
 }
@@ -144,6 +145,7 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
   // Checked before buying (nothing is bought for a wrong agent or webhook) and again in the write's transaction.
   const agentGuards = await inboundAgentGuards(orgId, input.inbound_agent_id);
   const webhook = await inboundWebhookChange(input);
+  const overflow = overflowChange(input, input.phone_number);
   const purchased = await carrier.purchase(input.phone_number, inboundUrls(carrier.name));
   const now = new Date().toISOString();
   const id = uuidv7();
@@ -164,6 +166,7 @@ export async function buyPhoneNumber(orgId: string, input: BuyInput): Promise<Ph
     provider: carrier.name,
     provider_ref: purchased.providerRef,
     ...webhook.set,
+    ...overflow.set,
   };
   const charge = chargeWrite(orgId, {
     amount: listing.price,
@@ -240,10 +243,12 @@ async function inboundAgentGuards(orgId: string, agentId: string | null | undefi
 export async function importPhoneNumber(orgId: string, input: ImportInput): Promise<PhoneNumber> {
   const agentGuards = await inboundAgentGuards(orgId, input.inbound_agent_id);
   const webhook = await inboundWebhookChange(input);
+  const overflow = overflowChange(input, input.phone);
   const now = new Date().toISOString();
   const id = uuidv7();
   const item: PhoneNumberItem = {
     ...newNumberItem(orgId, id, 'imported', input.phone, now),
+    ...overflow.set,
     inbound_agent_id: input.inbound_agent_id ?? null,
     phone: input.phone,
     type: input.type,
@@ -283,19 +288,20 @@ async function explainFailedUpdate(orgId: string, id: string, resource: string, 
 /** PUT of an imported number: replaces only the fields given; `sip_password` is sealed. */
 export async function updateImportedPhoneNumber(orgId: string, id: string, input: UpdateImportInput): Promise<PhoneNumber> {
   requireSomeField(input);
-  const { sip_password, inbound_webhook_url, inbound_webhook_timeout_ms, ...plain } = input;
+  const { sip_password, inbound_webhook_url, inbound_webhook_timeout_ms, overflow: _o, overflow_phone_number: _p, overflow_queue_seconds: _q, overflow_hold_music_url: _h, ...plain } = input;
   const webhook = await webhookChangeOf(orgId, id, { inbound_webhook_url, inbound_webhook_timeout_ms });
-  const set: Record<string, unknown> = { ...plain, ...webhook.set, updated_at: new Date().toISOString() };
+  const overflow = await overflowChangeOf(orgId, id, input);
+  const set: Record<string, unknown> = { ...plain, ...webhook.set, ...overflow.set, updated_at: new Date().toISOString() };
   if (sip_password !== undefined) set.sip_password_sealed = await secrets().seal(sip_password);
   const guards = input.inbound_agent_id ? [references.agent(orgId, input.inbound_agent_id, 'inbound_agent_id')] : [];
   try {
     await transact(
       [
         updateExisting(keys.phoneNumber(orgId, id), set, {
-          remove: webhook.remove,
-          condition: '#src = :imported AND #st = :active',
-          names: { '#src': 'source', '#st': 'status' },
-          values: { ':imported': 'imported', ':active': 'active' },
+          remove: [...webhook.remove, ...overflow.remove],
+          condition: `#src = :imported AND #st = :active${overflow.condition}`,
+          names: { '#src': 'source', '#st': 'status', ...overflow.names },
+          values: { ':imported': 'imported', ':active': 'active', ...overflow.values },
         }),
       ],
       [],
@@ -320,20 +326,34 @@ async function webhookChangeOf(orgId: string, id: string, input: Parameters<type
   return inboundWebhookChange(input, current);
 }
 
+/**
+ * The overflow change of an update, checked against the number as read (forward needs a number to
+ * forward to, and not itself); the write is conditioned on the number unchanged since that read
+ * (its `updated_at`), so two racing updates cannot leave `forward` without a number (the loser: 409).
+ */
+async function overflowChangeOf(orgId: string, id: string, input: OverflowInput): Promise<OverflowChange & { condition: string; names: Record<string, string>; values: Record<string, unknown> }> {
+  const none = { set: {}, remove: [], condition: '', names: {}, values: {} };
+  if (!hasOverflowInput(input)) return none;
+  const current = await getItem<PhoneNumberItem>(keys.phoneNumber(orgId, id));
+  if (!current) return none; // the write's 404
+  return { ...overflowChange(input, current.phone_number, current), condition: ' AND #upd = :read', names: { '#upd': 'updated_at' }, values: { ':read': current.updated_at } };
+}
+
 /** PATCH: `name`, and `inbound_agent_id` (an agent of the organization, checked in the same transaction, or null). */
 export async function updatePhoneNumber(orgId: string, id: string, input: UpdatePhoneNumberInput): Promise<PhoneNumber> {
   requireSomeField(input);
-  const { inbound_webhook_url, inbound_webhook_timeout_ms, ...plain } = input;
+  const { inbound_webhook_url, inbound_webhook_timeout_ms, overflow: _o, overflow_phone_number: _p, overflow_queue_seconds: _q, overflow_hold_music_url: _h, ...plain } = input;
   const webhook = await webhookChangeOf(orgId, id, { inbound_webhook_url, inbound_webhook_timeout_ms });
+  const overflow = await overflowChangeOf(orgId, id, input);
   const guards = input.inbound_agent_id ? [references.agent(orgId, input.inbound_agent_id, 'inbound_agent_id')] : [];
   try {
     await transact(
       [
-        updateExisting(keys.phoneNumber(orgId, id), { ...plain, ...webhook.set, updated_at: new Date().toISOString() }, {
-          remove: webhook.remove,
-          condition: '#st = :active',
-          names: { '#st': 'status' },
-          values: { ':active': 'active' },
+        updateExisting(keys.phoneNumber(orgId, id), { ...plain, ...webhook.set, ...overflow.set, updated_at: new Date().toISOString() }, {
+          remove: [...webhook.remove, ...overflow.remove],
+          condition: `#st = :active${overflow.condition}`,
+          names: { '#st': 'status', ...overflow.names },
+          values: { ':active': 'active', ...overflow.values },
         }),
       ],
       [],
