@@ -8,6 +8,7 @@
 import { generateApiKey } from '../../shared/domain/api-keys/secret';
 import { callOf, endMove, moveCall } from '../../shared/domain/calls/lifecycle';
 import { runCallRecovery } from '../../shared/domain/calls/recovery';
+import { setConcurrencyCeiling } from '../../shared/domain/concurrency/service';
 import { keys } from '../../shared/db/keys';
 import { transact } from '../../shared/db/store';
 import { tableName } from '../../shared/db/client';
@@ -151,5 +152,21 @@ describe('POST /calls with "queue": true', () => {
     await runCallRecovery({ now: new Date(Date.now() + 61_000), lookbackHours: 1 });
     await dialed(second.body.data.id);
     expect(await concurrency()).toMatchObject({ limit: 4, in_progress: { total: 4 }, queued: 0 });
+  }, 30_000);
+
+  it('the operator raising a ceiling places waiting calls at once (a limit left at the default follows the ceiling)', async () => {
+    const orgId = (await api('GET', '/api/v1/calls?limit=1')).body.data[0].organization_id;
+    const live = (await concurrency()).in_progress.total;
+    // The default limit (the ceiling), set by the operator to the calls live now: the next call waits.
+    expect(await setConcurrencyCeiling(orgId, live)).toMatchObject({ ceiling: live });
+    await transact([{ Update: { TableName: tableName(), Key: keys.concurrency(orgId), UpdateExpression: 'REMOVE #limit', ExpressionAttributeNames: { '#limit': 'limit' } } }]);
+    const waiting = await place(keyA, { queue: true });
+    expect(waiting.status).toBe(202);
+    orgs.set(waiting.body.data.id, orgId);
+    expect(await setConcurrencyCeiling(orgId, live + 1)).toMatchObject({ limit: live + 1, ceiling: live + 1 });
+    // Placed by the command itself, not the sweep.
+    await dialed(waiting.body.data.id);
+    expect(await concurrency()).toMatchObject({ in_progress: { total: live + 1 }, queued: 0 });
+    await setConcurrencyCeiling(orgId, undefined);
   }, 30_000);
 });

@@ -50,13 +50,16 @@ export async function updateConcurrency(orgId: string, input: UpdateConcurrencyI
 
 /**
  * The operator's ceiling for one organization (the admin command): its limit is lowered to it
- * when above. `undefined` goes back to CONCURRENCY_CEILING.
+ * when above; waiting calls are placed into any slots a higher one opens. `undefined` goes back to
+ * CONCURRENCY_CEILING.
  */
 export async function setConcurrencyCeiling(orgId: string, ceiling: number | undefined): Promise<ConcurrencyView> {
   const item = await readConcurrency(orgId);
   const effective = ceiling ?? config().concurrencyCeiling;
   const limit = item?.limit !== undefined && item.limit > effective ? effective : undefined;
   await transact([setOn(orgId, { ...(ceiling !== undefined ? { ceiling } : {}), ...(limit !== undefined ? { limit } : {}) }, item?.ceiling, ceiling === undefined)]);
+  // A raised ceiling raises a limit left at it (the default): the waiting calls take the slots it opens now.
+  await promoteWaiting(orgId);
   return getConcurrency(orgId);
 }
 
