@@ -9005,6 +9005,32 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Over 10 new chats or calls a minute from this address, or 600 for the widget; or the organization's live calls are at its concurrency limit (`CONCURRENCY_LIMIT`, `error.details` `limit` and `in_progress`): nothing is created; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Rate limit exceeded; retry after 3 s",
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Rate limit exceeded; retry after 3 s",
+                     *         "details": {
+                     *           "retry_after_seconds": 3
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             500: components["responses"]["InternalError"];
             /** @description No speech model is configured: `error.details.setting` names REALTIME_API_KEY (`settings` adds REALTIME_BASE_URL for another server) */
             503: {

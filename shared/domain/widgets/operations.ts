@@ -131,7 +131,7 @@ export const startWidgetCall = /* @__PURE__ */ defineOperation({
   summary: 'Public (no key): start a web call with the widget\'s agent (its `voice_enabled` must be true): the call\'s id, the voice runtime\'s WebSocket `url` and a one-use `token` valid 60 s (docs/api.md, "Web calls"). Origin, deactivation and the new-chat limits as `POST /widget/{id}/chats`',
   entry: 'functions/widget/start-call.ts', params: IdParams, body: StartWidgetChatBody, bodyOptional: true, response: WidgetCallStarted,
   successMessage: 'Call started', access: { table: 'RW', tokens: true },
-  errors: { 404: 'The widget does not exist, is deactivated (`widget_inactive`), takes no calls (`voice_disabled`), or does not admit the page\'s origin', 422: 'No active agent is tied to the widget', 503: 'No speech model is configured: `error.details.setting` names REALTIME_API_KEY (`settings` adds REALTIME_BASE_URL for another server)' },
+  errors: { 404: 'The widget does not exist, is deactivated (`widget_inactive`), takes no calls (`voice_disabled`), or does not admit the page\'s origin', 422: 'No active agent is tied to the widget', 429: 'Over 10 new chats or calls a minute from this address, or 600 for the widget; or the organization\'s live calls are at its concurrency limit (`CONCURRENCY_LIMIT`, `error.details` `limit` and `in_progress`): nothing is created; retry after `Retry-After` seconds', 503: 'No speech model is configured: `error.details.setting` names REALTIME_API_KEY (`settings` adds REALTIME_BASE_URL for another server)' },
 });
 
 /** The CORS preflights of the chat paths: one small function per path, as API Gateway routes them. */

@@ -34,7 +34,7 @@ describe('OpenAPI document: named schemas and examples', () => {
 
   it('gives every operation with a body a named request schema and an example', () => {
     const withBody = ops.filter(({ op }) => op.requestBody?.content?.['application/json']);
-    expect(twilioOps.map(({ op }) => op.operationId).sort()).toEqual(['getTwilioCallInstructions', 'receiveTwilioInboundCall', 'receiveTwilioRecording', 'receiveTwilioRelayAction', 'receiveTwilioStatus', 'receiveTwilioTransferAnswer', 'receiveTwilioTransferConference', 'receiveTwilioTransferGather', 'receiveTwilioTransferStatus']);
+    expect(twilioOps.map(({ op }) => op.operationId).sort()).toEqual(['getTwilioCallInstructions', 'getTwilioHoldInstructions', 'receiveTwilioInboundCall', 'receiveTwilioRecording', 'receiveTwilioRelayAction', 'receiveTwilioStatus', 'receiveTwilioTransferAnswer', 'receiveTwilioTransferConference', 'receiveTwilioTransferGather', 'receiveTwilioTransferStatus']);
     expect(withBody.length).toBeGreaterThan(20);
     for (const { op } of withBody) {
       const media = op.requestBody.content['application/json'];
