@@ -247,15 +247,17 @@ export function openAiModel(options: OpenAiModelOptions = {}): LlmPort {
       if (request.signal?.aborted) throw cancelled(request.signal.reason);
       // One signal bounds the whole exchange, the body included: the budget, or the caller's cancel.
       const signal = request.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), request.signal]) : AbortSignal.timeout(timeoutMs);
-      if (request.onDelta) return streamCompletion(`${baseUrl}/chat/completions`, key, { ...requestBody(request, defaultModel), stream: true, stream_options: { include_usage: true } }, timeoutMs, request.onDelta, signal, request.signal);
+      if (request.onDelta) return streamCompletion(`${baseUrl}/chat/completions`, key, { ...requestBody(request, defaultModel), stream: true, stream_options: { include_usage: true } }, timeoutMs, request.onDelta, signal, request.signal, request.onSent);
       let status: number;
       let headers: Headers;
       let text: string;
       try {
+        const body = JSON.stringify(requestBody(request, defaultModel));
+        request.onSent?.();
         const response = await fetch(`${baseUrl}/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify(requestBody(request, defaultModel)),
+          body,
           signal,
         });
         status = response.status;
@@ -338,7 +340,7 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<
  * object inside the stream is a provider error; a stream cut before its end (no finish_reason, no
  * `[DONE]`) is `unreachable`, which retrying may cure.
  */
-async function streamCompletion(url: string, key: string, body: Record<string, unknown>, timeoutMs: number, onDelta: (text: string) => void, signal: AbortSignal, cancel?: AbortSignal) {
+async function streamCompletion(url: string, key: string, body: Record<string, unknown>, timeoutMs: number, onDelta: (text: string) => void, signal: AbortSignal, cancel?: AbortSignal, onSent?: () => void) {
   const timedOut = (err: unknown) => (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
   const lost = (err: unknown) =>
     cancel?.aborted
@@ -348,10 +350,12 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
       : new LlmError('unreachable', 'The model provider could not be reached', { provider: 'openai' }, { cause: err });
   let response: Response;
   try {
+    const sent = JSON.stringify(body);
+    onSent?.();
     response = await fetch(url, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify(body),
+      body: sent,
       signal,
     });
   } catch (err) {

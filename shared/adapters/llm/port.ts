@@ -66,6 +66,12 @@ export interface LlmRequest {
    * An adapter that cannot stream may never call it (the engine then passes the text on whole).
    */
   onDelta?: (text: string) => void;
+  /**
+   * Called once as the request leaves for the model (after the adapter's own preparation: its key
+   * read, the body built): where a reply's `latency_ms.model` starts. Optional: an adapter that
+   * never calls it leaves the start at the call of `complete`.
+   */
+  onSent?: () => void;
   /** What a caller of the OpenAI-compatible endpoint asked of the model beyond the agent's settings (absent elsewhere). */
   options?: LlmCallOptions;
 }

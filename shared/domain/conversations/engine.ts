@@ -259,9 +259,11 @@ async function turnLoop(
     const replyId = stream ? uuidv7() : undefined;
     let streamed = false;
     // The reply's first piece: its first token from the model, and when it went towards the user.
-    const requestedMs = Date.now();
+    // From the request leaving for the model (the adapter says when: after its key read and the body built), else from here.
+    let requestedMs = Date.now();
     let firstTokenMs: number | undefined;
     const reply = await input.llm.complete({
+      onSent: () => void (requestedMs = Date.now()),
       model: cur.model,
       temperature: cur.temperature,
       system: cur.system,
