@@ -1,10 +1,11 @@
 /**
- * The fault tier (issue 36, docs/operations.md "Faults on demand"): a campaign of a few hundred
- * contacts dialed through the real tick, dispatcher and call jobs on a manual clock (the campaign
- * simulation, scripts/simulate.ts) while DynamoDB cancels transactions, throttles and holds back
- * batch keys, sends fail, messages come twice and job containers are recycled. The invariants are
- * those of a quiet run, read back from the table: every contact settled, none dialed twice at once
- * or before its retry gap or outside its window, the concurrency cap held, counters equal to a recount.
+ * The fault tier (issue 36, docs/operations.md "Faults on demand"): a few hundred contacts in two
+ * campaigns sharing the organization's concurrency limit, with incoming calls, dialed through the real
+ * tick, dispatcher and call jobs on a manual clock (the simulation, scripts/simulate.ts) while DynamoDB
+ * cancels transactions, throttles and holds back batch keys, sends fail, messages come twice and job
+ * containers are recycled. The invariants are those of a quiet run, read back from the table: every
+ * contact settled, none dialed twice at once or before its retry gap or outside its window, the
+ * campaigns' caps and the organization's limit held, no slot leaked, counters equal to a recount.
  */
 import { simulate } from '../../scripts/simulate';
 import { FAULT_KINDS } from '../../shared/local/faults';
@@ -13,9 +14,9 @@ import { FAULT_KINDS } from '../../shared/local/faults';
 // and backoff=0.1 makes each of those waits a tenth of the SDK's (the same retries: shared/fault-point.ts).
 const FAULTS = 'on,dynamo.throttle=0.004,backoff=0.1,seed=36';
 
-it('a campaign of 200 contacts under faults settles every contact exactly as without them', async () => {
+it('200 contacts in two campaigns under one limit, with incoming calls, settle under faults exactly as without them', async () => {
   const report = await simulate({ contacts: 200, days: 7, seed: 36, maxConcurrent: 20, tickSeconds: 1800, faults: FAULTS });
-  console.log(`fault tier, campaign: ${JSON.stringify({ faults: FAULTS, calls_placed: report.calls_placed, carrier_dials: report.carrier_dials, contacts_by_status: report.contacts_by_status, calls_by_outcome: report.calls_by_outcome, faults_injected: report.faults_injected, wall_seconds: report.wall_seconds })}`);
+  console.log(`fault tier, campaign: ${JSON.stringify({ faults: FAULTS, calls_placed: report.calls_placed, carrier_dials: report.carrier_dials, contacts_by_status: report.contacts_by_status, calls_by_outcome: report.calls_by_outcome, peak_live_calls: report.peak_live_calls, slots_leaked: report.slots_leaked, inbound: report.inbound, faults_injected: report.faults_injected, wall_seconds: report.wall_seconds })}`);
   expect(report).toMatchObject({
     completed: true,
     calls_outside_window: 0,
@@ -24,6 +25,12 @@ it('a campaign of 200 contacts under faults settles every contact exactly as wit
     counter_mismatches: 0,
   });
   expect(report.max_concurrent_seen).toBeLessThanOrEqual(20);
+  // The organization's limit, shared by both campaigns and the incoming calls, held; no slot leaked, no caller left on hold.
+  expect(report.peak_live_calls).toBeLessThanOrEqual(report.limit);
+  expect(report.calls_live_without_slot).toBe(0);
+  expect(report.slots_at_end).toEqual({ counter_total: 0, counter_queued: 0, slot_items: 0, waiting_entries: 0, live_calls: 0 });
+  expect(report.slots_leaked).toBe(0);
+  expect(report.inbound.queued_unresolved).toBe(0);
   // Nothing done twice: the carrier was asked once per dialed call, redeliveries and recycled containers notwithstanding.
   expect(report.carrier_dials).toBe(report.calls_placed);
   // Settled: every contact reached an end state.
