@@ -16,6 +16,8 @@
  *  (layers) GET /agents/{id} layer by layer against the raw GetItem (bench/agent-get-layers.ts);
  *  (accuracy) each reply-latency boundary against a stand-in model's known delay and the client's own time
  *      (bench/latency-accuracy.ts). What tracing costs is bench/tracing-cost.ts, run on its own (many processes).
+ *  (concurrency) the admission check's cost on POST /calls and an inbound answer, and 200 starts racing for 20 slots
+ *      across 4 processes under faults (bench/concurrency.ts).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -38,7 +40,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 const root = join(__dirname, '..');
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
 /** Which sections to run (default all): BENCH_SECTIONS=overhead,cost,cold,rag,webhooks,campaigns. */
-const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,webaudio,voice,relay,analytics,agenttests,streaming,routing,handoff,transfer,handoffvoice,layers,accuracy';
+const ALL_SECTIONS = 'overhead,cost,cold,rag,webhooks,campaigns,chat,widget,webaudio,voice,relay,analytics,agenttests,streaming,routing,handoff,transfer,handoffvoice,layers,accuracy,concurrency';
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? ALL_SECTIONS).split(','));
 
 const median = (xs: number[]) => {
@@ -627,6 +629,7 @@ async function main() {
   if (SECTIONS.has('handoffvoice')) sections.push(await (await import('./handoff-voice')).handoffVoiceBenchmark());
   if (SECTIONS.has('layers')) sections.push(await (await import('./agent-get-layers')).agentGetLayersBenchmark());
   if (SECTIONS.has('accuracy')) sections.push(await (await import('./latency-accuracy')).latencyAccuracyBenchmark());
+  if (SECTIONS.has('concurrency')) sections.push(await (await import('./concurrency')).concurrencyBenchmark());
   // In the report's order: (a), (b), (c), then the rest.
   sections.sort((x, y) => (x.startsWith('## (') ? x.slice(3, 6) : '~').localeCompare(y.startsWith('## (') ? y.slice(3, 6) : '~'));
   const doc = [
