@@ -169,4 +169,22 @@ describe('POST /calls with "queue": true', () => {
     expect(await concurrency()).toMatchObject({ in_progress: { total: live + 1 }, queued: 0 });
     await setConcurrencyCeiling(orgId, undefined);
   }, 30_000);
+
+  it('never places a waiting call past its deadline: a freed slot ends it `queue_timeout` and goes to the next in line', async () => {
+    const orgId = (await api('GET', '/api/v1/calls?limit=1')).body.data[0].organization_id;
+    const live = (await concurrency()).in_progress.total;
+    expect((await api('PATCH', '/api/v1/concurrency', { body: { limit: live } })).status).toBe(200);
+    const late = await place(keyA, { queue: true });
+    const next = await place(keyA, { queue: true });
+    expect([late.status, next.status]).toEqual([202, 202]);
+    orgs.set(next.body.data.id, orgId);
+    // Its deadline passes before any sweep comes by.
+    const past = new Date(Date.now() - 1000).toISOString();
+    await transact([{ Update: { TableName: tableName(), Key: keys.call(orgId, late.body.data.id), UpdateExpression: 'SET waiting_until = :past', ExpressionAttributeValues: { ':past': past } } }]);
+    const holder = (await api('GET', '/api/v1/calls?limit=100')).body.data.find((c: any) => c.status !== 'ended' && c.queue_position === undefined && c.organization_id === orgId);
+    await end(holder.id, orgId);
+    await dialed(next.body.data.id);
+    expect(await call(late.body.data.id)).toMatchObject({ status: 'ended', disconnection_reason: 'queue_timeout', started_at: null });
+    expect(await concurrency()).toMatchObject({ in_progress: { total: live }, queued: 0 });
+  }, 30_000);
 });

@@ -9,7 +9,7 @@ import { withTraceQuery } from '../../telemetry/tracing';
 import type { RawBody } from '../common/raw-body';
 import { DEFAULT_HOLD_MUSIC_URL, overflowOf } from '../phone-numbers/overflow';
 import type { PhoneNumberItem } from '../phone-numbers/model';
-import { endMove, moveCall, twilioCallbackUrl } from './lifecycle';
+import { endMove, expireWaiting, moveCall, twilioCallbackUrl } from './lifecycle';
 import { createOrWait, isWaiting, type CallItem } from './service';
 import { STATUS_RANK } from './state';
 import { twiml, xml } from './voice-stream';
@@ -75,9 +75,18 @@ export async function answerOverflow(number: PhoneNumberItem, item: CallItem, re
   return forward ? { answer: 'forward', to: forward, call: ended.item } : { answer: 'reject', reason: 'concurrency_limit', organization_id: orgId, call: ended.item };
 }
 
-/** The answer given again for an overflowing call the carrier asks about twice (a retried webhook): from the call as stored. */
-export function overflowAnswerOf(call: CallItem): OverflowAnswer | undefined {
+/**
+ * The answer given again for an overflowing call the carrier asks about twice (a retried webhook):
+ * from the call as stored. A record written without a slot whose end was interrupted (the move
+ * after its put failed) is ended now, as it was meant to be: never answered as a stream without a slot.
+ */
+export async function overflowAnswerOf(call: CallItem): Promise<OverflowAnswer | undefined> {
   if (isWaiting(call)) return { answer: 'queue', call };
+  if (call.direction === 'inbound' && !call.slot_kind && call.status !== 'ended') {
+    const reason = call.overflow_forwarded_to ? 'forwarded' : 'concurrency_limit';
+    const ended = await moveCall(call, endMove(reason), { at: clockNow().toISOString(), errorMessage: 'The organization was at its concurrency limit' });
+    return overflowAnswerOf(ended.item);
+  }
   if (call.disconnection_reason === 'forwarded' && call.overflow_forwarded_to) return { answer: 'forward', to: call.overflow_forwarded_to, call };
   if (call.disconnection_reason === 'concurrency_limit') return { answer: 'reject', reason: 'concurrency_limit', organization_id: call.organization_id, call };
   return undefined;
@@ -114,7 +123,7 @@ export async function holdInstructions(orgId: string, callId: string): Promise<R
       const number = call.phone_number_id ? await getItem<PhoneNumberItem>(keys.phoneNumber(orgId, call.phone_number_id)) : undefined;
       return twiml(`<Play>${xml(overflowOf(number ?? {}).overflow_hold_music_url ?? DEFAULT_HOLD_MUSIC_URL)}</Play>`);
     }
-    await moveCall(call, endMove('queue_timeout'), { at: call.waiting_until!, errorMessage: `No concurrency slot was free by ${call.waiting_until}; ended by the queue timeout` });
+    await expireWaiting(call);
     return twiml('<Leave/>');
   }
   // Placed: a slot is the call's. Not connected yet (call-place's message lost or late): answered here first.
@@ -135,7 +144,8 @@ export async function connectWaitingCaller(item: CallItem): Promise<void> {
   if (!moved.moved) return; // another delivery connected it, or the caller hung up meanwhile
   const carrier = telephony();
   if (!carrier.updateCall) {
-    logger.error('The carrier cannot redirect a waiting caller', { call_id: item.id, carrier: carrier.name });
+    // The simulated carrier has no live call to redirect (its calls are events the platform queues itself): the call is connected in our records.
+    if (carrier.name !== 'simulated') logger.error('The carrier cannot redirect a waiting caller', { call_id: item.id, carrier: carrier.name });
     return;
   }
   try {

@@ -173,7 +173,7 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
     const made = await getItem<{ organization_id: string; call_id: string }>(keys.inboundCall(incoming.provider, incoming.providerCallId));
     const call = made ? await getItem<CallItem>(keys.call(made.organization_id, made.call_id)) : undefined;
     if (!call) throw err;
-    return overflowAnswerOf(call) ?? { answer: 'stream', call };
+    return (await overflowAnswerOf(call)) ?? { answer: 'stream', call };
   }
   await noteDue('call-recovery', answering.due_at!); // the recovery sweep's marker (shared/db/sweep-marker.ts)
   const answered = await moveCall(answering, { status: 'in_progress', rank: STATUS_RANK.in_progress, answered: true }, { at: clockNow().toISOString() });

@@ -177,7 +177,7 @@ export async function moveCall(start: CallItem, move: Move, d: MoveDetails): Pro
     }
     await dispatchEvents(events);
     // A freed slot goes to the organization's oldest waiting call; if this fails, the recovery sweep places it.
-    if (releaseAt >= 0) await promoteWaiting(item.organization_id).catch((err) => logger.warn('Waiting calls were not placed after a slot freed; the recovery sweep will', { organization_id: item.organization_id, error: err as Error }));
+    if (releaseAt >= 0) await promoteWaiting(item.organization_id, expireWaiting).catch((err) => logger.warn('Waiting calls were not placed after a slot freed; the recovery sweep will', { organization_id: item.organization_id, error: err as Error }));
     if (next.status === 'ended') await finalize(next);
     return { moved: true, item: next };
   }
@@ -309,6 +309,11 @@ async function dialBlockOf(orgId: string, item: CallItem): Promise<DialBlock | n
   const [contact, dnc] = [keys.contact(orgId, item.contact_id), keys.dnc(orgId, item.to_phone_number)];
   const read = await getKeyed([contact, dnc]);
   return blockOf(read<{ opt_out?: boolean }>(contact), read(dnc) !== undefined);
+}
+
+/** A waiting call at or past its deadline ends `queue_timeout` (the recovery sweep; a promotion that finds it first). */
+export function expireWaiting(call: CallItem): Promise<MoveResult> {
+  return moveCall(call, endMove('queue_timeout'), { at: call.waiting_until!, errorMessage: `No concurrency slot was free by ${call.waiting_until}; ended by the queue timeout` });
 }
 
 /** What call-place is given besides the call (from the job's entry, so this module does not import what imports it). */

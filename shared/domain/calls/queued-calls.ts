@@ -22,6 +22,12 @@ import { dueEntry, isWaiting, RECOVERY_MARGIN_MS, waitingDue, type CallItem } fr
  *   the count with the end).
  */
 
+/**
+ * Ends a waiting call past its deadline `queue_timeout` (lifecycle.ts expireWaiting: given by the
+ * callers, which may import the state machine this module's importer is).
+ */
+export type ExpireWaiting = (call: CallItem) => Promise<unknown>;
+
 /** Calls placed per promotion at most (a run stops earlier at the limit or an empty queue). */
 const PROMOTE_BUDGET = 25;
 
@@ -29,7 +35,7 @@ const PROMOTE_BUDGET = 25;
  * Places the organization's oldest waiting calls into its free slots, first in first out. One
  * GetItem when none waits. Answers how many it placed.
  */
-export async function promoteWaiting(orgId: string): Promise<number> {
+export async function promoteWaiting(orgId: string, expire: ExpireWaiting): Promise<number> {
   let placed = 0;
   for (let round = 0; round < PROMOTE_BUDGET; round++) {
     const counter = await readConcurrency(orgId);
@@ -46,14 +52,19 @@ export async function promoteWaiting(orgId: string): Promise<number> {
       continue;
     }
     const now = clockNow().toISOString();
+    if (call.waiting_until! <= now) {
+      // Past its deadline (the sweep has not come by yet): it ends `queue_timeout`, never placed late.
+      await expire(call);
+      continue;
+    }
     const kind = slotKindOf(call);
     const due = dueEntry(orgId, call.id, new Date(Date.parse(now) + call.ring_duration_ms + call.max_call_duration_ms + RECOVERY_MARGIN_MS).toISOString());
     const writes = [
       updateExisting(keys.call(orgId, call.id), { slot_kind: kind, updated_at: now, ...due }, {
         remove: ['waiting_until'],
-        condition: '#st = :queued AND attribute_exists(#wait)',
+        condition: '#st = :queued AND #wait > :now',
         names: { '#st': 'status', '#wait': 'waiting_until' },
-        values: { ':queued': 'queued' },
+        values: { ':queued': 'queued', ':now': now },
       }),
       leaveQueueWrites(orgId, call.id)[0]!,
       ...acquireSlotWrites(orgId, call.id, kind, due.due_at, now, { fromQueue: true }),
@@ -63,7 +74,7 @@ export async function promoteWaiting(orgId: string): Promise<number> {
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
       if (failedWrite(err) === 2) return placed; // the limit: no slot free after all
-      continue; // placed or ended meanwhile (another promotion, the sweep): look at the head again
+      continue; // placed, ended or past its deadline meanwhile (another promotion, the sweep): look at the head again
     }
     placed++;
     await sendPlacement(orgId, call.id);
@@ -90,8 +101,8 @@ async function sendPlacement(orgId: string, callId: string): Promise<void> {
 const SEND_ATTEMPTS = 4;
 
 /** The recovery sweep's look at a waiting call found due: the organization's queue promoted, and the call moved on to its next check (or its deadline). */
-export async function recheckWaiting(call: CallItem, now: string): Promise<string | undefined> {
-  await promoteWaiting(call.organization_id);
+export async function recheckWaiting(call: CallItem, now: string, expire: ExpireWaiting): Promise<string | undefined> {
+  await promoteWaiting(call.organization_id, expire);
   const next = waitingDue(call.organization_id, call.id, now, call.waiting_until!);
   await transact([
     updateExisting(keys.call(call.organization_id, call.id), next, { condition: '#st = :queued AND attribute_exists(#wait)', names: { '#st': 'status', '#wait': 'waiting_until' }, values: { ':queued': 'queued' } }),

@@ -4,7 +4,7 @@ import { gsi2, type Key } from '../../db/keys';
 import { getItem, queryPage } from '../../db/store';
 import { logger } from '../../logger';
 import { armSweep, earlier, recordSweptThrough, settleSweep, sweepDue } from '../../db/sweep-marker';
-import { endMove, finalize, FINALIZE_GRACE_MS, moveCall } from './lifecycle';
+import { endMove, expireWaiting, finalize, FINALIZE_GRACE_MS, moveCall } from './lifecycle';
 import { CALL_DUE_SHARDS, isWaiting, type CallItem } from './service';
 import { recheckWaiting } from './queued-calls';
 import { VOICE_LOST_MESSAGE, type VoiceFields } from './voice-session';
@@ -126,10 +126,10 @@ export async function runCallRecovery(options: { now?: Date; lookbackHours?: num
       // A call waiting for a concurrency slot (queued-calls.ts): its organization's queue promoted (a
       // release whose promotion was lost) and the call looked at again, or at its deadline ended `queue_timeout`.
       if (item.waiting_until! > now) {
-        earliestLeft = earlier(earliestLeft, await recheckWaiting(item, now));
+        earliestLeft = earlier(earliestLeft, await recheckWaiting(item, now, expireWaiting));
         return false;
       }
-      const result = await moveCall(item, endMove('queue_timeout'), { at: item.waiting_until!, errorMessage: `No concurrency slot was free by ${item.waiting_until}; ended by the queue timeout` });
+      const result = await expireWaiting(item);
       // A caller on hold (their number's overflow) hears the apology and is hung up.
       if (result.moved) await hangUpTimedOut(result.item);
       return result.moved;

@@ -6,6 +6,7 @@ import type { ConcurrencyView, UpdateConcurrencyInput } from './schemas';
 import { limitsOf, readConcurrency, type ConcurrencyItem } from './slots';
 import { config } from '../../config';
 import { promoteWaiting } from '../calls/queued-calls';
+import { expireWaiting } from '../calls/lifecycle';
 
 const count = (n: number | undefined) => Math.max(0, n ?? 0);
 
@@ -44,7 +45,7 @@ export async function updateConcurrency(orgId: string, input: UpdateConcurrencyI
     throw err;
   }
   // A raised limit frees slots no call's end will announce: the waiting calls take them now.
-  await promoteWaiting(orgId);
+  await promoteWaiting(orgId, expireWaiting);
   return getConcurrency(orgId);
 }
 
@@ -59,7 +60,7 @@ export async function setConcurrencyCeiling(orgId: string, ceiling: number | und
   const limit = item?.limit !== undefined && item.limit > effective ? effective : undefined;
   await transact([setOn(orgId, { ...(ceiling !== undefined ? { ceiling } : {}), ...(limit !== undefined ? { limit } : {}) }, item?.ceiling, ceiling === undefined)]);
   // A raised ceiling raises a limit left at it (the default): the waiting calls take the slots it opens now.
-  await promoteWaiting(orgId);
+  await promoteWaiting(orgId, expireWaiting);
   return getConcurrency(orgId);
 }
 
