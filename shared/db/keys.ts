@@ -246,6 +246,12 @@ export const keys = {
     pk: `${org(orgId)}#CAMPAIGN#${campaignId}`,
     sk: `ATTEMPT#${campaignContactId}#${attempt}`,
   }),
+  /**
+   * The call a `POST /calls` with an Idempotency-Key created (written with the call, in one
+   * transaction; `ttl` a day, as the key's own record): a retry after a failure that followed the
+   * write answers that call instead of making a second one. `keyHash`: SHA-256 of the key, hex.
+   */
+  callRequest: (orgId: string, keyHash: string): Key => ({ pk: org(orgId), sk: `CALLREQ#${keyHash}` }),
   /** A webhook endpoint (its signing secrets sealed). */
   webhook: (orgId: string, id: string): Key => ({ pk: org(orgId), sk: `${Prefix.webhook}${id}` }),
   /** An event (the outbox): written in the transaction of the change it reports; UUID v7 ids sort by time. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { currentTraceId } from '../../telemetry/tracing';
 import { noteDue } from '../../db/sweep-marker';
@@ -194,7 +195,17 @@ export interface CallOrigin {
    * drawn for the contact, or `keep` (a retry: the first attempt's version and split).
    */
   splitDraw?: { keep?: { version: number; splitId: string } };
+  /**
+   * POST /calls's Idempotency-Key: a marker written with the call names it, so a retry of a request
+   * that failed after its write (the idempotency record is released on any failure) answers that call.
+   */
+  requestKey?: string;
 }
+
+/** The marker of a POST /calls with an Idempotency-Key (keys.callRequest). */
+const requestMarker = (orgId: string, requestKey: string) => keys.callRequest(orgId, createHash('sha256').update(requestKey).digest('hex'));
+/** How long a request's marker is kept: as long as its idempotency record (a day). */
+const REQUEST_MARKER_TTL_SECONDS = 86_400;
 
 /**
  * What creating a call checks, in one strongly consistent BatchGetItem: the agent, the number's
@@ -210,6 +221,7 @@ async function readCallInputs(orgId: string, input: CreateCallInput, origin: Cal
     ...(input.contact_id ? { contact: keys.contact(orgId, input.contact_id) } : {}),
     ...(origin.phoneNumberId ? { number: keys.phoneNumber(orgId, origin.phoneNumberId) } : {}),
     ...(attempt && origin.campaignId ? { marker: keys.campaignAttemptCall(orgId, origin.campaignId, attempt.campaignContactId, attempt.attempt) } : {}),
+    ...(origin.requestKey ? { request: requestMarker(orgId, origin.requestKey) } : {}),
   };
   const item = await getKeyed(Object.values(wanted));
   return {
@@ -219,6 +231,7 @@ async function readCallInputs(orgId: string, input: CreateCallInput, origin: Cal
     number: wanted.number && item<PhoneNumberItem>(wanted.number),
     listed: item(wanted.listed) !== undefined,
     marker: wanted.marker && item(wanted.marker),
+    request: wanted.request && item<{ call_id: string }>(wanted.request),
   };
 }
 
@@ -231,9 +244,11 @@ async function readCallInputs(orgId: string, input: CreateCallInput, origin: Cal
  * (createOrWait; its view then has `queue_position`).
  */
 export async function createCall(orgId: string, input: CreateCallInput, origin: CallOrigin = {}): Promise<Call> {
-  const { agent, claim, contact, number: known, listed, marker: placed } = await readCallInputs(orgId, input, origin);
+  const { agent, claim, contact, number: known, listed, marker: placed, request } = await readCallInputs(orgId, input, origin);
   // An attempt already placed: the same answer as its marker's put failing in the transaction below.
   if (placed) throw new ConditionFailed('campaign attempt already has a call');
+  // The same request made this call before and failed after writing it: that call, finished.
+  if (request) return finishRequested(orgId, request.call_id);
   const issues = [];
   if (!agent) issues.push({ path: 'agent_id', message: 'is not an agent of this organization' });
   const number = claim?.organization_id !== orgId
@@ -274,19 +289,42 @@ export async function createCall(orgId: string, input: CreateCallInput, origin: 
     : [];
   const campaignFields = attempt ? { campaign_contact_id: attempt.campaignContactId, campaign_attempt: attempt.attempt } : {};
   Object.assign(item, campaignFields);
-  const main = [putNew({ ...item }), ...writes, ...marker];
+  const requested = origin.requestKey
+    ? [putNew({ ...requestMarker(orgId, origin.requestKey), entity: 'CALL_REQUEST', call_id: id, ttl: Math.floor(Date.parse(item.created_at) / 1000) + REQUEST_MARKER_TTL_SECONDS })]
+    : [];
+  const main = [putNew({ ...item }), ...writes, ...marker, ...requested];
   const counters = [{ orgId, collection: collections.calls, delta: 1 }];
-  if (input.queue) {
-    const waiting = await createOrWait(orgId, item, main, counters, input.queue_timeout_seconds ?? DEFAULT_QUEUE_TIMEOUT_SECONDS);
-    if (waiting) return view(waiting);
-  } else {
-    await transactWithSlot(orgId, main, slot, counters);
+  try {
+    if (input.queue) {
+      const waiting = await createOrWait(orgId, item, main, counters, input.queue_timeout_seconds ?? DEFAULT_QUEUE_TIMEOUT_SECONDS);
+      if (waiting) return view(waiting);
+    } else {
+      await transactWithSlot(orgId, main, slot, counters);
+    }
+  } catch (err) {
+    // The same request racing itself (a retry while the first still ran): the call the other one wrote.
+    if (!(err instanceof ConditionFailed) || !origin.requestKey) throw err;
+    const made = await getItem<{ call_id: string }>(requestMarker(orgId, origin.requestKey));
+    if (!made) throw err;
+    return finishRequested(orgId, made.call_id);
   }
   // The recovery sweep's marker falls to this call's due time if it is the earliest (shared/db/sweep-marker.ts).
   await noteDue('call-recovery', item.due_at!);
   // If this send fails the call stays queued and the recovery sweep ends it `failed` when due.
   await queue().send('call-place', { organization_id: orgId, call_id: id });
   return view(item);
+}
+
+/**
+ * A call an earlier attempt of the same request wrote: its remaining steps done again (each is
+ * idempotent: the sweep's marker only falls, call-place dials a call at most once) and its view.
+ */
+async function finishRequested(orgId: string, callId: string): Promise<Call> {
+  const call = await getItem<CallItem>(keys.call(orgId, callId));
+  if (!call) throw new ConditionFailed('the request\'s call is gone');
+  if (call.status !== 'ended') await noteDue('call-recovery', call.due_at!);
+  if (call.status === 'queued' && !isWaiting(call) && !call.dial_claimed_at) await queue().send('call-place', { organization_id: orgId, call_id: callId });
+  return view(call);
 }
 
 /** How often a `"queue": true` call tries again when slots free between its refusal and its wait (each try is a race lost). */
@@ -331,8 +369,8 @@ export async function createOrWait(orgId: string, item: CallItem, main: Transact
 }
 
 /** POST /calls: the call, answered 202 when it waits for a concurrency slot (`"queue": true` at the limit). */
-export async function requestCall(orgId: string, input: CreateCallInput): Promise<Call | Accepted<Call>> {
-  const call = await createCall(orgId, input);
+export async function requestCall(orgId: string, input: CreateCallInput, requestKey?: string): Promise<Call | Accepted<Call>> {
+  const call = await createCall(orgId, input, requestKey ? { requestKey } : {});
   return call.queue_position !== undefined ? accepted(call) : call;
 }
 
