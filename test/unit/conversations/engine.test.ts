@@ -11,7 +11,9 @@ function scriptedModel(...replies: (Partial<LlmResponse> | Error)[]): LlmPort & 
     name: 'local',
     requests,
     async complete(request) {
-      requests.push(structuredClone(request));
+      // What was asked of the model, without the callbacks (functions are not cloned).
+      const { onSent: _sent, ...asked } = request;
+      requests.push(structuredClone(asked));
       const next = replies.shift() ?? { text: 'ok' };
       if (next instanceof Error) throw next;
       return { text: next.text ?? '', toolCalls: next.toolCalls ?? [], usage: next.usage ?? { promptTokens: 10, completionTokens: 5 } };
