@@ -36,4 +36,7 @@ it('answers the call a failed attempt of the same request wrote, instead of maki
   const other = await api('POST', '/api/v1/calls', { body, headers: { 'idempotency-key': 'another-request' } });
   expect(other.body.data.id).not.toBe(first.body.data.id);
   expect((await calls()).filter((c: any) => c.to_phone_number === body.to_phone_number)).toHaveLength(2);
+  // The calls' courses (dial, busy) run out before the platform stops.
+  await local().platform.queue.waitForIdle();
+  expect((await calls()).filter((c: any) => c.to_phone_number === body.to_phone_number).map((c: any) => c.disconnection_reason)).toEqual(['busy', 'busy']);
 });
