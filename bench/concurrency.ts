@@ -36,20 +36,19 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetCommand, QueryCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
-import { twilioSignature } from '../shared/adapters/telephony/twilio-signature';
 import { generateApiKey } from '../shared/domain/api-keys/secret';
 import { keys } from '../shared/db/keys';
 import { startDynamoLocal } from '../shared/local/dynamo';
 import { LOCAL_TABLE_NAME, startPlatform } from '../shared/local/platform';
 import { ensureTable, localDynamoClient } from '../shared/local/table';
-import { runAsScript } from './support';
+import { ringInbound, runAsScript } from './support';
 
 const PARTS = new Set((process.env.BENCH_CONC_PARTS ?? 'cost,exact').split(','));
 const root = join(__dirname, '..');
 const REGISTER = join(__dirname, 'concurrency-stubs', 'register.cjs');
 
 // cost
-const ROUNDS = Number(process.env.BENCH_CONC_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_CONC_ROUNDS ?? 15);
 const PAIRS = Number(process.env.BENCH_CONC_PAIRS ?? 40);
 const WARMUP = Number(process.env.BENCH_CONC_WARMUP ?? 20);
 const GOAL_MS = 3;
@@ -192,21 +191,7 @@ async function costChild(): Promise<CostResult> {
       if (res.status !== 200) throw new Error(`POST /calls answered ${res.status}: ${text}`);
       return ms;
     };
-    const path = '/api/v1/telephony/twilio/inbound';
-    /** Twilio's VoiceUrl request for a new incoming call: answered with TwiML that streams it. */
-    const ring = async () => {
-      const params = { AccountSid: SID, CallSid: `CA${uuidv7().replace(/-/g, '')}`, From: '+14155550142', To: number, CallStatus: 'ringing', Direction: 'inbound', ApiVersion: '2010-04-01' };
-      const t0 = performance.now();
-      const res = await fetch(`${platform.url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TOKEN, `${platform.url}${path}`, params) },
-        body: new URLSearchParams(params).toString(),
-      });
-      const twiml = await res.text();
-      const ms = performance.now() - t0;
-      if (!twiml.includes('<Stream')) throw new Error(`the incoming call was not answered: ${res.status} ${twiml}`);
-      return ms;
-    };
+    const ring = async () => (await ringInbound(platform.url, { accountSid: SID, authToken: TOKEN }, number)).ms;
 
     const samples: Sample[] = [];
     let admittedInbound = 0;

@@ -12,11 +12,9 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { v7 as uuidv7 } from 'uuid';
-import { twilioSignature } from '../shared/adapters/telephony/twilio-signature';
 import { generateApiKey } from '../shared/domain/api-keys/secret';
 import { startPlatform } from '../shared/local/platform';
-import { benchApi } from './support';
+import { benchApi, ringInbound } from './support';
 
 const CALLS = Number(process.env.BENCH_ROUTING_CALLS ?? 200);
 const WARMUP = 20;
@@ -64,21 +62,7 @@ export async function inboundRoutingBenchmark(): Promise<string> {
     });
     if (!made.data?.inbound_webhook_secret) throw new Error(`the routed number was not made: ${JSON.stringify(made)}`);
 
-    const path = '/api/v1/telephony/twilio/inbound';
-    /** Twilio's VoiceUrl request for a new call to `to`: its CallSid and the time to the whole answer. */
-    const ring = async (to: string) => {
-      const params = { AccountSid: SID, CallSid: `CA${uuidv7().replace(/-/g, '')}`, From: '+14155550142', To: to, CallStatus: 'ringing', Direction: 'inbound', ApiVersion: '2010-04-01' };
-      const t0 = performance.now();
-      const res = await fetch(`${platform.url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TOKEN, `${platform.url}${path}`, params) },
-        body: new URLSearchParams(params).toString(),
-      });
-      const twiml = await res.text();
-      const ms = performance.now() - t0;
-      if (!twiml.includes('<Stream')) throw new Error(`the call was not answered: ${res.status} ${twiml}`);
-      return { sid: params.CallSid, ms };
-    };
+    const ring = (to: string) => ringInbound(platform.url, { accountSid: SID, authToken: TOKEN }, to);
     const baseline: number[] = [];
     const total: number[] = [];
     const webhookOwn: number[] = [];

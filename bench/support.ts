@@ -1,3 +1,6 @@
+import { v7 as uuidv7 } from 'uuid';
+import { twilioSignature } from '../shared/adapters/telephony/twilio-signature';
+
 /** What several benches share: the platform's JSON API as a bench calls it, and the settings that point the platform at the Twilio stand-in. */
 
 /**
@@ -32,4 +35,23 @@ export function runAsScript(mod: NodeModule, bench: () => Promise<string>): void
     console.error(err);
     process.exit(1);
   });
+}
+
+/**
+ * Twilio's VoiceUrl request for a new incoming call to `to` on the platform at `baseUrl`, signed
+ * with `authToken`: its CallSid and the time to the whole answer; throws unless the answer streams the call.
+ */
+export async function ringInbound(baseUrl: string, auth: { accountSid: string; authToken: string }, to: string): Promise<{ sid: string; ms: number }> {
+  const path = '/api/v1/telephony/twilio/inbound';
+  const params = { AccountSid: auth.accountSid, CallSid: `CA${uuidv7().replace(/-/g, '')}`, From: '+14155550142', To: to, CallStatus: 'ringing', Direction: 'inbound', ApiVersion: '2010-04-01' };
+  const t0 = performance.now();
+  const res = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(auth.authToken, `${baseUrl}${path}`, params) },
+    body: new URLSearchParams(params).toString(),
+  });
+  const twiml = await res.text();
+  const ms = performance.now() - t0;
+  if (!twiml.includes('<Stream')) throw new Error(`the incoming call was not answered: ${res.status} ${twiml}`);
+  return { sid: params.CallSid, ms };
 }
