@@ -98,6 +98,9 @@ export class QueueRunner implements QueuePort {
   private readonly timeScale: number;
   private readonly log: (line: string) => void;
   private seq = 0;
+  /** No more deliveries (set when `stop` begins). */
+  private stopping = false;
+  /** Sends refused (set once the batches in flight at `stop` have settled). */
   private stopped = false;
 
   constructor(options: QueueRunnerOptions = {}) {
@@ -170,14 +173,20 @@ export class QueueRunner implements QueuePort {
     }
   }
 
-  /** Stops delivering, waits for batches in flight, and refuses further sends. Idempotent. */
+  /**
+   * Stops delivering, waits for batches in flight, then refuses further sends. Idempotent. A
+   * batch in flight may still send (SQS accepts a message whether or not anything consumes it,
+   * as a Lambda finishing its invocation during a deploy does): those messages are kept, not
+   * delivered.
+   */
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.stopping = true;
     for (const q of this.queues.values()) {
       if (q.wakeTimer !== undefined) this.clock.clearTimeout(q.wakeTimer);
       q.wakeTimer = undefined;
     }
     await Promise.all([...this.queues.values()].map((q) => q.inFlight));
+    this.stopped = true;
   }
 
   /** Messages moved to the queue's dead-letter list, oldest first. */
@@ -209,7 +218,7 @@ export class QueueRunner implements QueuePort {
   /** Starts a batch if none is in flight and messages are visible; returns the batch in flight. */
   private pump(q: QueueState): Promise<void> | undefined {
     if (q.inFlight) return q.inFlight;
-    if (this.stopped) return undefined;
+    if (this.stopping) return undefined;
     const now = this.clock.now();
     const visible = q.messages.filter((m) => m.visibleAt <= now).sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq);
     // As SQS's redrive policy: a message received maxReceiveCount times moves to the
@@ -323,7 +332,7 @@ export class QueueRunner implements QueuePort {
 
   /** Arranges the next pump: soon if a message is visible, else when the earliest one becomes visible. */
   private schedule(q: QueueState): void {
-    if (this.stopped || q.inFlight) return;
+    if (this.stopping || q.inFlight) return;
     const now = this.clock.now();
     const waiting = q.messages.filter((m) => !m.inFlight);
     if (waiting.some((m) => m.visibleAt <= now)) {

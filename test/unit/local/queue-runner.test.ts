@@ -258,6 +258,25 @@ describe('QueueRunner', () => {
     await expect(late).rejects.toThrow('stopped');
   });
 
+  it('lets a batch in flight at stop send (kept, not delivered), as SQS accepts a message with no consumer', async () => {
+    // Prepare
+    let sentDuringStop: unknown = 'not tried';
+    const { runner, bodies } = setup(async (event) => {
+      if (JSON.parse(event.Records[0]!.body) !== 'first') return;
+      await new Promise((r) => setImmediate(r));
+      sentDuringStop = await runner.send('work', 'follow-up').then(() => 'sent', (e: Error) => e.message);
+    });
+    await runner.send('work', 'first');
+    const draining = runner.drain();
+    // Act
+    await runner.stop();
+    await draining;
+    // Assess
+    expect(sentDuringStop).toBe('sent');
+    expect(bodies()).toEqual([['first']]);
+    expect(runner.stats().work).toMatchObject({ visible: 1, inFlight: 0 });
+  });
+
   it('waitForIdle resolves once delayed messages have been delivered (real clock)', async () => {
     // Prepare
     const delivered: string[] = [];
