@@ -23,11 +23,23 @@ export interface DelayedModel {
 }
 
 /**
- * A Chat Completions stand-in on loopback: waits `delayMs` (a timer, so at least that long) after
- * the request arrived, then streams (server-sent chunks, as OpenAI streams: the role and the first
- * words at once, then the rest) or answers whole, and notes its own time to its first token.
+ * Waits until `ms` have passed since `t0` (performance.now()): a timer for all but the last 2 ms,
+ * then turns of the event loop, so the wait ends within a fraction of a millisecond of `ms`
+ * (a timer alone ends up to a millisecond late: libuv's clock is in whole milliseconds).
  */
-async function startDelayedModel(reply = 'Sure, I can help with that today.'): Promise<DelayedModel> {
+async function waitPrecisely(ms: number, t0: number): Promise<void> {
+  const coarse = ms - 2 - (performance.now() - t0);
+  if (coarse > 0) await new Promise((r) => setTimeout(r, coarse));
+  while (performance.now() - t0 < ms) await new Promise((r) => setImmediate(r));
+}
+
+/**
+ * A Chat Completions stand-in on loopback: waits `delayMs` after the request arrived (to within a
+ * fraction of a millisecond: waitPrecisely), then streams (server-sent chunks, as OpenAI streams:
+ * the role and the first words at once, then the rest) or answers whole, and notes its own time
+ * to its first token.
+ */
+export async function startDelayedModel(reply = 'Sure, I can help with that today.'): Promise<DelayedModel> {
   const state = { delayMs: 0, own: [] as number[] };
   const server: Server = createServer((req, res) => {
     const t0 = performance.now();
@@ -35,7 +47,7 @@ async function startDelayedModel(reply = 'Sure, I can help with that today.'): P
     req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
     req.on('end', async () => {
       const body = JSON.parse(raw) as { stream?: boolean };
-      if (state.delayMs) await new Promise((r) => setTimeout(r, state.delayMs));
+      if (state.delayMs) await waitPrecisely(state.delayMs, t0);
       const base = { id: 'bench', created: 1_700_000_000, model: 'bench' };
       const usage = { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 };
       if (!body.stream) {
@@ -61,7 +73,7 @@ async function startDelayedModel(reply = 'Sure, I can help with that today.'): P
 }
 
 /** The platform's settings for the delayed model as every agent's model (and loopback allowed). */
-const delayedModelEnv = (model: DelayedModel): Record<string, string> => ({
+export const delayedModelEnv = (model: { url: string }): Record<string, string> => ({
   LLM_PROVIDER: 'openai', LLM_BASE_URL: model.url, LLM_API_KEY: 'sk-bench', LLM_MODEL: 'bench', ALLOW_LOOPBACK_FETCH: 'true',
 });
 
@@ -75,8 +87,17 @@ export interface RelayDesk {
   hangUp(relay: RelayClient): Promise<void>;
 }
 
+/** How a relay desk waits for the platform: its relay handler idle, its queues empty (in its process, or asked of it from another). */
+export interface PlatformIdle {
+  relay(): Promise<void>;
+  queues(): Promise<void>;
+}
+
+/** A platform in this process, waited on directly. */
+const idleOf = (platform: Platform): PlatformIdle => ({ relay: () => platform.relay.idle(), queues: () => platform.queue.waitForIdle(10_000) });
+
 /** A relay agent (no tools, no knowledge base) answering a number of its own, called by the Twilio stand-in. */
-async function startRelayDesk(platform: Platform, key: string, twilio: TwilioCarrierStandIn): Promise<RelayDesk> {
+export async function startRelayDesk(platform: { url: string }, key: string, twilio: TwilioCarrierStandIn, idle: PlatformIdle): Promise<RelayDesk> {
   const api = benchApi(platform.url, key, { strict: true });
   const agent = await api('POST', '/api/v1/agents', { name: 'Relay bench', voice_pipeline: 'relay', prompt: 'Be brief.', begin_message: 'Hello.' });
   const phone = `+1415${String(2_000_000 + Math.floor(Math.random() * 7_000_000))}`;
@@ -96,20 +117,20 @@ async function startRelayDesk(platform: Platform, key: string, twilio: TwilioCar
       await relay.until(() => relay.received.slice(before).some((m) => m.type === 'text'), 'the first token');
       const first = performance.now() - t0;
       await relay.until(() => relay.received.slice(before).some((m) => m.type === 'text' && m.last), 'the reply');
-      await platform.relay.idle();
+      await idle.relay();
       return first;
     },
     async hangUp(relay) {
       relay.close();
       await relay.closed;
-      await platform.relay.idle();
-      await platform.queue.waitForIdle(10_000);
+      await idle.relay();
+      await idle.queues();
     },
   };
 }
 
 /** The Twilio stand-in for a relay desk. */
-const startRelayTwilio = () => startTwilioCarrier({ accountSid: 'AC000000000000000000000000000bench', authToken: 'bench' });
+export const startRelayTwilio = () => startTwilioCarrier({ accountSid: 'AC000000000000000000000000000bench', authToken: 'bench' });
 
 /** Nearest-rank percentile. */
 export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.max(0, Math.ceil((p / 100) * xs.length) - 1))]!;
@@ -118,7 +139,7 @@ export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
  * The platform's API over node:http with one keep-alive connection (not fetch: with tracing on, the
  * platform's undici instrumentation would trace the bench's own requests too).
  */
-function benchClient(baseUrl: string, key: string) {
+export function benchClient(baseUrl: string, key: string) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const { hostname, port } = new URL(baseUrl);
   /**
@@ -190,7 +211,7 @@ export async function startReplyBench() {
     await model.close();
   };
   try {
-    const desk = await startRelayDesk(platform, key, twilio);
+    const desk = await startRelayDesk(platform, key, twilio, idleOf(platform));
     return { model, platform, client, desk, key, stop };
   } catch (err) {
     await stop();

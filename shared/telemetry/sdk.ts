@@ -16,9 +16,11 @@ import { XRayOtlpExporter, xrayRegionOf } from './xray-exporter';
  * JSON bodies, reading the standard settings itself (OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT,
  * _HEADERS, _TIMEOUT); OTEL_TRACES_EXPORTER=console prints spans instead. The batch processor
  * reads OTEL_BSP_*. Deployed, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT names X-Ray's OTLP endpoint and
- * the export is signed (xray-exporter.ts). Model and carrier requests made with fetch get client spans (and a
- * `traceparent`) from the undici instrumentation, which listens on Node's diagnostics channels
- * and so works inside an esbuild bundle; AWS calls get theirs from shared/telemetry/aws.ts.
+ * the export is signed (xray-exporter.ts). Requests made with fetch (the carrier's, webhook tools',
+ * deliveries) get client spans (and a `traceparent`) from the undici instrumentation, which
+ * listens on Node's diagnostics channels and so works inside an esbuild bundle; model requests
+ * go over node:http (shared/adapters/llm/http-post.ts, which makes its own client span); AWS
+ * calls get theirs from shared/telemetry/aws.ts.
  */
 
 let provider: TracerProvider | undefined;

@@ -109,7 +109,7 @@ it('a chat turn with a webhook tool is one trace: server span, turn, GenAI chat 
   expect(chats[0]!.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.usage.input_tokens': 120, 'gen_ai.usage.output_tokens': 9, 'gen_ai.response.finish_reasons': ['tool_calls'] });
   expect(chats[0]!.attributes['gen_ai.request.model']).toEqual(expect.any(String));
   expect(chats[1]!.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 150, 'gen_ai.usage.output_tokens': 7, 'gen_ai.response.finish_reasons': ['stop'] });
-  // The model request itself, from the fetch (undici) instrumentation, under the chat span.
+  // The model request itself, its HTTP client span (shared/adapters/llm/http-post.ts), under the chat span.
   expect(spans.some((s) => s.kind === CLIENT && s.parentSpanId === chats[0]!.spanId && s.attributes['http.request.method'] === 'POST')).toBe(true);
 
   const exec = spans.find((s) => s.name === 'execute_tool get_hours')!;

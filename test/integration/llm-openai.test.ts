@@ -211,6 +211,20 @@ describe('the openai model adapter: the answer', () => {
   });
 });
 
+describe('the openai model adapter: the connection', () => {
+  it('keeps one connection to the provider across requests, streamed (read to `[DONE]`) and whole', async () => {
+    server.script({ text: 'One.', pieces: ['On', 'e.'] }, { text: 'Two.', pieces: ['Tw', 'o.'] }, { text: 'Three.' });
+    const deltas: string[] = [];
+    const adapter = model();
+    expect((await adapter.complete(request({ onDelta: (d) => void deltas.push(d) }))).text).toBe('One.');
+    expect((await adapter.complete(request({ onDelta: (d) => void deltas.push(d) }))).text).toBe('Two.');
+    expect((await adapter.complete(request())).text).toBe('Three.');
+    expect(deltas).toEqual(['On', 'e.', 'Tw', 'o.']);
+    expect(server.requests).toHaveLength(3);
+    expect(new Set(server.requests.map((r) => r.connection)).size).toBe(1);
+  });
+});
+
 describe('the openai model adapter: failures', () => {
   it('times out after its timeout, or sooner when the turn has less time left', async () => {
     server.script({ hang: true });

@@ -67,6 +67,8 @@ export interface StandInRequest {
   body: any;
   /** When (Date.now()) the client closed the request's connection before the answer ended (an aborted request); undefined while it runs or once it was answered whole. */
   abortedAt?: number;
+  /** The client's end of the connection it came on (`address:port`): requests on a kept-alive connection share it. */
+  connection: string;
 }
 
 export interface OpenAiStandIn {
@@ -121,7 +123,7 @@ export async function startOpenAiStandIn(options: {
     } catch {
       body = undefined;
     }
-    const recorded: StandInRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, authorization: req.headers.authorization, body };
+    const recorded: StandInRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, authorization: req.headers.authorization, body, connection: `${req.socket.remoteAddress}:${req.socket.remotePort}` };
     requests.push(recorded);
     // The client gave up on the request (its fetch aborted): the response closes before it ended.
     res.on('close', () => void (res.writableFinished || (recorded.abortedAt = Date.now())));

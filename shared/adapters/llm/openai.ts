@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
 import { config } from '../../config';
 import { apiKeySource, providerFailure } from '../openai-compatible';
+import { post, type PostResponse } from './http-post';
 import { LlmError, type LlmMessage, type LlmPassage, type LlmPort, type LlmRequest, type LlmToolCall } from './port';
 
 /**
@@ -167,7 +168,7 @@ export const llmKeyFromEnvironment = keySource.read;
 export const resetLlmKey = keySource.reset;
 
 /** Seconds a provider asked us to wait (`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date), rounded up; undefined when it said nothing usable. */
-export function retryAfterSeconds(headers: Headers, now = Date.now()): number | undefined {
+export function retryAfterSeconds(headers: Pick<Headers, 'get'>, now = Date.now()): number | undefined {
   const clamp = (seconds: number) => Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(seconds)));
   const ms = headers.get('retry-after-ms');
   if (ms && /^\d+(\.\d+)?$/.test(ms.trim())) return clamp(Number(ms) / 1000);
@@ -178,7 +179,7 @@ export function retryAfterSeconds(headers: Headers, now = Date.now()): number | 
   return Number.isNaN(date) ? undefined : clamp((date - now) / 1000);
 }
 
-function httpFailure(status: number, body: string, headers: Headers, key: string): LlmError {
+function httpFailure(status: number, body: string, headers: Pick<Headers, 'get'>, key: string): LlmError {
   const { reason, said, message, code } = providerFailure(status, body, [key]);
   const retryAfter = status === 429 || status >= 500 ? retryAfterSeconds(headers) : undefined;
   return new LlmError(reason, `The model provider answered HTTP ${status}${said}`, {
@@ -249,17 +250,12 @@ export function openAiModel(options: OpenAiModelOptions = {}): LlmPort {
       const signal = request.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), request.signal]) : AbortSignal.timeout(timeoutMs);
       if (request.onDelta) return streamCompletion(`${baseUrl}/chat/completions`, key, { ...requestBody(request, defaultModel), stream: true, stream_options: { include_usage: true } }, timeoutMs, request.onDelta, signal, request.signal, request.onSent);
       let status: number;
-      let headers: Headers;
+      let headers: Pick<Headers, 'get'>;
       let text: string;
       try {
         const body = JSON.stringify(requestBody(request, defaultModel));
         request.onSent?.();
-        const response = await fetch(`${baseUrl}/chat/completions`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' },
-          body,
-          signal,
-        });
+        const response = await post(`${baseUrl}/chat/completions`, { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' }, body, signal);
         status = response.status;
         headers = response.headers;
         text = await response.text();
@@ -348,16 +344,11 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
       : timedOut(err)
       ? new LlmError('timeout', `The model provider did not answer within ${timeoutMs} ms`, { provider: 'openai', timeoutMs }, { cause: err })
       : new LlmError('unreachable', 'The model provider could not be reached', { provider: 'openai' }, { cause: err });
-  let response: Response;
+  let response: PostResponse;
   try {
     const sent = JSON.stringify(body);
     onSent?.();
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: sent,
-      signal,
-    });
+    response = await post(url, { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' }, sent, signal);
   } catch (err) {
     throw lost(err);
   }
@@ -389,7 +380,7 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
   const usage = { promptTokens: 0, completionTokens: 0 };
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   try {
-    for await (const data of sseData(response.body as unknown as AsyncIterable<Uint8Array>)) {
+    for await (const data of sseData(response.body)) {
       // Cancelled: the body is no longer read (the abort closed the connection) and no delta goes out.
       if (cancel?.aborted) throw cancelled(cancel.reason);
       if (data.trim() === '[DONE]') {

@@ -260,10 +260,14 @@ async function turnLoop(
     let streamed = false;
     // The reply's first piece: its first token from the model, and when it went towards the user.
     // From the request leaving for the model (the adapter says when: after its key read and the body built), else from here.
-    let requestedMs = Date.now();
+    // The model's time is taken on the monotonic clock, to the fraction of a millisecond (Date.now's
+    // whole milliseconds at both ends would be off by up to one); the first piece's moment stays
+    // on Date.now, where the turn's start (e2e's) is.
+    let requestedAt = performance.now();
+    let firstTokenAt: number | undefined;
     let firstTokenMs: number | undefined;
     const reply = await input.llm.complete({
-      onSent: () => void (requestedMs = Date.now()),
+      onSent: () => void (requestedAt = performance.now()),
       model: cur.model,
       temperature: cur.temperature,
       system: cur.system,
@@ -276,6 +280,7 @@ async function turnLoop(
         ? {
             onDelta: (delta: string) => {
               if (!delta) return;
+              firstTokenAt ??= performance.now();
               firstTokenMs ??= Date.now();
               streamed = true;
               stream.onDelta?.(delta, replyId!);
@@ -284,7 +289,7 @@ async function turnLoop(
         : {}),
     });
     // Waited on the model before the reply: to its first token, or whole when the request asked only for tools.
-    input.timer?.addModel((reply.text ? (firstTokenMs ?? Date.now()) : Date.now()) - requestedMs);
+    input.timer?.addModel((reply.text ? (firstTokenAt ?? performance.now()) : performance.now()) - requestedAt);
     usage.requests++;
     usage.promptTokens += reply.usage.promptTokens;
     usage.completionTokens += reply.usage.completionTokens;
