@@ -284,14 +284,26 @@ async function onOffInProcess(): Promise<string> {
   const DROP = 2;
   const collector = await startSinkCollector();
   const { client, desk, key, stop } = await startReplyBench();
-  // As deployed: a function flushes its spans before it answers (shared/telemetry/http.ts), which the local runtime skips.
-  const executionEnv = process.env.AWS_EXECUTION_ENV;
+  // As deployed: a Lambda environment (AWS_EXECUTION_ENV) whose bundle registered the trace export extension at init
+  // (shared/telemetry/lambda-extension.ts) with the local Extensions API (shared/local/stack/extensions-api.ts): on,
+  // the chat turn is answered, then the extension exports its spans and asks for its next event, and only then does
+  // the next iteration start (as Lambda gives the environment its next invocation). Off, the handler is the function's own.
+  const saved = { AWS_EXECUTION_ENV: process.env.AWS_EXECUTION_ENV, AWS_LAMBDA_RUNTIME_API: process.env.AWS_LAMBDA_RUNTIME_API };
+  const { ExtensionsApi } = await import('../shared/local/stack/extensions-api');
+  const runtimeApi = new ExtensionsApi({ name: 'sendChatMessage', handler: 'index.handler' });
+  process.env.AWS_LAMBDA_RUNTIME_API = await runtimeApi.listen();
   process.env.AWS_EXECUTION_ENV = 'AWS_Lambda_nodejs22.x';
   try {
     const tracing = await import('../shared/telemetry/tracing');
+    const { lambdaHandlers } = await import('../shared/telemetry/lambda-extension');
     const { apiEvent, lambdaContext } = await import('../test/support/events');
     type Handler = (e: unknown, c: unknown) => Promise<{ statusCode: number }>;
     const chatHandler = ((await import('../functions/chats/send-message')) as { handler: Handler }).handler;
+    const wrapped = (await lambdaHandlers({ ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }))(chatHandler);
+    if (wrapped === chatHandler) throw new Error('the trace export extension did not register');
+    runtimeApi.endInit();
+    await runtimeApi.allWaiting(10_000, 'Init');
+    let invocations = 0;
     const agent = (await client.send('POST', '/api/v1/agents', { name: 'On and off', begin_message: 'Hello!' })).body.data;
     const wall = { chat: { off: [] as number[], on: [] as number[] }, relay: { off: [] as number[], on: [] as number[] } };
     // Each counted block's p50 per operation, in order: the pairs (off, on) and (on, off) of each four give paired differences.
@@ -327,12 +339,16 @@ async function onOffInProcess(): Promise<string> {
         }
         chatTurns++;
         prompts++;
+        const requestId = `bench-${++invocations}`;
+        if (mode === 'on') runtimeApi.invoke({ requestId, deadlineMs: Date.now() + 30_000, invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:sendChatMessage' });
         let c = process.cpuUsage();
         const t = performance.now();
-        const r = await chatHandler(apiEvent({ method: 'POST', path: `/api/v1/chats/${chatId}/messages`, headers: { 'x-api-key': key, 'content-type': 'application/json' }, pathParameters: { id: chatId }, body: { content: `Question ${b}.${i}?` } }), lambdaContext);
+        const r = await (mode === 'on' ? wrapped : chatHandler)(apiEvent({ method: 'POST', path: `/api/v1/chats/${chatId}/messages`, headers: { 'x-api-key': key, 'content-type': 'application/json' }, pathParameters: { id: chatId }, body: { content: `Question ${b}.${i}?` } }), lambdaContext);
         const chatWall = performance.now() - t;
         const chatCpu = process.cpuUsage(c);
         if (r.statusCode !== 200) throw new Error(`the chat turn answered ${r.statusCode}`);
+        // The invocation ends when the extension has exported and asks for its next event.
+        if (mode === 'on') await runtimeApi.allWaiting(30_000, 'Invoke');
         c = process.cpuUsage();
         const relayWall = await desk.prompt(call.relay, `Question ${b}.${i}?`);
         const relayCpu = process.cpuUsage(c);
@@ -369,7 +385,7 @@ async function onOffInProcess(): Promise<string> {
     return [
       '### On against off in one process',
       '',
-      `\`BENCH_TRACE_PARTS=onoff npx tsx bench/tracing-cost.ts\`. One process (the local runtime, DynamoDB Local its child, the stand-in model answering at once), tracing switched on and off in blocks of ${BLOCK} iterations (the standard \`OTEL_EXPORTER_OTLP_ENDPOINT\` set, so the next request registers the SDK, as a function's first request does; unset, and the SDK shut down), in the order off, on, on, off after a block of each to warm up; the first ${DROP} iterations of each block not counted. An iteration is one chat turn (the \`sendChatMessage\` handler invoked directly with an API Gateway event: no HTTP hop) and one relay prompt (through the relay client, to the first token). On, every span is exported (the default batch processor, flushed before each answer as a deployed function does: \`AWS_EXECUTION_ENV\` set for this part) to an OTLP/HTTP sink in a process of its own, as the ADOT layer's collector is an extension beside the function: ${exports.n} exports of ${exports.spans} spans. ${wall.chat.on.length} iterations in each mode. Wall p50 and p90; CPU: this process's per operation, mean (the relay client's included, the same in both modes). Load average when measured: ${l.map((x) => x.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
+      `\`BENCH_TRACE_PARTS=onoff npx tsx bench/tracing-cost.ts\`. One process (the local runtime, DynamoDB Local its child, the stand-in model answering at once), tracing switched on and off in blocks of ${BLOCK} iterations (the standard \`OTEL_EXPORTER_OTLP_ENDPOINT\` set, so the next request registers the SDK, as a function's first request does; unset, and the SDK shut down), in the order off, on, on, off after a block of each to warm up; the first ${DROP} iterations of each block not counted. An iteration is one chat turn (the \`sendChatMessage\` handler invoked directly with an API Gateway event: no HTTP hop) and one relay prompt (through the relay client, to the first token). On, as deployed (\`AWS_EXECUTION_ENV\` set for this part): the handler is the bundle's, wrapped by the trace export extension registered with a local Extensions API; each chat turn is an invocation (its INVOKE event, the answer, then the extension's export and its next request, before the next iteration and outside the timing), so every span is exported (the default batch processor, flushed after each answer) to an OTLP/HTTP sink in a process of its own: ${exports.n} exports of ${exports.spans} spans. The relay's invocations are not wrapped here (their first token comes before any export either way). ${wall.chat.on.length} iterations in each mode. Wall p50 and p90; CPU: this process's per operation, mean (the relay client's included, the same in both modes). Load average when measured: ${l.map((x) => x.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
       '',
       '| operation | off, p50 | on, p50 | on − off | off, p90 | on, p90 | off, CPU | on, CPU | on − off, CPU |',
       '|---|---|---|---|---|---|---|---|---|',
@@ -379,8 +395,11 @@ async function onOffInProcess(): Promise<string> {
       '',
     ].join('\n');
   } finally {
-    if (executionEnv === undefined) delete process.env.AWS_EXECUTION_ENV;
-    else process.env.AWS_EXECUTION_ENV = executionEnv;
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    await runtimeApi.close();
     await stop();
     collector.close();
   }

@@ -114,11 +114,15 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
   const dirs = new Map<string, string>();
   const sizes = new Map<string, number>();
   const totalSizes = new Map<string, number>();
+  const entriesDir = path.join(options.outDir, '.entries');
+  mkdirSync(entriesDir, { recursive: true });
   for (const { name, entry, files } of entries) {
     const dir = path.join(options.outDir, name);
     let metafile: Metafile;
     try {
-      metafile = buildSync({ ...common, entryPoints: { index: entry }, outdir: dir }).metafile!;
+      const wrapper = path.join(entriesDir, `${name}.mjs`);
+      writeFileSync(wrapper, lambdaEntry(path.resolve(options.rootDir, entry), options.rootDir));
+      metafile = buildSync({ ...common, entryPoints: { index: wrapper }, outdir: dir }).metafile!;
     } catch (error) {
       throw new Error(`esbuild failed to bundle the Lambda function ${name} (${entry}): ${(error as Error).message}`, { cause: error });
     }
@@ -135,6 +139,26 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
   }
   writeFileSync(path.join(options.outDir, 'metafile.json'), JSON.stringify(merged));
   return { dirs, sizes, totalSizes, millis: Date.now() - started };
+}
+
+/** The exports a function's bundle may name as its `Handler` (lib/api-function.ts `handlerExport`). */
+const HANDLER_EXPORTS = ['handler', 'streamHandler'];
+
+/**
+ * A bundle's real entry: the function's module, its handlers wrapped by the trace export
+ * extension (shared/telemetry/lambda-extension.ts). The top-level await holds the function's
+ * init until the extension is registered, which Lambda accepts only then; with tracing off it
+ * resolves at once and the handlers are the module's own.
+ */
+function lambdaEntry(entry: string, rootDir: string): string {
+  const extension = path.resolve(rootDir, 'shared/telemetry/lambda-extension.ts');
+  return [
+    `import * as fn from ${JSON.stringify(entry)};`,
+    `import { lambdaHandlers } from ${JSON.stringify(extension)};`,
+    'const wrap = await lambdaHandlers();',
+    ...HANDLER_EXPORTS.map((name) => `export const ${name} = wrap(fn.${name});`),
+    '',
+  ].join('\n');
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { flushBeforeAnswer } from './lambda-extension';
 import { contextFrom, flushTracing, markFailed, SpanKind, startTracing, TRACEPARENT_PATTERN, tracer } from './tracing';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -52,8 +53,9 @@ export function tracedHandler<H extends Handler>(operation: { method: string; pa
         },
       );
     } finally {
-      // A real Lambda is frozen once it answers: its spans leave first.
-      if (process.env.AWS_EXECUTION_ENV) await flushTracing();
+      // A real Lambda is frozen once it answers: its spans leave first, unless the trace export
+      // extension sends them after the answer (lambda-extension.ts).
+      if (flushBeforeAnswer()) await flushTracing();
     }
   };
   // Keep Middy's own members (`use`, `before`…) on the exported handler.

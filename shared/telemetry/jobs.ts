@@ -1,4 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
+import { flushBeforeAnswer } from './lambda-extension';
 import { contextFrom, flushTracing, inSpan, inStoredTrace, SpanKind, startTracing } from './tracing';
 
 /**
@@ -22,9 +23,9 @@ export async function inMessageSpan<T>(record: SQSRecord, work: () => Promise<T>
   );
 }
 
-/** After a batch, in a real Lambda, export the spans before the process is frozen. */
+/** After a batch, in a real Lambda, export the spans before the process is frozen (unless the extension exports them after: lambda-extension.ts). */
 export async function afterInvocation(): Promise<void> {
-  if (process.env.AWS_EXECUTION_ENV) await flushTracing();
+  if (flushBeforeAnswer()) await flushTracing();
 }
 
 /**

@@ -21,6 +21,13 @@ export interface OtlpReceiver {
   rejected: string[];
   /** Resolves once a span matching `match` arrived (rejects after `timeoutMs`, listing what did). */
   waitFor(match: (s: ReceivedSpan) => boolean, timeoutMs?: number): Promise<ReceivedSpan>;
+  /**
+   * From now on, export requests are read (their spans kept) but not answered until the returned
+   * function is called: an exporter that waits for its answer waits that long.
+   */
+  hold(): () => void;
+  /** Export requests read but not answered yet (while held). */
+  readonly unanswered: number;
   close(): Promise<void>;
 }
 
@@ -47,6 +54,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const rejected: string[] = [];
   const waiters = new Set<() => void>();
+  let held: Array<() => void> | undefined;
   const server: Server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
@@ -68,7 +76,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
           }
         }
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (held) held.push(answer);
+      else answer();
       for (const wake of [...waiters]) wake();
     });
   });
@@ -94,6 +104,16 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         }, timeoutMs);
         if (!check()) waiters.add(check);
       });
+    },
+    hold() {
+      const answers = (held ??= []);
+      return () => {
+        if (held === answers) held = undefined;
+        for (const answer of answers.splice(0)) answer();
+      };
+    },
+    get unanswered() {
+      return held?.length ?? 0;
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { evaluate } from '../../shared/local/stack/template';
@@ -106,6 +106,55 @@ describe('Lambda execution environments (functions.ts)', () => {
     };
   };
   const logs: string[] = [];
+  /**
+   * A bundle with an internal extension registered at init (a top-level await, as
+   * shared/telemetry/lambda-extension.ts is): after each INVOKE it waits for the handler, works
+   * `afterInvokeMs`, writes the request id to `done.log` beside the bundle, then asks for its
+   * next event. The handler answers what the extension has done so far.
+   */
+  const extension = (options: { afterInvokeMs?: number; firstNextDelayMs?: number; neverNext?: boolean; events?: string[] }) => `
+    import { appendFileSync } from 'node:fs';
+    const base = 'http://' + process.env.AWS_LAMBDA_RUNTIME_API + '/2020-01-01/extension';
+    const reg = await fetch(base + '/register', { method: 'POST', headers: { 'Lambda-Extension-Name': 'test-ext' }, body: JSON.stringify({ events: ${JSON.stringify(options.events ?? ['INVOKE'])} }) });
+    const registration = { status: reg.status, body: await reg.json() };
+    const id = reg.headers.get('lambda-extension-identifier');
+    const done = [];
+    let settled = 0;
+    let nextCalled = false;
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    if (id) (async () => {
+      await sleep(${options.firstNextDelayMs ?? 0});
+      for (let taken = 0; ; ) {
+        nextCalled = true;
+        const event = await (await fetch(base + '/event/next', { headers: { 'Lambda-Extension-Identifier': id } })).json();
+        taken++;
+        while (settled < taken) await sleep(5);
+        if (${!!options.neverNext}) return;
+        await sleep(${options.afterInvokeMs ?? 0});
+        done.push(event.requestId);
+        appendFileSync(new URL('./done.log', import.meta.url), event.eventType + ' ' + event.requestId + ' ' + (event.deadlineMs > Date.now()) + ' ' + event.invokedFunctionArn + '\\n');
+      }
+    })();
+    export const handler = async (event, context) => {
+      try {
+        if (event.registerLate) {
+          const late = await fetch(base + '/register', { method: 'POST', headers: { 'Lambda-Extension-Name': 'late' }, body: '{"events":["INVOKE"]}' });
+          const unnamed = await fetch(base + '/register', { method: 'POST', body: '{}' });
+          const stranger = await fetch(base + '/event/next', { headers: { 'Lambda-Extension-Identifier': 'not-registered' } });
+          return { late: late.status, lateType: (await late.json()).errorType, unnamed: unnamed.status, stranger: stranger.status };
+        }
+        return { registration, nextCalled, done: [...done], requestId: context.awsRequestId };
+      } finally {
+        settled++;
+      }
+    };`;
+  const doneLog = (name: string) => {
+    try {
+      return readFileSync(join(dir, name, 'done.log'), 'utf8').trim().split('\n').filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'stack-fns-'));
@@ -120,6 +169,10 @@ describe('Lambda execution environments (functions.ts)', () => {
         fn('stream', 'export const handler = awslambda.streamifyResponse(async (event, stream) => { const out = awslambda.HttpResponseStream.from(stream, { statusCode: 201, headers: { "content-type": "text/event-stream" } }); out.write("data: 1\\n\\n"); out.write("data: 2\\n\\n"); out.end(); });'),
         fn('reserved', 'export const handler = () => new Promise((r) => setTimeout(() => r("ok"), 300));', { reservedConcurrency: 1, timeoutSeconds: 3 }),
         fn('logs', 'console.log("init line"); export const handler = async () => { console.log(JSON.stringify({ level: "INFO", message: "hello" })); return 1; };'),
+        fn('ext', extension({ afterInvokeMs: 300 }), { timeoutSeconds: 3 }),
+        fn('extslow', extension({ firstNextDelayMs: 300 }), { timeoutSeconds: 3 }),
+        fn('extstuck', extension({ neverNext: true }), { timeoutSeconds: 1 }),
+        fn('extshutdown', extension({ events: ['INVOKE', 'SHUTDOWN'] })),
       ],
       { region: 'eu-west-1', extraEnvironment: { AWS_ENDPOINT_URL: 'http://127.0.0.1:9' }, log: (line, f) => logs.push(`[${f.logicalId}] ${line}`) },
     );
@@ -165,6 +218,47 @@ describe('Lambda execution environments (functions.ts)', () => {
 
   it('refuses an event over the 6 MB payload limit', async () => {
     await expect(lambda.invoke('env', { big: 'x'.repeat(6 * 1024 * 1024) })).rejects.toMatchObject({ name: 'RequestTooLargeException' });
+  });
+
+  describe('the Extensions API (extensions-api.ts)', () => {
+    const waitFor = async (check: () => boolean, what: string) => {
+      for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+      if (!check()) throw new Error(`not seen within 2 s: ${what}`);
+    };
+
+    it('registers an extension during init and gives it each INVOKE event; the caller is answered before the extension has finished', async () => {
+      const first = (await lambda.invoke('ext', {})) as { registration: { status: number; body: unknown }; done: string[]; requestId: string };
+      expect(first.registration).toEqual({ status: 200, body: { functionName: 'ext', functionVersion: '$LATEST', handler: 'index.handler' } });
+      expect(first.done).toEqual([]);
+      // Answered while the extension still works on this invocation (it writes its line 300 ms after).
+      expect(doneLog('ext')).toEqual([]);
+      // The environment is not free until the extension asks for its next event: a second invocation gets another one.
+      await lambda.invoke('ext', {});
+      expect(lambda.stats.get('ext')).toMatchObject({ coldStarts: 2, timeouts: 0 });
+      await waitFor(() => doneLog('ext').length === 2, 'both INVOKE events handled');
+      expect(doneLog('ext')).toEqual(expect.arrayContaining([`INVOKE ${first.requestId} true arn:aws:lambda:us-east-1:000000000000:function:ext`]));
+      // Once it has asked, the environment takes the next invocation, and the work is done by then.
+      const third = (await lambda.invoke('ext', {})) as { done: string[] };
+      expect(lambda.stats.get('ext')).toMatchObject({ coldStarts: 2 });
+      expect(third.done).toHaveLength(1);
+    });
+
+    it('ends init only once every registered extension has asked for its next event', async () => {
+      await expect(lambda.invoke('extslow', {})).resolves.toMatchObject({ nextCalled: true });
+    });
+
+    it('refuses a registration after init, without a name, an unknown identifier, and SHUTDOWN for an internal extension', async () => {
+      await expect(lambda.invoke('ext', { registerLate: true })).resolves.toEqual({ late: 403, lateType: 'Extension.RegistrationForbidden', unnamed: 400, stranger: 403 });
+      await expect(lambda.invoke('extshutdown', {})).resolves.toMatchObject({ registration: { status: 403, body: { errorType: 'Extension.ShutdownNotAllowed' } } });
+    });
+
+    it('resets the environment when an extension does not ask for its next event within the timeout; the caller has its answer', async () => {
+      await expect(lambda.invoke('extstuck', {})).resolves.toMatchObject({ done: [] });
+      await waitFor(() => lambda.stats.get('extstuck')?.timeouts === 1, 'the environment reset');
+      expect(logs.some((line) => /^\[extstuckFunction\] .* Task timed out after 1\.00 seconds \(Invoke: extension test-ext did not ask/.test(line))).toBe(true);
+      await lambda.invoke('extstuck', {});
+      expect(lambda.stats.get('extstuck')).toMatchObject({ coldStarts: 2 });
+    });
   });
 
   it('keeps the functions\' log lines, each named by its function', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createInterface } from 'node:readline';
+import { ExtensionsApi } from './extensions-api';
 
 /**
  * Lambda, locally, for the synthesized stack: each function of the template runs in execution
@@ -14,7 +15,11 @@ import { createInterface } from 'node:readline';
  * - an invocation past the function's `Timeout` is stopped and its environment discarded
  *   ("Task timed out after N.00 seconds"); past `MemorySize` (the V8 heap) the environment dies;
  * - an environment whose init failed, or that crashed, is discarded and the next invocation
- *   starts a new one; idle environments are reclaimed after a while.
+ *   starts a new one; idle environments are reclaimed after a while;
+ * - each environment serves the Extensions API at its AWS_LAMBDA_RUNTIME_API (extensions-api.ts):
+ *   an extension registered during init gets each invocation's INVOKE event, and the environment
+ *   takes its next invocation only once every extension has asked for its next event (the
+ *   caller has its answer before that), within the function's timeout.
  */
 
 export interface FunctionSpec {
@@ -58,12 +63,14 @@ export class LambdaServiceError extends Error {
 }
 
 interface Environment {
-  worker: Worker;
+  /** Started once the environment's Runtime API listens (its address is in the worker's environment). */
+  worker?: Worker;
+  extensions: ExtensionsApi;
   ready: Promise<void>;
   busy: boolean;
   lastUsed: number;
   dead: boolean;
-  current?: { id: string; resolve(value: unknown): void; reject(err: Error): void; sink?: StreamSink; timer: NodeJS.Timeout };
+  current?: { id: string; deadline: number; resolve(value: unknown): void; reject(err: Error): void; sink?: StreamSink; timer: NodeJS.Timeout };
 }
 
 export interface LambdaServiceOptions {
@@ -117,6 +124,43 @@ export class LambdaService {
   }
 
   private start(spec: FunctionSpec): Environment {
+    const extensions = new ExtensionsApi({ name: spec.name, handler: spec.handler });
+    const entry: Environment = { extensions, busy: false, lastUsed: Date.now(), dead: false, ready: undefined as unknown as Promise<void> };
+    entry.ready = (async () => {
+      const runtimeApi = await extensions.listen();
+      if (entry.dead) throw new FunctionError(spec.name, 'Runtime.ExitError', 'The environment was stopped during init');
+      const worker = (entry.worker = this.spawn(spec, entry, runtimeApi));
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new FunctionError(spec.name, 'Runtime.InitTimeout', `Init phase exceeded ${INIT_TIMEOUT_MS / 1000} s`)), INIT_TIMEOUT_MS);
+        worker.once('message', (message: { type: string; error?: { errorType: string; errorMessage: string; trace?: string[] } }) => {
+          if (message.type === 'ready') {
+            // The runtime asks for its first invocation: init ends once every extension has asked too.
+            extensions.endInit();
+            extensions.allWaiting(INIT_TIMEOUT_MS, 'Init').then(
+              () => (clearTimeout(timer), extensions.failure ? reject(new FunctionError(spec.name, extensions.failure.errorType, extensions.failure.errorMessage)) : resolve()),
+              (err: Error) => (clearTimeout(timer), reject(new FunctionError(spec.name, 'Extension.InitTimeout', err.message))),
+            );
+          } else {
+            clearTimeout(timer);
+            reject(new FunctionError(spec.name, message.error?.errorType ?? 'Runtime.Unknown', message.error?.errorMessage ?? 'init failed', message.error?.trace));
+          }
+        });
+        worker.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new FunctionError(spec.name, 'Runtime.ExitError', `RequestId: init Error: Runtime exited with error: exit status ${code}`));
+        });
+      });
+    })();
+    entry.ready.catch(() => this.discard(entry));
+    const list = this.envs.get(spec.name) ?? [];
+    list.push(entry);
+    this.envs.set(spec.name, list);
+    this.stat(spec.name).coldStarts++;
+    return entry;
+  }
+
+  /** The environment's worker thread (its runtime process), with Lambda's variables and the function's. */
+  private spawn(spec: FunctionSpec, entry: Environment, runtimeApi: string): Worker {
     const env: Record<string, string> = {
       // Lambda's reserved variables (the template cannot set these: CloudFormation refuses them).
       AWS_REGION: this.options.region,
@@ -126,7 +170,7 @@ export class LambdaService {
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
       AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
       AWS_LAMBDA_LOG_GROUP_NAME: spec.logGroupName,
-      AWS_LAMBDA_RUNTIME_API: '127.0.0.1:9001',
+      AWS_LAMBDA_RUNTIME_API: runtimeApi,
       LAMBDA_TASK_ROOT: spec.codeDir,
       _HANDLER: spec.handler,
       TZ: ':UTC',
@@ -148,22 +192,7 @@ export class LambdaService {
       // NODE_OPTIONS in the template (--enable-source-maps) applies to the environment as in Lambda.
       execArgv: /--enable-source-maps/.test(spec.environment.NODE_OPTIONS ?? '') ? ['--enable-source-maps'] : [],
     });
-    const log = this.options.log ?? ((line: string, fn: FunctionSpec) => process.stderr.write(`[${fn.logicalId}] ${line}\n`));
-    for (const stream of [worker.stdout, worker.stderr]) createInterface({ input: stream }).on('line', (line) => log(line, spec));
-    const entry: Environment = { worker, busy: false, lastUsed: Date.now(), dead: false, ready: undefined as unknown as Promise<void> };
-    entry.ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new FunctionError(spec.name, 'Runtime.InitTimeout', `Init phase exceeded ${INIT_TIMEOUT_MS / 1000} s`)), INIT_TIMEOUT_MS);
-      worker.once('message', (message: { type: string; error?: { errorType: string; errorMessage: string; trace?: string[] } }) => {
-        clearTimeout(timer);
-        if (message.type === 'ready') resolve();
-        else reject(new FunctionError(spec.name, message.error?.errorType ?? 'Runtime.Unknown', message.error?.errorMessage ?? 'init failed', message.error?.trace));
-      });
-      worker.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new FunctionError(spec.name, 'Runtime.ExitError', `RequestId: init Error: Runtime exited with error: exit status ${code}`));
-      });
-    });
-    entry.ready.catch(() => this.discard(entry));
+    for (const stream of [worker.stdout, worker.stderr]) createInterface({ input: stream }).on('line', (line) => this.log(line, spec));
     worker.on('message', (message: { type: string; id?: string; result?: unknown; error?: { errorType: string; errorMessage: string; trace?: string[] }; prelude?: never; data?: string }) => {
       const current = entry.current;
       if (!current || message.id !== current.id) return;
@@ -172,10 +201,9 @@ export class LambdaService {
       else if (message.type === 'result' || message.type === 'error') {
         clearTimeout(current.timer);
         entry.current = undefined;
-        entry.busy = false;
-        entry.lastUsed = Date.now();
         if (message.type === 'result') current.resolve(message.result);
         else current.reject(new FunctionError(spec.name, message.error!.errorType, message.error!.errorMessage, message.error!.trace));
+        this.release(spec, entry, current);
       }
     });
     const crashed = (why: string) => {
@@ -189,11 +217,32 @@ export class LambdaService {
     };
     worker.on('error', (err) => crashed(`with error: ${err.message}`));
     worker.on('exit', (code) => crashed(`with error: exit status ${code}`));
-    const list = this.envs.get(spec.name) ?? [];
-    list.push(entry);
-    this.envs.set(spec.name, list);
-    this.stat(spec.name).coldStarts++;
-    return entry;
+    return worker;
+  }
+
+  /**
+   * After the runtime's answer: the environment is free once every extension has asked for its
+   * next event; one that has not by the invocation's deadline resets it (Lambda counts the
+   * extensions' time in the invocation's duration and timeout).
+   */
+  private release(spec: FunctionSpec, entry: Environment, invocation: { id: string; deadline: number }): void {
+    const free = () => {
+      if (entry.dead) return;
+      if (entry.extensions.failure) return this.discard(entry);
+      entry.busy = false;
+      entry.lastUsed = Date.now();
+    };
+    if (entry.extensions.count === 0) return free();
+    entry.extensions.allWaiting(Math.max(0, invocation.deadline - Date.now()), 'Invoke').then(free, (err: Error) => {
+      this.stat(spec.name).timeouts++;
+      this.log(`${new Date().toISOString()} ${invocation.id} Task timed out after ${spec.timeoutSeconds.toFixed(2)} seconds (${err.message})`, spec);
+      this.discard(entry);
+    });
+  }
+
+  private log(line: string, spec: FunctionSpec): void {
+    if (this.options.log) this.options.log(line, spec);
+    else process.stderr.write(`[${spec.logicalId}] ${line}\n`);
   }
 
   private discard(env: Environment): void {
@@ -204,7 +253,8 @@ export class LambdaService {
       if (i >= 0) list.splice(i, 1);
       if (!list.length) this.envs.delete(name);
     }
-    void env.worker.terminate();
+    void env.worker?.terminate();
+    void env.extensions.close();
   }
 
   /** Starts one environment and waits for its init (a bundle that does not load fails here). */
@@ -259,8 +309,10 @@ export class LambdaService {
           this.discard(chosen);
           reject(new FunctionError(spec.name, 'Sandbox.Timedout', `${new Date().toISOString()} ${requestId} Task timed out after ${spec.timeoutSeconds.toFixed(2)} seconds`));
         }, timeoutMs);
-        chosen.current = { id: requestId, resolve, reject, sink, timer };
-        chosen.worker.postMessage({ type: 'invoke', id: requestId, event: JSON.parse(payload), requestId, deadline: Date.now() + timeoutMs });
+        const deadline = Date.now() + timeoutMs;
+        chosen.current = { id: requestId, deadline, resolve, reject, sink, timer };
+        chosen.extensions.invoke({ requestId, deadlineMs: deadline, invokedFunctionArn: spec.arn });
+        chosen.worker!.postMessage({ type: 'invoke', id: requestId, event: JSON.parse(payload), requestId, deadline });
       });
       if (!sink && Buffer.byteLength(JSON.stringify(result ?? null)) > PAYLOAD_LIMIT) {
         throw new FunctionError(spec.name, 'Function.ResponseSizeTooLarge', `Response payload size exceeded maximum allowed payload size (${PAYLOAD_LIMIT} bytes).`);
@@ -279,6 +331,6 @@ export class LambdaService {
     const all = [...this.envs.values()].flat();
     for (const env of all) env.dead = true;
     this.envs.clear();
-    await Promise.all(all.map((env) => env.worker.terminate()));
+    await Promise.all(all.map((env) => Promise.all([env.worker?.terminate(), env.extensions.close()])));
   }
 }
