@@ -1,7 +1,7 @@
 import { http } from '../../shared/http/handler';
 import { streamResponses } from '../../shared/http/streaming';
 import { openAiRetrieveModel as op } from '../../shared/domain/openai-compat/operations';
-import { retrieveModel } from '../../shared/domain/openai-compat/completions';
+import { retrieveModel } from '../../shared/domain/openai-compat/models';
 
 export const handler = http(op, ({ caller, params }) => retrieveModel(caller.organizationId, params.model));
 

@@ -1,7 +1,7 @@
 import { http } from '../../shared/http/handler';
 import { streamResponses } from '../../shared/http/streaming';
 import { openAiListModels as op } from '../../shared/domain/openai-compat/operations';
-import { listModels } from '../../shared/domain/openai-compat/completions';
+import { listModels } from '../../shared/domain/openai-compat/models';
 
 export const handler = http(op, ({ caller }) => listModels(caller.organizationId));
 

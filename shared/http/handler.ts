@@ -80,7 +80,7 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
     try {
       return await handler(event, context);
     } finally {
-      flushMetrics();
+      await flushMetrics();
     }
   };
   // Outside the stack: the request's server span (OpenTelemetry, when the OTEL_* settings turn it on) holds all of it.

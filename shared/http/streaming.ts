@@ -90,7 +90,7 @@ export function streamResponses(handler: Handler): unknown {
       }
     } finally {
       // A streamed turn ends after the handler returned (shared/http/handler.ts flushed then): its reply's metrics leave now.
-      flushMetrics();
+      await flushMetrics();
     }
     out.end();
   });

@@ -58,7 +58,7 @@ export function websocket(route: WebSocketRoute, fn: (input: WebSocketInput) => 
       return { statusCode: 500 };
     } finally {
       // A real Lambda is frozen once it answers: its metrics and spans leave first.
-      flushMetrics();
+      await flushMetrics();
       await afterInvocation();
     }
   };

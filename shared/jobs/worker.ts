@@ -35,7 +35,7 @@ export function sqsWorker<T>(fn: (message: T, record: SQSRecord) => Promise<void
     try {
       return await processPartialResponse(event, recordHandler, processor, { context });
     } finally {
-      flushMetrics();
+      await flushMetrics();
       await afterInvocation();
     }
   };

@@ -3,7 +3,7 @@ import { config } from '../../config';
 import { modelFault } from '../../fault-point';
 import type { LlmPort, LlmProviderName } from './port';
 import { tracedModel } from '../../telemetry/genai';
-import { recordModelError } from '../../telemetry/metrics';
+import { prepareMetrics, recordModelError } from '../../telemetry/metrics';
 import { LlmError } from './port';
 
 export type * from './port';
@@ -55,15 +55,19 @@ export function llm(): LlmPort {
 /**
  * Counts the model's failures by kind (the ModelErrors metric, shared/telemetry/metrics.ts). A
  * request its caller cancelled (an interruption, the turn's deadline) is not the model's failure.
+ * A request is also when the metrics library loads, if it has not (a bundle leaves it out of the
+ * cold start): its reply is recorded when the request is done.
  */
 function counted(model: LlmPort): LlmPort {
   return {
     name: model.name,
-    complete: (request) =>
-      model.complete(request).catch((err: unknown) => {
+    complete: (request) => {
+      prepareMetrics().catch(() => undefined); // a failed load is tried again, and reported, by the flush
+      return model.complete(request).catch((err: unknown) => {
         if (err instanceof LlmError && !err.details.cancelled) recordModelError(err.reason);
         throw err;
-      }),
+      });
+    },
   };
 }
 

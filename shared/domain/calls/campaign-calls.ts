@@ -2,7 +2,6 @@ import { queue } from '../../adapters/queue';
 import { keys } from '../../db/keys';
 import { ConditionFailed, getItem } from '../../db/store';
 import type { CampaignCallOutcome, CampaignCallRequest, CampaignDialer } from '../campaigns/dial-port';
-import { recordCampaignCallOutcome } from '../campaigns/outcomes';
 import { createCall, type CallItem } from './service';
 
 /**
@@ -96,5 +95,7 @@ export function campaignOutcome(item: CallItem): CampaignCallOutcome {
 /** Reports an ended campaign call's outcome to its campaign contact (nothing for other calls). */
 export async function campaignCallEnded(item: CallItem): Promise<void> {
   if (!item.campaign_id || !item.campaign_contact_id || item.campaign_attempt === undefined) return;
+  // The campaign engine's outcome rules load for a campaign's call only: every call's end reaches here.
+  const { recordCampaignCallOutcome } = await import('../campaigns/outcomes');
   await recordCampaignCallOutcome(item.organization_id, item.campaign_id, item.campaign_contact_id, item.campaign_attempt, campaignOutcome(item));
 }

@@ -10,7 +10,8 @@ import { recordReplies } from '../../telemetry/metrics';
 import type { Agent } from '../agents/schemas';
 import { dispatchEvents, newEvent, type PlatformEvent } from '../events/publish';
 import { keptTurnOf, runTurn, TurnDeadlineError, type ConversationMessage, type KeptTurn, type PendingToolCall, type TurnOutput } from '../conversations/engine';
-import { agentTools, handoffEvent, handoffSession, type HandoffSession } from '../conversations/handoff';
+import type { HandoffSession } from '../conversations/handoff';
+import { agentTools } from '../conversations/handoff-tool';
 import { currentAgentOf, handledAgentIds, segmentsOf } from '../conversations/segments';
 import { conversationRef } from '../conversations/types';
 import { ReplyTimer } from '../conversations/latency';
@@ -210,8 +211,9 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
   // The agent handling the chat now (its last segment's: a hand-off changes it); tools see it as the conversation's agent.
   const current = currentAgentOf(item);
   const conversation = { ...conversationRef('chat', item, setup.timezone), agent_id: current.agent_id };
+  // The hand-off rules load for an agent that lists hand-off agents only (conversations/handoff.ts).
   const handoffs = (agent.handoff_agents ?? []).length
-    ? handoffSession({
+    ? (await import('../conversations/handoff')).handoffSession({
         organization_id: orgId,
         channel: 'chat',
         agent,
@@ -288,6 +290,7 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
   // Hand-offs: the chain, the agents for the list's handled_by, the final agent's analysis settings, one event each (same write).
   const handoffEventWrites: TransactItem[] = [];
   if (handoffs?.changed) {
+    const { handoffEvent } = await import('../conversations/handoff');
     Object.assign(set, handoffWrites(handoffs));
     Object.assign(next, handoffWrites(handoffs));
     for (const sw of out.handoffs) {
@@ -343,6 +346,7 @@ async function storeIncomplete(item: ChatItem, stored: StoredMessages, turn: Tur
   const events: PlatformEvent[] = [];
   const eventWrites: TransactItem[] = [];
   if (handoffs?.changed) {
+    const { handoffEvent } = await import('../conversations/handoff');
     Object.assign(set, handoffWrites(handoffs));
     for (const sw of kept.handoffs) {
       const e = handoffEvent(orgId, handedOff(item), sw, handoffs.segments);

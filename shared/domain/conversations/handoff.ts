@@ -6,7 +6,8 @@ import { agentAtVersion } from '../agents/versions';
 import { newEvent } from '../events/publish';
 import { HANDOFF_TOOL, type HandoffHook, type HandoffSwitch } from './engine';
 import { handledAgentIds, type Segment } from './segments';
-import { toolsForAgent, type RunnableTool } from './tools/catalog';
+import type { RunnableTool } from './tools/catalog';
+import { agentTools, type HandoffAgentFields } from './handoff-tool';
 import type { Channel, ConversationRef } from './types';
 import { conversationSetup, type ConversationSetup, type ConversationSetupInput } from './variables';
 
@@ -51,42 +52,9 @@ import { conversationSetup, type ConversationSetup, type ConversationSetupInput 
 /** At most this many hand-offs per conversation. */
 export const MAX_HANDOFFS = 5;
 export { HANDOFF_TOOL };
-
-/** The part of an agent the hand-off rules read. */
-export type HandoffAgentFields = Pick<Agent, 'id'> & { handoff_agents?: HandoffAgent[] | null };
-
-/** The `handoff_to_agent` tool for an agent that lists hand-off agents, else undefined. */
-export function handoffTool(agent: HandoffAgentFields): RunnableTool | undefined {
-  const entries = agent.handoff_agents ?? [];
-  if (!entries.length) return undefined;
-  const listed = entries.map((e) => `- ${e.agent_id}: ${e.description}`).join('\n');
-  return {
-    kind: 'builtin',
-    name: HANDOFF_TOOL,
-    description: `Hand the conversation to another agent, who continues it with the whole history from your next step on. Tell the user first. The agents you may hand off to:\n${listed}`,
-    parameters: {
-      type: 'object',
-      properties: {
-        agent_id: { type: 'string', enum: entries.map((e) => e.agent_id), description: 'The agent to hand the conversation to (one of the listed ids)' },
-        reason: { type: 'string', description: 'Why the conversation is handed off (optional; the next agent and the records see it)' },
-      },
-      required: ['agent_id'],
-    },
-    selection: { type: HANDOFF_TOOL },
-  };
-}
-
-/** An agent's tools on a channel (its `selected_tools`, catalog.ts) and its `handoff_to_agent` when it lists agents. */
-export async function agentTools(orgId: string, agent: Agent, channel: Channel): Promise<RunnableTool[]> {
-  const tools = await toolsForAgent(orgId, (agent.selected_tools ?? []) as Record<string, unknown>[], channel);
-  return withHandoffTool(tools, agent);
-}
-
-/** `tools` with the agent's `handoff_to_agent` added (when it lists agents and no tool has the name). */
-export function withHandoffTool(tools: RunnableTool[], agent: HandoffAgentFields): RunnableTool[] {
-  const tool = handoffTool(agent);
-  return tool && !tools.some((t) => t.name === HANDOFF_TOOL) ? [...tools, tool] : tools;
-}
+// The tool itself is all a conversation without hand-off agents needs: a module of its own, so the
+// turn functions load these rules only for an agent that lists agents (handoff-tool.ts).
+export { agentTools, handoffTool, withHandoffTool, type HandoffAgentFields } from './handoff-tool';
 
 /** A hand-off decided: the agent handed to (at the version it runs) and the segment it opens. */
 export interface HandoffPlan {

@@ -8,20 +8,22 @@ import { transact } from '../../db/store';
 import { AppError, BadGatewayError, UnavailableError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
 import { recordReplies } from '../../telemetry/metrics';
-import type { Agent, AgentVersionPin, OpenAiSystemMessageRule } from '../agents/schemas';
-import { getVersion, listVersions, resolveAgentVersion, versionExists, type AgentVersion } from '../agents/versions';
+import type { Agent, OpenAiSystemMessageRule } from '../agents/schemas';
+import { resolveAgentVersion, versionExists } from '../agents/versions';
 import { personKey } from '../agents/traffic-split';
 import { effectiveModel } from '../agents/models';
 import { findAgent, isActive } from '../chats/store';
 import { rawBody, type RawBody } from '../common/raw-body';
 import { streamBodyOf, TextChannel, type PlainAnswer, type StreamBody } from '../common/stream-body';
-import { runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
+import { HANDOFF_TOOL, runTurn, TurnDeadlineError, type ConversationMessage, type TurnOutput } from '../conversations/engine';
 import { ReplyTimer, type ReplyLatency } from '../conversations/latency';
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
-import { HANDOFF_TOOL, handoffSession, handoffTool } from '../conversations/handoff';
+import type { HandoffSession } from '../conversations/handoff';
+import { handoffTool } from '../conversations/handoff-tool';
 import { conversationSetup } from '../conversations/variables';
 import { openAiErrorBody } from './errors';
 import { modelOptionsOf } from './request-fields';
+import { notFound, parseModel } from './models';
 import type { ChatCompletionBody } from './schemas';
 
 /**
@@ -41,9 +43,6 @@ import type { ChatCompletionBody } from './schemas';
 
 /** The same budget as a chat turn (API Gateway answers 504 at 30 s). */
 const BUDGET_MS = 25_000;
-
-const notFound = (model: string) =>
-  new AppError(404, 'NOT_FOUND', `The model \`${model}\` does not exist or you do not have access to it (model is the id of one of your active agents, optionally @<version> or @draft; GET /openai/v1/models lists them)`, { param: 'model', resource: 'Agent', id: model });
 
 /** The text of a message's content; a part that is not text (image, audio, file) is refused, naming it. */
 function textOf(content: unknown, path: string): string {
@@ -152,17 +151,6 @@ interface Prepared {
   run: (onDelta?: (delta: string, id: string) => void) => Promise<TurnOutput>;
 }
 
-/** `model`: an agent's id, optionally `@<version>` or `@draft`. */
-export function parseModel(model: string): { agentId: string; pin: AgentVersionPin | undefined } {
-  const at = model.lastIndexOf('@');
-  if (at < 0) return { agentId: model, pin: undefined };
-  const agentId = model.slice(0, at);
-  const tail = model.slice(at + 1);
-  if (tail === 'draft') return { agentId, pin: 'draft' };
-  if (!/^[1-9][0-9]{0,8}$/.test(tail)) throw ValidationError.field('model', `"${model}": after @ comes a published version's number or "draft"`);
-  return { agentId, pin: Number(tail) };
-}
-
 /**
  * The agent `model` names, at the version it names (a bare id: drawn by the agent's traffic split for
  * `user` when it has one, else published, else draft); 404 model_not_found when there is none.
@@ -210,9 +198,32 @@ async function prepare(orgId: string, body: ChatCompletionBody, timer: ReplyTime
     resolved,
     id,
     run: (onDelta) => {
+      // The replies it gave, counted (the Replies and ReplyLatency metrics).
+      const counted = (out: TurnOutput) => (recordReplies('openai', out.messages), out);
+      // Asked before anything loads: a function not granted the model fails here, synchronously, as before.
+      const model = llm();
+      const turn = (handoffs?: HandoffSession) =>
+        runTurn({
+          llm: model,
+          model: effectiveModel(agent),
+          temperature: body.temperature ?? agent.temperature,
+          system: systemOf(setup.system),
+          tools,
+          conversation,
+          history,
+          passages,
+          deadlineMs: Date.now() + BUDGET_MS,
+          ...(Object.keys(options).length ? { modelOptions: options } : {}),
+          ...(onDelta ? { stream: { onDelta } } : {}),
+          ...(handoffs ? { handoff: handoffs.hook } : {}),
+          timer,
+        }).then(counted);
+      if (!offerTools || !(agent.handoff_agents ?? []).length) return turn();
       // A hand-off within the request's tool loop: the agent handed to answers the rest of this request (nothing is stored).
-      const handoffs = offerTools && (agent.handoff_agents ?? []).length
-        ? handoffSession({
+      // The hand-off rules load for an agent that lists hand-off agents only (conversations/handoff.ts).
+      return import('../conversations/handoff').then(({ handoffSession }) =>
+        turn(
+          handoffSession({
             organization_id: orgId,
             channel: 'chat',
             agent,
@@ -224,25 +235,9 @@ async function prepare(orgId: string, body: ChatCompletionBody, timer: ReplyTime
             toolsFor: async (a) => [...withHandoff(await functionTools(a), a), ...callerTools.filter((t) => t.name !== HANDOFF_TOOL)],
             modelFor: (a) => ({ model: effectiveModel(a), temperature: body.temperature ?? a.temperature }),
             systemFor: systemOf,
-          })
-        : undefined;
-      // The replies it gave, counted (the Replies and ReplyLatency metrics).
-      const counted = (out: TurnOutput) => (recordReplies('openai', out.messages), out);
-      return runTurn({
-        llm: llm(),
-        model: effectiveModel(agent),
-        temperature: body.temperature ?? agent.temperature,
-        system: systemOf(setup.system),
-        tools,
-        conversation,
-        history,
-        passages,
-        deadlineMs: Date.now() + BUDGET_MS,
-        ...(Object.keys(options).length ? { modelOptions: options } : {}),
-        ...(onDelta ? { stream: { onDelta } } : {}),
-        ...(handoffs ? { handoff: handoffs.hook } : {}),
-        timer,
-      }).then(counted);
+          }),
+        ),
+      );
     },
   };
 }
@@ -347,42 +342,3 @@ export async function chatCompletion(orgId: string, body: ChatCompletionBody): P
 }
 
 const STREAM_CONTENT_TYPE = 'text/event-stream; charset=utf-8';
-
-/** A model object, as OpenAI's `GET /models` lists and `GET /models/{id}` retrieves it. */
-const modelObject = (id: string, createdAt: string | undefined, orgId: string) => ({ id, object: 'model' as const, created: Math.floor(Date.parse(createdAt ?? '') / 1000) || 0, owned_by: orgId });
-
-/** One model (`GET /openai/v1/models/{model}`): an active agent, or one of its versions; 404 model_not_found otherwise. */
-export async function retrieveModel(orgId: string, model: string): Promise<RawBody> {
-  const { agentId, pin } = parseModel(model);
-  const draft = await findAgent(orgId, agentId);
-  if (!draft || !isActive(draft)) throw notFound(model);
-  let createdAt = draft.created_at;
-  if (typeof pin === 'number') {
-    const version = await getVersion(orgId, agentId, pin).catch(() => undefined);
-    if (!version) throw notFound(model);
-    createdAt = version.created_at;
-  }
-  return rawBody('application/json', JSON.stringify(modelObject(model, createdAt, orgId)));
-}
-
-/** The organization's active agents as models: each agent (its published version, else its draft), `<id>@draft` and `<id>@<version>` for each published version. */
-export async function listModels(orgId: string): Promise<RawBody> {
-  const { listAgents } = await import('../agents/service');
-  const data: { id: string; object: 'model'; created: number; owned_by: string }[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = (await listAgents(orgId, { limit: 100, ...(cursor ? { cursor } : {}), status: 'AGENT_STATUS_ACTIVE' } as never)) as unknown as { items: Agent[]; meta: { next_cursor: string | null } };
-    for (const a of page.items) {
-      data.push(modelObject(a.id, a.created_at, orgId), modelObject(`${a.id}@draft`, a.updated_at, orgId));
-      // Each published version, pinned: `<id>@<version>`.
-      let versionCursor: string | undefined;
-      do {
-        const versions = (await listVersions(orgId, a.id, { limit: 100, ...(versionCursor ? { cursor: versionCursor } : {}) } as never)) as unknown as { items: AgentVersion[]; meta: { next_cursor: string | null } };
-        for (const v of versions.items) data.push(modelObject(`${a.id}@${v.version}`, v.created_at, orgId));
-        versionCursor = versions.meta?.next_cursor ?? undefined;
-      } while (versionCursor);
-    }
-    cursor = page.meta?.next_cursor ?? undefined;
-  } while (cursor);
-  return rawBody('application/json', JSON.stringify({ object: 'list', data }));
-}

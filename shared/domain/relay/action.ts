@@ -6,7 +6,6 @@ import { logger } from '../../logger';
 import type { CallItem } from '../calls/service';
 import { verify as verifyTwilioRequest } from '../calls/twilio-callbacks';
 import { recordConversation, type VoiceFields } from '../calls/voice-session';
-import { startWarmTransfer } from '../calls/warm-transfer';
 import { rawBody, type RawBody } from '../common/raw-body';
 import { RELAY_CANNOT_CONTINUE, RELAY_MAX_RECONNECTS, RELAY_SESSION_CAP_MS, RELAY_TIME_UP, type Handoff } from './call-ending';
 import { collectConversation } from './turns';
@@ -68,12 +67,14 @@ export async function relayAction(event: APIGatewayProxyEventV2, ref: { organiza
   if (handoff?.reasonCode === 'transfer' && handoff.to && handoff.mode === 'warm') {
     // Warm: the transfer is recorded and the person dialed while the conversation so far goes on the call (the call goes on);
     // the caller's conference TwiML is answered then, without waiting for the briefing (the person's ringing makes it: calls/warm-transfer.ts).
+    const transfer = {
+      organizationId: call.organization_id, callId: call.id, pipeline: 'relay' as const, call,
+      destination: { phone_number: handoff.to, ...(handoff.description ? { description: handoff.description } : {}) },
+      ...(handoff.reason ? { reason: handoff.reason } : {}),
+    };
+    // The transfer's code (dialing, the conference, the briefing) loads only for a warm transfer: most sessions end otherwise.
     const [started] = await Promise.all([
-      startWarmTransfer({
-        organizationId: call.organization_id, callId: call.id, pipeline: 'relay', call,
-        destination: { phone_number: handoff.to, ...(handoff.description ? { description: handoff.description } : {}) },
-        ...(handoff.reason ? { reason: handoff.reason } : {}),
-      }),
+      import('../calls/warm-transfer').then(({ startWarmTransfer }) => startWarmTransfer(transfer)),
       collectConversation(call.id).then((conversation) => recordConversation(call.organization_id, call.id, conversation)),
     ]);
     if (started.ok) return rawBody('text/xml', started.callerTwiml);

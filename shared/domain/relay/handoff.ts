@@ -2,9 +2,8 @@ import { keys } from '../../db/keys';
 import { getItem } from '../../db/store';
 import type { Agent } from '../agents/schemas';
 import type { Contact } from '../contacts/schemas';
-import { recordCallHandoff } from '../calls/handoffs';
 import type { HandoffSwitch } from '../conversations/engine';
-import { handoffSession, type HandoffSession } from '../conversations/handoff';
+import type { HandoffSession } from '../conversations/handoff';
 import { segmentsOf, type Segment } from '../conversations/segments';
 import type { RelayState } from './state';
 
@@ -23,12 +22,16 @@ export function relaySegments(state: RelayState): Segment[] {
   return state.segments ?? segmentsOf({ agent_id: state.agent_id, agent_version: state.agent_version, created_at: new Date(state.started_ms).toISOString() });
 }
 
-/** The turn's hand-off session, when the agent answering lists agents; `userText` grounds the agent handed to. */
-export function relayHandoffSession(state: RelayState, userText: string): HandoffSession | undefined {
+/**
+ * The turn's hand-off session, when the agent answering lists agents; `userText` grounds the agent
+ * handed to. The hand-off rules (conversations/handoff.ts) load with the first such turn only.
+ */
+export async function relayHandoffSession(state: RelayState, userText: string): Promise<HandoffSession | undefined> {
   const entries = state.agent.handoff_agents ?? [];
   if (!entries.length) return undefined;
   const segments = relaySegments(state);
   const current = segments.at(-1)!;
+  const { handoffSession } = await import('../conversations/handoff');
   return handoffSession({
     organization_id: state.organization_id,
     channel: 'call',
@@ -51,6 +54,7 @@ export function relayHandoffSession(state: RelayState, userText: string): Handof
 export async function settleRelayHandoffs(state: RelayState, session: HandoffSession, handoffs: HandoffSwitch[]): Promise<Partial<RelayState>> {
   const call = { organization_id: state.organization_id, id: state.call_id, channel: 'phone', agent_id: state.agent_id, agent_version: state.agent_version };
   const before = session.segments.length - handoffs.length;
+  const { recordCallHandoff } = await import('../calls/handoffs');
   for (const [i, sw] of handoffs.entries()) await recordCallHandoff(call, sw, session.segments.slice(0, before + i + 1));
   const last = handoffs.at(-1)!;
   const next = session.current.agent;

@@ -1,5 +1,5 @@
 import { toolsForAgent, type RunnableTool } from '../conversations/tools/catalog';
-import { withHandoffTool } from '../conversations/handoff';
+import { withHandoffTool } from '../conversations/handoff-tool';
 import type { PendingToolCall } from '../conversations/engine';
 import { DIGITS } from './protocol';
 import type { RelayState } from './state';

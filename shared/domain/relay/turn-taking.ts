@@ -111,7 +111,7 @@ async function respondTurn(state: RelayState, history: ConversationMessage[], my
   let out: TurnOutput | undefined;
   let failed = false;
   // Agent-to-agent hand-off (relay/handoff.ts): the switches this turn made, written with it.
-  const handoffs = relayHandoffSession(state, userText);
+  const handoffs = await relayHandoffSession(state, userText);
   const switches: TurnOutput['handoffs'] = [];
   try {
     const [tools, passages] = await Promise.all([
