@@ -3,7 +3,9 @@ import { resetConfig } from '../../shared/config';
 import { llm, resetLlm } from '../../shared/adapters/llm';
 import { llmKeyFromEnvironment, openAiModel, resetLlmKey, retryAfterSeconds, type OpenAiModelOptions } from '../../shared/adapters/llm/openai';
 import { LlmError, type LlmRequest } from '../../shared/adapters/llm/port';
+import { flushTracing, inSpan, startTracing, stopTracing } from '../../shared/telemetry/tracing';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/openai-stand-in';
+import { startOtlpReceiver } from '../support/otlp-receiver';
 import { until } from '../support/until';
 
 /**
@@ -222,6 +224,129 @@ describe('the openai model adapter: the connection', () => {
     expect(deltas).toEqual(['On', 'e.', 'Tw', 'o.']);
     expect(server.requests).toHaveLength(3);
     expect(new Set(server.requests.map((r) => r.connection)).size).toBe(1);
+  });
+});
+
+/**
+ * A provider closes a kept-alive connection after some seconds idle, unannounced; a request sent
+ * on it just then fails before any byte of an answer. Each test has a stand-in of its own that
+ * closes idle connections after 200 ms (a new origin, so the adapter's pool holds none of it yet).
+ */
+describe('the openai model adapter: connections the provider closes while idle', () => {
+  let idle: OpenAiStandIn;
+  beforeEach(async () => {
+    idle = await startOpenAiStandIn({ apiKey: KEY, idleCloseMs: 200 });
+  });
+  afterEach(async () => {
+    await idle.close();
+  });
+  const adapter = () => model({ baseUrl: idle.url });
+  const ask = async (over: Partial<LlmRequest> = {}, streamed = false) => {
+    const deltas: string[] = [];
+    const out = await adapter().complete(request({ ...over, ...(streamed ? { onDelta: (d: string) => void deltas.push(d) } : {}) }));
+    return { text: out.text, deltas };
+  };
+  const connections = () => idle.requests.map((r) => r.connection);
+  const settle = () => new Promise((r) => setTimeout(r, 100));
+
+  it.each([['whole', false], ['streamed', true]])('sends the request again, once, on a new connection when the provider closed the idle connection as it went out (%s)', async (_, streamed) => {
+    idle.script({ text: 'One.', pieces: ['One.'] }, { text: 'Two.', pieces: ['Tw', 'o.'] });
+    expect((await ask({}, streamed)).text).toBe('One.');
+    await idle.idleClosed();
+    // At once: the request leaves on the pooled connection before the client can see it closed.
+    const second = await ask({}, streamed);
+    expect(second).toEqual({ text: 'Two.', deltas: streamed ? ['Tw', 'o.'] : [] });
+    // The closed connection never delivered the request; the second connection did.
+    expect(idle.requests).toHaveLength(2);
+    expect(new Set(connections()).size).toBe(2);
+  });
+
+  it.each([['whole', false], ['streamed', true]])('sends the request again, once, on a new connection when the provider closed the connection as the request arrived (%s)', async (_, streamed) => {
+    idle.script({ text: 'One.', pieces: ['One.'] }, { text: 'One.', pieces: ['One.'] }, { drop: true }, { text: 'Two.', pieces: ['Tw', 'o.'] });
+    // Two requests at once: two connections in the pool.
+    await Promise.all([ask({}, streamed), ask({}, streamed)]);
+    const second = await ask({}, streamed);
+    expect(second).toEqual({ text: 'Two.', deltas: streamed ? ['Tw', 'o.'] : [] });
+    const [a, b, dropped, again] = connections();
+    expect(a).not.toBe(b);
+    expect([a, b]).toContain(dropped);
+    // Not the other pooled connection, idle as long: a new one, the pool's now (the next request reuses it).
+    expect([a, b]).not.toContain(again);
+    expect((await ask({}, streamed)).text).toBe('ok');
+    expect(connections()[4]).toBe(again);
+  });
+
+  it('does not send it again when it failed on a new connection: no pooled connection was stale, the server may have taken it', async () => {
+    idle.script({ drop: true }, { drop: true });
+    expect((await failure(adapter().complete(request()))).reason).toBe('unreachable');
+    expect((await failure(adapter().complete(request({ onDelta: () => undefined })))).reason).toBe('unreachable');
+    await settle();
+    expect(idle.requests).toHaveLength(2);
+  });
+
+  it('does not send it again once any byte of an answer arrived: a status line alone, part of a body, part of a stream', async () => {
+    idle.script(
+      { text: 'Warm.' },
+      { partial: 'HTTP/1.1 200 OK\r\n' },
+      { text: 'Warm.' },
+      { partial: 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n{"choices":' },
+      { text: 'Warm.' },
+      { text: 'One two three.', pieces: ['One ', 'two ', 'three.'], cutAfter: 1 },
+    );
+    expect((await ask()).text).toBe('Warm.');
+    expect((await failure(adapter().complete(request()))).reason).toBe('unreachable');
+    expect((await ask()).text).toBe('Warm.');
+    expect((await failure(adapter().complete(request()))).reason).toBe('unreachable');
+    expect((await ask()).text).toBe('Warm.');
+    const deltas: string[] = [];
+    expect((await failure(adapter().complete(request({ onDelta: (d) => void deltas.push(d) })))).reason).toBe('unreachable');
+    expect(deltas).toEqual(['One ']);
+    await settle();
+    expect(idle.requests).toHaveLength(6);
+    // Each failed on a reused connection: the warm-up's.
+    const seen = connections();
+    expect([seen[1], seen[3], seen[5]]).toEqual([seen[0], seen[2], seen[4]]);
+  });
+
+  it('does not send it again when the caller cancelled it or its time ran out on a reused connection', async () => {
+    idle.script({ text: 'Warm.' }, { hang: true }, { text: 'Warm.' }, { hang: true });
+    expect((await ask()).text).toBe('Warm.');
+    const controller = new AbortController();
+    const pending = adapter().complete(request({ signal: controller.signal }));
+    await until(async () => idle.requests.length, (n) => n === 2, 'the request');
+    controller.abort();
+    expect((await failure(pending)).details.cancelled).toBe(true);
+    expect((await ask()).text).toBe('Warm.');
+    expect((await failure(adapter().complete(request({ timeoutMs: 100 })))).reason).toBe('timeout');
+    await settle();
+    expect(idle.requests).toHaveLength(4);
+    const seen = connections();
+    expect([seen[1], seen[3]]).toEqual([seen[0], seen[2]]);
+  });
+
+  it('traces each attempt as its own POST client span, the second with http.request.resend_count 1, the first failed', async () => {
+    const otlp = await startOtlpReceiver();
+    const saved = { ...process.env };
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.url;
+    try {
+      expect(await startTracing()).toBe(true);
+      idle.script({ text: 'One.' }, { drop: true }, { text: 'Two.' });
+      await ask();
+      await inSpan('turn', {}, () => ask());
+      await flushTracing();
+      const turn = await otlp.waitFor((s) => s.name === 'turn');
+      const posts = otlp.spans.filter((s) => s.name === 'POST' && s.parentSpanId === turn.spanId);
+      expect(posts.map((s) => [s.kind, s.attributes['http.request.resend_count'], s.attributes['error.type'], s.attributes['http.response.status_code']])).toEqual([
+        [3, undefined, 'Error', undefined],
+        [3, 1, undefined, 200],
+      ]);
+      // Each attempt sent its own span's traceparent.
+      expect(idle.requests[2].headers.traceparent).toContain(posts[1].spanId);
+    } finally {
+      await stopTracing();
+      process.env = saved;
+      await otlp.close();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { readBody } from './stand-in';
 
 /**
@@ -18,6 +18,15 @@ import { readBody } from './stand-in';
  * `finish_reason` and an empty delta, a `usage` chunk with empty `choices` only when
  * `stream_options.include_usage`, then `data: [DONE]`). A request whose client closes the
  * connection before its answer ended is marked `abortedAt` (a cancelled request).
+ *
+ * Kept-alive connections stay open (Node's default: closed after 5 s idle, announced in a
+ * `Keep-Alive: timeout=5` header) unless started with `idleCloseMs`: then, as a provider's servers
+ * and load balancers do, a connection on which no request came that long after its last answer
+ * ended is closed, unannounced. The race this makes (a client sends its next request on the
+ * connection just as the server closes it) is reproduced on demand: a request sent in the same
+ * turn of the event loop as `idleClosed()` resolves goes out on the closed connection before the
+ * client can learn of the close, and a `{ drop: true }` step closes the connection as its request
+ * arrives, unanswered.
  *
  *   const model = await startOpenAiStandIn();
  *   model.script({ toolCalls: [{ name: 'lookup', arguments: { id: 1 } }] }, { text: 'Found it.' });
@@ -53,10 +62,17 @@ export type StandInAnswer =
   /** Any body (a malformed answer). */
   | { raw: string; status?: number; contentType?: string; delayMs?: number }
   /** Never answers (a timeout); the connection is dropped on close(). */
-  | { hang: true };
+  | { hang: true }
+  /** Reads the request whole, writes these bytes (the start of an answer, e.g. a status line) and closes the connection. */
+  | { partial: string };
 
-/** An answer, or a function of the request's JSON body that gives one. */
-export type StandInStep = StandInAnswer | ((body: any) => StandInAnswer);
+/**
+ * An answer, or a function of the request's JSON body that gives one; or `{ drop: true }`: the
+ * connection is closed as the request arrives, its body unread and unanswered (the request is
+ * recorded without a body), which to the client is a server that closed an idle connection at
+ * that very moment.
+ */
+export type StandInStep = StandInAnswer | ((body: any) => StandInAnswer) | { drop: true };
 
 export interface StandInRequest {
   method: string;
@@ -82,6 +98,8 @@ export interface OpenAiStandIn {
   script(...steps: StandInStep[]): void;
   /** Forgets the queue and the recorded requests. */
   reset(): void;
+  /** Resolves when the stand-in next closes an idle connection (`idleCloseMs`), at that moment: the client has not seen the close yet. */
+  idleClosed(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -100,6 +118,8 @@ export async function startOpenAiStandIn(options: {
   fallback?: StandInStep;
   /** The model's context window: a request over it (standInTokens) is refused as OpenAI refuses it (400 `context_length_exceeded`). */
   contextTokens?: number;
+  /** Closes a kept-alive connection this long after its last answer ended when no request came on it, without announcing it (no `Keep-Alive` header). */
+  idleCloseMs?: number;
 } = {}): Promise<OpenAiStandIn> {
   const apiKey = options.apiKey;
   const fallback: StandInStep = options.fallback ?? { text: 'ok' };
@@ -115,7 +135,19 @@ export async function startOpenAiStandIn(options: {
   const apiError = (status: number, message: string, type: string, code: string | null = null) =>
     JSON.stringify({ error: { message, type, param: null, code } });
 
+  const record = (req: IncomingMessage, body: unknown): StandInRequest => {
+    const recorded = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, authorization: req.headers.authorization, body, connection: `${req.socket.remoteAddress}:${req.socket.remotePort}` };
+    requests.push(recorded);
+    return recorded;
+  };
+
   const server = createServer(async (req, res) => {
+    const next = queue[0];
+    if (typeof next === 'object' && 'drop' in next) {
+      queue.shift();
+      record(req, undefined);
+      return void req.socket.destroy();
+    }
     const text = await readBody(req);
     let body: unknown;
     try {
@@ -123,8 +155,7 @@ export async function startOpenAiStandIn(options: {
     } catch {
       body = undefined;
     }
-    const recorded: StandInRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, authorization: req.headers.authorization, body, connection: `${req.socket.remoteAddress}:${req.socket.remotePort}` };
-    requests.push(recorded);
+    const recorded = record(req, body);
     // The client gave up on the request (its fetch aborted): the response closes before it ended.
     res.on('close', () => void (res.writableFinished || (recorded.abortedAt = Date.now())));
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(res, 404, apiError(404, 'Unknown path', 'invalid_request_error'));
@@ -139,6 +170,8 @@ export async function startOpenAiStandIn(options: {
     const step = queue.shift() ?? fallback;
     const answer = typeof step === 'function' ? step(body) : step;
     if ('hang' in answer) return;
+    if ('drop' in answer) return void req.socket.destroy();
+    if ('partial' in answer) return void req.socket.end(answer.partial);
     if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
     if ('raw' in answer) return send(res, answer.status ?? 200, answer.raw, { 'content-type': answer.contentType ?? 'application/json' });
     if ('status' in answer) {
@@ -171,6 +204,21 @@ export async function startOpenAiStandIn(options: {
     };
     send(res, 200, JSON.stringify(completion));
   });
+  const idleWaiters: (() => void)[] = [];
+  if (options.idleCloseMs !== undefined) {
+    const idleMs = options.idleCloseMs;
+    // Only our timer closes idle connections, and no `Keep-Alive: timeout` header announces it.
+    server.keepAliveTimeout = 0;
+    const timers = new WeakMap<Socket, NodeJS.Timeout>();
+    const closeIdle = (socket: Socket) => {
+      socket.destroy();
+      for (const resolve of idleWaiters.splice(0)) resolve();
+    };
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      clearTimeout(timers.get(req.socket));
+      res.once('finish', () => timers.set(req.socket, setTimeout(closeIdle, idleMs, req.socket).unref()));
+    });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
@@ -183,6 +231,7 @@ export async function startOpenAiStandIn(options: {
       queue.length = 0;
       requests.length = 0;
     },
+    idleClosed: () => new Promise<void>((resolve) => void idleWaiters.push(resolve)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
