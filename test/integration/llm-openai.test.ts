@@ -229,13 +229,15 @@ describe('the openai model adapter: the connection', () => {
 
 /**
  * A provider closes a kept-alive connection after some seconds idle, unannounced; a request sent
- * on it just then fails before any byte of an answer. Each test has a stand-in of its own that
- * closes idle connections after 200 ms (a new origin, so the adapter's pool holds none of it yet).
+ * on it just then fails before any byte of an answer. Each test has a stand-in of its own (a new
+ * origin, so the adapter's pool holds none of it yet); the first closes idle connections after
+ * 200 ms and says when, the others drop or cut requests as scripted, with no timer of their own
+ * (on a busy machine a 200 ms idle close could come between any two requests of theirs).
  */
 describe('the openai model adapter: connections the provider closes while idle', () => {
   let idle: OpenAiStandIn;
   beforeEach(async () => {
-    idle = await startOpenAiStandIn({ apiKey: KEY, idleCloseMs: 200 });
+    idle = await startOpenAiStandIn({ apiKey: KEY });
   });
   afterEach(async () => {
     await idle.close();
@@ -250,6 +252,8 @@ describe('the openai model adapter: connections the provider closes while idle',
   const settle = () => new Promise((r) => setTimeout(r, 100));
 
   it.each([['whole', false], ['streamed', true]])('sends the request again, once, on a new connection when the provider closed the idle connection as it went out (%s)', async (_, streamed) => {
+    await idle.close();
+    idle = await startOpenAiStandIn({ apiKey: KEY, idleCloseMs: 200 });
     idle.script({ text: 'One.', pieces: ['One.'] }, { text: 'Two.', pieces: ['Tw', 'o.'] });
     expect((await ask({}, streamed)).text).toBe('One.');
     await idle.idleClosed();
