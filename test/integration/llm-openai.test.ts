@@ -280,6 +280,19 @@ describe('the openai model adapter: connections the provider closes while idle',
     expect(connections()[4]).toBe(again);
   });
 
+  it('tells onSent when each request sent has left (where latency_ms.model starts): once, and again for a resend', async () => {
+    idle.script({ text: 'One.' }, { text: 'One.' }, { drop: true }, { text: 'Two.' });
+    for (const streamed of [false, true]) {
+      const sent: number[] = [];
+      await ask({ onSent: () => void sent.push(idle.requests.length) }, streamed);
+      // Left before its answer came (the stand-in had not yet recorded it, or just had).
+      expect(sent).toHaveLength(1);
+    }
+    const sent: number[] = [];
+    expect((await ask({ onSent: () => void sent.push(performance.now()) })).text).toBe('Two.');
+    expect(sent).toHaveLength(2);
+  });
+
   it('does not send it again when it failed on a new connection: no pooled connection was stale, the server may have taken it', async () => {
     idle.script({ drop: true }, { drop: true });
     expect((await failure(adapter().complete(request()))).reason).toBe('unreachable');

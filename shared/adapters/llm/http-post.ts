@@ -82,22 +82,27 @@ function closeIdle(agent: http.Agent): void {
 
 const abortError = (signal: AbortSignal): unknown => signal.reason ?? Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
 
-export async function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostResponse> {
+/**
+ * `onSent` is told when the request has left: its last byte handed to the connection (after the
+ * connection was had and the headers and body were written), where a reply's `latency_ms.model`
+ * starts; a resend tells it again.
+ */
+export async function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal, onSent?: () => void): Promise<PostResponse> {
   const target = new URL(url);
   if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new TypeError(`Only http and https URLs can be asked, got ${target.protocol}`);
   if (signal.aborted) throw abortError(signal);
   const connection: Connection = { reused: false, answered: false };
   try {
-    return await attempt(target, headers, body, signal, connection);
+    return await attempt(target, headers, body, signal, connection, onSent);
   } catch (err) {
     if (!resendable(err, connection, signal)) throw err;
     closeIdle(agents[target.protocol]);
-    return attempt(target, headers, body, signal, { reused: false, answered: false }, 1);
+    return attempt(target, headers, body, signal, { reused: false, answered: false }, onSent, 1);
   }
 }
 
 /** One request sent, in its span. */
-function attempt(target: URL, headers: Record<string, string>, body: string, signal: AbortSignal, connection: Connection, resendCount = 0): Promise<PostResponse> {
+function attempt(target: URL, headers: Record<string, string>, body: string, signal: AbortSignal, connection: Connection, onSent: (() => void) | undefined, resendCount = 0): Promise<PostResponse> {
   const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
   const attributes = {
     'http.request.method': 'POST',
@@ -114,7 +119,7 @@ function attempt(target: URL, headers: Record<string, string>, body: string, sig
   let failed!: (err: unknown) => void;
   const response = new Promise<PostResponse>((resolve, reject) => ((answered = resolve), (failed = reject)));
   void inSpan('POST', { kind: SpanKind.CLIENT, attributes, recordErrors: false }, async (span) => {
-    send(target, withTraceHeaders(headers), body, signal, connection, span, settled, (err) => (spanError = err)).then(answered, (err: unknown) => {
+    send(target, withTraceHeaders(headers), body, signal, connection, span, settled, (err) => (spanError = err), onSent).then(answered, (err: unknown) => {
       spanError = err;
       settled();
       failed(err);
@@ -128,7 +133,7 @@ function attempt(target: URL, headers: Record<string, string>, body: string, sig
   return response;
 }
 
-function send(target: URL, headers: Record<string, string>, body: string, signal: AbortSignal, connection: Connection, span: Span | undefined, done: () => void, failedLater: (err: unknown) => void): Promise<PostResponse> {
+function send(target: URL, headers: Record<string, string>, body: string, signal: AbortSignal, connection: Connection, span: Span | undefined, done: () => void, failedLater: (err: unknown) => void, onSent?: () => void): Promise<PostResponse> {
   return new Promise<PostResponse>((resolve, reject) => {
     const protocol = target.protocol as 'http:' | 'https:';
     const request = (protocol === 'https:' ? https : http).request(target, { method: 'POST', agent: agents[protocol], headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res: IncomingMessage) => {
@@ -165,7 +170,7 @@ function send(target: URL, headers: Record<string, string>, body: string, signal
       signal.removeEventListener('abort', onRequestAbort);
       reject(signal.aborted ? abortError(signal) : err);
     });
-    request.end(body);
+    request.end(body, onSent);
   });
 }
 

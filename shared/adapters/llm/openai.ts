@@ -254,8 +254,7 @@ export function openAiModel(options: OpenAiModelOptions = {}): LlmPort {
       let text: string;
       try {
         const body = JSON.stringify(requestBody(request, defaultModel));
-        request.onSent?.();
-        const response = await post(`${baseUrl}/chat/completions`, { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' }, body, signal);
+        const response = await post(`${baseUrl}/chat/completions`, { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' }, body, signal, request.onSent);
         status = response.status;
         headers = response.headers;
         text = await response.text();
@@ -347,8 +346,7 @@ async function streamCompletion(url: string, key: string, body: Record<string, u
   let response: PostResponse;
   try {
     const sent = JSON.stringify(body);
-    onSent?.();
-    response = await post(url, { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' }, sent, signal);
+    response = await post(url, { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' }, sent, signal, onSent);
   } catch (err) {
     throw lost(err);
   }

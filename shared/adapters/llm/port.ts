@@ -67,9 +67,10 @@ export interface LlmRequest {
    */
   onDelta?: (text: string) => void;
   /**
-   * Called once as the request leaves for the model (after the adapter's own preparation: its key
-   * read, the body built): where a reply's `latency_ms.model` starts. Optional: an adapter that
-   * never calls it leaves the start at the call of `complete`.
+   * Called as the request leaves for the model (after the adapter's own preparation: its key
+   * read, the body built, the connection had and the request written to it): where a reply's
+   * `latency_ms.model` starts; again if the request is sent again (the later call wins).
+   * Optional: an adapter that never calls it leaves the start at the call of `complete`.
    */
   onSent?: () => void;
   /** What a caller of the OpenAI-compatible endpoint asked of the model beyond the agent's settings (absent elsewhere). */
