@@ -24,7 +24,8 @@
  *   BENCH_TRACE_PARTS=onoff BENCH_TRACE_ITERATIONS=300 npx tsx bench/tracing-cost.ts
  *   BENCH_TRACE_PARTS=cold npx tsx bench/tracing-cost.ts
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -406,7 +407,7 @@ async function onOffInProcess(): Promise<string> {
 }
 
 /** The cold start with tracing on: load and first invocation of a function's bundle against the floor's. */
-function cold(): string {
+async function cold(): Promise<string> {
   const out = mkdtempSync(join(tmpdir(), 'vap-bench-traced-'));
   const functions = [
     { name: 'getAgent', entry: 'functions/agents/get.ts' },
@@ -420,9 +421,23 @@ function cold(): string {
   // A request without a key: the whole stack runs (and with tracing on, the SDK loads and a server span is made) and answers 401 before any table read.
   const event = { version: '2.0', routeKey: 'GET /api/v1/agents/{id}', rawPath: '/api/v1/agents/x', rawQueryString: '', headers: {}, pathParameters: { id: 'x' }, isBase64Encoded: false, requestContext: { requestId: 'cold', http: { method: 'GET', path: '/api/v1/agents/x' } } };
   const script = `const t=performance.now(); const m=await import(${'FILE'}); const l=performance.now()-t; await m.handler(${JSON.stringify(event)}, { awsRequestId: 'cold', functionName: 'bench', getRemainingTimeInMillis: () => 10000 }); console.log(l, performance.now()-t); process.exit(0)`;
-  const once = (name: string, traced: boolean) => {
-    const env = traced ? { ...baseEnv, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_SERVICE_NAME: 'bench' } : baseEnv;
-    return String(execFileSync(process.execPath, ['--input-type=module', '-e', script.replace('FILE', JSON.stringify(fileOf(name)))], { cwd: out, env })).trim().split(' ').map(Number) as [number, number];
+  // As in a Lambda environment: AWS_EXECUTION_ENV set, and a Runtime API (a fresh local Extensions API per load, served
+  // by this process as Lambda serves it from outside the function's) with which a traced bundle registers its trace
+  // export extension during its module load (lib/bundle.ts); tracing off, nothing registers.
+  const { ExtensionsApi } = await import('../shared/local/stack/extensions-api');
+  const run = promisify(execFile);
+  const once = async (name: string, traced: boolean) => {
+    const runtime = new ExtensionsApi({ name, handler: 'index.handler' });
+    const lambdaEnv = { ...baseEnv, AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x', AWS_LAMBDA_RUNTIME_API: await runtime.listen() };
+    const env = traced ? { ...lambdaEnv, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_SERVICE_NAME: 'bench' } : lambdaEnv;
+    try {
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script.replace('FILE', JSON.stringify(fileOf(name)))], { cwd: out, env });
+      if (traced && runtime.count !== 1) throw new Error(`${name}: the traced bundle did not register its extension`);
+      if (!traced && runtime.count !== 0) throw new Error(`${name}: an extension registered with tracing off`);
+      return String(stdout).trim().split(' ').map(Number) as [number, number];
+    } finally {
+      await runtime.close();
+    }
   };
   const loads = new Map<string, { load: number[]; first: number[] }>();
   const keyOf = (name: string, traced: boolean) => `${name}:${traced ? 'on' : 'off'}`;
@@ -434,10 +449,11 @@ function cold(): string {
       [items[i], items[j]] = [items[j]!, items[i]!];
     }
     // The floor before and after every two loads: each load against the mean of its two neighbouring floors.
-    let before = once('floor', false);
+    let before = await once('floor', false);
     for (let i = 0; i < items.length; i += 2) {
-      const pair = items.slice(i, i + 2).map((it) => ({ ...it, times: once(it.name, it.traced) }));
-      const after = once('floor', false);
+      const pair: Array<{ name: string; traced: boolean; times: [number, number] }> = [];
+      for (const it of items.slice(i, i + 2)) pair.push({ ...it, times: await once(it.name, it.traced) });
+      const after = await once('floor', false);
       for (const floorTimes of [before, after]) {
         const e = loads.get('floor') ?? { load: [], first: [] };
         e.load.push(floorTimes[0]);
@@ -468,14 +484,14 @@ function cold(): string {
   return [
     '### The cold start of a traced function',
     '',
-    `\`BENCH_TRACE_PARTS=cold npx tsx bench/tracing-cost.ts\`. Each bundle as the stack builds it (lib/bundle.ts, SDK bundled, minified, split), loaded with \`await import()\` in a fresh Node process and invoked once with a request without a key (the whole middleware stack runs and answers 401 before any table read; with tracing on, that first invocation imports the OpenTelemetry chunk, registers the SDK and makes the request's server span), ${COLD_ROUNDS} rounds in a random order, the floor (bench/cold-floor.ts: a handler that only creates a DynamoDB document client, invoked once too) before and after every two loads; "× floor" is the median over a function's loads of its time to the first answer against the mean of its two neighbouring floors'. Load average when measured: ${load.map((l) => l.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
+    `\`BENCH_TRACE_PARTS=cold npx tsx bench/tracing-cost.ts\`. Each bundle as the stack builds it (lib/bundle.ts, SDK bundled, minified, split), loaded with \`await import()\` in a fresh Node process and invoked once with a request without a key (the whole middleware stack runs and answers 401 before any table read; with tracing on, the module load registers the trace export extension with a Runtime API served by the bench's process, as in a Lambda environment, and that first invocation imports the OpenTelemetry chunk, registers the SDK and makes the request's server span), ${COLD_ROUNDS} rounds in a random order, the floor (bench/cold-floor.ts: a handler that only creates a DynamoDB document client, invoked once too) before and after every two loads; "× floor" is the median over a function's loads of its time to the first answer against the mean of its two neighbouring floors'. Load average when measured: ${load.map((l) => l.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
     '',
     '| function | tracing | module load (p50) | load + first answer (p50) | × floor |',
     '|---|---|---|---|---|',
     `| floor | off | ${pct(floor.load, 50).toFixed(1)} ms | ${pct(floor.first, 50).toFixed(1)} ms | 1.00× |`,
     ...rows,
     '',
-    `Tracing on adds ${added.map((x, i) => `${x.toFixed(1)} ms (${functions[i]!.name})`).join(', ')} to the first answer (p50): the SDK's chunk loaded and registered once per environment. Module load itself does not change (nothing of OpenTelemetry loads at start).`,
+    `Tracing on adds ${added.map((x, i) => `${x.toFixed(1)} ms (${functions[i]!.name})`).join(', ')} to the first answer (p50): the SDK's chunk loaded and registered once per environment, and the extension's registration (one loopback request during the module load). Nothing of OpenTelemetry loads at start.`,
     '',
   ].join('\n');
 }
@@ -485,7 +501,7 @@ export async function tracingCostBenchmark(): Promise<string> {
   if (PARTS.has('turns')) sections.push(await turns());
   if (PARTS.has('inproc')) sections.push(await inProcess());
   if (PARTS.has('onoff')) sections.push(await onOffInProcess());
-  if (PARTS.has('cold')) sections.push(cold());
+  if (PARTS.has('cold')) sections.push(await cold());
   return sections.join('\n');
 }
 
