@@ -59,3 +59,18 @@ it('answers a chat turn before its spans are exported, then exports them from th
   }
   expect(otlp.rejected).toEqual([]);
 });
+
+it('writes each chat turn\'s metrics as an EMF line from the bundle (Powertools Metrics, a chunk loaded as the model request leaves)', async () => {
+  const from = tier.stack.logs.length;
+  const agent = await tier.api('POST', '/api/v1/agents', { body: { name: 'Measured desk', prompt: 'Answer briefly.' } });
+  const chat = await tier.api('POST', '/api/v1/chats', { body: { agent_id: agent.body.data.id } });
+  tier.model.script({ text: 'Counted.' });
+  expect((await tier.api('POST', `/api/v1/chats/${chat.body.data.id}/messages`, { body: { content: 'Count me' } })).status).toBe(200);
+  const emf = tier.stack.logs
+    .slice(from)
+    .filter((line) => line.includes('SendChatMessageFunction') && line.includes('"CloudWatchMetrics"'))
+    .map((line) => JSON.parse(line.slice(line.indexOf('{'))));
+  const reply = emf.find((m) => m.Channel === 'chat' && typeof m.ReplyLatency !== 'undefined');
+  expect(reply).toMatchObject({ _aws: { CloudWatchMetrics: [expect.objectContaining({ Namespace: 'VoiceAgentPlatform' })] }, Replies: 1 });
+  expect(tier.stack.logs.slice(from).filter((line) => /metrics/i.test(line) && /warn|could not/i.test(line))).toEqual([]);
+});
