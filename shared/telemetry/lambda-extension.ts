@@ -32,11 +32,6 @@ let settled = 0;
 let taken = 0;
 let wake: (() => void) | undefined;
 
-/** Whether spans are exported after each answer by the extension (true only in a deployed function with tracing on). */
-export function exportsAfterAnswer(): boolean {
-  return registered;
-}
-
 /**
  * Whether a hook must export its spans before it answers: in Lambda (the environment is frozen
  * after the answer) when no extension exports them after it.
