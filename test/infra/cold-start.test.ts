@@ -33,6 +33,9 @@ const representative = [
   'getAppointment', // appointments: reads one, no dates in a zone
   'getAvailability', // computes dates in a zone on every request
   'cancelCampaign', // fails pending contacts inline; the engine (calls, S3) is not its to load
+  'getAgentTest', // agent tests: the criteria's schemas name the pattern engine
+  'createAgentTest', // checks a reply_matches pattern when one is written
+  'publishAgentVersion', // agents: its area's schemas include the tests'
 ];
 const entries = [
   ...representative.map((id) => {
@@ -79,6 +82,12 @@ describe('what a function loads at cold start', () => {
       // It is still there, behind the dynamic import (or the test would prove nothing).
       expect(anywhere(name).filter(pkg('@aws-sdk/client-sqs'))).not.toEqual([]);
     }
+  });
+
+  it('the linear-time pattern engine (re2js) loads only when a pattern is checked or matched', () => {
+    for (const name of ['getAgentTest', 'createAgentTest', 'publishAgentVersion']) expect([name, atStart(name).filter(pkg('re2js'))]).toEqual([name, []]);
+    // Behind the dynamic import where a pattern is checked (or the test would prove nothing).
+    expect(anywhere('createAgentTest').filter(pkg('re2js'))).not.toEqual([]);
   });
 
   it('knowledge-base functions load the S3 client only on a path that touches S3', () => {

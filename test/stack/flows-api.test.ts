@@ -95,6 +95,21 @@ it('knowledge base: text and an uploaded document are ingested through the queue
   expect(found.body.data.passages[0].text).toContain('within 30 days');
 });
 
+it('reply_matches patterns in the bundles: the engine, loaded on first use, refuses what RE2 cannot run (400) and judges a run', async () => {
+  const { model } = tier();
+  model.reset();
+  const agent = (await api('POST', '/api/v1/agents', { body: { name: 'Patterns', prompt: 'Greet the caller.', begin_message: 'Hi.' } })).body.data;
+  const refused = await api('POST', `/api/v1/agents/${agent.id}/tests`, { body: { name: 'Lookahead', user: { turns: ['hello'] }, criteria: [{ type: 'reply_matches', pattern: '(?=Acme)' }] } });
+  expect(refused.status).toBe(400);
+  expect(refused.text).toContain('criteria.0.pattern');
+  const test = await api('POST', `/api/v1/agents/${agent.id}/tests`, { body: { name: 'Names the shop', user: { turns: ['hello'] }, criteria: [{ type: 'reply_matches', pattern: '(?i)welcome to \\w+' }] } });
+  expect(test.status).toBe(200);
+  model.script({ text: 'Welcome to Acme! How can I help?' });
+  const published = await api('POST', `/api/v1/agents/${agent.id}/versions`, { body: { require_passing_tests: true, description: 'pattern gated' } });
+  expect(published.status).toBe(200);
+  expect(published.body.data).toMatchObject({ version: 1, test_run_id: expect.any(String) });
+});
+
 it('gated publish: refused (422) while a test fails on the model\'s answer, published once the suite passes', async () => {
   const { model } = tier();
   model.reset();

@@ -1,5 +1,3 @@
-import { RE2JS } from 're2js';
-
 /**
  * `reply_matches` patterns are written by users, so they run in a linear-time engine (re2js, a
  * pure-JavaScript port of RE2): no pattern can make a match take more than time proportional to
@@ -7,35 +5,33 @@ import { RE2JS } from 're2js';
  * and a '!' took 5.6 s with RegExp). RE2 syntax: no lookaround, no backreferences; a pattern is
  * checked when the test is written (400 naming it) and compiled again, from memory, at run time.
  * A reply longer than MAX_MATCH_INPUT characters is matched on its first MAX_MATCH_INPUT.
+ *
+ * The engine (pattern-engine.ts, ~147 KB) loads on the first pattern checked or matched, not at
+ * cold start: every function whose operations build the agent-test schemas (the agents' and the
+ * tests' areas) used to load it at start, and only writing a test or running one needs it.
  */
+
+type PatternEngine = typeof import('./pattern-engine');
+let loaded: PatternEngine | undefined;
 
 /** The longest reply text a pattern is matched against (characters). */
 export const MAX_MATCH_INPUT = 10_240;
 
-const compiled = new Map<string, RE2JS>();
-
-/** The compiled pattern (kept: a run matches the same few patterns many times). */
-export function compilePattern(pattern: string): RE2JS {
-  let re = compiled.get(pattern);
-  if (!re) {
-    re = RE2JS.compile(pattern);
-    if (compiled.size >= 500) compiled.delete(compiled.keys().next().value!);
-    compiled.set(pattern, re);
-  }
-  return re;
+/** The engine, loaded on first use. */
+export async function patternEngine(): Promise<PatternEngine> {
+  return (loaded ??= await import('./pattern-engine'));
 }
 
-/** Why the pattern cannot be used (RE2's own words), or undefined when it compiles. */
-export function patternProblem(pattern: string): string | undefined {
-  try {
-    compilePattern(pattern);
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  }
+/**
+ * Runs `use` with the engine: at once when it is loaded, else once it is (a promise). A schema
+ * check built on it is synchronous after the first load and asynchronous before it; the
+ * validation middleware parses with `safeParseAsync`, so both work there.
+ */
+export function withPatternEngine<T>(use: (engine: PatternEngine) => T): T | Promise<T> {
+  return loaded ? use(loaded) : patternEngine().then(use);
 }
 
-/** Whether the pattern matches somewhere in the first MAX_MATCH_INPUT characters of `text`. */
-export function patternMatches(pattern: string, text: string): boolean {
-  return compilePattern(pattern).test(text.length > MAX_MATCH_INPUT ? text.slice(0, MAX_MATCH_INPUT) : text);
-}
+// Unbundled (the local runtime, tests, scripts), everything is loaded anyway: load the engine now,
+// so code that parses these schemas synchronously keeps working. Lambda bundles define
+// VAP_LAZY_MODULES (lib/bundle.ts), and there the engine waits for the first pattern.
+if (process.env.VAP_LAZY_MODULES !== 'true') void patternEngine();

@@ -3,7 +3,7 @@ import { named } from '../common/named';
 import { lazy } from '../common/lazy';
 import { DynamicVariables, freeForm, freeFormObject, pageQueryShape, queryInt, uuid } from '../common/schemas';
 import { AgentVersionPin } from '../agents/schemas';
-import { patternProblem } from './patterns';
+import { withPatternEngine } from './patterns';
 
 /**
  * Agent tests (docs/api.md, "Versions and tests"): a simulated user (scripted turns or a persona the
@@ -42,7 +42,7 @@ export const TestUser = named('TestUser', () => z.union([ScriptedUser, PersonaUs
 const ReplyTurn = () => z._default(z.union([z.int().check(z.minimum(1), z.maximum(200)), z.literal('any'), z.literal('last')]), 'any');
 
 /** Why a user's pattern cannot be compiled by the linear-time engine, or undefined when it can (patterns.ts). */
-const validPattern = (p: string) => patternProblem(p) === undefined;
+const validPattern = (p: string) => withPatternEngine((engine) => engine.patternProblem(p) === undefined);
 
 export const UNMOCKED_RULES = ['refuse', 'fail'] as const;
 
