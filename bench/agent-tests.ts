@@ -104,8 +104,7 @@ const BEFORE = `Before issue 35 (commit f551fbf, this bench in a worktree, the s
 /** The worst patterns a user may write, against a 10 KB reply, in the engine reply_matches uses (absent before issue 35: skipped). */
 async function patternBenchmark(): Promise<string> {
   if (!existsSync(join(__dirname, '..', 'shared', 'domain', 'agent-tests', 'patterns.ts'))) return '';
-  const { MAX_MATCH_INPUT } = await import('../shared/domain/agent-tests/patterns');
-  const { patternMatches } = await import('../shared/domain/agent-tests/pattern-engine');
+  const { patternMatches, MAX_MATCH_INPUT } = await import('../shared/domain/agent-tests/pattern-engine');
   const reply = `${'a'.repeat(10 * 1024)}!`;
   const hostile = ['(a+)+$', '(a|aa)+$', '(a|a?)+$', '(.*a){20}$', '^(\\w+\\s?)*$', '(?:a*)*b'];
   const rows = hostile.map((p) => {

@@ -1,10 +1,12 @@
 import { RE2JS } from 're2js';
-import { MAX_MATCH_INPUT } from './patterns';
 
 /**
  * The linear-time engine behind `reply_matches` (patterns.ts says why): re2js, ~147 KB, in a
  * module of its own so that only what checks or runs a pattern loads it (patterns.ts `patternEngine`).
  */
+
+/** The longest reply text a pattern is matched against (characters). */
+export const MAX_MATCH_INPUT = 10_240;
 
 const compiled = new Map<string, RE2JS>();
 

@@ -14,9 +14,6 @@
 type PatternEngine = typeof import('./pattern-engine');
 let loaded: PatternEngine | undefined;
 
-/** The longest reply text a pattern is matched against (characters). */
-export const MAX_MATCH_INPUT = 10_240;
-
 /** The engine, loaded on first use. */
 export async function patternEngine(): Promise<PatternEngine> {
   return (loaded ??= await import('./pattern-engine'));

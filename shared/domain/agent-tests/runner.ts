@@ -20,7 +20,7 @@ import { TEST_DEADLINE_MS } from './run-items';
 import { claimSlot, DEFER_SECONDS, releaseSlotWrite } from './fairness';
 import { queue } from '../../adapters/queue';
 import { completeRun, errorResult, expiryOf, storeResult } from './results';
-import { MAX_MATCH_INPUT, patternEngine } from './patterns';
+import { patternEngine } from './patterns';
 import type { TestCriterion, TestResult } from './schemas';
 
 /**
@@ -323,7 +323,7 @@ export async function evaluate(criterion: TestCriterion, conv: Conversation, age
       const { texts, missing } = repliesFor(criterion.turn, conv.replies);
       if (missing) return { verdict: 'failed', detail: missing };
       // A pattern stored before patterns were checked for RE2 syntax cannot be judged: an error, not a pass.
-      const { patternMatches, patternProblem } = await patternEngine();
+      const { patternMatches, patternProblem, MAX_MATCH_INPUT } = await patternEngine();
       const problem = patternProblem(criterion.pattern);
       if (problem) return { verdict: 'error', detail: `the pattern cannot be matched in linear time (RE2 syntax): ${problem}` };
       const hit = texts.findIndex((t) => patternMatches(criterion.pattern, t));

@@ -23,20 +23,20 @@ export const MAX_TESTS_PER_AGENT = 200;
 
 const text = (max: number) => z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(max));
 
-export const ScriptedUser = named('ScriptedTestUser', () => z.strictObject({
+export const ScriptedUser = /* @__PURE__ */ named('ScriptedTestUser', () => z.strictObject({
   turns: z.array(z.string().check(z.refine((s) => s.trim().length > 0, 'must not be empty'), z.maxLength(4000))).check(
     z.minLength(1, 'must have at least one turn'),
     z.maxLength(MAX_SCRIPTED_TURNS, `must have at most ${MAX_SCRIPTED_TURNS} turns`),
   ),
 }), 'A scripted user: its messages, sent one per turn in order');
 
-export const PersonaUser = named('PersonaTestUser', () => z.strictObject({
+export const PersonaUser = /* @__PURE__ */ named('PersonaTestUser', () => z.strictObject({
   persona: text(4000),
   goal: text(2000),
   max_turns: z._default(z.int().check(z.minimum(1), z.maximum(MAX_PERSONA_TURNS)), DEFAULT_PERSONA_TURNS),
 }), 'A simulated user played by the model: who it is, what it wants, and at most how many messages it sends (default 10)');
 
-export const TestUser = named('TestUser', () => z.union([ScriptedUser, PersonaUser]), 'Scripted (`turns`) or played by the model (`persona`, `goal`, `max_turns`)');
+export const TestUser = /* @__PURE__ */ named('TestUser', () => z.union([ScriptedUser, PersonaUser]), 'Scripted (`turns`) or played by the model (`persona`, `goal`, `max_turns`)');
 
 /** Which agent reply a reply criterion reads: the n-th (from 1), any, or the last. */
 const ReplyTurn = () => z._default(z.union([z.int().check(z.minimum(1), z.maximum(200)), z.literal('any'), z.literal('last')]), 'any');
@@ -48,7 +48,7 @@ export const UNMOCKED_RULES = ['refuse', 'fail'] as const;
 
 export const TEST_END_REASONS = ['agent_ended', 'transferred', 'user_ended', 'max_turns'] as const;
 
-export const TestCriterion = named('TestCriterion', () => z.discriminatedUnion('type', [
+export const TestCriterion = /* @__PURE__ */ named('TestCriterion', () => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('reply_contains'), text: text(1000), turn: ReplyTurn() }),
   z.strictObject({ type: z.literal('reply_not_contains'), text: text(1000), turn: ReplyTurn() }),
   z.strictObject({
@@ -78,7 +78,7 @@ export const TestCriterion = named('TestCriterion', () => z.discriminatedUnion('
 ]), 'A criterion named by `type`; docs/api.md, "Versions and tests", describes each');
 export type TestCriterion = z.output<typeof TestCriterion>;
 
-export const ToolMock = named('ToolMock', () => z.strictObject({
+export const ToolMock = /* @__PURE__ */ named('ToolMock', () => z.strictObject({
   tool: text(64),
   /** What the tool answers (any JSON, null included; required: checked below, so a missing one is a 400 naming it). */
   output: z.optional(freeForm(z.unknown())),
@@ -86,7 +86,7 @@ export const ToolMock = named('ToolMock', () => z.strictObject({
   arguments: z.optional(freeFormObject()),
 }).check(z.refine((m) => m.output !== undefined, { message: 'is required (any JSON, null included): what the tool answers', path: ['output'] })), 'A tool\'s answer during a test: `output` for calls of `tool` (whose arguments contain `arguments`, when given)');
 
-export const TestContact = named('TestContact', () => z.strictObject({
+export const TestContact = /* @__PURE__ */ named('TestContact', () => z.strictObject({
   first_name: z.optional(z.string().check(z.maxLength(200))),
   last_name: z.optional(z.string().check(z.maxLength(200))),
   email: z.optional(z.string().check(z.maxLength(320))),
@@ -95,7 +95,7 @@ export const TestContact = named('TestContact', () => z.strictObject({
   timezone: z.optional(z.string().check(z.maxLength(64))),
 }), 'The contact the test\'s conversation is with (fills `{{contact.*}}`); no contact is read or written');
 
-const testFields = lazy(() => ({
+const testFields = /* @__PURE__ */ lazy(() => ({
   name: text(200),
   user: TestUser,
   dynamic_variables: DynamicVariables,
@@ -106,7 +106,7 @@ const testFields = lazy(() => ({
   unmocked: z.enum(UNMOCKED_RULES),
 }));
 
-export const CreateAgentTestBody = named('CreateAgentTestRequest', () => z.strictObject({
+export const CreateAgentTestBody = /* @__PURE__ */ named('CreateAgentTestRequest', () => z.strictObject({
   name: testFields.name,
   user: testFields.user,
   dynamic_variables: z.optional(testFields.dynamic_variables),
@@ -117,7 +117,7 @@ export const CreateAgentTestBody = named('CreateAgentTestRequest', () => z.stric
 }), 'A test of an agent');
 export type CreateAgentTestInput = z.output<typeof CreateAgentTestBody>;
 
-export const UpdateAgentTestBody = named('UpdateAgentTestRequest', () => z.strictObject({
+export const UpdateAgentTestBody = /* @__PURE__ */ named('UpdateAgentTestRequest', () => z.strictObject({
   name: z.optional(testFields.name),
   user: z.optional(testFields.user),
   dynamic_variables: z.optional(testFields.dynamic_variables),
@@ -128,7 +128,7 @@ export const UpdateAgentTestBody = named('UpdateAgentTestRequest', () => z.stric
 }), 'Fields of a test to change');
 export type UpdateAgentTestInput = z.output<typeof UpdateAgentTestBody>;
 
-export const AgentTest = named('AgentTest', () => z.object({
+export const AgentTest = /* @__PURE__ */ named('AgentTest', () => z.object({
   id: z.string(),
   agent_id: z.string(),
   ...testFields,
@@ -137,16 +137,16 @@ export const AgentTest = named('AgentTest', () => z.object({
 }), 'A test of an agent: a simulated user, tool mocks and criteria');
 export type AgentTest = z.output<typeof AgentTest>;
 
-export const AgentTestParams = lazy(() => z.strictObject({ id: uuid(), test_id: uuid() }));
-export const AgentTestRunParams = lazy(() => z.strictObject({ id: uuid(), run_id: uuid() }));
+export const AgentTestParams = /* @__PURE__ */ lazy(() => z.strictObject({ id: uuid(), test_id: uuid() }));
+export const AgentTestRunParams = /* @__PURE__ */ lazy(() => z.strictObject({ id: uuid(), run_id: uuid() }));
 /** A run's results come a page at a time (default 20, at most 100). */
-export const AgentTestRunQuery = lazy(() => z.strictObject({
+export const AgentTestRunQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   results_limit: z._default(queryInt(1, 100, 'results_limit'), 20),
   results_cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
 }));
-export const AgentTestListQuery = lazy(() => z.strictObject(pageQueryShape));
+export const AgentTestListQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
 
-export const StartTestRunBody = named('StartTestRunRequest', () => z.strictObject({
+export const StartTestRunBody = /* @__PURE__ */ named('StartTestRunRequest', () => z.strictObject({
   /** Default: every test of the agent. */
   test_ids: z.optional(z.array(uuid()).check(z.minLength(1), z.maxLength(MAX_RUN_TESTS))),
   agent_version: z._default(AgentVersionPin, 'draft'),
@@ -161,13 +161,13 @@ export const NOT_EVALUATED_REASONS = ['local_model', 'not_run'] as const;
 export const RESULT_STATUSES = ['passed', 'failed', 'error'] as const;
 export const RUN_STATUSES = ['queued', 'running', 'completed'] as const;
 
-export const CriterionVerdict = named('CriterionVerdict', () => z.looseObject({
+export const CriterionVerdict = /* @__PURE__ */ named('CriterionVerdict', () => z.looseObject({
   type: z.string(),
   verdict: z.enum(VERDICTS),
   detail: z.string(),
 }), 'A criterion (as written in the test) with its verdict and why');
 
-export const TestToolCall = named('TestToolCall', () => z.object({
+export const TestToolCall = /* @__PURE__ */ named('TestToolCall', () => z.object({
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()),
   result: z.unknown(),
@@ -176,7 +176,7 @@ export const TestToolCall = named('TestToolCall', () => z.object({
   answered_by: z.enum(['mock', 'not_mocked', 'platform', 'rejected']),
 }), 'A tool call the agent made during a test');
 
-export const TestResult = named('TestResult', () => z.object({
+export const TestResult = /* @__PURE__ */ named('TestResult', () => z.object({
   test_id: z.string(),
   test_name: z.string(),
   attempt: z.int(),
@@ -199,7 +199,7 @@ export const TestResult = named('TestResult', () => z.object({
 }), 'One test × attempt of a run');
 export type TestResult = z.output<typeof TestResult>;
 
-export const TestRun = named('TestRun', () => z.object({
+export const TestRun = /* @__PURE__ */ named('TestRun', () => z.object({
   id: z.string(),
   agent_id: z.string(),
   /** The version run against, or null for the draft (frozen when the run started). */
@@ -223,7 +223,7 @@ export const TestRun = named('TestRun', () => z.object({
 }), 'A run of an agent\'s tests; GET /test-runs lists runs without their results');
 export type TestRun = z.output<typeof TestRun>;
 
-export const PublishVersionBody = named('PublishAgentVersionRequest', () => z.strictObject({
+export const PublishVersionBody = /* @__PURE__ */ named('PublishAgentVersionRequest', () => z.strictObject({
   description: z.optional(z.string().check(z.maxLength(1000))),
   /** Run every test against the draft first and publish only when all pass (422 otherwise). */
   require_passing_tests: z.optional(z.boolean()),
@@ -235,7 +235,7 @@ export const PublishVersionBody = named('PublishAgentVersionRequest', () => z.st
   expected_published_version: z.optional(z.nullable(z.int().check(z.minimum(1)))),
 }), 'Publishes the draft (or a passed run\'s frozen draft) as the next version');
 
-export const AgentVersion = named('AgentVersion', () => z.object({
+export const AgentVersion = /* @__PURE__ */ named('AgentVersion', () => z.object({
   agent_id: z.string(),
   version: z.int(),
   description: z.string(),
@@ -246,7 +246,7 @@ export const AgentVersion = named('AgentVersion', () => z.object({
   test_run_id: z.optional(z.string()),
 }), 'An immutable published version of an agent');
 
-export const AgentVersionParams = lazy(() => z.strictObject({
+export const AgentVersionParams = /* @__PURE__ */ lazy(() => z.strictObject({
   id: uuid(),
   version: z.pipe(
     z.string().check(z.regex(/^[1-9]\d{0,9}$/, 'must be a version number (1, 2, …)')),

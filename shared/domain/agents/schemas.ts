@@ -25,14 +25,14 @@ export const MAX_TRANSFER_DESTINATIONS = 10;
 export const TRANSFER_CALL_MODES = ['cold', 'warm'] as const;
 
 /** One destination `transfer_call` may choose (the model reads `description` to choose; its `phone_number` argument names the one). */
-export const TransferDestination = named('TransferDestination', () => z.strictObject({
+export const TransferDestination = /* @__PURE__ */ named('TransferDestination', () => z.strictObject({
   phone_number: z.string().check(z.regex(E164, 'must be an E.164 number, e.g. +14155550123')),
   /** Default: the item's `mode`. */
   mode: z.optional(z.enum(TRANSFER_CALL_MODES)),
   description: z.string().check(z.trim(), z.minLength(1, 'must not be empty: the model reads it to choose the destination'), z.maxLength(500)),
 }), 'A destination of `transfer_call`: its number, how to transfer there (default the item\'s mode) and a description the model reads to choose it');
 
-export const SelectedTool = named('SelectedTool', () => z.looseObject({
+export const SelectedTool = /* @__PURE__ */ named('SelectedTool', () => z.looseObject({
   tool_id: z.optional(uuid()),
   type: z.optional(z.enum(BUILT_IN_TOOL_TYPES)),
   /** `transfer_call` only: `cold` (default) or `warm`. */
@@ -81,7 +81,7 @@ export const MAX_ANALYSIS_FIELDS = 25;
  * snake_case `name`, a `type`, a `description` telling the analyzer what to look for, and for an
  * `enum` its `options` (2–50 distinct strings; no other type takes options).
  */
-export const AnalysisField = named('AnalysisField', () => z.strictObject({
+export const AnalysisField = /* @__PURE__ */ named('AnalysisField', () => z.strictObject({
   name: z.string().check(z.regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case: a lowercase letter, then lowercase letters, digits or _'), z.maxLength(64)),
   type: z.enum(ANALYSIS_FIELD_TYPES),
   description: z.string().check(z.trim(), z.minLength(1, 'must not be empty: it tells the analyzer what to look for'), z.maxLength(1000)),
@@ -114,7 +114,7 @@ export const MAX_HANDOFF_AGENTS = 10;
  * published version, else its draft, at the moment of the hand-off), and a description the model
  * reads to choose.
  */
-export const HandoffAgent = named('HandoffAgent', () => z.strictObject({
+export const HandoffAgent = /* @__PURE__ */ named('HandoffAgent', () => z.strictObject({
   agent_id: uuid(),
   agent_version: z.optional(z.int().check(z.minimum(1))),
   description: z.string().check(z.trim(), z.minLength(1, 'must not be empty: the model reads it to choose the agent'), z.maxLength(1000)),
@@ -144,7 +144,7 @@ const uniqueMember = (member: string, message: (value: string) => string) =>
 export const MAX_SPLIT_VARIANTS = 5;
 
 /** One variant of a traffic split: a published version of the agent and its share of new conversations, in percent. */
-export const TrafficSplitVariant = named('TrafficSplitVariant', () => z.strictObject({
+export const TrafficSplitVariant = /* @__PURE__ */ named('TrafficSplitVariant', () => z.strictObject({
   version: z.int().check(z.minimum(1, 'must be a published version of the agent (1, 2, …)')),
   weight: z.int().check(z.minimum(1, 'must be at least 1 (percent)'), z.maximum(99, 'must be at most 99 (percent): a split has at least two variants')),
 }), 'A published version of the agent and its share of new conversations (percent, 1–99)');
@@ -154,7 +154,7 @@ export type TrafficSplitVariant = z.output<typeof TrafficSplitVariant>;
  * A traffic split: 2–5 variants, each version once, weights summing to 100. The integer
  * check of versions is the version's own (`uniqueMember` compares strings).
  */
-export const TrafficSplit = named('TrafficSplit', () => z.array(TrafficSplitVariant).check(
+export const TrafficSplit = /* @__PURE__ */ named('TrafficSplit', () => z.array(TrafficSplitVariant).check(
   z.minLength(2, 'must have at least 2 variants (null ends the split)'),
   z.maxLength(MAX_SPLIT_VARIANTS, `must have at most ${MAX_SPLIT_VARIANTS} variants`),
   z.superRefine((items: { version?: unknown; weight?: unknown }[], ctx) => {
@@ -174,7 +174,7 @@ export const TrafficSplit = named('TrafficSplit', () => z.array(TrafficSplitVari
 ), 'A traffic split between published versions: 2–5 `{ version, weight }`, each version once, weights 1–99 summing to 100');
 
 /** Every writable agent field; create requires `name`, PATCH takes any subset. */
-export const agentFields = lazy(() => ({
+export const agentFields = /* @__PURE__ */ lazy(() => ({
   widget_settings_id: z.nullable(uuid()),
   name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
   agent_name: text(200),
@@ -239,12 +239,12 @@ export const agentFields = lazy(() => ({
 }));
 
 type Fields = typeof agentFields;
-const optionalFields = lazy(() => Object.fromEntries(Object.entries(agentFields).map(([k, v]) => [k, z.optional(v)])) as {
+const optionalFields = /* @__PURE__ */ lazy(() => Object.fromEntries(Object.entries(agentFields).map(([k, v]) => [k, z.optional(v)])) as {
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
 });
 
-export const CreateAgentBody = named('CreateAgentRequest', () => z.strictObject({ ...optionalFields, name: agentFields.name }));
-export const UpdateAgentBody = named('UpdateAgentRequest', () => z.strictObject({
+export const CreateAgentBody = /* @__PURE__ */ named('CreateAgentRequest', () => z.strictObject({ ...optionalFields, name: agentFields.name }));
+export const UpdateAgentBody = /* @__PURE__ */ named('UpdateAgentRequest', () => z.strictObject({
   ...optionalFields,
   /** Which published version conversations use (a rollback names an earlier one); null: the draft. */
   published_version: z.optional(z.nullable(z.int().check(z.minimum(1)))),
@@ -256,13 +256,13 @@ export const UpdateAgentBody = named('UpdateAgentRequest', () => z.strictObject(
    */
   traffic_split: z.optional(z.nullable(TrafficSplit)),
 }));
-export const AgentStatusBody = named('AgentStatusRequest', () => z.strictObject({ status: agentFields.status }));
-export const AgentListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) }));
+export const AgentStatusBody = /* @__PURE__ */ named('AgentStatusRequest', () => z.strictObject({ status: agentFields.status }));
+export const AgentListQuery = /* @__PURE__ */ lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(AGENT_STATUSES)) }));
 
 export type CreateAgentInput = z.output<typeof CreateAgentBody>;
 export type UpdateAgentInput = z.output<typeof UpdateAgentBody>;
 
-export const Agent = named('Agent', () => z.object({
+export const Agent = /* @__PURE__ */ named('Agent', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   ...agentFields,
@@ -323,6 +323,6 @@ export const agentDefaults = {
  * Which version of its agent a conversation uses, pinned on create: a published version's number,
  * or `"draft"` (the agent as it is now). Absent: the agent's `published_version`, else the draft.
  */
-export const AgentVersionPin = named('AgentVersionPin', () => z.union([z.int().check(z.minimum(1)), z.literal('draft')]),
+export const AgentVersionPin = /* @__PURE__ */ named('AgentVersionPin', () => z.union([z.int().check(z.minimum(1)), z.literal('draft')]),
   'A published version of the agent (1, 2, …) or "draft"; absent: the agent\'s published_version, else the draft');
 export type AgentVersionPin = number | 'draft';

@@ -13,7 +13,7 @@ export const ANALYTICS_INTERVALS = ['day', 'week'] as const;
 /** The longest window one read may cover, in UTC days. */
 export const MAX_ANALYTICS_DAYS = 366;
 
-export const ConversationAnalyticsQuery = lazy(() => z.strictObject({
+export const ConversationAnalyticsQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   agent_id: z.optional(uuid()),
   channel: z.optional(z.enum(ANALYTICS_CHANNELS)),
   /** The first day counted (a day of `timezone`): a date `YYYY-MM-DD` or an ISO timestamp (its day in `timezone`). */
@@ -30,7 +30,7 @@ const counts = () => z.record(z.string(), z.int());
 
 /** Reply-time percentiles read from the counters' log-scale buckets (±9.1%: docs/api.md, "Analytics"); null without a timed reply. */
 const percentiles = () => z.nullable(z.object({ p50: z.int(), p90: z.int(), p99: z.int() }));
-const AnalyticsLatency = named('ConversationAnalyticsLatency', () => z.object({ e2e: percentiles(), model: percentiles() }), 'Reply times (ms) of the conversations counted: p50, p90 and p99 of each reply\'s `latency_ms.e2e` and `.model`, from fixed log-scale buckets (within ±9.1%)');
+const AnalyticsLatency = /* @__PURE__ */ named('ConversationAnalyticsLatency', () => z.object({ e2e: percentiles(), model: percentiles() }), 'Reply times (ms) of the conversations counted: p50, p90 and p99 of each reply\'s `latency_ms.e2e` and `.model`, from fixed log-scale buckets (within ±9.1%)');
 
 const figures = () => ({
   calls: z.int(),
@@ -55,8 +55,8 @@ const figures = () => ({
   latency: AnalyticsLatency,
 });
 
-export const AnalyticsFigures = named('ConversationAnalyticsTotals', () => z.object(figures()), 'Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value');
-export const AnalyticsInterval = named('ConversationAnalyticsInterval', () => z.object({
+export const AnalyticsFigures = /* @__PURE__ */ named('ConversationAnalyticsTotals', () => z.object(figures()), 'Conversations ended in a window: counts, ends by reason, successes, minutes, tokens, cost and typed outcomes per value');
+export const AnalyticsInterval = /* @__PURE__ */ named('ConversationAnalyticsInterval', () => z.object({
   /** The interval's first day (in `timezone`). */
   start: z.string(),
   /** Its last day (inclusive). */
@@ -64,7 +64,7 @@ export const AnalyticsInterval = named('ConversationAnalyticsInterval', () => z.
   ...figures(),
 }), 'One interval (a day of the time zone, or a week from Monday clipped to the window) of conversation analytics');
 
-export const ConversationAnalytics = named('ConversationAnalytics', () => z.object({
+export const ConversationAnalytics = /* @__PURE__ */ named('ConversationAnalytics', () => z.object({
   agent_id: z.nullable(z.string()),
   channel: z.nullable(z.enum(ANALYTICS_CHANNELS)),
   from: z.string(),

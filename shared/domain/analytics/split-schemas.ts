@@ -3,7 +3,7 @@ import { named } from '../common/named';
 import { lazy } from '../common/lazy';
 import { instantOrDate } from '../scheduling/time';
 
-export const TrafficSplitResultsQuery = lazy(() => z.strictObject({
+export const TrafficSplitResultsQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   /** The first UTC day counted (a date `YYYY-MM-DD` or an ISO timestamp); default the split's first day. */
   from: z.optional(instantOrDate()),
   /** The last UTC day counted (inclusive); default the day the split ended, else today. */
@@ -15,7 +15,7 @@ export type TrafficSplitResultsInput = z.output<typeof TrafficSplitResultsQuery>
 
 const counts = () => z.record(z.string(), z.int());
 
-const Comparison = named('TrafficSplitComparison', () => z.object({
+const Comparison = /* @__PURE__ */ named('TrafficSplitComparison', () => z.object({
   /** The variant compared against: the split's first. */
   baseline_version: z.int(),
   /** This variant's success rate minus the baseline's (a share, −1…1); null without analysed conversations in either. */
@@ -30,7 +30,7 @@ const Comparison = named('TrafficSplitComparison', () => z.object({
   note: z.nullable(z.string()),
 }), 'A variant\'s success rate against the first variant\'s: difference, 95% confidence interval and two-proportion z-test');
 
-export const TrafficSplitVariantResult = named('TrafficSplitVariantResult', () => z.object({
+export const TrafficSplitVariantResult = /* @__PURE__ */ named('TrafficSplitVariantResult', () => z.object({
   version: z.int(),
   weight: z.int(),
   /** Conversations (calls and chats) drawn for this variant that ended in the window. */
@@ -52,7 +52,7 @@ export const TrafficSplitVariantResult = named('TrafficSplitVariantResult', () =
   comparison: z.nullable(Comparison),
 }), 'One variant of a traffic split: its conversations and outcomes, and its success rate against the first variant\'s');
 
-export const TrafficSplitResults = named('TrafficSplitResults', () => z.object({
+export const TrafficSplitResults = /* @__PURE__ */ named('TrafficSplitResults', () => z.object({
   agent_id: z.string(),
   traffic_split_id: z.string(),
   /** `active`: the agent's current split; `ended`: the one that ended last. */

@@ -20,7 +20,7 @@ export const durationMinutes = durationInt;
 const queryDuration = () =>
   z.pipe(z.string().check(z.regex(/^\d+$/, 'must be a whole number of minutes')), z.pipe(z.transform((s: string) => Number(s)), durationInt()));
 
-export const BookAppointmentBody = named('BookAppointmentRequest', () => z.strictObject({
+export const BookAppointmentBody = /* @__PURE__ */ named('BookAppointmentRequest', () => z.strictObject({
   agent_id: uuid(),
   contact_id: z.optional(uuid()),
   attendee_name: z.optional(z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200))),
@@ -32,16 +32,16 @@ export const BookAppointmentBody = named('BookAppointmentRequest', () => z.stric
 }));
 export type BookAppointmentInput = z.output<typeof BookAppointmentBody>;
 
-export const RescheduleBody = named('RescheduleAppointmentRequest', () => z.strictObject({
+export const RescheduleBody = /* @__PURE__ */ named('RescheduleAppointmentRequest', () => z.strictObject({
   start_time: instant(),
   duration_minutes: z.optional(durationMinutes()),
   reason: z.optional(z.string().check(z.maxLength(500))),
 }));
 export type RescheduleInput = z.output<typeof RescheduleBody>;
 
-export const CancelBody = named('CancelAppointmentRequest', () => z.strictObject({ reason: z.optional(z.string().check(z.maxLength(500))) }));
+export const CancelBody = /* @__PURE__ */ named('CancelAppointmentRequest', () => z.strictObject({ reason: z.optional(z.string().check(z.maxLength(500))) }));
 
-export const AppointmentListQuery = lazy(() => z.strictObject({
+export const AppointmentListQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   ...pageQueryShape,
   agent_id: z.optional(uuid()),
   status: z.optional(z.enum(APPOINTMENT_STATUSES)),
@@ -50,9 +50,9 @@ export const AppointmentListQuery = lazy(() => z.strictObject({
 }));
 export type AppointmentListInput = z.output<typeof AppointmentListQuery>;
 
-export const GetAppointmentQuery = lazy(() => z.strictObject({ org_id: z.optional(uuid()) }));
+export const GetAppointmentQuery = /* @__PURE__ */ lazy(() => z.strictObject({ org_id: z.optional(uuid()) }));
 
-export const AvailabilityQuery = lazy(() => z.strictObject({
+export const AvailabilityQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   agent_id: uuid(),
   start: instantOrDate(),
   end: instantOrDate(),
@@ -61,7 +61,7 @@ export const AvailabilityQuery = lazy(() => z.strictObject({
 }));
 export type AvailabilityInput = z.output<typeof AvailabilityQuery>;
 
-export const Appointment = named('Appointment', () => z.object({
+export const Appointment = /* @__PURE__ */ named('Appointment', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),
@@ -85,7 +85,7 @@ export const Appointment = named('Appointment', () => z.object({
 }), 'An appointment booked with an agent (built-in calendar or Cal.com)');
 export type Appointment = z.output<typeof Appointment>;
 
-export const Availability = named('Availability', () => z.object({
+export const Availability = /* @__PURE__ */ named('Availability', () => z.object({
   agent_id: z.string(),
   timezone: z.string(),
   duration_minutes: z.number(),

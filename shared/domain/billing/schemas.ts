@@ -6,7 +6,7 @@ import { lazy } from '../common/lazy';
 export const CHARGE_REASONS = ['number_purchase', 'number_renewal', 'call_minutes'] as const;
 export type ChargeReason = (typeof CHARGE_REASONS)[number];
 
-export const ChargeListQuery = lazy(() => z.strictObject(pageQueryShape));
+export const ChargeListQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
 
 /**
  * One entry of the ledger. `amount` is the exact decimal in `currency`; `amount_units` is the same
@@ -15,7 +15,7 @@ export const ChargeListQuery = lazy(() => z.strictObject(pageQueryShape));
  * `amount_units` (or read `GET /billing/total`), not `amount`. Number charges carry the month they
  * pay for (`period_start` to `period_end`).
  */
-export const Charge = named('Charge', () => z.object({
+export const Charge = /* @__PURE__ */ named('Charge', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   amount: z.number(),
@@ -34,7 +34,7 @@ export const Charge = named('Charge', () => z.object({
 }), 'One entry of the billing ledger');
 export type Charge = z.output<typeof Charge>;
 
-export const ChargesTotalQuery = lazy(() => z.strictObject({
+export const ChargesTotalQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   /** Only charges created at or after this instant. */
   from: z.optional(z.iso.datetime({ offset: true })),
   /** Only charges created before this instant. */
@@ -43,7 +43,7 @@ export const ChargesTotalQuery = lazy(() => z.strictObject({
 export type ChargesTotalQuery = z.output<typeof ChargesTotalQuery>;
 
 /** The exact sum of the ledger in one currency. */
-export const CurrencyTotal = named('CurrencyTotal', () => z.object({
+export const CurrencyTotal = /* @__PURE__ */ named('CurrencyTotal', () => z.object({
   currency: z.string(),
   /** The sum as a number (exact for any ledger below 9 × 10^11 units). */
   amount: z.number(),
@@ -55,7 +55,7 @@ export const CurrencyTotal = named('CurrencyTotal', () => z.object({
   charges: z.int(),
 }), 'The exact sum of the charges in one currency');
 
-export const ChargesTotal = named('ChargesTotal', () => z.object({
+export const ChargesTotal = /* @__PURE__ */ named('ChargesTotal', () => z.object({
   totals: z.array(CurrencyTotal),
   from: z.nullable(z.string()),
   to: z.nullable(z.string()),

@@ -39,19 +39,19 @@ export const getCall = /* @__PURE__ */ defineOperation({
 });
 
 /** The call a Twilio callback is about, in the callback URL's query (signed with the URL). */
-const TwilioCallQuery = lazy(() => z.strictObject({ organization_id: uuid(), call_id: uuid(), traceparent: traceparentQuery() }));
+const TwilioCallQuery = /* @__PURE__ */ lazy(() => z.strictObject({ organization_id: uuid(), call_id: uuid(), traceparent: traceparentQuery() }));
 /**
  * The status URL names the call for calls we place; a number's StatusCallback (incoming calls)
  * names none, and the call is found from its CallSid. One without the other is a 400.
  */
-const TwilioStatusQuery = lazy(() => z.strictObject({ organization_id: z.optional(uuid()), call_id: z.optional(uuid()), traceparent: traceparentQuery() }));
+const TwilioStatusQuery = /* @__PURE__ */ lazy(() => z.strictObject({ organization_id: z.optional(uuid()), call_id: z.optional(uuid()), traceparent: traceparentQuery() }));
 /** Twilio posts many form parameters; the signature covers them all, so none is refused here. */
-const TwilioForm = named('TwilioCallbackForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
+const TwilioForm = /* @__PURE__ */ named('TwilioCallbackForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts (CallSid, CallStatus, RecordingUrl, …), covered by X-Twilio-Signature');
 /** What every Twilio callback may answer besides its success: Twilio sees these in its debugger. */
 const twilioErrors = {
   401: 'X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set)',
 };
-const Received = named('TwilioCallbackReceipt', () => z.object({ received: z.boolean() }), 'Whether the callback changed anything');
+const Received = /* @__PURE__ */ named('TwilioCallbackReceipt', () => z.object({ received: z.boolean() }), 'Whether the callback changed anything');
 
 export const receiveTwilioStatus = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,

@@ -25,7 +25,7 @@ export const MAX_QUEUE_TIMEOUT_SECONDS = 3600;
 export const MAX_METADATA_BYTES = 16_384;
 export { MAX_DYNAMIC_VARIABLES } from '../common/schemas';
 
-export const CreateCallBody = named('CreateCallRequest', () => z.strictObject({
+export const CreateCallBody = /* @__PURE__ */ named('CreateCallRequest', () => z.strictObject({
   agent_id: uuid(),
   from_phone_number: e164(),
   to_phone_number: e164(),
@@ -42,7 +42,7 @@ export const CreateCallBody = named('CreateCallRequest', () => z.strictObject({
 }), 'An outbound call to place');
 export type CreateCallInput = z.output<typeof CreateCallBody>;
 
-export const CallListQuery = lazy(() => z.strictObject({
+export const CallListQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   ...pageQueryShape,
   agent_id: z.optional(uuid()),
   campaign_id: z.optional(uuid()),
@@ -56,7 +56,7 @@ export const CallListQuery = lazy(() => z.strictObject({
 export type CallListInput = z.output<typeof CallListQuery>;
 
 /** One turn; `interrupted` (voice runtime): the caller cut the agent off, and `text` holds only the words they heard. `system`: the platform's own line (a warm transfer's briefing and outcome). */
-export const TranscriptTurn = lazy(() => z.object({
+export const TranscriptTurn = /* @__PURE__ */ lazy(() => z.object({
   role: z.enum(['agent', 'user', 'system']),
   text: z.string(),
   time_sec: z.number(),
@@ -75,7 +75,7 @@ export const TRANSFER_OUTCOMES = ['connected', 'declined', 'no_answer', 'machine
 export type TransferOutcome = (typeof TRANSFER_OUTCOMES)[number];
 
 /** One transfer of the call to a person (`transfer_call`), in order; `outcome` null while the person's phone rings or hears the briefing. */
-export const CallTransfer = named('CallTransfer', () => z.object({
+export const CallTransfer = /* @__PURE__ */ named('CallTransfer', () => z.object({
   phone_number: z.string(),
   mode: z.enum(TRANSFER_MODES),
   started_at: z.string(),
@@ -85,9 +85,9 @@ export const CallTransfer = named('CallTransfer', () => z.object({
 }), 'A transfer of the call to a person: where, how, when, how it ended, and the briefing the person heard');
 
 /** A tool the agent called during the call: what it asked, what it got, when (seconds from the answer). */
-export const CallToolCall = lazy(() => z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()), result: z.unknown(), time_sec: z.number() }));
+export const CallToolCall = /* @__PURE__ */ lazy(() => z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()), result: z.unknown(), time_sec: z.number() }));
 
-export const CallAnalysis = named('ConversationAnalysis', () => z.object({
+export const CallAnalysis = /* @__PURE__ */ named('ConversationAnalysis', () => z.object({
   summary: z.string(),
   sentiment: z.enum(['positive', 'neutral', 'negative']),
   successful: z.boolean(),
@@ -103,7 +103,7 @@ export const CallAnalysis = named('ConversationAnalysis', () => z.object({
 }), 'The analysis of an ended call or chat: summary, sentiment, success with its rationale, custom facts and the typed outcomes (`data`)');
 
 /** One agent's part of a conversation (docs/api.md, "Agent-to-agent hand-off"): one from the start, one more per hand-off. */
-export const ConversationSegment = named('ConversationSegment', () => z.object({
+export const ConversationSegment = /* @__PURE__ */ named('ConversationSegment', () => z.object({
   agent_id: z.string(),
   /** The version the agent ran (null: its draft). */
   agent_version: z.nullable(z.int()),
@@ -113,7 +113,7 @@ export const ConversationSegment = named('ConversationSegment', () => z.object({
 }), 'Which agent (and version) handled the conversation from when, and why it took over');
 
 /** How an inbound call's agent was chosen (docs/api.md, "Per-caller routing"). */
-export const CallRouting = named('CallRouting', () => z.object({
+export const CallRouting = /* @__PURE__ */ named('CallRouting', () => z.object({
   /** `webhook`: the number's inbound webhook chose; `fallback`: it failed and the number's agent answered; `number`: the number has no webhook. */
   source: z.enum(['webhook', 'fallback', 'number']),
   /** Why the webhook's answer was not used (`fallback` only): a timeout, an HTTP status, bad JSON, an agent or version that cannot answer. */
@@ -122,7 +122,7 @@ export const CallRouting = named('CallRouting', () => z.object({
 export type CallRouting = z.output<typeof CallRouting>;
 
 /** The call session. */
-export const Call = named('Call', () => z.object({
+export const Call = /* @__PURE__ */ named('Call', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),

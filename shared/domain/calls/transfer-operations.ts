@@ -10,7 +10,7 @@ import { recordingKeys } from './recordings';
  * the key they pressed, their call's status, the conference's events. Each URL names the call and
  * the transfer (its index in the call's `transfers`) in its query, signed by Twilio with the rest.
  */
-const TransferQuery = lazy(() =>
+const TransferQuery = /* @__PURE__ */ lazy(() =>
   z.strictObject({
     organization_id: uuid(),
     call_id: uuid(),
@@ -18,8 +18,8 @@ const TransferQuery = lazy(() =>
     transfer: z.coerce.number().check(z.int(), z.minimum(0), z.maximum(1000)),
   }),
 );
-const TwilioForm = named('TwilioTransferForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts about a warm transfer\'s call or conference (CallSid, CallStatus, AnsweredBy, Digits, StatusCallbackEvent, …), covered by X-Twilio-Signature');
-const Received = named('TwilioTransferReceipt', () => z.object({ received: z.boolean() }), 'The callback was taken');
+const TwilioForm = /* @__PURE__ */ named('TwilioTransferForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts about a warm transfer\'s call or conference (CallSid, CallStatus, AnsweredBy, Digits, StatusCallbackEvent, …), covered by X-Twilio-Signature');
+const Received = /* @__PURE__ */ named('TwilioTransferReceipt', () => z.object({ received: z.boolean() }), 'The callback was taken');
 const tag = 'Telephony';
 const errors = { 401: 'X-Twilio-Signature is missing or does not verify, or cannot be checked because the platform has no Twilio credentials or PUBLIC_BASE_URL (the log names what to set)' };
 /**

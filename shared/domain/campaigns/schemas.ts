@@ -54,7 +54,7 @@ const isoDay = () =>
   );
 
 /** Every schedule member, as accepted on input (each optional). */
-export const scheduleShape = lazy(() => ({
+export const scheduleShape = /* @__PURE__ */ lazy(() => ({
   window_start: z.optional(hhmm()),
   window_end: z.optional(hhmmEnd()),
   window_days: z.optional(z.array(int(0, 7)).check(z.minLength(1, 'must name at least one day'), z.maxLength(8))),
@@ -65,10 +65,10 @@ export const scheduleShape = lazy(() => ({
   blackout_dates: z.optional(z.array(isoDay()).check(z.maxLength(366))),
   use_contact_timezone: z.optional(z.boolean()),
 }));
-export const ScheduleInput = lazy(() => z.strictObject(scheduleShape));
+export const ScheduleInput = /* @__PURE__ */ lazy(() => z.strictObject(scheduleShape));
 export type ScheduleInput = z.output<typeof ScheduleInput>;
 
-export const Schedule = named('CampaignSchedule', () => z.object({
+export const Schedule = /* @__PURE__ */ named('CampaignSchedule', () => z.object({
   window_start: z.string(),
   window_end: z.string(),
   window_days: z.array(z.number()),
@@ -85,7 +85,7 @@ const contactIds = () =>
   z.array(uuid()).check(z.minLength(1, 'must list at least one contact'), z.maxLength(MAX_CONTACTS_PER_REQUEST, `must list at most ${MAX_CONTACTS_PER_REQUEST} contacts per request`));
 const campaignName = () => z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200));
 
-export const CreateCampaignBody = named('CreateCampaignRequest', () => z.strictObject({
+export const CreateCampaignBody = /* @__PURE__ */ named('CreateCampaignRequest', () => z.strictObject({
   name: campaignName(),
   agent_id: uuid(),
   phone_number_id: uuid(),
@@ -97,7 +97,7 @@ export const CreateCampaignBody = named('CreateCampaignRequest', () => z.strictO
 }), 'A new draft campaign: agent, number, contacts and schedule (omitted schedule members take their defaults)');
 export type CreateCampaignInput = z.output<typeof CreateCampaignBody>;
 
-export const UpdateCampaignBody = named('UpdateCampaignRequest', () => z.strictObject({
+export const UpdateCampaignBody = /* @__PURE__ */ named('UpdateCampaignRequest', () => z.strictObject({
   name: z.optional(campaignName()),
   agent_id: z.optional(uuid()),
   phone_number_id: z.optional(uuid()),
@@ -113,16 +113,16 @@ export const UpdateCampaignBody = named('UpdateCampaignRequest', () => z.strictO
 }), 'The fields to change; `schedule` members merge over the stored ones');
 export type UpdateCampaignInput = z.output<typeof UpdateCampaignBody>;
 
-export const AddContactsBody = named('AddCampaignContactsRequest', () => z.strictObject({ contact_ids: contactIds() }), 'Contacts to add to a draft or paused campaign');
+export const AddContactsBody = /* @__PURE__ */ named('AddCampaignContactsRequest', () => z.strictObject({ contact_ids: contactIds() }), 'Contacts to add to a draft or paused campaign');
 
-export const CampaignListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CAMPAIGN_STATUSES)) }));
-export const CampaignContactListQuery = lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CONTACT_STATUSES)) }));
-export const PreviewBody = named('PreviewCampaignRequest', () => z.strictObject({
+export const CampaignListQuery = /* @__PURE__ */ lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CAMPAIGN_STATUSES)) }));
+export const CampaignContactListQuery = /* @__PURE__ */ lazy(() => z.strictObject({ ...pageQueryShape, status: z.optional(z.enum(CONTACT_STATUSES)) }));
+export const PreviewBody = /* @__PURE__ */ named('PreviewCampaignRequest', () => z.strictObject({
   /** Call length assumed by the estimate, seconds (default 120). */
   assumed_call_sec: z.optional(int(1, 3600)),
 }), 'Options of a dry run: the call length its estimate assumes');
 
-export const ContactStats = named('CampaignContactStats', () => z.object({
+export const ContactStats = /* @__PURE__ */ named('CampaignContactStats', () => z.object({
   total: z.number(),
   contacted: z.number(),
   successful: z.number(),
@@ -133,7 +133,7 @@ export const ContactStats = named('CampaignContactStats', () => z.object({
 }), "How many of a campaign's contacts are in each state");
 export type ContactStats = z.output<typeof ContactStats>;
 
-export const Campaign = named('Campaign', () => z.object({
+export const Campaign = /* @__PURE__ */ named('Campaign', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   name: z.string(),
@@ -156,7 +156,7 @@ export const Campaign = named('Campaign', () => z.object({
 export type Campaign = z.output<typeof Campaign>;
 
 /** The list's short form (the seed allows it). */
-export const CampaignSummary = named('CampaignSummary', () => z.object({
+export const CampaignSummary = /* @__PURE__ */ named('CampaignSummary', () => z.object({
   id: z.string(),
   name: z.string(),
   status: z.enum(CAMPAIGN_STATUSES),
@@ -166,7 +166,7 @@ export const CampaignSummary = named('CampaignSummary', () => z.object({
 }), 'A campaign in the list: its state and contact counts');
 export type CampaignSummary = z.output<typeof CampaignSummary>;
 
-export const CampaignContact = named('CampaignContact', () => z.object({
+export const CampaignContact = /* @__PURE__ */ named('CampaignContact', () => z.object({
   id: z.string(),
   contact_id: z.string(),
   name: z.string(),
@@ -186,7 +186,7 @@ export type CampaignContact = z.output<typeof CampaignContact>;
 export const SKIP_REASONS = ['do_not_call', 'opt_out', 'duplicate_phone', 'no_phone', 'contact_deleted'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
-export const CampaignPreview = named('CampaignPreview', () => z.object({
+export const CampaignPreview = /* @__PURE__ */ named('CampaignPreview', () => z.object({
   campaign_id: z.string(),
   would_dial: z.number(),
   would_dial_contacts: z.array(z.object({

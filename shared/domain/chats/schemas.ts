@@ -21,7 +21,7 @@ export const MAX_MESSAGE_CHARS = 4000;
 /** User messages of one chat; the next one ends it (`max_turns`). */
 export const MAX_USER_MESSAGES = 100;
 
-export const StartChatBody = named('StartChatRequest', () => z.strictObject({
+export const StartChatBody = /* @__PURE__ */ named('StartChatRequest', () => z.strictObject({
   agent_id: uuid(),
   contact_id: z.optional(uuid()),
   dynamic_variables: z.optional(DynamicVariables),
@@ -31,14 +31,14 @@ export const StartChatBody = named('StartChatRequest', () => z.strictObject({
 }), 'A chat to start with an active agent');
 export type StartChatInput = z.output<typeof StartChatBody>;
 
-export const ChatMessageBody = named('ChatMessageRequest', () => z.strictObject({
+export const ChatMessageBody = /* @__PURE__ */ named('ChatMessageRequest', () => z.strictObject({
   content: z.string().check(
     z.refine((s) => s.trim().length > 0, 'must not be empty'),
     z.maxLength(MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`),
   ),
 }), 'One user message');
 
-export const ToolResultsBody = named('ChatToolResultsRequest', () => z.strictObject({
+export const ToolResultsBody = /* @__PURE__ */ named('ChatToolResultsRequest', () => z.strictObject({
   results: z.array(z.strictObject({
     tool_call_id: z.string().check(z.minLength(1), z.maxLength(200)),
     /** What the tool answered: any JSON value (kept up to 16 KiB of its JSON text). */
@@ -47,7 +47,7 @@ export const ToolResultsBody = named('ChatToolResultsRequest', () => z.strictObj
 }), 'Answers to every pending `function` tool call');
 export type ToolResultsInput = z.output<typeof ToolResultsBody>;
 
-export const ChatListQuery = lazy(() => z.strictObject({
+export const ChatListQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   ...pageQueryShape,
   /** The agent the chat started with. */
   agent_id: z.optional(uuid()),
@@ -63,9 +63,9 @@ export const ChatListQuery = lazy(() => z.strictObject({
 }));
 export type ChatListInput = z.output<typeof ChatListQuery>;
 
-export const ChatSource = named('ChatSource', () => z.object({ doc_id: z.string(), url: z.nullable(z.string()), score: z.number() }), 'A knowledge-base document that grounded an answer');
+export const ChatSource = /* @__PURE__ */ named('ChatSource', () => z.object({ doc_id: z.string(), url: z.nullable(z.string()), score: z.number() }), 'A knowledge-base document that grounded an answer');
 
-export const ChatMessage = named('ChatMessage', () => z.object({
+export const ChatMessage = /* @__PURE__ */ named('ChatMessage', () => z.object({
   id: z.string(),
   role: z.enum(['agent', 'user', 'tool_call', 'tool_result']),
   /** The text; "" for tool messages. */
@@ -87,11 +87,11 @@ export const ChatMessage = named('ChatMessage', () => z.object({
 }), 'A message of a chat');
 export type ChatMessage = z.output<typeof ChatMessage>;
 
-export const PendingToolCall = named('PendingToolCall', () => z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) }), 'A `function` tool call the API caller must answer');
+export const PendingToolCall = /* @__PURE__ */ named('PendingToolCall', () => z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) }), 'A `function` tool call the API caller must answer');
 
-export const ChatUsage = named('ChatUsage', () => z.object({ llm_requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number() }), 'Model usage of a conversation');
+export const ChatUsage = /* @__PURE__ */ named('ChatUsage', () => z.object({ llm_requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number() }), 'Model usage of a conversation');
 
-const chatFields = lazy(() => ({
+const chatFields = /* @__PURE__ */ lazy(() => ({
   id: z.string(),
   organization_id: z.string(),
   agent_id: z.string(),
@@ -130,12 +130,12 @@ const chatFields = lazy(() => ({
 }));
 
 /** A chat as lists show it (without its messages). */
-export const ChatSummary = named('ChatSummary', () => z.object(chatFields), 'A chat without its messages (lists, events)');
+export const ChatSummary = /* @__PURE__ */ named('ChatSummary', () => z.object(chatFields), 'A chat without its messages (lists, events)');
 export type ChatSummary = z.output<typeof ChatSummary>;
-export const Chat = named('Chat', () => z.object({ ...chatFields, messages: z.array(ChatMessage) }), 'A text conversation with an agent, with every message');
+export const Chat = /* @__PURE__ */ named('Chat', () => z.object({ ...chatFields, messages: z.array(ChatMessage) }), 'A text conversation with an agent, with every message');
 export type Chat = z.output<typeof Chat>;
 
-export const ChatTurn = named('ChatTurn', () => z.object({
+export const ChatTurn = /* @__PURE__ */ named('ChatTurn', () => z.object({
   chat: z.object({ id: z.string(), status: z.enum(CHAT_STATUSES), end_reason: z.nullable(z.enum(CHAT_END_REASONS)), pending_tool_calls: z.array(PendingToolCall) }),
   messages: z.array(ChatMessage),
 }), 'What one turn added');

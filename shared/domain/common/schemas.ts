@@ -15,7 +15,7 @@ export const uuid = () =>
  */
 export const traceparentQuery = () => z.optional(z.string().check(z.regex(TRACEPARENT_PATTERN, 'must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)')));
 
-export const IdParams = lazy(() => z.strictObject({ id: uuid() }));
+export const IdParams = /* @__PURE__ */ lazy(() => z.strictObject({ id: uuid() }));
 
 /** Query integers arrive as strings. */
 export const queryInt = (min: number, max: number, field: string) =>
@@ -25,17 +25,17 @@ export const queryInt = (min: number, max: number, field: string) =>
   );
 
 /** limit (1–100, default 20), offset (default 0) or cursor. */
-export const pageQueryShape = lazy(() => ({
+export const pageQueryShape = /* @__PURE__ */ lazy(() => ({
   limit: z._default(queryInt(1, 100, 'limit'), 20),
   offset: z._default(queryInt(0, 1_000_000, 'offset'), 0),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
 }));
-export const PageQuery = lazy(() => z.strictObject(pageQueryShape));
+export const PageQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
 
 export const timestamp = () => z.string();
 
 /** `meta` of a list response. */
-export const ListMeta = lazy(() => z.object({
+export const ListMeta = /* @__PURE__ */ lazy(() => z.object({
   total: z.number(),
   limit: z.number(),
   offset: z.number(),
@@ -139,7 +139,7 @@ const MAX_VARIABLE_NAME = 100;
 const MAX_VARIABLE_VALUE = 2000;
 
 /** `dynamic_variables`: strings filled into an agent's `{{name}}` placeholders (calls, chats, campaigns). */
-export const DynamicVariables = lazy(() => z.record(
+export const DynamicVariables = /* @__PURE__ */ lazy(() => z.record(
   z.string().check(z.minLength(1), z.maxLength(MAX_VARIABLE_NAME), z.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a variable name (letters, digits, _ . -)')),
   z.string().check(z.maxLength(MAX_VARIABLE_VALUE)),
 ).check(z.refine((m) => Object.keys(m).length <= MAX_DYNAMIC_VARIABLES, `must have at most ${MAX_DYNAMIC_VARIABLES} variables`)));

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { named } from '../common/named';
 
-export const Concurrency = named(
+export const Concurrency = /* @__PURE__ */ named(
   'Concurrency',
   () => z.object({
     limit: z.int(),
@@ -13,7 +13,7 @@ export const Concurrency = named(
 );
 export type ConcurrencyView = z.output<typeof Concurrency>;
 
-export const UpdateConcurrencyBody = named(
+export const UpdateConcurrencyBody = /* @__PURE__ */ named(
   'UpdateConcurrencyRequest',
   () => z.strictObject({ limit: z.int().check(z.minimum(1)) }),
   'The organization\'s own limit of simultaneous live calls: 1 … its `ceiling` (a 422 above it)',

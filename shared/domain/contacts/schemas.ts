@@ -11,7 +11,7 @@ export const email = () =>
   z.union([z.literal(''), z.pipe(z.string().check(z.trim(), z.toLowerCase(), z.maxLength(254)), z.email({ error: 'must be a valid email address' }))]);
 
 /** Every writable contact field; all optional (the seed's create takes any subset). */
-export const contactFields = lazy(() => ({
+export const contactFields = /* @__PURE__ */ lazy(() => ({
   first_name: name(),
   last_name: name(),
   email: email(),
@@ -26,23 +26,23 @@ export const contactFields = lazy(() => ({
 }));
 
 type Fields = typeof contactFields;
-const optionalFields = lazy(() => Object.fromEntries(Object.entries(contactFields).map(([k, v]) => [k, z.optional(v)])) as {
+const optionalFields = /* @__PURE__ */ lazy(() => Object.fromEntries(Object.entries(contactFields).map(([k, v]) => [k, z.optional(v)])) as {
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
 });
 
-export const CreateContactBody = named('CreateContactRequest', () => z.strictObject(optionalFields));
-export const UpdateContactBody = named('UpdateContactRequest', () => z.strictObject(optionalFields));
-export const ContactListQuery = lazy(() => z.strictObject(pageQueryShape));
-export const ContactSearchQuery = lazy(() => z.strictObject({
+export const CreateContactBody = /* @__PURE__ */ named('CreateContactRequest', () => z.strictObject(optionalFields));
+export const UpdateContactBody = /* @__PURE__ */ named('UpdateContactRequest', () => z.strictObject(optionalFields));
+export const ContactListQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
+export const ContactSearchQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   ...pageQueryShape,
   q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
 }));
-export const NoteBody = named('NoteRequest', () => z.strictObject({ content: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(10_000)) }));
-export const HistoryListQuery = lazy(() => z.strictObject(pageQueryShape));
+export const NoteBody = /* @__PURE__ */ named('NoteRequest', () => z.strictObject({ content: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(10_000)) }));
+export const HistoryListQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
 
 export type ContactInput = z.output<typeof UpdateContactBody>;
 
-export const Contact = named('Contact', () => z.object({
+export const Contact = /* @__PURE__ */ named('Contact', () => z.object({
   id: z.string(),
   first_name: z.string(),
   last_name: z.string(),
@@ -70,15 +70,15 @@ export const contactDefaults = {
   tags: [] as string[],
 };
 
-export const Note = named('Note', () => z.object({ id: z.string(), contact_id: z.string(), content: z.string(), created_at: z.string() }), 'A note on a contact');
+export const Note = /* @__PURE__ */ named('Note', () => z.object({ id: z.string(), contact_id: z.string(), content: z.string(), created_at: z.string() }), 'A note on a contact');
 export type Note = z.output<typeof Note>;
 
 export const ACTIVITY_TYPES = ['note', 'appointment', 'call', 'campaign', 'chat'] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
-export const Activity = named('Activity', () => z.object({ type: z.enum(ACTIVITY_TYPES), description: z.string(), timestamp: z.string() }), "An entry of a contact's timeline");
+export const Activity = /* @__PURE__ */ named('Activity', () => z.object({ type: z.enum(ACTIVITY_TYPES), description: z.string(), timestamp: z.string() }), "An entry of a contact's timeline");
 export type Activity = z.output<typeof Activity>;
 
-export const ContactStats = named('ContactStats', () => z.object({
+export const ContactStats = /* @__PURE__ */ named('ContactStats', () => z.object({
   total_calls: z.number(),
   answered_calls: z.number(),
   total_call_duration_sec: z.number(),
@@ -89,7 +89,7 @@ export const ContactStats = named('ContactStats', () => z.object({
 export type ContactStats = z.output<typeof ContactStats>;
 
 /** One call in a contact's history, as the campaign and call issues record it. */
-export const ContactCall = named('ContactCall', () => z.object({
+export const ContactCall = /* @__PURE__ */ named('ContactCall', () => z.object({
   id: z.string(),
   contact_id: z.string(),
   agent_id: z.nullable(z.string()),

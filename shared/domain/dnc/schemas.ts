@@ -7,10 +7,10 @@ import { lazy } from '../common/lazy';
 const INVALID_PHONE = 'must be a valid phone number: E.164 (+14155550123), any punctuation allowed, or a national number with `country`';
 
 /** ISO 3166-1 alpha-2, the country a national number (no leading `+`) is read in. */
-const country = lazy(() => z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code (for example US)')));
+const country = /* @__PURE__ */ lazy(() => z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code (for example US)')));
 
 /** `phone` must normalize, with `country` when given; the issue names `phone`. */
-const phoneNormalizes = lazy(() => z.superRefine((value: { phone?: string; country?: string }, ctx) =>
+const phoneNormalizes = /* @__PURE__ */ lazy(() => z.superRefine((value: { phone?: string; country?: string }, ctx) =>
   withPhoneRules((rules) => {
     if (value.phone !== undefined && !rules.tryNormalizeE164(value.phone, { defaultCountry: value.country })) {
       ctx.issues.push({ code: 'custom', path: ['phone'], message: INVALID_PHONE, input: value.phone });
@@ -18,9 +18,9 @@ const phoneNormalizes = lazy(() => z.superRefine((value: { phone?: string; count
   }),
 ));
 
-const phoneInput = lazy(() => z.string().check(z.minLength(1), z.maxLength(40)));
+const phoneInput = /* @__PURE__ */ lazy(() => z.string().check(z.minLength(1), z.maxLength(40)));
 
-export const AddDncBody = named(
+export const AddDncBody = /* @__PURE__ */ named(
   'AddDncEntryRequest',
   () => z
     .strictObject({
@@ -39,7 +39,7 @@ export type AddDncInput = z.output<typeof AddDncBody>;
  * number without `+` and without `country` is read as international digits: a `+` typed into a
  * query string unencoded arrives as a space.
  */
-export const DncListQuery = lazy(() => z
+export const DncListQuery = /* @__PURE__ */ lazy(() => z
   .strictObject({ ...pageQueryShape, phone: z.optional(phoneInput), country: z.optional(country) })
   .check(
     z.superRefine((q, ctx) =>
@@ -63,14 +63,14 @@ function filterPhone(normalize: (input: unknown, options: { defaultCountry?: str
 }
 
 /** `{phone}` in the path: exactly an E.164 number (`+` as is or URL-encoded as `%2B`). */
-export const DncPhoneParams = lazy(() => z.strictObject({
+export const DncPhoneParams = /* @__PURE__ */ lazy(() => z.strictObject({
   phone: z.pipe(
     z.string().check(z.regex(/^(?:\+|%2[Bb])[1-9]\d{1,14}$/, 'must be an E.164 number such as +14155550123 (URL-encode the + as %2B)')),
     z.transform((value: string) => value.replace(/^%2B/i, '+')),
   ),
 }));
 
-export const DncEntry = named('DncEntry', () => z.object({
+export const DncEntry = /* @__PURE__ */ named('DncEntry', () => z.object({
   phone: z.string(),
   reason: z.string(),
   source: z.string(),

@@ -5,7 +5,7 @@ import { EVENT_TYPES } from './types';
 import { named } from '../common/named';
 import { lazy } from '../common/lazy';
 
-export const EventListQuery = lazy(() => z.strictObject({
+export const EventListQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   ...pageQueryShape,
   type: z.optional(z.enum(EVENT_TYPES)),
   /** Events created at or after this instant. */
@@ -15,7 +15,7 @@ export const EventListQuery = lazy(() => z.strictObject({
 }));
 export type EventListInput = z.output<typeof EventListQuery>;
 
-export const Event = named('Event', () => z.object({
+export const Event = /* @__PURE__ */ named('Event', () => z.object({
   id: z.string(),
   type: z.enum(EVENT_TYPES),
   created_at: z.string(),

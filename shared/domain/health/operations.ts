@@ -3,8 +3,8 @@ import { defineOperation } from '../../http/operation';
 import { named } from '../common/named';
 import { REDOC_SCRIPT_FILE, REDOC_SCRIPT_SOURCE } from './reference-page';
 
-const Health = named('Health', () => z.object({ status: z.literal('ok'), version: z.string() }), 'The API answers');
-const Readiness = named(
+const Health = /* @__PURE__ */ named('Health', () => z.object({ status: z.literal('ok'), version: z.string() }), 'The API answers');
+const Readiness = /* @__PURE__ */ named(
   'Readiness',
   () => z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
   'Each dependency and its state (`ok`, or `failed: <reason>`)',

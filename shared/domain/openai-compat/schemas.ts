@@ -22,7 +22,7 @@ export const ChatCompletionMessage = () =>
     tool_call_id: z.optional(z.string()),
   });
 
-export const ChatCompletionBody = named('ChatCompletionRequest', () =>
+export const ChatCompletionBody = /* @__PURE__ */ named('ChatCompletionRequest', () =>
   z.looseObject({
     /** The agent's id. */
     model: z.string().check(z.minLength(1)),
@@ -50,7 +50,7 @@ export const ChatCompletionBody = named('ChatCompletionRequest', () =>
 );
 export type ChatCompletionBody = z.output<typeof ChatCompletionBody>;
 
-export const ModelParams = lazy(() => z.strictObject({
+export const ModelParams = /* @__PURE__ */ lazy(() => z.strictObject({
   /** An agent's id, optionally `@<version>` or `@draft`. */
   model: z.string().check(z.minLength(1), z.maxLength(100)),
 }));

@@ -25,21 +25,21 @@ const inboundWebhook = () => ({
 });
 
 /** `country` is ISO 3166 alpha-2, any case on input. */
-const country = lazy(() => z.pipe(
+const country = /* @__PURE__ */ lazy(() => z.pipe(
   z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166 alpha-2 country code')),
   z.transform((s: string) => s.toUpperCase()),
 ));
 
-export const AvailableNumbersQuery = lazy(() => z.strictObject({
+export const AvailableNumbersQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   country: z._default(country, 'US'),
   area_code: z.optional(digits(5)),
   contains: z.optional(digits(10)),
   limit: pageQueryShape.limit,
 }));
 
-export const Capabilities = named('Capabilities', () => z.object({ voice: z.boolean(), sms: z.boolean(), mms: z.boolean() }), 'What a number can carry');
+export const Capabilities = /* @__PURE__ */ named('Capabilities', () => z.object({ voice: z.boolean(), sms: z.boolean(), mms: z.boolean() }), 'What a number can carry');
 
-export const AvailableNumber = named('AvailableNumber', () => z.object({
+export const AvailableNumber = /* @__PURE__ */ named('AvailableNumber', () => z.object({
   phone_number: z.string(),
   country: z.string(),
   locality: z.string(),
@@ -50,7 +50,7 @@ export const AvailableNumber = named('AvailableNumber', () => z.object({
   capabilities: Capabilities,
 }), 'A number the carrier offers, with its prices');
 
-export const BuyBody = named('BuyPhoneNumberRequest', () => z.strictObject({
+export const BuyBody = /* @__PURE__ */ named('BuyPhoneNumberRequest', () => z.strictObject({
   phone_number: e164(),
   price: money(),
   per_minute_price_inbound: z.optional(money()),
@@ -71,7 +71,7 @@ const terminationUri = () =>
 const sipUsername = () => z.string().check(z.maxLength(128));
 const sipPassword = () => z.string().check(z.maxLength(256));
 
-export const ImportBody = named('ImportPhoneNumberRequest', () => z.strictObject({
+export const ImportBody = /* @__PURE__ */ named('ImportPhoneNumberRequest', () => z.strictObject({
   phone: e164(),
   type: z.enum(CONNECTION_TYPES),
   name: z.optional(name()),
@@ -85,7 +85,7 @@ export const ImportBody = named('ImportPhoneNumberRequest', () => z.strictObject
 export type ImportInput = z.output<typeof ImportBody>;
 
 /** PUT of an imported number: every field optional; only the fields given are replaced. */
-export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', () => z.strictObject({
+export const UpdateImportBody = /* @__PURE__ */ named('UpdateImportedPhoneNumberRequest', () => z.strictObject({
   name: z.optional(name()),
   termination_uri: z.optional(terminationUri()),
   sip_username: z.optional(sipUsername()),
@@ -96,7 +96,7 @@ export const UpdateImportBody = named('UpdateImportedPhoneNumberRequest', () => 
 }));
 export type UpdateImportInput = z.output<typeof UpdateImportBody>;
 
-export const UpdatePhoneNumberBody = named('UpdatePhoneNumberRequest', () => z.strictObject({
+export const UpdatePhoneNumberBody = /* @__PURE__ */ named('UpdatePhoneNumberRequest', () => z.strictObject({
   name: z.optional(name()),
   inbound_agent_id: z.optional(z.nullable(uuid())),
   ...inboundWebhook(),
@@ -104,7 +104,7 @@ export const UpdatePhoneNumberBody = named('UpdatePhoneNumberRequest', () => z.s
 }));
 export type UpdatePhoneNumberInput = z.output<typeof UpdatePhoneNumberBody>;
 
-export const PhoneNumberListQuery = lazy(() => z.strictObject({
+export const PhoneNumberListQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   ...pageQueryShape,
   status: z.optional(z.enum(PHONE_NUMBER_STATUSES)),
 }));
@@ -117,7 +117,7 @@ export const PhoneNumberListQuery = lazy(() => z.strictObject({
  * adds the seed's import fields (`phone`, `type`, `termination_uri`, `sip_username`,
  * `sip_password` as sent).
  */
-export const PhoneNumber = named('PhoneNumber', () => z.object({
+export const PhoneNumber = /* @__PURE__ */ named('PhoneNumber', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   source: z.enum(PHONE_NUMBER_SOURCES),

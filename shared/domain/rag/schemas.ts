@@ -22,15 +22,15 @@ const jsonObject = () => z.record(z.string(), z.unknown());
 export const docId = () => z.string().check(z.regex(/^[A-Za-z0-9._:@~-]{1,128}$/, 'must be 1–128 letters, digits or ._:@~-'));
 const httpUrl = () => z.string().check(z.maxLength(2048), z.regex(/^https?:\/\//i, 'must be an http(s) URL'));
 
-export const KbParams = lazy(() => z.strictObject({ kb_id: uuid() }));
+export const KbParams = /* @__PURE__ */ lazy(() => z.strictObject({ kb_id: uuid() }));
 
-export const CreateKnowledgeBaseBody = named('CreateKnowledgeBaseRequest', () => z.strictObject({
+export const CreateKnowledgeBaseBody = /* @__PURE__ */ named('CreateKnowledgeBaseRequest', () => z.strictObject({
   name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
   description: z._default(z.string().check(z.maxLength(2000)), ''),
 }));
 export type CreateKnowledgeBaseInput = z.output<typeof CreateKnowledgeBaseBody>;
 
-export const KnowledgeBase = named('KnowledgeBase', () => z.object({
+export const KnowledgeBase = /* @__PURE__ */ named('KnowledgeBase', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   name: z.string(),
@@ -41,22 +41,22 @@ export const KnowledgeBase = named('KnowledgeBase', () => z.object({
 }), 'A knowledge base: documents an agent can search');
 export type KnowledgeBase = z.output<typeof KnowledgeBase>;
 
-export const KbListQuery = lazy(() => z.strictObject(pageQueryShape));
+export const KbListQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
 
-export const DiscoverBody = named('DiscoverRequest', () => z.strictObject({
+export const DiscoverBody = /* @__PURE__ */ named('DiscoverRequest', () => z.strictObject({
   url: httpUrl(),
   max_depth: z._default(z.int().check(z.minimum(0), z.maximum(10)), 5),
   limit: z._default(z.int().check(z.minimum(1), z.maximum(1000)), 100),
 }));
-export const DiscoverResult = named('DiscoverResult', () => z.object({ urls: z.array(z.string()), total: z.number() }), 'The URLs found on a site');
+export const DiscoverResult = /* @__PURE__ */ named('DiscoverResult', () => z.object({ urls: z.array(z.string()), total: z.number() }), 'The URLs found on a site');
 
-export const CreateUploadBody = named('CreateUploadRequest', () => z.strictObject({
+export const CreateUploadBody = /* @__PURE__ */ named('CreateUploadRequest', () => z.strictObject({
   content_type: z.enum(UPLOAD_CONTENT_TYPES),
   size_bytes: z.int().check(z.minimum(1), z.maximum(MAX_UPLOAD_BYTES)),
   filename: z.optional(z.string().check(z.maxLength(255))),
 }));
 export type CreateUploadInput = z.output<typeof CreateUploadBody>;
-export const Upload = named('Upload', () => z.object({
+export const Upload = /* @__PURE__ */ named('Upload', () => z.object({
   upload_id: z.string(),
   upload_url: z.string(),
   method: z.literal('PUT'),
@@ -66,7 +66,7 @@ export const Upload = named('Upload', () => z.object({
   expires_at: z.string(),
 }), 'A presigned upload: PUT the file to `upload_url` with `headers`, then ingest `upload_id`');
 
-export const IngestBody = named('IngestRequest', () => z.strictObject({
+export const IngestBody = /* @__PURE__ */ named('IngestRequest', () => z.strictObject({
   kb_id: uuid(),
   text: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_TEXT_CHARS))),
   url: z.optional(httpUrl()),
@@ -78,7 +78,7 @@ export const IngestBody = named('IngestRequest', () => z.strictObject({
 }));
 export type IngestInput = z.output<typeof IngestBody>;
 
-export const DocumentSource = named('DocumentSource', () => z.object({
+export const DocumentSource = /* @__PURE__ */ named('DocumentSource', () => z.object({
   type: z.enum(['text', 'url', 'upload']),
   url: z.optional(z.string()),
   upload_id: z.optional(z.string()),
@@ -86,7 +86,7 @@ export const DocumentSource = named('DocumentSource', () => z.object({
 }), 'Where a document came from');
 export type DocumentSource = z.output<typeof DocumentSource>;
 
-const documentFields = lazy(() => ({
+const documentFields = /* @__PURE__ */ lazy(() => ({
   org_id: z.string(),
   kb_id: z.string(),
   doc_id: z.string(),
@@ -101,23 +101,23 @@ const documentFields = lazy(() => ({
   indexed_at: z.nullable(z.string()),
 }));
 /** A document as lists and ingest return it (no `text`). */
-export const KbDocumentSummary = named('DocumentSummary', () => z.object(documentFields), 'A document without its text (lists, ingest)');
+export const KbDocumentSummary = /* @__PURE__ */ named('DocumentSummary', () => z.object(documentFields), 'A document without its text (lists, ingest)');
 export type KbDocumentSummary = z.output<typeof KbDocumentSummary>;
 /** The seed's knowledge base document: the summary plus the extracted `text`. */
-export const KbDocument = named('Document', () => z.object({ ...documentFields, text: z.string() }), 'A knowledge base document with its extracted text');
+export const KbDocument = /* @__PURE__ */ named('Document', () => z.object({ ...documentFields, text: z.string() }), 'A knowledge base document with its extracted text');
 export type KbDocument = z.output<typeof KbDocument>;
 
-export const IngestResult = named('IngestResult', () => z.object({ kb_id: z.string(), documents: z.array(KbDocumentSummary) }), 'The documents queued for ingestion');
+export const IngestResult = /* @__PURE__ */ named('IngestResult', () => z.object({ kb_id: z.string(), documents: z.array(KbDocumentSummary) }), 'The documents queued for ingestion');
 
-export const DocumentQuery = lazy(() => z.strictObject({ org_id: uuid(), doc_id: docId() }));
-export const DocumentListQuery = lazy(() => z.strictObject({ ...pageQueryShape, kb_id: uuid() }));
+export const DocumentQuery = /* @__PURE__ */ lazy(() => z.strictObject({ org_id: uuid(), doc_id: docId() }));
+export const DocumentListQuery = /* @__PURE__ */ lazy(() => z.strictObject({ ...pageQueryShape, kb_id: uuid() }));
 
-export const QueryBody = named('QueryRequest', () => z.strictObject({
+export const QueryBody = /* @__PURE__ */ named('QueryRequest', () => z.strictObject({
   kb_id: uuid(),
   query: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(2000)),
   top_k: z._default(z.int().check(z.minimum(1), z.maximum(50)), 5),
 }));
-export const Passage = named('Passage', () => z.object({
+export const Passage = /* @__PURE__ */ named('Passage', () => z.object({
   doc_id: z.string(),
   text: z.string(),
   score: z.number(),
@@ -125,4 +125,4 @@ export const Passage = named('Passage', () => z.object({
   chunk_index: z.number(),
 }), 'A passage of a document that answers a query');
 export type Passage = z.output<typeof Passage>;
-export const QueryResult = named('QueryResult', () => z.object({ kb_id: z.string(), query: z.string(), passages: z.array(Passage) }), 'The passages that best answer a query');
+export const QueryResult = /* @__PURE__ */ named('QueryResult', () => z.object({ kb_id: z.string(), query: z.string(), passages: z.array(Passage) }), 'The passages that best answer a query');

@@ -10,7 +10,7 @@ import { recordingKeys } from '../calls/recordings';
  * ConversationRelay session ends, it answers the call's next TwiML (relay/call-ending.ts). An HTTP
  * operation of the route registry like the other Twilio callbacks.
  */
-const RelayActionQuery = lazy(() =>
+const RelayActionQuery = /* @__PURE__ */ lazy(() =>
   z.strictObject({
     organization_id: uuid(),
     call_id: uuid(),
@@ -18,7 +18,7 @@ const RelayActionQuery = lazy(() =>
     attempt: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10)), 0),
   }),
 );
-const TwilioForm = named('TwilioRelayActionForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts when a ConversationRelay session ends (CallSid, SessionStatus, HandoffData, …), covered by X-Twilio-Signature');
+const TwilioForm = /* @__PURE__ */ named('TwilioRelayActionForm', () => z.record(z.string(), z.string()), 'The form parameters Twilio posts when a ConversationRelay session ends (CallSid, SessionStatus, HandoffData, …), covered by X-Twilio-Signature');
 
 export const receiveTwilioRelayAction = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/relay-action', operationId: 'receiveTwilioRelayAction', tag: 'Telephony', auth: false,

@@ -21,7 +21,7 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding',
 
 const text = (max: number) => z.string().check(z.maxLength(max));
 const identifier = () => z.string().check(z.regex(NAME, 'must be 1–64 letters, digits, "_" or "-"'));
-const enumValue = lazy(() => z.union([z.string().check(z.maxLength(500)), storableNumber(), z.boolean()]));
+const enumValue = /* @__PURE__ */ lazy(() => z.union([z.string().check(z.maxLength(500)), storableNumber(), z.boolean()]));
 
 type ParameterType = (typeof PARAMETER_TYPES)[number];
 const scalarTests: Partial<Record<ParameterType, (v: unknown) => boolean>> = {
@@ -32,7 +32,7 @@ const scalarTests: Partial<Record<ParameterType, (v: unknown) => boolean>> = {
 };
 
 /** `enum` only on scalar types, and every value of that type. */
-const enumMatchesType = lazy(() => z.superRefine((p: { type: ParameterType; enum?: unknown[] }, ctx) => {
+const enumMatchesType = /* @__PURE__ */ lazy(() => z.superRefine((p: { type: ParameterType; enum?: unknown[] }, ctx) => {
   const matches = scalarTests[p.type];
   if (p.enum && !matches) ctx.issues.push({ code: 'custom', path: ['enum'], message: `is not allowed when type is "${p.type}"`, input: p.enum });
   else p.enum?.forEach((v, i) => {
@@ -41,7 +41,7 @@ const enumMatchesType = lazy(() => z.superRefine((p: { type: ParameterType; enum
 }));
 
 /** The schema of an array parameter's items (one level: scalars or plain objects). */
-const ParameterItems = lazy(() => z
+const ParameterItems = /* @__PURE__ */ lazy(() => z
   .strictObject({
     type: z.enum(PARAMETER_TYPES),
     description: z.optional(text(1000)),
@@ -50,7 +50,7 @@ const ParameterItems = lazy(() => z
   .check(enumMatchesType));
 
 /** One parameter: a JSON-Schema property with a type and a description; `items` only on arrays. */
-export const ToolParameter = lazy(() => z
+export const ToolParameter = /* @__PURE__ */ lazy(() => z
   .strictObject({
     type: z.enum(PARAMETER_TYPES),
     description: z._default(text(1000), ''),
@@ -65,7 +65,7 @@ export const ToolParameter = lazy(() => z
   ));
 
 /** `definition.parameters`: a JSON-Schema object whose `required` names only its own properties. */
-export const ToolParameters = lazy(() => z
+export const ToolParameters = /* @__PURE__ */ lazy(() => z
   .strictObject({
     type: z.literal('object'),
     properties: z._default(refuseProtoKey(z.record(z.string(), ToolParameter)), {}),
@@ -88,14 +88,14 @@ export const ToolParameters = lazy(() => z
   ));
 
 /** What the model sees: a function name, what it does, and its parameters. */
-export const ToolDefinition = named('ToolDefinition', () => z.strictObject({
+export const ToolDefinition = /* @__PURE__ */ named('ToolDefinition', () => z.strictObject({
   name: identifier(),
   description: z._default(text(1000), ''),
   parameters: z._default(ToolParameters, { type: 'object', properties: {}, required: [] }),
 }), 'What the model sees: a function name, what it does, and its parameters');
 
 /** Outbound request headers of a webhook tool: at most 20, token names, single-line values. */
-const WebhookHeaders = lazy(() => refuseProtoKey(z.record(z.string(), z.string().check(z.maxLength(2048))).check(
+const WebhookHeaders = /* @__PURE__ */ lazy(() => refuseProtoKey(z.record(z.string(), z.string().check(z.maxLength(2048))).check(
   z.superRefine((headers, ctx) => {
     const names = Object.keys(headers);
     if (names.length > MAX_HEADERS) ctx.issues.push({ code: 'custom', path: [], message: `must have at most ${MAX_HEADERS} headers`, input: headers });
@@ -108,7 +108,7 @@ const WebhookHeaders = lazy(() => refuseProtoKey(z.record(z.string(), z.string()
 )));
 
 /** Every writable tool field; the webhook ones are only valid on `webhook` tools (checked on the whole tool). */
-export const toolFields = lazy(() => ({
+export const toolFields = /* @__PURE__ */ lazy(() => ({
   name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
   description: text(2000),
   type: z.enum(TOOL_TYPES),
@@ -121,19 +121,19 @@ export const toolFields = lazy(() => ({
 }));
 
 type Fields = typeof toolFields;
-const optionalFields = lazy(() => Object.fromEntries(Object.entries(toolFields).map(([k, v]) => [k, z.optional(v)])) as {
+const optionalFields = /* @__PURE__ */ lazy(() => Object.fromEntries(Object.entries(toolFields).map(([k, v]) => [k, z.optional(v)])) as {
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
 });
 
 /** Create: `name` and `definition` required. PATCH: any subset; `definition` is replaced as a whole. */
-export const CreateToolBody = named('CreateToolRequest', () => z.strictObject({ ...optionalFields, name: toolFields.name, definition: toolFields.definition }));
-export const UpdateToolBody = named('UpdateToolRequest', () => z.strictObject(optionalFields));
-export const ToolListQuery = lazy(() => z.strictObject(pageQueryShape));
+export const CreateToolBody = /* @__PURE__ */ named('CreateToolRequest', () => z.strictObject({ ...optionalFields, name: toolFields.name, definition: toolFields.definition }));
+export const UpdateToolBody = /* @__PURE__ */ named('UpdateToolRequest', () => z.strictObject(optionalFields));
+export const ToolListQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
 
 export type CreateToolInput = z.output<typeof CreateToolBody>;
 export type UpdateToolInput = z.output<typeof UpdateToolBody>;
 
-export const Tool = named('Tool', () => z.object({
+export const Tool = /* @__PURE__ */ named('Tool', () => z.object({
   id: z.string(),
   organizationId: z.string(),
   name: toolFields.name,
@@ -153,7 +153,7 @@ export const Tool = named('Tool', () => z.object({
 export type Tool = z.output<typeof Tool>;
 
 /** A tool with its signing secret, answered once: by create (webhook tools) and by rotate-secret. */
-export const ToolWithSecret = named('ToolWithSecret', () => z.object({
+export const ToolWithSecret = /* @__PURE__ */ named('ToolWithSecret', () => z.object({
   ...Tool.shape,
   /** `whsec_…`: verify the platform's requests with it (Standard Webhooks). Shown only in this answer. */
   secret: z.optional(z.string()),

@@ -10,7 +10,7 @@ export const MAX_WEBHOOKS_PER_ORG = 20;
 const EVENT_FILTER_VALUES = [...EVENT_TYPES, '*'] as const;
 
 /** `events`: event kinds to receive, or `["*"]` for every kind (then nothing else may be listed). */
-const EventsFilter = lazy(() => z.array(z.enum(EVENT_FILTER_VALUES)).check(
+const EventsFilter = /* @__PURE__ */ lazy(() => z.array(z.enum(EVENT_FILTER_VALUES)).check(
   z.minLength(1, 'must list at least one event kind, or "*"'),
   z.maxLength(EVENT_FILTER_VALUES.length),
   z.superRefine((events, ctx) => {
@@ -19,20 +19,20 @@ const EventsFilter = lazy(() => z.array(z.enum(EVENT_FILTER_VALUES)).check(
   }),
 ));
 
-export const webhookFields = lazy(() => ({
+export const webhookFields = /* @__PURE__ */ lazy(() => ({
   url: z.string().check(z.minLength(1), z.maxLength(2048)),
   events: EventsFilter,
   description: z.string().check(z.maxLength(500)),
   enabled: z.boolean(),
 }));
 
-export const CreateWebhookBody = named('CreateWebhookRequest', () => z.strictObject({
+export const CreateWebhookBody = /* @__PURE__ */ named('CreateWebhookRequest', () => z.strictObject({
   url: webhookFields.url,
   events: webhookFields.events,
   description: z.optional(webhookFields.description),
   enabled: z.optional(webhookFields.enabled),
 }), 'A new webhook endpoint: the HTTPS URL and the event kinds it receives');
-export const UpdateWebhookBody = named('UpdateWebhookRequest', () => z.strictObject({
+export const UpdateWebhookBody = /* @__PURE__ */ named('UpdateWebhookRequest', () => z.strictObject({
   url: z.optional(webhookFields.url),
   events: z.optional(webhookFields.events),
   description: z.optional(webhookFields.description),
@@ -41,9 +41,9 @@ export const UpdateWebhookBody = named('UpdateWebhookRequest', () => z.strictObj
 export type CreateWebhookInput = z.output<typeof CreateWebhookBody>;
 export type UpdateWebhookInput = z.output<typeof UpdateWebhookBody>;
 
-export const WebhookListQuery = lazy(() => z.strictObject(pageQueryShape));
+export const WebhookListQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
 
-export const Webhook = named('WebhookEndpoint', () => z.object({
+export const Webhook = /* @__PURE__ */ named('WebhookEndpoint', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   url: z.string(),
@@ -58,15 +58,15 @@ export const Webhook = named('WebhookEndpoint', () => z.object({
 export type Webhook = z.output<typeof Webhook>;
 
 /** Create and rotate-secret answer the signing secret, once. */
-export const WebhookWithSecret = named(
+export const WebhookWithSecret = /* @__PURE__ */ named(
   'WebhookEndpointWithSecret',
   () => z.object({ ...Webhook.shape, secret: z.string() }),
   'A webhook endpoint with its signing secret (`whsec_…`), answered once by create and rotate-secret',
 );
 
-export const DeliveryParams = lazy(() => z.strictObject({ id: uuid(), delivery_id: uuid() }));
+export const DeliveryParams = /* @__PURE__ */ lazy(() => z.strictObject({ id: uuid(), delivery_id: uuid() }));
 
-export const DeliveryListQuery = lazy(() => z.strictObject({
+export const DeliveryListQuery = /* @__PURE__ */ lazy(() => z.strictObject({
   ...pageQueryShape,
   succeeded: z.optional(z.enum(['true', 'false'])),
 }));
@@ -74,7 +74,7 @@ export type DeliveryListInput = z.output<typeof DeliveryListQuery>;
 
 export const DELIVERY_TRIGGERS = ['automatic', 'redeliver', 'test'] as const;
 
-export const Delivery = named('WebhookDelivery', () => z.object({
+export const Delivery = /* @__PURE__ */ named('WebhookDelivery', () => z.object({
   id: z.string(),
   webhook_id: z.string(),
   event_id: z.string(),

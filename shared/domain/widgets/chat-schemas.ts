@@ -5,9 +5,9 @@ import { lazy } from '../common/lazy';
 import { CHAT_END_REASONS, CHAT_STATUSES, ChatMessage, DynamicVariables, PendingToolCall } from '../chats/schemas';
 
 /** The path of one widget chat: the widget and the chat, both UUIDs. */
-export const WidgetChatParams = lazy(() => z.strictObject({ id: uuid(), chat_id: uuid() }));
+export const WidgetChatParams = /* @__PURE__ */ lazy(() => z.strictObject({ id: uuid(), chat_id: uuid() }));
 
-export const StartWidgetChatBody = named('StartWidgetChatRequest', () => z.strictObject({
+export const StartWidgetChatBody = /* @__PURE__ */ named('StartWidgetChatRequest', () => z.strictObject({
   /** Optional when exactly one active agent is tied to the widget; else one of those agents. */
   agent_id: z.optional(uuid()),
   /**
@@ -25,7 +25,7 @@ export const StartWidgetChatBody = named('StartWidgetChatRequest', () => z.stric
 }), 'A chat to start through a widget (every member optional; no `metadata`)');
 export type StartWidgetChatInput = z.output<typeof StartWidgetChatBody>;
 
-const widgetChatFields = lazy(() => ({
+const widgetChatFields = /* @__PURE__ */ lazy(() => ({
   id: z.string(),
   widget_id: z.string(),
   agent_id: z.string(),
@@ -38,10 +38,10 @@ const widgetChatFields = lazy(() => ({
   ended_at: z.nullable(z.string()),
 }));
 
-export const WidgetChat = named('WidgetChat', () => z.object(widgetChatFields), 'A widget chat as the page sees it (no organization data, no tool results)');
+export const WidgetChat = /* @__PURE__ */ named('WidgetChat', () => z.object(widgetChatFields), 'A widget chat as the page sees it (no organization data, no tool results)');
 export type WidgetChat = z.output<typeof WidgetChat>;
 
-export const WidgetChatStarted = named('WidgetChatStarted', () => z.object({
+export const WidgetChatStarted = /* @__PURE__ */ named('WidgetChatStarted', () => z.object({
   ...widgetChatFields,
   /** `Authorization: Bearer <token>` for this chat's other public calls; opens no other chat. */
   token: z.string(),

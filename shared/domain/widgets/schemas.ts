@@ -25,7 +25,7 @@ export function builtInVariableProblem(name: string): string | undefined {
 }
 
 /** One name a public widget chat may set in `dynamic_variables`. */
-const PublicVariable = lazy(() => z.string().check(
+const PublicVariable = /* @__PURE__ */ lazy(() => z.string().check(
   z.minLength(1, 'must not be empty'),
   z.maxLength(100),
   z.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a variable name (letters, digits, _ . -)'),
@@ -52,13 +52,13 @@ export function isOrigin(value: string): boolean {
 }
 
 /** An allowed origin, stored lower-cased so it compares with what browsers send. */
-const Origin = lazy(() => z.pipe(
+const Origin = /* @__PURE__ */ lazy(() => z.pipe(
   z.string().check(z.maxLength(300), z.refine(isOrigin, 'must be an origin such as https://example.com (scheme, host and optional port; no path)')),
   z.transform((s: string) => s.toLowerCase()),
 ));
 
 /** Every writable widget-settings field; create requires `name`, PATCH takes any subset. */
-export const widgetFields = lazy(() => ({
+export const widgetFields = /* @__PURE__ */ lazy(() => ({
   name: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(200)),
   is_active: z.boolean(),
   title: text(100),
@@ -81,18 +81,18 @@ export const widgetFields = lazy(() => ({
 }));
 
 type Fields = typeof widgetFields;
-const optionalFields = lazy(() => Object.fromEntries(Object.entries(widgetFields).map(([k, v]) => [k, z.optional(v)])) as {
+const optionalFields = /* @__PURE__ */ lazy(() => Object.fromEntries(Object.entries(widgetFields).map(([k, v]) => [k, z.optional(v)])) as {
   [K in keyof Fields]: z.ZodMiniOptional<Fields[K]>;
 });
 
-export const CreateWidgetBody = named('CreateWidgetSettingsRequest', () => z.strictObject({ ...optionalFields, name: widgetFields.name }));
-export const UpdateWidgetBody = named('UpdateWidgetSettingsRequest', () => z.strictObject(optionalFields));
-export const WidgetListQuery = lazy(() => z.strictObject(pageQueryShape));
+export const CreateWidgetBody = /* @__PURE__ */ named('CreateWidgetSettingsRequest', () => z.strictObject({ ...optionalFields, name: widgetFields.name }));
+export const UpdateWidgetBody = /* @__PURE__ */ named('UpdateWidgetSettingsRequest', () => z.strictObject(optionalFields));
+export const WidgetListQuery = /* @__PURE__ */ lazy(() => z.strictObject(pageQueryShape));
 
 export type CreateWidgetInput = z.output<typeof CreateWidgetBody>;
 export type UpdateWidgetInput = z.output<typeof UpdateWidgetBody>;
 
-export const WidgetSettings = named('WidgetSettings', () => z.object({
+export const WidgetSettings = /* @__PURE__ */ named('WidgetSettings', () => z.object({
   id: z.string(),
   organization_id: z.string(),
   ...widgetFields,
@@ -126,7 +126,7 @@ export const widgetDefaults = {
 };
 
 /** What the embeddable widget needs: its appearance and the agent it talks to. */
-export const WidgetConfig = named('WidgetConfig', () => z.object({
+export const WidgetConfig = /* @__PURE__ */ named('WidgetConfig', () => z.object({
   id: z.string(),
   title: widgetFields.title,
   greeting: widgetFields.greeting,
