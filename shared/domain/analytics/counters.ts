@@ -31,7 +31,7 @@ export const ALL = 'ALL';
 export const ALL_SHARDS = 4;
 /** The all-agents partitions an all-agents read sums. */
 export const allAgentPartitions = (): string[] => [ALL, ...Array.from({ length: ALL_SHARDS }, (_, i) => `${ALL}~${i}`)];
-const allShardOf = (conversationId: string) => `${ALL}~${parseInt(conversationId.replace(/-/g, '').slice(-4), 16) % ALL_SHARDS}`;
+export const allShardOf = (conversationId: string) => `${ALL}~${parseInt(conversationId.replace(/-/g, '').slice(-4), 16) % ALL_SHARDS}`;
 
 /** Counter members (flat top-level numbers, so ADD works on an item that does not exist yet). */
 export const Counter = {
