@@ -5,10 +5,10 @@ import { sendMessage } from '../../shared/domain/chats/turns';
 import { streamChatTurn } from '../../shared/domain/chats/stream';
 import { wantsEventStream } from '../../shared/domain/common/stream-body';
 
-export const handler = http(op, ({ caller, params, body, event, requestId }) =>
+export const handler = http(op, ({ caller, params, body, event, requestId, afterAnswer }) =>
   wantsEventStream(event)
     ? streamChatTurn((listener) => sendMessage(caller.organizationId, params.id, body.content, listener), { successMessage: op.successMessage!, requestId })
-    : sendMessage(caller.organizationId, params.id, body.content),
+    : sendMessage(caller.organizationId, params.id, body.content, undefined, afterAnswer),
 );
 
 /** Deployed behind the REST API's streaming routes (lib/streaming-api.ts): the same handler, its events written as they come. */

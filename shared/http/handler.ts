@@ -15,6 +15,7 @@ import { idempotency } from './middleware/idempotency';
 import { bufferStream } from './middleware/buffer-stream';
 import { successEnvelope } from './middleware/success-envelope';
 import { materialize } from '../domain/common/lazy';
+import { afterAnswerOf, type AnswerTask } from '../after-answer';
 import { tracedHandler } from '../telemetry/http';
 import { flushMetrics } from '../telemetry/metrics';
 
@@ -30,6 +31,11 @@ export interface HandlerInput<P, Q, B> {
   event: APIGatewayProxyEventV2;
   /** Adds a header to the response (CORS on public endpoints, for instance). */
   setHeader(name: string, value: string): void;
+  /**
+   * Queues work to run once the answer has been handed back, where the invocation can
+   * (shared/after-answer.ts); undefined where it cannot.
+   */
+  afterAnswer: ((task: AnswerTask) => void) | undefined;
 }
 
 /**
@@ -46,7 +52,7 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
   operation: Operation<P, Q, B>,
   fn: (input: HandlerInput<P, Q, B>) => unknown,
 ) {
-  const core = async (event: APIGatewayProxyEventV2) => {
+  const core = async (event: APIGatewayProxyEventV2, context: Context) => {
     const state = stateOf(event);
     const input = state.input as { params: Out<P>; query: Out<Q>; body: Out<B> };
     return fn({
@@ -57,6 +63,7 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
       setHeader: (name, value) => {
         state.responseHeaders[name.toLowerCase()] = value;
       },
+      afterAnswer: afterAnswerOf(context),
     }) as Promise<APIGatewayProxyStructuredResultV2>;
   };
   const op = operation as Operation;

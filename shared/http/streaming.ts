@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { isStreamBody, streamingInvocation } from '../domain/common/stream-body';
+import { answersFirst, runAfterAnswer } from '../after-answer';
 import { flushMetrics } from '../telemetry/metrics';
 
 /**
@@ -73,7 +74,8 @@ export function streamResponses(handler: Handler): unknown {
   if (typeof lambda?.streamifyResponse !== 'function') return handler;
   return lambda.streamifyResponse(async (event, responseStream, context) => {
     const v2 = (event as { version?: string }).version === '2.0' ? (event as APIGatewayProxyEventV2) : restEventToV2(event as APIGatewayProxyEvent);
-    const result = (await handler(v2, streamingInvocation(context))) as { statusCode?: number; headers?: Record<string, unknown>; body?: unknown; isBase64Encoded?: boolean };
+    const invocation = answersFirst(streamingInvocation(context));
+    const result = (await handler(v2, invocation)) as { statusCode?: number; headers?: Record<string, unknown>; body?: unknown; isBase64Encoded?: boolean };
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
     const out = lambda.HttpResponseStream.from(responseStream, { statusCode: result.statusCode ?? 200, headers });
@@ -93,5 +95,8 @@ export function streamResponses(handler: Handler): unknown {
       await flushMetrics();
     }
     out.end();
+    // The client has the whole response once the stream has ended; the invocation lasts until this
+    // handler returns, so what the function left for after its answer runs now (after-answer.ts).
+    await runAfterAnswer(invocation);
   });
 }

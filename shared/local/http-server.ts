@@ -11,6 +11,7 @@ import type { ErrorCode } from '../errors';
 import { createHandlerLoader, type HandlerLoader } from './handler-loader';
 import { createLambdaContext } from './lambda-context';
 import { isStreamBody, streamingInvocation, type StreamBody } from '../domain/common/stream-body';
+import { answersFirst, runAfterAnswer } from '../after-answer';
 
 /** What the server needs of an operation (the route registry's `Operation` has all of it). */
 export interface HttpRoute {
@@ -116,17 +117,20 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
     try {
       const handler = await loadHandler<ApiHandler>(route?.entry ?? fallback);
       // The local server writes a stream as it is produced (writeStream), as the streaming REST API does.
-      const context = streamingInvocation(createLambdaContext({
+      const context = answersFirst(streamingInvocation(createLambdaContext({
         functionName,
         timeoutMs: Math.min(route?.timeoutSeconds ?? GATEWAY_TIMEOUT_SECONDS, GATEWAY_TIMEOUT_SECONDS) * 1000,
         memoryMb: route?.memoryMb,
-      }));
+      })));
       // The fallback function is granted nothing; a route runs with its operation's access.
       const access = route ? route.access : {};
       const result = access ? await runAs({ name: functionName, access }, () => handler(event, context)) : await handler(event, context);
       const streamed = typeof result === 'object' && result !== null ? (result as { body?: unknown }).body : undefined;
       if (isStreamBody(streamed)) await writeStream(res, result as StructuredResult, streamed, requestId);
       else writeResult(res, result, requestId);
+      // The answer is out: what the function left for after it runs now, inside the same grants.
+      if (access) await runAs({ name: functionName, access }, () => runAfterAnswer(context));
+      else await runAfterAnswer(context);
     } catch (err) {
       log(`${method} ${rawPath} (${functionName}) failed [${requestId}]: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       if (res.headersSent) {

@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { flushTracing, tracingConfigured } from './tracing';
+import { answersFirst, runAfterAnswer } from '../after-answer';
 
 /**
  * Spans leave a deployed function after its answer, not before (docs/operations.md, "Traces").
@@ -12,6 +13,10 @@ import { flushTracing, tracingConfigured } from './tracing';
  * only once the runtime AND every extension have asked for their next event. So an internal
  * extension (one running in the function's own process) that asks for its next event only after
  * the handler settled and the spans were exported lets the answer go first and the export follow.
+ *
+ * The same wait carries the function's own work after its answer (shared/after-answer.ts):
+ * each invocation's context is marked as one that answers first, and its queued work runs here,
+ * before the export and before the next event is asked for.
  *
  * The function's bundle entry (lib/bundle.ts) awaits `lambdaHandlers()` at module load: the
  * registration must happen during init, before the runtime first asks for an invocation (Lambda
@@ -64,11 +69,21 @@ export async function lambdaHandlers(env: NodeJS.ProcessEnv = process.env): Prom
   return <H>(handler: H) => (typeof handler === 'function' ? (wrap(handler as unknown as Handler) as H) : handler);
 }
 
+/** The contexts of settled invocations whose work after the answer has not run yet (after-answer.ts). */
+const answered: object[] = [];
+
+/** The invocation's context among a handler's arguments (`(event, context)`; streamed: `(event, stream, context)`). */
+const contextIn = (args: unknown[]) => args.find((a, i) => i > 0 && typeof a === 'object' && a !== null && 'awsRequestId' in a) as object | undefined;
+
 function wrap(handler: Handler): Handler {
   const wrapped = async function (this: unknown, ...args: unknown[]) {
+    // The extension asks for its next event only after this invocation's work after the answer.
+    const context = contextIn(args);
+    if (context) answersFirst(context);
     try {
       return await handler.apply(this, args);
     } finally {
+      if (context) answered.push(context);
       settled++;
       wake?.();
     }
@@ -96,7 +111,14 @@ async function loop(api: string, id: string): Promise<void> {
     wake = undefined;
     // Let the runtime send the answer before the export's writes.
     await new Promise((resolve) => setImmediate(resolve));
-    const budget = (event.deadlineMs ?? Date.now() + 10_000) - Date.now() - DEADLINE_MARGIN_MS;
+    const deadlineMs = (event.deadlineMs ?? Date.now() + 10_000) - DEADLINE_MARGIN_MS;
+    // The function's work after its answer (a chat turn's final figures), then its spans (which include that work's).
+    const contexts = answered.splice(0);
+    for (const context of contexts) {
+      const left = deadlineMs - Date.now();
+      if (left > 0) await within(runAfterAnswer(context), left).catch((err: unknown) => console.error(`work after the answer: ${(err as Error).message}`));
+    }
+    const budget = deadlineMs - Date.now();
     if (budget > 0) await within(flushTracing(), budget).catch((err: unknown) => console.error(`trace export failed: ${(err as Error).message}`));
   }
 }

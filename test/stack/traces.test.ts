@@ -66,11 +66,15 @@ it('writes each chat turn\'s metrics as an EMF line from the bundle (Powertools 
   const chat = await tier.api('POST', '/api/v1/chats', { body: { agent_id: agent.body.data.id } });
   tier.model.script({ text: 'Counted.' });
   expect((await tier.api('POST', `/api/v1/chats/${chat.body.data.id}/messages`, { body: { content: 'Count me' } })).status).toBe(200);
-  const emf = tier.stack.logs
+  // A function's log lines reach the log after its answer may (they come from its environment's
+  // stdout, as CloudWatch Logs gets them apart from the response): read until the turn's is there.
+  const replyLine = () => tier.stack.logs
     .slice(from)
     .filter((line) => line.includes('SendChatMessageFunction') && line.includes('"CloudWatchMetrics"'))
-    .map((line) => JSON.parse(line.slice(line.indexOf('{'))));
-  const reply = emf.find((m) => m.Channel === 'chat' && typeof m.ReplyLatency !== 'undefined');
+    .map((line) => JSON.parse(line.slice(line.indexOf('{'))))
+    .find((m) => m.Channel === 'chat' && typeof m.ReplyLatency !== 'undefined');
+  for (let i = 0; i < 100 && !replyLine(); i++) await new Promise((r) => setTimeout(r, 20));
+  const reply = replyLine();
   expect(reply).toMatchObject({ _aws: { CloudWatchMetrics: [expect.objectContaining({ Namespace: 'VoiceAgentPlatform' })] }, Replies: 1 });
   expect(tier.stack.logs.slice(from).filter((line) => /metrics/i.test(line) && /warn|could not/i.test(line))).toEqual([]);
 });

@@ -167,6 +167,8 @@ describe('Lambda execution environments (functions.ts)', () => {
         fn('throws', 'export const handler = async () => { const e = new Error("bad input"); e.name = "ValidationError"; throw e; };'),
         fn('noexport', 'export const other = 1;'),
         fn('stream', 'export const handler = awslambda.streamifyResponse(async (event, stream) => { const out = awslambda.HttpResponseStream.from(stream, { statusCode: 201, headers: { "content-type": "text/event-stream" } }); out.write("data: 1\\n\\n"); out.write("data: 2\\n\\n"); out.end(); });'),
+        // Ends its stream, then works on (as a turn storing its figures after the answer does): writes its line 300 ms after.
+        fn('streamlate', 'import { appendFileSync } from "node:fs"; export const handler = awslambda.streamifyResponse(async (event, stream) => { const out = awslambda.HttpResponseStream.from(stream, { statusCode: 200, headers: {} }); out.write("whole"); out.end(); await new Promise((r) => setTimeout(r, 300)); appendFileSync(new URL("./done.log", import.meta.url), "after\\n"); });', { timeoutSeconds: 3 }),
         fn('reserved', 'export const handler = () => new Promise((r) => setTimeout(() => r("ok"), 300));', { reservedConcurrency: 1, timeoutSeconds: 3 }),
         fn('logs', 'console.log("init line"); export const handler = async () => { console.log(JSON.stringify({ level: "INFO", message: "hello" })); return 1; };'),
         fn('ext', extension({ afterInvokeMs: 300 }), { timeoutSeconds: 3 }),
@@ -206,6 +208,19 @@ describe('Lambda execution environments (functions.ts)', () => {
     const seen: unknown[] = [];
     await lambda.invoke('stream', {}, { prelude: (p) => seen.push(p), chunk: (c) => seen.push(c) });
     expect(seen).toEqual([{ statusCode: 201, headers: { 'content-type': 'text/event-stream' } }, 'data: 1\n\n', 'data: 2\n\n']);
+  });
+
+  it('ends a streamed response with its stream, as Lambda does, while the invocation goes on until the handler returns', async () => {
+    const seen: string[] = [];
+    let endedAt = 0;
+    const invoked = lambda.invoke('streamlate', {}, { prelude: () => undefined, chunk: (c) => seen.push(c), end: () => (endedAt = Date.now()) });
+    await invoked;
+    const returnedAt = Date.now();
+    expect(seen).toEqual(['whole']);
+    expect(endedAt).toBeGreaterThan(0);
+    // The client had its whole answer before the handler's work after it (300 ms) was done.
+    expect(returnedAt - endedAt).toBeGreaterThanOrEqual(250);
+    expect(doneLog('streamlate')).toEqual(['after']);
   });
 
   it('throttles past the reserved concurrency', async () => {

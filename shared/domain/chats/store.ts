@@ -3,6 +3,8 @@ import { queue } from '../../adapters/queue';
 import { clockNow } from '../../clock';
 import { gsi1, gsi2, keys, shardOf, SWEEP_SHARDS, type Key } from '../../db/keys';
 import { ConditionFailed, getItem, queryAll, storedBytes, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
+import { tableName } from '../../db/client';
+import { logger } from '../../logger';
 import { getKeyed, putItem } from '../../db/filtered-query';
 import { NotFoundError } from '../../errors';
 import type { Agent } from '../agents/schemas';
@@ -301,7 +303,7 @@ export async function storeTurn(
   events: TransactItem[] = [],
   /** Writes that ride with the chat's update on either path (a hand-off's events: the turn stays one small transaction). */
   beside: TransactItem[] = [],
-): Promise<void> {
+): Promise<TurnPlacement> {
   const key = keys.chat(item.organization_id, item.id);
   const { unfiled } = loaded;
   // This container's copy of the filed messages follows what it files (loadChat).
@@ -312,14 +314,86 @@ export async function storeTurn(
     if (full) await fileMessages(unfiled);
     // Filed: every message before the turn's once the chat's were filed, else as before.
     const filed = full ? { filed_count: item.message_count } : {};
-    await transact([updateExisting(key, { ...set, ...filed, latest_messages: full ? messages : carried }, options), ...beside]);
+    const latest = full ? messages : carried;
+    await transact([updateExisting(key, { ...set, ...filed, latest_messages: latest }, options), ...beside]);
     if (full) keepFiledCopy(copyKey, loaded.messages);
-    return;
+    return { listFrom: latest[0]!.seq };
   }
   await fileMessages(unfiled);
   const filedCount = item.message_count + messages.length;
   await transact([updateExisting(key, { ...set, filed_count: filedCount }, { ...options, remove: [...options.remove, 'latest_messages'] }), ...messages.map((m) => putNew({ ...m })), ...events, ...beside]);
   keepFiledCopy(copyKey, [...loaded.messages, ...messages]);
+  return { listFrom: undefined };
+}
+
+/**
+ * Where a turn's messages went: on the chat's `latest_messages`, whose first element is message
+ * `listFrom` (when that list is filed, its page is keyed by that message: `fileMessages`), or with
+ * `listFrom` undefined each its own item.
+ */
+export interface TurnPlacement {
+  listFrom: number | undefined;
+}
+
+/** A reply's figures to store: which message (seq and id) and its `latency_ms`. */
+export interface FinalFigures {
+  seq: number;
+  id: string;
+  latency_ms: ReplyLatency;
+}
+
+/** A lone conditional SET of the messages' `latency_ms` at each `path` ('' for the item itself), each checked by its id (no `version` bump: figures of a reply, not a change of state). */
+function setMembers(key: Key, paths: { path: string; value: unknown; id: string }[], names: Record<string, string>): TransactItem {
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  const conditions: string[] = [];
+  paths.forEach(({ path, value, id }, i) => {
+    values[`:l${i}`] = value;
+    values[`:id${i}`] = id;
+    const at = (member: string) => (path ? `${path}.${member}` : member);
+    sets.push(`${at('#lat')} = :l${i}`);
+    conditions.push(`${at('#id')} = :id${i}`);
+  });
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeNames: { ...names, '#lat': 'latency_ms', '#id': 'id' },
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/**
+ * Stores the final figures of a turn's replies answered whole, after the answer (docs/api.md,
+ * "Latency of every reply"), where the turn put them (`placement`). A list that a later turn filed
+ * meanwhile is found in its page; a reply no longer where it was looked for (the next turn read the
+ * chat before this write and moved its copy) keeps the figures of its write, and that is logged.
+ */
+export async function storeFinalFigures(orgId: string, chatId: string, placement: TurnPlacement, replies: FinalFigures[]): Promise<void> {
+  if (!replies.length) return;
+  const attempt = async (item: TransactItem) => {
+    try {
+      await transact([item]);
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionFailed) return false;
+      throw err;
+    }
+  };
+  const from = placement.listFrom;
+  if (from === undefined) {
+    const lost = [];
+    for (const r of replies) if (!(await attempt(setMembers(keys.chatMessage(orgId, chatId, r.seq), [{ path: '', value: r.latency_ms, id: r.id }], {})))) lost.push(r.seq);
+    if (lost.length) logger.info('A reply\'s final figures found no place: it keeps those of its write', { chat_id: chatId, seqs: lost });
+    return;
+  }
+  const inList = replies.map((r) => ({ path: `#list[${r.seq - from}]`, value: r.latency_ms, id: r.id }));
+  if (await attempt(setMembers(keys.chat(orgId, chatId), inList, { '#list': 'latest_messages' }))) return;
+  if (await attempt(setMembers(keys.chatMessage(orgId, chatId, from), inList, { '#list': 'messages' }))) return;
+  logger.info('A reply\'s final figures found no place: it keeps those of its write', { chat_id: chatId, seqs: replies.map((r) => r.seq) });
 }
 
 /** The messages a write adds, numbered from `from`: their items, puts and views. */

@@ -17,7 +17,8 @@ import { conversationRef } from '../conversations/types';
 import { ReplyTimer } from '../conversations/latency';
 import { effectiveModel } from '../agents/models';
 import { agentOfConversation } from '../agents/versions';
-import { MAX_USER_MESSAGES, type ChatStatus, type ChatTurn } from './schemas';
+import { MAX_USER_MESSAGES, type ChatMessage, type ChatStatus, type ChatTurn } from './schemas';
+import type { AnswerTask } from '../../after-answer';
 import { engineStream, type ChatTurnListener } from './stream';
 import {
   afterEnd,
@@ -33,8 +34,11 @@ import {
   refusal,
   statusPartition,
   setupOf,
+  storeFinalFigures,
   storeTurn,
   type ChatItem,
+  type FinalFigures,
+  type TurnPlacement,
   type IncompleteTurn,
   type MessageItem,
   type StoredMessages,
@@ -171,6 +175,8 @@ interface TurnRequest {
   listener?: ChatTurnListener;
   /** When the turn's request came in (epoch ms, this process's clock): where its replies' `e2e` starts. */
   receivedMs: number;
+  /** Work after the answer, where the invocation offers it (shared/after-answer.ts): a whole answer's final figures are stored there. */
+  afterAnswer?: ((task: AnswerTask) => void) | undefined;
 }
 
 /**
@@ -304,14 +310,30 @@ async function runClaimed(item: ChatItem, agent: Agent, stored: StoredMessages, 
     events.push(ended.event);
     eventWrites.push(ended.write);
   }
+  let placement: TurnPlacement;
   try {
-    await storeTurn(item, stored, set, { remove, ...claimed(item, claim) }, items, eventWrites, handoffEventWrites);
+    placement = await storeTurn(item, stored, set, { remove, ...claimed(item, claim) }, items, eventWrites, handoffEventWrites);
   } catch (err) {
     if (err instanceof ConditionFailed) throw new ConflictError('The chat changed while this turn ran (it was ended, or the turn outlived its claim); read it and try again', { id: item.id });
     throw err;
   }
-  recordReplies(item.widget_id ? 'widget' : 'chat', out.messages);
   await afterEnd(next, events);
+  // Answered whole, a reply's `e2e` ends with the answer, which waited for the write above: its final
+  // figures go in the answer and are stored after it. A turn that ends the chat keeps those of its
+  // write: the chat's `latency` and its `chat.ended` event were written with them.
+  if (!turn.listener && !ends && turn.afterAnswer) {
+    const final = finalFigures(items, views, turn.receivedMs);
+    if (final.length) {
+      const chatKey = `${orgId}/${item.id}`;
+      const written = deferred();
+      pendingFigures.set(chatKey, written.promise);
+      turn.afterAnswer(() => storeFinalFigures(orgId, item.id, placement, final).finally(() => {
+        written.resolve();
+        if (pendingFigures.get(chatKey) === written.promise) pendingFigures.delete(chatKey);
+      }));
+    }
+  }
+  recordReplies(item.widget_id ? 'widget' : 'chat', views);
   return { chat: { id: item.id, status, end_reason: next.end_reason ?? null, pending_tool_calls: out.pending }, messages: [...keptViews, ...views] };
 }
 
@@ -385,9 +407,45 @@ const handedOff = (item: ChatItem) => ({ type: 'chat' as const, id: item.id, cha
 const draftChatAgents = new Map<string, string>();
 const MAX_DRAFT_CHAT_AGENTS = 2_000;
 
+/**
+ * The final figures of replies answered whole, on their way to the store after the answer, by
+ * `<org>/<chat>`: the chat's next turn in this container reads it only once they are written, so
+ * the copy of the messages it carries on holds them (store.ts `storeFinalFigures`).
+ */
+const pendingFigures = new Map<string, Promise<void>>();
+/** How long a turn waits for the previous one's figures (an answer whose work after it never ran must not hold a chat). */
+const PENDING_FIGURES_WAIT_MS = 1_000;
+
+const deferred = () => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+};
+
+/**
+ * A whole answer's replies with `e2e` taken now, the answer ready (after the turn's write): each
+ * reply view and its stored item get the new `e2e`, and `platform` what the other members leave of it.
+ */
+function finalFigures(items: MessageItem[], views: ChatMessage[], receivedMs: number): FinalFigures[] {
+  const e2e = Math.round(Date.now() - receivedMs);
+  const out: FinalFigures[] = [];
+  views.forEach((view, i) => {
+    const was = view.latency_ms;
+    if (!was || e2e <= was.e2e) return;
+    const latency = { ...was, e2e, platform: e2e - was.model - was.tools - was.knowledge_base };
+    view.latency_ms = latency;
+    // The item may be this container's copy of a filed message (store.ts `keepFiledCopy`).
+    (items[i] as { latency_ms?: unknown }).latency_ms = latency;
+    out.push({ seq: items[i]!.seq, id: view.id, latency_ms: latency });
+  });
+  return out;
+}
+
 /** The chat and its messages, and the agent of a chat on a draft this container knows, read at once. */
 async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem; stored: StoredMessages; agent: Promise<Agent> }> {
   const key = `${orgId}/${chatId}`;
+  const pending = pendingFigures.get(key);
+  if (pending) await Promise.race([pending, new Promise((r) => setTimeout(r, PENDING_FIGURES_WAIT_MS).unref())]);
   const knownAgent = draftChatAgents.get(key);
   // The agent of a chat this container knows is read in the chat's own request (one BatchGetItem).
   const loaded = knownAgent ? await loadChat<Agent>(orgId, chatId, keys.agent(orgId, knownAgent)) : await loadChat(orgId, chatId);
@@ -419,7 +477,7 @@ async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Prom
  * One user message: a turn. 409 when the chat has ended, waits for tool results, or another turn won the race.
  * With a `listener` the turn streams (stream.ts): every refusal comes before `listener.started()`.
  */
-export async function sendMessage(orgId: string, chatId: string, content: string, listener?: ChatTurnListener): Promise<ChatTurn> {
+export async function sendMessage(orgId: string, chatId: string, content: string, listener?: ChatTurnListener, afterAnswer?: (task: AnswerTask) => void): Promise<ChatTurn> {
   const receivedMs = Date.now();
   const { item, stored, agent: agentRead } = await readTurn(orgId, chatId);
   const refused = refusal(item);
@@ -431,11 +489,11 @@ export async function sendMessage(orgId: string, chatId: string, content: string
     throw new ConflictError(`The chat reached ${MAX_USER_MESSAGES} user messages and has ended (max_turns)`, { id: chatId, status: 'ended' });
   }
   const agent = await agentRead;
-  return runAndStore(item, agent, stored, resume ? { resume, listener, receivedMs } : { userText: content, listener, receivedMs });
+  return runAndStore(item, agent, stored, resume ? { resume, listener, receivedMs, afterAnswer } : { userText: content, listener, receivedMs, afterAnswer });
 }
 
 /** The caller's answers to every pending `function` tool call; the turn goes on. */
-export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], listener?: ChatTurnListener): Promise<ChatTurn> {
+export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], listener?: ChatTurnListener, afterAnswer?: (task: AnswerTask) => void): Promise<ChatTurn> {
   const receivedMs = Date.now();
   const { item, stored, agent: agentRead } = await readTurn(orgId, chatId);
   if (item.status !== 'requires_action') throw new ConflictError(item.status === 'ended' ? `The chat has ended (${item.end_reason})` : 'The chat has no pending tool calls', { id: chatId, status: item.status });
@@ -450,6 +508,6 @@ export async function submitToolResults(orgId: string, chatId: string, results: 
   for (const id of pending.keys()) if (!given.has(id)) fields.push({ path: 'results', message: `the pending tool call "${id}" has no result` });
   if (fields.length) throw new ValidationError(`Validation failed: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
   const agent = await agentRead;
-  return runAndStore(item, agent, stored, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener, receivedMs });
+  return runAndStore(item, agent, stored, { toolResults: results.map((r) => ({ tool_call_id: r.tool_call_id, name: pending.get(r.tool_call_id)!.name, output: r.output })), listener, receivedMs, afterAnswer });
 }
 

@@ -5,7 +5,8 @@
  *
  * - `e2e`: from the end of the user's turn (a chat: the message received by the turn; a relay call:
  *   the final `prompt` received) to the first piece of the reply sent towards the user (a streamed
- *   chat: the first delta; a chat answered whole: the reply ready, just before the turn's one write).
+ *   chat: the first delta; a chat answered whole: the answer ready, after the turn's write, the
+ *   figures then stored after the answer: chats/turns.ts `finalFigures`, shared/after-answer.ts).
  * - `model`: the time spent waiting on the model before the reply's first token: every model
  *   request of the turn that came before it whole (those that asked for tools), and the reply's own
  *   request to its first token. For a reply without tools, the first request's time to first token.

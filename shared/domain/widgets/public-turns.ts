@@ -1,4 +1,5 @@
 import type { ChatTurn } from '../chats/schemas';
+import type { AnswerTask } from '../../after-answer';
 import { sendMessage, submitToolResults } from '../chats/turns';
 import { streamChatTurn } from '../chats/stream';
 import type { StreamBody } from '../common/stream-body';
@@ -15,18 +16,18 @@ export interface WidgetStream {
 }
 
 /** One visitor message: a turn, counted against the chat's allowance and the widget's daily budget (429). */
-export async function sendWidgetMessage(call: PublicCall, chatId: string, content: string, stream?: WidgetStream): Promise<ChatTurn | StreamBody> {
+export async function sendWidgetMessage(call: PublicCall, chatId: string, content: string, stream?: WidgetStream, afterAnswer?: (task: AnswerTask) => void): Promise<ChatTurn | StreamBody> {
   const { orgId, widget } = await admitChatCall(call, chatId);
   await spendChatTurn(chatId);
   await spendDailyMessage(call.widgetId, widget.daily_message_limit ?? DEFAULT_DAILY_MESSAGE_LIMIT);
   if (stream) return streamChatTurn((listener) => sendMessage(orgId, chatId, content, listener), { successMessage: 'Message answered', requestId: stream.requestId, view: turnView, showTools: false });
-  return turnView(await sendMessage(orgId, chatId, content));
+  return turnView(await sendMessage(orgId, chatId, content, undefined, afterAnswer));
 }
 
 /** The page's answers to the chat's pending `function` tool calls: a turn too, counted against the chat's allowance (429). */
-export async function submitWidgetToolResults(call: PublicCall, chatId: string, results: { tool_call_id: string; output: unknown }[], stream?: WidgetStream): Promise<ChatTurn | StreamBody> {
+export async function submitWidgetToolResults(call: PublicCall, chatId: string, results: { tool_call_id: string; output: unknown }[], stream?: WidgetStream, afterAnswer?: (task: AnswerTask) => void): Promise<ChatTurn | StreamBody> {
   const { orgId } = await admitChatCall(call, chatId);
   await spendChatTurn(chatId);
   if (stream) return streamChatTurn((listener) => submitToolResults(orgId, chatId, results, listener), { successMessage: 'Tool results accepted', requestId: stream.requestId, view: turnView, showTools: false });
-  return turnView(await submitToolResults(orgId, chatId, results));
+  return turnView(await submitToolResults(orgId, chatId, results, undefined, afterAnswer));
 }

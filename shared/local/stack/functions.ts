@@ -44,6 +44,8 @@ export interface FunctionSpec {
 export interface StreamSink {
   prelude(prelude: { statusCode?: number; headers?: Record<string, string>; cookies?: string[] }): void;
   chunk(data: string): void;
+  /** The stream ended: the response is complete, though the invocation may go on until the handler returns. */
+  end?(): void;
 }
 
 /** An invocation that failed in the function (its error), as Lambda reports it to the caller. */
@@ -198,6 +200,7 @@ export class LambdaService {
       if (!current || message.id !== current.id) return;
       if (message.type === 'prelude') current.sink?.prelude(message.prelude ?? {});
       else if (message.type === 'chunk') current.sink?.chunk(message.data ?? '');
+      else if (message.type === 'end') current.sink?.end?.();
       else if (message.type === 'result' || message.type === 'error') {
         clearTimeout(current.timer);
         entry.current = undefined;

@@ -86,8 +86,11 @@ parentPort.on('message', async (message) => {
           return true;
         },
         end(chunk) {
+          if (ended) return;
           if (chunk !== undefined) this.write(chunk);
           ended = true;
+          // The response is complete for the client now; the invocation lasts until the handler returns.
+          parentPort.postMessage({ type: 'end', id });
         },
         on() {
           return this;

@@ -141,9 +141,17 @@ export async function startRestApi(options: { methods: RestMethod[]; stage: stri
             }
             res.write(data);
           },
+          end() {
+            // As Lambda: the client's response ends with the stream, not with the invocation.
+            if (!started) {
+              started = true;
+              res.writeHead(200, { 'x-amzn-requestid': requestId });
+            }
+            res.end();
+          },
         });
         if (!started) res.writeHead(200, { 'x-amzn-requestid': requestId });
-        res.end();
+        if (!res.writableEnded) res.end();
       } else {
         const result = (await options.lambda.invoke(route.functionArn, event)) as { statusCode?: number; headers?: Record<string, string>; body?: string; isBase64Encoded?: boolean } | null;
         started = true;
@@ -153,8 +161,10 @@ export async function startRestApi(options: { methods: RestMethod[]; stage: stri
       }
     } catch (err) {
       options.log(`REST ${method} ${path} failed [${requestId}]: ${(err as Error).name}: ${(err as Error).message}`);
-      if (started) res.destroy();
-      else json(res, 502, { message: 'Internal server error' }, requestId);
+      // A failure after the stream ended reaches no client: it had its whole response.
+      if (started) {
+        if (!res.writableEnded) res.destroy();
+      } else json(res, 502, { message: 'Internal server error' }, requestId);
     } finally {
       clearTimeout(timer);
     }

@@ -9,6 +9,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { eventStream, TextChannel, streamBodyOf } from '../../../shared/domain/common/stream-body';
 import { restEventToV2, streamResponses } from '../../../shared/http/streaming';
+import { afterAnswerOf } from '../../../shared/after-answer';
 
 /** A REST API Lambda proxy event as API Gateway sends it (payload 1.0; the stage `v1` is not in `path`). */
 function restEvent(over: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
@@ -233,6 +234,26 @@ describe('streamResponses: the streaming integration\'s handler', () => {
     await done;
     expect(response.parsed()).toEqual({ prelude: { statusCode: 204, headers: { 'access-control-allow-origin': 'https://shop.example', 'access-control-allow-methods': 'POST, OPTIONS' } }, body: '' });
     expect(response.ended).toBe(true);
+  });
+
+  it('runs the work a handler left for after its answer once the stream has ended, before the invocation ends', async () => {
+    const order: string[] = [];
+    let response: FakeResponse | undefined;
+    const handler = streamResponses(async (_event, context) => {
+      afterAnswerOf(context)!(async () => {
+        order.push(`after (stream ended: ${response!.ended})`);
+      });
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true}' };
+    });
+    const invoked = runtime.invoke(handler, restEvent());
+    response = invoked.response;
+    await invoked.done;
+    expect(order).toEqual(['after (stream ended: true)']);
+    expect(response.parsed().body).toBe('{"success":true}');
+  });
+
+  it('offers no work after the answer to a handler invoked otherwise (the buffered HTTP API, a direct invoke)', () => {
+    expect(afterAnswerOf({ awsRequestId: 'r' })).toBeUndefined();
   });
 
   it('decodes a base64 body, and passes a payload 2.0 event through unchanged', async () => {
