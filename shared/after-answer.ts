@@ -1,5 +1,3 @@
-import { logger } from './logger';
-
 /**
  * Work an invocation does once its answer has been handed back (docs/api.md, "Latency of every
  * reply": a chat turn answered whole stores its replies' final figures, whose `e2e` ends with that
@@ -48,6 +46,8 @@ export async function runAfterAnswer(context: unknown): Promise<void> {
     try {
       await task();
     } catch (err) {
+      // Loaded here only: the bundle entry imports this module, and a function need not load the logger at start for it.
+      const { logger } = await import('./logger');
       logger.error('Work after the answer failed', { error: err as Error });
     }
   }

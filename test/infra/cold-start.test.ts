@@ -127,6 +127,15 @@ describe('what a function loads at cold start', () => {
     expect(anywhere('buyPhoneNumber').filter(pkg('libphonenumber-js'))).not.toEqual([]);
   });
 
+  it('the bundle entry (what every function loads first, and the bench\'s floor with it) loads no logger: the trace export extension and the after-answer queue only', () => {
+    const entry = [...reachable('shared/telemetry/lambda-extension.ts', false)];
+    expect(entry).toContain('shared/after-answer.ts');
+    expect(entry.filter((m) => m.startsWith('shared/') && !/^shared\/(telemetry\/(lambda-extension|tracing)|after-answer)\.ts$/.test(m))).toEqual([]);
+    expect(entry.filter(pkg('@aws-lambda-powertools/logger'))).toEqual([]);
+    // The logger comes in only when work after an answer fails (behind its import).
+    expect([...reachable('shared/after-answer.ts', true)]).toContain('shared/logger.ts');
+  });
+
   it("a function carries its own operation's module, not the registry or other areas' operations", () => {
     for (const { name } of entries) {
       const modules = anywhere(name);
