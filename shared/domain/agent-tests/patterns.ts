@@ -11,24 +11,13 @@
  * tests' areas) used to load it at start, and only writing a test or running one needs it.
  */
 
+import { lazyModule } from '../common/lazy-module';
+
 type PatternEngine = typeof import('./pattern-engine');
-let loaded: PatternEngine | undefined;
+const engine = /* @__PURE__ */ lazyModule<PatternEngine>(() => import('./pattern-engine'));
 
 /** The engine, loaded on first use. */
-export async function patternEngine(): Promise<PatternEngine> {
-  return (loaded ??= await import('./pattern-engine'));
-}
+export const patternEngine = (): Promise<PatternEngine> => engine.load();
 
-/**
- * Runs `use` with the engine: at once when it is loaded, else once it is (a promise). A schema
- * check built on it is synchronous after the first load and asynchronous before it; the
- * validation middleware parses with `safeParseAsync`, so both work there.
- */
-export function withPatternEngine<T>(use: (engine: PatternEngine) => T): T | Promise<T> {
-  return loaded ? use(loaded) : patternEngine().then(use);
-}
-
-// Unbundled (the local runtime, tests, scripts), everything is loaded anyway: load the engine now,
-// so code that parses these schemas synchronously keeps working. Lambda bundles define
-// VAP_LAZY_MODULES (lib/bundle.ts), and there the engine waits for the first pattern.
-if (process.env.VAP_LAZY_MODULES !== 'true') void patternEngine();
+/** Runs `use` with the engine: at once when it is loaded, else once it is (a promise; common/lazy-module.ts). */
+export const withPatternEngine = <T>(use: (engine: PatternEngine) => T): T | Promise<T> => engine.use(use);

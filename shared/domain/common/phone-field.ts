@@ -1,32 +1,21 @@
 import * as z from 'zod/mini';
 import type { NormalizeOptions } from './phone';
+import { lazyModule } from './lazy-module';
 
 type PhoneRules = typeof import('./phone');
-let loaded: PhoneRules | undefined;
 
 /**
  * The phone rules (libphonenumber-js with its full metadata, ~190 KB) load on the first number
- * checked, not at cold start: a module reached only through this `import()` runs only when a
- * phone number is checked, so a function whose operation never checks one never loads them,
- * even when its area's schemas (built with the operation module) mention phone fields.
+ * checked, not at cold start (lazy-module.ts): a function whose operation never checks one never
+ * loads them, even when its area's schemas (built with the operation module) mention phone fields.
  */
-export async function phoneRules(): Promise<PhoneRules> {
-  return (loaded ??= await import('./phone'));
-}
+const rules = /* @__PURE__ */ lazyModule<PhoneRules>(() => import('./phone'));
 
-/**
- * Runs `use` with the phone rules: at once when they are loaded, else once they are (a promise).
- * A schema check built on it is synchronous after the first load and asynchronous before it;
- * the validation middleware parses with `safeParseAsync`, so both work there.
- */
-export function withPhoneRules<T>(use: (rules: PhoneRules) => T): T | Promise<T> {
-  return loaded ? use(loaded) : phoneRules().then(use);
-}
+/** The phone rules, loaded on first use. */
+export const phoneRules = (): Promise<PhoneRules> => rules.load();
 
-// Unbundled (the local runtime, tests, scripts), everything is loaded anyway: load the rules now,
-// so code that parses these schemas synchronously keeps working. Lambda bundles define
-// VAP_LAZY_MODULES (lib/bundle.ts), and there the rules wait for the first phone number.
-if (process.env.VAP_LAZY_MODULES !== 'true') void phoneRules();
+/** Runs `use` with the phone rules: at once when they are loaded, else once they are (a promise; lazy-module.ts). */
+export const withPhoneRules = <T>(use: (rules: PhoneRules) => T): T | Promise<T> => rules.use(use);
 
 /**
  * A zod schema for a phone number field: a string normalized to E.164 on parse; an invalid
