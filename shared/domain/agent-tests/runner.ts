@@ -322,8 +322,8 @@ export async function evaluate(criterion: TestCriterion, conv: Conversation, age
     case 'reply_matches': {
       const { texts, missing } = repliesFor(criterion.turn, conv.replies);
       if (missing) return { verdict: 'failed', detail: missing };
-      // A pattern stored before patterns were checked for RE2 syntax cannot be judged: an error, not a pass.
       const { patternMatches, patternProblem, MAX_MATCH_INPUT } = await patternEngine();
+      // A pattern stored before patterns were checked for RE2 syntax cannot be judged: an error, not a pass.
       const problem = patternProblem(criterion.pattern);
       if (problem) return { verdict: 'error', detail: `the pattern cannot be matched in linear time (RE2 syntax): ${problem}` };
       const hit = texts.findIndex((t) => patternMatches(criterion.pattern, t));
