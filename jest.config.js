@@ -27,12 +27,12 @@ module.exports = {
     { ...base, displayName: 'stack', testMatch: ['<rootDir>/test/stack/**/*.test.ts'], globalSetup: '<rootDir>/test/stack/global-setup.ts' },
   ],
   testTimeout: 60000,
-  // One worker by default (CI): two workers on CI's two cores cut the wall time by about a third, but
-  // the Realtime hand-off suite (test/integration/handoff-realtime.test.ts) then failed now and then
-  // beside another file, which in band it never did; JEST_WORKERS=2 runs two (each with its own
-  // integration table). Longest files first (test/support/sequencer.js). docs/benchmarks.md "CI's
-  // total time" has the measurements.
-  maxWorkers: Number(process.env.JEST_WORKERS) || 1,
+  // Two workers by default: CI has two cores. They were one for a while because the Realtime hand-off
+  // suite (test/integration/handoff-realtime.test.ts) failed now and then beside another file; its
+  // cause (the queue runner's stop racing a send) was fixed, and a fresh-clone run on two workers
+  // passed whole (docs/benchmarks.md, "CI's total time"). JEST_WORKERS=1 runs in band. Each worker
+  // has its own integration table. Longest files first (test/support/sequencer.js).
+  maxWorkers: Number(process.env.JEST_WORKERS) || 2,
   testSequencer: '<rootDir>/test/support/sequencer.js',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };
