@@ -80,6 +80,8 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
   const loadHandler = options.loadHandler ?? createHandlerLoader();
   const maxBodyBytes = options.maxBodyBytes ?? LAMBDA_PAYLOAD_LIMIT;
   const log = options.log ?? (() => undefined);
+  /** Work after answers still running (shared/after-answer.ts): `close` waits for it. */
+  const afterAnswers = new Set<Promise<void>>();
 
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const requestId = randomUUID();
@@ -128,9 +130,11 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
       const streamed = typeof result === 'object' && result !== null ? (result as { body?: unknown }).body : undefined;
       if (isStreamBody(streamed)) await writeStream(res, result as StructuredResult, streamed, requestId);
       else writeResult(res, result, requestId);
-      // The answer is out: what the function left for after it runs now, inside the same grants.
-      if (access) await runAs({ name: functionName, access }, () => runAfterAnswer(context));
-      else await runAfterAnswer(context);
+      // The answer is out: what the function left for after it runs now, inside the same grants
+      // (and the server's close waits for it, as Lambda keeps the invocation until it is done).
+      const after = access ? runAs({ name: functionName, access }, () => runAfterAnswer(context)) : runAfterAnswer(context);
+      afterAnswers.add(after);
+      await after.finally(() => afterAnswers.delete(after));
     } catch (err) {
       log(`${method} ${rawPath} (${functionName}) failed [${requestId}]: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       if (res.headersSent) {
@@ -161,12 +165,13 @@ export function createHttpServer(options: HttpServerOptions = {}): LocalHttpServ
         });
       });
     },
-    close() {
-      return new Promise<void>((resolve) => {
+    async close() {
+      await new Promise<void>((resolve) => {
         if (!server.listening) return resolve();
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await Promise.allSettled([...afterAnswers]);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { createHttpServer, type ApiHandler, type HttpRoute, type LocalHttpServer } from '../../../shared/local/http-server';
+import { afterAnswerOf } from '../../../shared/after-answer';
 
 /** Routes of a made-up API; the real registry is not involved. */
 const routes: HttpRoute[] = [
@@ -241,4 +242,30 @@ describe('writing the result', () => {
     expect(next.status).toBe(200);
   });
 
+});
+
+describe('work after the answer (shared/after-answer.ts)', () => {
+  it('answers first, then runs what the function left for after its answer; closing waits for it', async () => {
+    const done: string[] = [];
+    const later = createHttpServer({
+      routes: [{ method: 'POST', path: '/api/v1/later', operationId: 'later', entry: 'fake/later.ts' }],
+      loadHandler: async <H>() =>
+        (async (_event: APIGatewayProxyEventV2, context: object) => {
+          afterAnswerOf(context)!(async () => {
+            await new Promise((r) => setTimeout(r, 200));
+            done.push('stored');
+          });
+          return { statusCode: 200, body: '{}' };
+        }) as unknown as H,
+    });
+    const laterPort = await later.listen(0);
+    // Act
+    const reply = await send(laterPort, { method: 'POST', path: '/api/v1/later' });
+    const answeredBefore = [...done];
+    await later.close();
+    // Assess
+    expect(reply.status).toBe(200);
+    expect(answeredBefore).toEqual([]);
+    expect(done).toEqual(['stored']);
+  });
 });
