@@ -445,7 +445,11 @@ function finalFigures(items: MessageItem[], views: ChatMessage[], receivedMs: nu
 async function readTurn(orgId: string, chatId: string): Promise<{ item: ChatItem; stored: StoredMessages; agent: Promise<Agent> }> {
   const key = `${orgId}/${chatId}`;
   const pending = pendingFigures.get(key);
-  if (pending) await Promise.race([pending, new Promise((r) => setTimeout(r, PENDING_FIGURES_WAIT_MS).unref())]);
+  if (pending) {
+    await Promise.race([pending, new Promise((r) => setTimeout(r, PENDING_FIGURES_WAIT_MS).unref())]);
+    // Waited once: work after an answer that never ran (its answer failed) holds no later turn.
+    if (pendingFigures.get(key) === pending) pendingFigures.delete(key);
+  }
   const knownAgent = draftChatAgents.get(key);
   // The agent of a chat this container knows is read in the chat's own request (one BatchGetItem).
   const loaded = knownAgent ? await loadChat<Agent>(orgId, chatId, keys.agent(orgId, knownAgent)) : await loadChat(orgId, chatId);
