@@ -17,6 +17,15 @@ const SID = 'AC0000000000000000000000000000f043';
 const TOKEN = 'call-latency-token';
 const MODEL_WAIT_MS = 150;
 const TOOL_WAIT_MS = 200;
+/**
+ * The model's wait starts when the voice runtime reads `response.created`, not when the stand-in
+ * sent it (operations.md: "the response's creation to its first audio", on the runtime's clock). On
+ * a loaded machine that read can come a few ms after the send while the first audio is read at
+ * once, so a figure can fall short of the stand-in's wait by that delivery gap (148 for 150 in one
+ * CI run). The bounds below allow that gap and no more; the accuracy itself (within 2 ms p50) is
+ * measured in docs/benchmarks.md, not here.
+ */
+const DELIVERY_SLACK_MS = 10;
 
 let twilio: TwilioCarrierStandIn;
 let tool: Server;
@@ -45,7 +54,11 @@ const { api, local, scripts, callOf } = useVoiceCallWiring(() => ({
 }));
 
 const tone = (seconds: number, seed: number) => mulawRecording(seconds, seed);
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** At least `ms` on this clock: a timer set late in a busy loop turn can fire early by that turn's age. */
+const wait = async (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until) await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(until - performance.now()))));
+};
 const sum = (l: any) => l.model + l.tools + l.knowledge_base + l.platform;
 
 it('times each reply from the caller\'s end of speech to its first audio: the model\'s wait, the tool\'s, the rest; the call\'s latency once it ended', async () => {
@@ -98,12 +111,12 @@ it('times each reply from the caller\'s end of speech to its first audio: the mo
   const [greeting, first, afterTool] = agentLines;
   expect(greeting.latency_ms).toBeUndefined(); // a greeting answers nobody
   expect(ended.transcript.filter((t: any) => t.role === 'user').every((t: any) => t.latency_ms === undefined)).toBe(true);
-  expect(first.latency_ms.model).toBeGreaterThanOrEqual(MODEL_WAIT_MS);
+  expect(first.latency_ms.model).toBeGreaterThanOrEqual(MODEL_WAIT_MS - DELIVERY_SLACK_MS);
   expect(first.latency_ms.tools).toBe(0);
   expect(sum(first.latency_ms)).toBe(first.latency_ms.e2e);
-  expect(afterTool.latency_ms.model).toBeGreaterThanOrEqual(MODEL_WAIT_MS);
+  expect(afterTool.latency_ms.model).toBeGreaterThanOrEqual(MODEL_WAIT_MS - DELIVERY_SLACK_MS);
   expect(afterTool.latency_ms.tools).toBeGreaterThanOrEqual(TOOL_WAIT_MS);
-  expect(afterTool.latency_ms.e2e).toBeGreaterThanOrEqual(MODEL_WAIT_MS + TOOL_WAIT_MS);
+  expect(afterTool.latency_ms.e2e).toBeGreaterThanOrEqual(MODEL_WAIT_MS + TOOL_WAIT_MS - DELIVERY_SLACK_MS);
   expect(sum(afterTool.latency_ms)).toBe(afterTool.latency_ms.e2e);
   const e2es = [first.latency_ms.e2e, afterTool.latency_ms.e2e].sort((a, b) => a - b);
   expect(ended.latency.e2e).toEqual({ p50: e2es[0], p90: e2es[1], p99: e2es[1], min: e2es[0], max: e2es[1], num: 2 });
