@@ -106,6 +106,10 @@ export function bundleEntries(entries: BundleEntry[], options: BundleOptions): B
     banner: { js: REQUIRE_BANNER },
     // Modules that load lazily in Lambda load eagerly when unbundled (shared/domain/common/phone-field.ts).
     define: { 'process.env.VAP_LAZY_MODULES': '"true"' },
+    // An operation's response schema is read only by the OpenAPI document and the tests; its
+    // area's `RESPONSES:` block goes, so a function never builds it at start (the schema itself is
+    // a pure declaration, dropped once nothing reads it).
+    dropLabels: ['RESPONSES'],
     metafile: true,
     logLevel: 'silent',
   };

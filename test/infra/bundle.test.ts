@@ -114,6 +114,11 @@ describe('bundleEntries', () => {
       status: 400, body: { error: { code: 'VALIDATION_ERROR', details: { fields: [{ path: 'extra', message: 'is not a known field', in: 'path' }] } } },
     });
     expect(invoke('fallback', event('GET', '/api/v1/nothing-here'))).toMatchObject({ status: 404, body: { success: false } });
+    // The response schema stays out (its area's `RESPONSES:` block is dropped): only the OpenAPI document reads it.
+    expect(operations.find((o) => o.operationId === 'getHealth')!.response).toBeDefined();
+    const code = (name: string) => readdirSync(built.dirs.get(name)!, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.mjs')).map((f) => readFileSync(path.join(built.dirs.get(name)!, f), 'utf8')).join('\n');
+    expect(code('getHealth')).toContain('/api/v1/health');
+    expect(code('getHealth')).not.toContain('The API answers');
   });
 });
 

@@ -11,7 +11,6 @@ export const createApiKey = /* @__PURE__ */ defineOperation({
   entry: 'functions/api-keys/create.ts',
   auth: true,
   body: CreateApiKeyBody,
-  response: IssuedApiKey,
   access: { table: 'RW' },
 });
 
@@ -24,7 +23,6 @@ export const listApiKeys = /* @__PURE__ */ defineOperation({
   entry: 'functions/api-keys/list.ts',
   auth: true,
   query: ApiKeyListQuery,
-  response: ApiKey,
   list: true,
   access: { table: 'R' },
 });
@@ -41,3 +39,12 @@ export const revokeApiKey = /* @__PURE__ */ defineOperation({
   successMessage: 'API key revoked',
   access: { table: 'RW' },
 });
+
+// What each operation answers (`data` of its success envelope), read by the OpenAPI document
+// and the tests. Function bundles drop this block (lib/bundle.ts, `dropLabels`): no function reads
+// its own response schema, and building one cost every cold start (docs/operations.md, "Bundles
+// and cold starts").
+RESPONSES: {
+  createApiKey.response = IssuedApiKey;
+  listApiKeys.response = ApiKey;
+}

@@ -14,7 +14,7 @@ const recordingsRead = { bucket: 'R', bucketPrefixes: recordingKeys.grantPattern
 export const createCall = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/calls', operationId: 'createCall', tag, auth: true,
   summary: 'Place one outbound call: created `queued` and dialed by a queued job; 422 (`reason` do_not_call or opt_out) for a listed or opted-out number; at the concurrency limit a 429, or with `"queue": true` a 202 and the call waits for a slot (`queue_position`)',
-  entry: 'functions/calls/create.ts', body: CreateCallBody, response: Call,
+  entry: 'functions/calls/create.ts', body: CreateCallBody,
   successMessage: 'Call queued successfully', access: { table: 'RW', queues: ['call-place', 'event-fanout'], ...recordingsRead },
   accepted: 'At the organization\'s concurrency limit with `"queue": true`: the call is created `queued` with `queue_position` and waits for a slot (placed first in, first out within the organization, or ended `queue_timeout` after `queue_timeout_seconds`)',
   acceptedMessage: 'Call waiting for a concurrency slot',
@@ -27,14 +27,14 @@ export const createCall = /* @__PURE__ */ defineOperation({
 export const listCalls = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/calls', operationId: 'listCalls', tag, auth: true,
   summary: 'Calls, newest first; filters agent_id, campaign_id, contact_id, status, from and to (created time)',
-  entry: 'functions/calls/list.ts', query: CallListQuery, response: Call, list: true,
+  entry: 'functions/calls/list.ts', query: CallListQuery, list: true,
   access: { table: 'R', ...recordingsRead },
 });
 
 export const getCall = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/calls/{id}', operationId: 'getCall', tag, auth: true,
   summary: 'One call session, with its transcript, a fresh 15-minute recording link and its analysis',
-  entry: 'functions/calls/get.ts', params: IdParams, response: Call,
+  entry: 'functions/calls/get.ts', params: IdParams,
   access: { table: 'R', ...recordingsRead },
 });
 
@@ -56,14 +56,14 @@ const Received = /* @__PURE__ */ named('TwilioCallbackReceipt', () => z.object({
 export const receiveTwilioStatus = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/status', operationId: 'receiveTwilioStatus', tag: telephonyTag, auth: false,
   summary: 'Twilio call status callback (form-encoded, X-Twilio-Signature verified); queued for the call state machine. Calls we place carry `organization_id` and `call_id` in the URL; a number\'s StatusCallback (incoming calls) carries none, the call is found from its CallSid',
-  entry: 'functions/telephony/twilio-status.ts', query: TwilioStatusQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
+  entry: 'functions/telephony/twilio-status.ts', query: TwilioStatusQuery, body: TwilioForm, bodyFormat: 'form',
   access: { queues: ['call-events'], telephony: true }, errors: twilioErrors,
 });
 
 export const receiveTwilioRecording = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/recording', operationId: 'receiveTwilioRecording', tag: telephonyTag, auth: false,
   summary: 'Twilio recording status callback (form-encoded, X-Twilio-Signature verified); the recording is copied into the bucket',
-  entry: 'functions/telephony/twilio-recording.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
+  entry: 'functions/telephony/twilio-recording.ts', query: TwilioCallQuery, body: TwilioForm, bodyFormat: 'form',
   access: { queues: ['call-events'], telephony: true }, errors: { ...twilioErrors, 422: 'A completed recording without RecordingUrl or CallSid' },
 });
 
@@ -88,3 +88,15 @@ export const receiveTwilioInboundCall = /* @__PURE__ */ defineOperation({
   rawResponse: true, rawContentType: 'text/xml', access: { table: 'RW', telephony: true, tokens: true, secrets: true, queues: ['event-fanout', 'call-analysis', 'campaign-dispatch'] },
   errors: { ...twilioErrors, 422: 'CallSid, To or From is missing' },
 });
+
+// What each operation answers (`data` of its success envelope), read by the OpenAPI document
+// and the tests. Function bundles drop this block (lib/bundle.ts, `dropLabels`): no function reads
+// its own response schema, and building one cost every cold start (docs/operations.md, "Bundles
+// and cold starts").
+RESPONSES: {
+  createCall.response = Call;
+  listCalls.response = Call;
+  getCall.response = Call;
+  receiveTwilioStatus.response = Received;
+  receiveTwilioRecording.response = Received;
+}

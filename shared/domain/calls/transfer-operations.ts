@@ -46,7 +46,7 @@ export const receiveTwilioTransferGather = /* @__PURE__ */ defineOperation({
 export const receiveTwilioTransferStatus = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/transfer-status', operationId: 'receiveTwilioTransferStatus', tag, auth: false,
   summary: 'Twilio status callback of the person\'s call of a warm transfer (X-Twilio-Signature verified): no answer, busy or a failure settles the transfer and sends the caller back to the agent; the end\'s minutes are charged',
-  entry: 'functions/telephony/twilio-transfer-status.ts', query: TransferQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
+  entry: 'functions/telephony/twilio-transfer-status.ts', query: TransferQuery, body: TwilioForm, bodyFormat: 'form',
   // The person's `initiated`/`ringing` callbacks make the briefing with the conversation model (calls/warm-transfer.ts, ensureBriefing).
   access: { ...settles, llm: true }, errors,
 });
@@ -54,6 +54,15 @@ export const receiveTwilioTransferStatus = /* @__PURE__ */ defineOperation({
 export const receiveTwilioTransferConference = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/telephony/twilio/transfer-conference', operationId: 'receiveTwilioTransferConference', tag, auth: false,
   summary: 'Twilio conference status callback of a warm transfer (X-Twilio-Signature verified): the conference\'s end ends an inbound call `transferred`, or, the caller having hung up while waiting, settles the transfer `failed`',
-  entry: 'functions/telephony/twilio-transfer-conference.ts', query: TransferQuery, body: TwilioForm, bodyFormat: 'form', response: Received,
+  entry: 'functions/telephony/twilio-transfer-conference.ts', query: TransferQuery, body: TwilioForm, bodyFormat: 'form',
   access: settles, errors,
 });
+
+// What each operation answers (`data` of its success envelope), read by the OpenAPI document
+// and the tests. Function bundles drop this block (lib/bundle.ts, `dropLabels`): no function reads
+// its own response schema, and building one cost every cold start (docs/operations.md, "Bundles
+// and cold starts").
+RESPONSES: {
+  receiveTwilioTransferStatus.response = Received;
+  receiveTwilioTransferConference.response = Received;
+}

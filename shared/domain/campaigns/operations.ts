@@ -23,25 +23,25 @@ const dispatching = { table: 'RW' as const, queues: ['campaign-dispatch', 'event
 export const createCampaign = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/campaigns', operationId: 'createCampaign', tag, auth: true,
   summary: 'Create a draft campaign: agent, number (from_phone_number must be its number), 1–10,000 contact_ids (duplicates ignored), schedule',
-  entry: 'functions/campaigns/create.ts', body: CreateCampaignBody, response: Campaign,
+  entry: 'functions/campaigns/create.ts', body: CreateCampaignBody,
   successMessage: 'Campaign created successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024, bundleFiles: zoneData,
 });
 
 export const listCampaigns = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/campaigns', operationId: 'listCampaigns', tag, auth: true,
   summary: 'List campaigns (short form), optionally of one status',
-  entry: 'functions/campaigns/list.ts', query: CampaignListQuery, response: CampaignSummary, list: true, access: { table: 'R' },
+  entry: 'functions/campaigns/list.ts', query: CampaignListQuery, list: true, access: { table: 'R' },
 });
 
 export const getCampaign = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/campaigns/{id}', operationId: 'getCampaign', tag, auth: true,
-  summary: 'Get one campaign', entry: 'functions/campaigns/get.ts', params: IdParams, response: Campaign, access: { table: 'R' },
+  summary: 'Get one campaign', entry: 'functions/campaigns/get.ts', params: IdParams, access: { table: 'R' },
 });
 
 export const updateCampaign = /* @__PURE__ */ defineOperation({
   method: 'PATCH', path: '/api/v1/campaigns/{id}', operationId: 'updateCampaign', tag, auth: true,
   summary: 'Change a campaign that is not completed; schedule members merge over the stored ones (a running campaign applies them at its next dispatch)',
-  entry: 'functions/campaigns/update.ts', params: IdParams, body: UpdateCampaignBody, response: Campaign,
+  entry: 'functions/campaigns/update.ts', params: IdParams, body: UpdateCampaignBody,
   successMessage: 'Campaign updated successfully', access: { table: 'RW' },
   errors: { 409: 'The campaign is completed' },
 });
@@ -57,7 +57,7 @@ export const deleteCampaign = /* @__PURE__ */ defineOperation({
 export const startCampaign = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/campaigns/{id}/start', operationId: 'startCampaign', tag, auth: true,
   summary: 'draft or paused → running (the number is held while the campaign runs or is paused)',
-  entry: 'functions/campaigns/start.ts', params: IdParams, response: Campaign,
+  entry: 'functions/campaigns/start.ts', params: IdParams,
   successMessage: 'Campaign started successfully', access: dispatching,
   errors: { 409: 'The campaign is not draft or paused, contacts are being added to it, or its phone number is no longer active' },
 });
@@ -65,7 +65,7 @@ export const startCampaign = /* @__PURE__ */ defineOperation({
 export const pauseCampaign = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/campaigns/{id}/pause', operationId: 'pauseCampaign', tag, auth: true,
   summary: 'running → paused: calls in flight finish, no new ones start',
-  entry: 'functions/campaigns/pause.ts', params: IdParams, response: Campaign,
+  entry: 'functions/campaigns/pause.ts', params: IdParams,
   successMessage: 'Campaign paused successfully', access: { table: 'RW' },
   errors: { 409: 'The campaign is not running, or contacts are being added to it' },
 });
@@ -73,7 +73,7 @@ export const pauseCampaign = /* @__PURE__ */ defineOperation({
 export const cancelCampaign = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/campaigns/{id}/cancel', operationId: 'cancelCampaign', tag, auth: true,
   summary: 'draft, running or paused → completed (cancelled); pending contacts fail with "campaign cancelled"; calls in flight finish',
-  entry: 'functions/campaigns/cancel.ts', params: IdParams, response: Campaign,
+  entry: 'functions/campaigns/cancel.ts', params: IdParams,
   successMessage: 'Campaign cancelled successfully', access: { table: 'RW', queues: ['campaign-cleanup', 'event-fanout'] },
   errors: { 409: 'The campaign is completed already, or contacts are being added to it' },
 });
@@ -81,13 +81,13 @@ export const cancelCampaign = /* @__PURE__ */ defineOperation({
 export const listCampaignContacts = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/campaigns/{id}/contacts', operationId: 'listCampaignContacts', tag, auth: true,
   summary: 'A campaign\'s contacts, optionally of one status',
-  entry: 'functions/campaigns/list-contacts.ts', params: IdParams, query: CampaignContactListQuery, response: CampaignContact, list: true, access: { table: 'R' },
+  entry: 'functions/campaigns/list-contacts.ts', params: IdParams, query: CampaignContactListQuery, list: true, access: { table: 'R' },
 });
 
 export const addCampaignContacts = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/campaigns/{id}/contacts', operationId: 'addCampaignContacts', tag, auth: true,
   summary: 'Add 1–10,000 contacts to a draft or paused campaign (duplicates and contacts already in it ignored); answers the campaign',
-  entry: 'functions/campaigns/add-contacts.ts', params: IdParams, body: AddContactsBody, response: Campaign,
+  entry: 'functions/campaigns/add-contacts.ts', params: IdParams, body: AddContactsBody,
   successMessage: 'Contacts added successfully', access: { table: 'RW' }, timeoutSeconds: 29, memoryMb: 1024, bundleFiles: zoneData,
   errors: { 409: 'The campaign is not draft or paused, or another request is adding contacts to it' },
 });
@@ -95,6 +95,23 @@ export const addCampaignContacts = /* @__PURE__ */ defineOperation({
 export const previewCampaign = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/campaigns/{id}/preview', operationId: 'previewCampaign', tag, auth: true,
   summary: 'Dry run: who would be dialed, who would be skipped and why, when the window opens, and an estimated finish at max_concurrent',
-  entry: 'functions/campaigns/preview.ts', params: IdParams, body: PreviewBody, bodyOptional: true, response: CampaignPreview,
+  entry: 'functions/campaigns/preview.ts', params: IdParams, body: PreviewBody, bodyOptional: true,
   successMessage: 'Campaign preview', access: { table: 'R' }, timeoutSeconds: 29, memoryMb: 1024,
 });
+
+// What each operation answers (`data` of its success envelope), read by the OpenAPI document
+// and the tests. Function bundles drop this block (lib/bundle.ts, `dropLabels`): no function reads
+// its own response schema, and building one cost every cold start (docs/operations.md, "Bundles
+// and cold starts").
+RESPONSES: {
+  createCampaign.response = Campaign;
+  listCampaigns.response = CampaignSummary;
+  getCampaign.response = Campaign;
+  updateCampaign.response = Campaign;
+  startCampaign.response = Campaign;
+  pauseCampaign.response = Campaign;
+  cancelCampaign.response = Campaign;
+  listCampaignContacts.response = CampaignContact;
+  addCampaignContacts.response = Campaign;
+  previewCampaign.response = CampaignPreview;
+}

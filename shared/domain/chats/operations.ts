@@ -21,38 +21,51 @@ const turnErrors = {
 export const startChat = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/chats', operationId: 'startChat', tag, auth: true,
   summary: 'Start a chat with an active agent (its filled `begin_message` opens it when `start_speaker` is `agent`)',
-  entry: 'functions/chats/start.ts', body: StartChatBody, response: Chat,
+  entry: 'functions/chats/start.ts', body: StartChatBody,
   successMessage: 'Chat started', access: { table: 'RW', queues: ['event-fanout'] },
 });
 
 export const sendChatMessage = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/chats/{id}/messages', operationId: 'sendChatMessage', tag, auth: true,
   summary: 'Send one user message: the agent answers (grounded in its knowledge base, calling its tools); answers what the turn added',
-  entry: 'functions/chats/send-message.ts', params: IdParams, body: ChatMessageBody, response: ChatTurn,
+  entry: 'functions/chats/send-message.ts', params: IdParams, body: ChatMessageBody,
   successMessage: 'Message answered', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024, streams: true,
 });
 
 export const submitChatToolResults = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/chats/{id}/tool-results', operationId: 'submitChatToolResults', tag, auth: true,
   summary: 'Answer every pending `function` tool call of a `requires_action` chat; the turn goes on',
-  entry: 'functions/chats/tool-results.ts', params: IdParams, body: ToolResultsBody, response: ChatTurn,
+  entry: 'functions/chats/tool-results.ts', params: IdParams, body: ToolResultsBody,
   successMessage: 'Tool results accepted', access: turnAccess, errors: turnErrors, timeoutSeconds: 29, memoryMb: 1024, streams: true,
 });
 
 export const endChat = /* @__PURE__ */ defineOperation({
   method: 'POST', path: '/api/v1/chats/{id}/end', operationId: 'endChat', tag, auth: true,
   summary: 'End a chat (`user_ended`); an ended chat is answered unchanged',
-  entry: 'functions/chats/end.ts', params: IdParams, response: Chat,
+  entry: 'functions/chats/end.ts', params: IdParams,
   successMessage: 'Chat ended', access: { table: 'RW', queues: ['event-fanout', 'chat-analysis'] },
 });
 
 export const getChat = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/chats/{id}', operationId: 'getChat', tag, auth: true,
-  summary: 'Get a chat with every message', entry: 'functions/chats/get.ts', params: IdParams, response: Chat, access: { table: 'R' },
+  summary: 'Get a chat with every message', entry: 'functions/chats/get.ts', params: IdParams, access: { table: 'R' },
 });
 
 export const listChats = /* @__PURE__ */ defineOperation({
   method: 'GET', path: '/api/v1/chats', operationId: 'listChats', tag, auth: true,
   summary: 'List chats, newest first (without messages); filters `agent_id`, `contact_id`, `status`, `channel`, `from`, `to`',
-  entry: 'functions/chats/list.ts', query: ChatListQuery, response: ChatSummary, list: true, access: { table: 'R' },
+  entry: 'functions/chats/list.ts', query: ChatListQuery, list: true, access: { table: 'R' },
 });
+
+// What each operation answers (`data` of its success envelope), read by the OpenAPI document
+// and the tests. Function bundles drop this block (lib/bundle.ts, `dropLabels`): no function reads
+// its own response schema, and building one cost every cold start (docs/operations.md, "Bundles
+// and cold starts").
+RESPONSES: {
+  startChat.response = Chat;
+  sendChatMessage.response = ChatTurn;
+  submitChatToolResults.response = ChatTurn;
+  endChat.response = Chat;
+  getChat.response = Chat;
+  listChats.response = ChatSummary;
+}

@@ -18,7 +18,6 @@ export const getHealth = /* @__PURE__ */ defineOperation({
   tag: 'Health',
   entry: 'functions/health/live.ts',
   auth: false,
-  response: Health,
   access: {},
 });
 
@@ -30,7 +29,6 @@ export const getReadiness = /* @__PURE__ */ defineOperation({
   tag: 'Health',
   entry: 'functions/health/ready.ts',
   auth: false,
-  response: Readiness,
   access: { table: 'R', bucket: 'head' },
   errors: { 503: 'The table or the bucket does not answer; `error.details.checks` names each' },
 });
@@ -75,3 +73,12 @@ export const getApiReferenceScript = /* @__PURE__ */ defineOperation({
   access: {},
   bundleFiles: [{ from: REDOC_SCRIPT_SOURCE, to: REDOC_SCRIPT_FILE }],
 });
+
+// What each operation answers (`data` of its success envelope), read by the OpenAPI document
+// and the tests. Function bundles drop this block (lib/bundle.ts, `dropLabels`): no function reads
+// its own response schema, and building one cost every cold start (docs/operations.md, "Bundles
+// and cold starts").
+RESPONSES: {
+  getHealth.response = Health;
+  getReadiness.response = Readiness;
+}

@@ -79,6 +79,21 @@ describe('route registry', () => {
  * The tests run the sources unbundled, so only this check stands between a module whose import
  * does something and a bundle that silently leaves it out.
  */
+/**
+ * An operation's response schema is set in its area's `RESPONSES:` block, never in the
+ * declaration itself: function bundles drop that block (lib/bundle.ts `dropLabels`), so no function
+ * builds a schema only the OpenAPI document reads. One in the declaration would go back on every
+ * cold start of that function, silently.
+ */
+it('declares response schemas only in the RESPONSES blocks function bundles drop', () => {
+  const declaring = filesUnder(join(root, 'shared', 'domain')).filter((f) => /operations\.ts$/.test(f));
+  expect(declaring.length).toBeGreaterThan(15);
+  const inline = declaring.filter((f) => /^(?!\s*\w+\.response = ).*\bresponse: /m.test(readFileSync(join(root, f), 'utf8')));
+  expect(inline).toEqual([]);
+  const withResponse = operations.filter((o) => o.response).length;
+  expect(withResponse).toBeGreaterThan(100);
+});
+
 describe('modules that act when imported', () => {
   const listed = new Set(pkg.sideEffects.map((f) => f.replace(/^\.\//, '')));
   const sources = [...filesUnder(join(root, 'shared')), ...filesUnder(join(root, 'functions'))].filter((f) => f.endsWith('.ts') && !f.startsWith(join('shared', 'local')));
