@@ -18,6 +18,7 @@ import { materialize } from '../domain/common/lazy';
 import { afterAnswerOf, type AnswerTask } from '../after-answer';
 import { tracedHandler } from '../telemetry/http';
 import { flushMetrics } from '../telemetry/metrics';
+import { logsWritten } from '../logger';
 
 type Out<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
@@ -88,6 +89,7 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
       return await handler(event, context);
     } finally {
       await flushMetrics();
+      await logsWritten();
     }
   };
   // Outside the stack: the request's server span (OpenTelemetry, when the OTEL_* settings turn it on) holds all of it.

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResul
 import { isStreamBody, streamingInvocation } from '../domain/common/stream-body';
 import { answersFirst, runAfterAnswer } from '../after-answer';
 import { flushMetrics } from '../telemetry/metrics';
+import { logsWritten } from '../logger';
 
 /**
  * Deployed response streaming (docs/architecture.md, "Streaming routes"). The streaming routes are
@@ -98,5 +99,6 @@ export function streamResponses(handler: Handler): unknown {
     // The client has the whole response once the stream has ended; the invocation lasts until this
     // handler returns, so what the function left for after its answer runs now (after-answer.ts).
     await runAfterAnswer(invocation);
+    await logsWritten();
   });
 }

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import type { Access } from '../access/declaration';
-import { logger } from '../logger';
+import { logger, logsWritten } from '../logger';
 import { afterInvocation } from '../telemetry/jobs';
 import { flushMetrics } from '../telemetry/metrics';
 import { startTracing } from '../telemetry/tracing';
@@ -60,6 +60,7 @@ export function websocket(route: WebSocketRoute, fn: (input: WebSocketInput) => 
       // A real Lambda is frozen once it answers: its metrics and spans leave first.
       await flushMetrics();
       await afterInvocation();
+      await logsWritten();
     }
   };
 }

@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { clockMs } from '../clock';
-import { logger } from '../logger';
+import { logger, logsWritten } from '../logger';
 import { afterInvocation, inMessageSpan } from '../telemetry/jobs';
 import { flushMetrics, recordQueueWait } from '../telemetry/metrics';
 import { DELAY_ATTRIBUTE } from '../adapters/queue';
@@ -37,6 +37,7 @@ export function sqsWorker<T>(fn: (message: T, record: SQSRecord) => Promise<void
     } finally {
       await flushMetrics();
       await afterInvocation();
+      await logsWritten();
     }
   };
 }

@@ -96,7 +96,9 @@ describe('what a function loads at cold start', () => {
     const bytesOf = (name: string, input: string) =>
       Object.entries(metafile.outputs).filter(([file]) => file.includes(`/${name}/`)).reduce((sum, [, out]) => sum + (out.inputs[input]?.bytesInOutput ?? 0), 0);
     expect(bytesOf('getCall', 'shared/domain/agents/schemas.ts')).toBeLessThan(2_000);
-    expect(bytesOf('getAgent', 'shared/domain/agents/schemas.ts')).toBeGreaterThan(2_000); // the agent's own schemas stay
+    // Its response schema goes too (the RESPONSES blocks are dropped), while a body it validates stays.
+    expect(bytesOf('getAgent', 'shared/domain/agents/schemas.ts')).toBe(0);
+    expect(bytesOf('createAgentTest', 'shared/domain/agent-tests/schemas.ts')).toBeGreaterThan(2_000);
   });
 
   it('knowledge-base functions load the S3 client only on a path that touches S3', () => {
@@ -104,6 +106,14 @@ describe('what a function loads at cold start', () => {
     expect(atStart('createKbUpload').filter(pkg('@aws-sdk/client-s3'))).toEqual([]);
     expect(atStart('createKbUpload').filter(pkg('@aws-sdk/s3-request-presigner'))).toEqual([]);
     expect(anywhere('createKbUpload').filter(pkg('@aws-sdk/client-s3'))).not.toEqual([]);
+  });
+
+  it('Powertools Logger is a chunk a function starts loading at init without waiting for it (shared/logger.ts)', () => {
+    for (const name of ['getAgent', 'createContact', 'job-api-key-usage']) {
+      expect(atStart(name).filter(pkg('@aws-lambda-powertools/logger'))).toEqual([]);
+      expect(atStart(name)).toContain('shared/logger.ts');
+      expect(anywhere(name).filter(pkg('@aws-lambda-powertools/logger'))).not.toEqual([]);
+    }
   });
 
   it('libphonenumber-js loads only when a phone number is checked', () => {
