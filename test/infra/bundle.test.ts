@@ -114,6 +114,13 @@ describe('bundleEntries', () => {
       status: 400, body: { error: { code: 'VALIDATION_ERROR', details: { fields: [{ path: 'extra', message: 'is not a known field', in: 'path' }] } } },
     });
     expect(invoke('fallback', event('GET', '/api/v1/nothing-here'))).toMatchObject({ status: 404, body: { success: false } });
+    // The logger loads beside the start (a chunk, shared/logger.ts), and a line logged before it
+    // arrives is written before the answer: here the access line of a request that does no I/O.
+    const logged = execFileSync(process.execPath, ['--input-type=module', '-e',
+      `const m = await import(${JSON.stringify(path.join(built.dirs.get('getHealth')!, 'index.mjs'))}); const r = await m.handler(${JSON.stringify(event('GET', '/api/v1/health'))}, { awsRequestId: 'a', getRemainingTimeInMillis: () => 10000 }); console.log('answered ' + r.statusCode);`,
+    ], { encoding: 'utf8', env: { ...process.env, TABLE_NAME: 'bench', BUCKET_NAME: 'bench', AWS_REGION: 'us-east-1', LOG_LEVEL: 'INFO', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } }).trim().split('\n');
+    expect(logged.at(-1)).toBe('answered 200');
+    expect(logged.slice(0, -1).map((l) => JSON.parse(l))).toContainEqual(expect.objectContaining({ level: 'INFO', message: 'request', operation: 'getHealth', status: 200 }));
     // The response schema stays out (its area's `RESPONSES:` block is dropped): only the OpenAPI document reads it.
     expect(operations.find((o) => o.operationId === 'getHealth')!.response).toBeDefined();
     const code = (name: string) => readdirSync(built.dirs.get(name)!, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.mjs')).map((f) => readFileSync(path.join(built.dirs.get(name)!, f), 'utf8')).join('\n');
