@@ -1,21 +1,21 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 
 /**
- * The process logger: structured JSON through Powertools. Request bodies, headers and
- * secrets are never passed to it; middleware logs only method, route, status and timing.
+ * The process logger: structured JSON through Powertools. Request bodies, headers and secrets are
+ * never passed to it; middleware logs only method, route, status and timing.
  *
  * Powertools Logger (about 21 KB bundled, with the parts of Powertools' commons it uses) loads
  * beside a Lambda's start, not in it, as Powertools Metrics does (telemetry/metrics.ts). In a
  * bundle (lib/bundle.ts defines VAP_LAZY_MODULES) this module starts importing it, a chunk of its
  * own, when it loads, and the function's init goes on without waiting: the chunk loads while the
- * runtime fetches the first event and the first request waits on its first read, so from then on
- * a line is written at once. A line logged before that (a request answered without any I/O, a
+ * runtime fetches the first event and the first request waits on its first read, so from then on a
+ * line is written at once. A line logged before that (a request answered without any I/O, a
  * warning at init) waits here, in order, and is written as the logger arrives; every handler
  * awaits `logsWritten()` before it answers (shared/http/handler.ts and streaming.ts,
- * http/websocket.ts, jobs/worker.ts), so no line is left for after its invocation, when Lambda
- * may freeze the environment. Powertools stamps a line when it writes it, so a waiting line's
- * `timestamp` is up to that load late. Unbundled (tests, the local runtime, scripts, the voice
- * runtime) the logger is required at once.
+ * http/websocket.ts, jobs/worker.ts, telemetry/jobs.ts), so no line is left for after its
+ * invocation, when Lambda may freeze the environment. Powertools stamps a line when it writes it,
+ * so a waiting line's `timestamp` is up to that load late. Unbundled (tests, the local runtime,
+ * scripts, the voice runtime) the logger is required at once.
  */
 type Level = 'info' | 'warn' | 'error';
 /** What Powertools takes: a message, then an error or objects of attributes. */

@@ -1,6 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { flushBeforeAnswer } from './lambda-extension';
 import { contextFrom, flushTracing, inSpan, inStoredTrace, SpanKind, startTracing } from './tracing';
+import { logsWritten } from '../logger';
 
 /**
  * Runs one queue message's work in a `process` consumer span that continues the trace of the
@@ -35,11 +36,16 @@ export async function afterInvocation(): Promise<void> {
  */
 export function scheduledJob<A extends unknown[]>(name: string, run: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {
-    if (!(await startTracing())) return run(...args);
     try {
-      await inStoredTrace(`schedule ${name}`, undefined, { kind: SpanKind.INTERNAL, attributes: { 'job.name': name, 'job.trigger': 'schedule' } }, () => run(...args));
+      if (!(await startTracing())) return await run(...args);
+      try {
+        await inStoredTrace(`schedule ${name}`, undefined, { kind: SpanKind.INTERNAL, attributes: { 'job.name': name, 'job.trigger': 'schedule' } }, () => run(...args));
+      } finally {
+        await afterInvocation();
+      }
     } finally {
-      await afterInvocation();
+      // Its lines are written before it ends, as every handler's (shared/logger.ts).
+      await logsWritten();
     }
   };
 }
