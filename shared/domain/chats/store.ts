@@ -384,16 +384,23 @@ export async function storeFinalFigures(orgId: string, chatId: string, placement
     }
   };
   const from = placement.listFrom;
-  if (from === undefined) {
-    const lost = [];
-    for (const r of replies) if (!(await attempt(setMembers(keys.chatMessage(orgId, chatId, r.seq), [{ path: '', value: r.latency_ms, id: r.id }], {})))) lost.push(r.seq);
-    if (lost.length) logger.info('A reply\'s final figures found no place: it keeps those of its write', { chat_id: chatId, seqs: lost });
-    return;
-  }
+  const lost = from === undefined ? await storedEach(replies, attempt, (r) => setMembers(keys.chatMessage(orgId, chatId, r.seq), [{ path: '', value: r.latency_ms, id: r.id }], {})) : await storedInList(replies, from, attempt, orgId, chatId);
+  if (lost.length) logger.info('A reply\'s final figures found no place: it keeps those of its write', { chat_id: chatId, seqs: lost });
+}
+
+/** Per-message items (a large turn): each reply's own item; gives back the seqs not found. */
+async function storedEach(replies: FinalFigures[], attempt: (item: TransactItem) => Promise<boolean>, item: (r: FinalFigures) => TransactItem): Promise<number[]> {
+  const lost = [];
+  for (const r of replies) if (!(await attempt(item(r)))) lost.push(r.seq);
+  return lost;
+}
+
+/** In the chat's latest list, or in the page a later turn filed it to; gives back the seqs not found in either. */
+async function storedInList(replies: FinalFigures[], from: number, attempt: (item: TransactItem) => Promise<boolean>, orgId: string, chatId: string): Promise<number[]> {
   const inList = replies.map((r) => ({ path: `#list[${r.seq - from}]`, value: r.latency_ms, id: r.id }));
-  if (await attempt(setMembers(keys.chat(orgId, chatId), inList, { '#list': 'latest_messages' }))) return;
-  if (await attempt(setMembers(keys.chatMessage(orgId, chatId, from), inList, { '#list': 'messages' }))) return;
-  logger.info('A reply\'s final figures found no place: it keeps those of its write', { chat_id: chatId, seqs: replies.map((r) => r.seq) });
+  if (await attempt(setMembers(keys.chat(orgId, chatId), inList, { '#list': 'latest_messages' }))) return [];
+  if (await attempt(setMembers(keys.chatMessage(orgId, chatId, from), inList, { '#list': 'messages' }))) return [];
+  return replies.map((r) => r.seq);
 }
 
 /** The messages a write adds, numbered from `from`: their items, puts and views. */
