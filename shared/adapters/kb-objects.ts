@@ -3,12 +3,10 @@ import { config } from '../config';
 import { s3, s3Commands } from './blob-store';
 
 /**
- * Object storage as the knowledge base needs it: put, get, delete by prefix, presign uploads.
- * The S3 module and the presigner load on the first call, so a function whose path never
- * touches the bucket does not pay for them at cold start.
+ * Object storage as the knowledge base needs it: put, get, delete by prefix (presigned links:
+ * ./presigned-urls.ts). The S3 module loads on the first call, so a function whose path never
+ * touches the bucket does not pay for it at cold start.
  */
-
-const presigner = () => import('@aws-sdk/s3-request-presigner');
 
 /** Puts an object; `tags` become its object tags (lifecycle rules can select objects by tag). */
 export async function putObject(key: string, body: string | Uint8Array, contentType: string, tags?: Record<string, string>): Promise<void> {
@@ -82,18 +80,3 @@ export async function deleteObjects(keys: string[]): Promise<void> {
   await (await s3()).send(new DeleteObjectsCommand({ Bucket: config().bucketName, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
 }
 
-/**
- * A presigned PUT for one object. Content type and length are signed, so S3 refuses a body
- * of another type or size than the one declared.
- */
-export async function presignPut(key: string, contentType: string, contentLength: number, expiresInSeconds: number): Promise<string> {
-  const [{ PutObjectCommand }, { getSignedUrl }, client] = await Promise.all([s3Commands(), presigner(), s3()]);
-  const command = new PutObjectCommand({ Bucket: config().bucketName, Key: key, ContentType: contentType, ContentLength: contentLength });
-  return getSignedUrl(client, command, { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) });
-}
-
-/** A presigned GET for one object (call recordings: a short-lived download link). */
-export async function presignGet(key: string, expiresInSeconds: number): Promise<string> {
-  const [{ GetObjectCommand }, { getSignedUrl }, client] = await Promise.all([s3Commands(), presigner(), s3()]);
-  return getSignedUrl(client, new GetObjectCommand({ Bucket: config().bucketName, Key: key }), { expiresIn: expiresInSeconds });
-}

@@ -1,4 +1,5 @@
-import { presignGet, putObject } from '../../adapters/kb-objects';
+import { putObject } from '../../adapters/kb-objects';
+import { presignGet } from '../../adapters/presigned-urls';
 
 /**
  * Call recordings in the bucket, under the organization's prefix:

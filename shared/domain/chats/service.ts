@@ -3,7 +3,7 @@ import { currentTraceId } from '../../telemetry/tracing';
 import { armSweep, earlier as earlierIso, sweepDue } from '../../db/sweep-marker';
 import { clockMs, clockNow } from '../../clock';
 import { collections, gsi2, keys, Prefix } from '../../db/keys';
-import { ConditionFailed, getItem, queryPage, readCounter, transact, updateExisting, putNew, type TransactItem } from '../../db/store';
+import { getItem, queryPage, readCounter, transact, putNew, type TransactItem } from '../../db/store';
 import { countRange, equalityFilter, idBounds, queryRangePage, type RangeQuery } from '../../db/filtered-query';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors';
 import { logger } from '../../logger';
@@ -15,11 +15,9 @@ import type { ConversationMessage } from '../conversations/engine';
 import { contactVariables, loadConversationTimezone } from '../conversations/variables';
 import { resolveAgentVersion } from '../agents/versions';
 import { personKey } from '../agents/traffic-split';
-import { currentAgentOf, handoffAnalysis } from '../conversations/segments';
 import type { Chat, ChatChannel, ChatListInput, StartChatInput } from './schemas';
 import {
   CHAT_IDLE_SHARDS,
-  chatOf,
   endChatItem,
   ENTITY,
   eventData,
@@ -234,54 +232,4 @@ export async function sweepIdleChats(now: Date = clockNow()): Promise<{ found: n
   return { found, ended, ran: true };
 }
 
-/** The chat-analysis job: analyses an ended chat once (as calls are analysed), then `chat.analyzed`. */
-export async function analyzeChat(orgId: string, chatId: string): Promise<void> {
-  const { analyzer, AnalysisError } = await import('../../adapters/analysis');
-  const key = keys.chat(orgId, chatId);
-  const item = await chatOf(orgId, chatId);
-  if (!item || item.status !== 'ended') return;
-  // The end in the analytics counters (once: conditioned on the chat as read), also when the analysis fails.
-  const { syncConversationStats } = await import('../analytics/counters');
-  await syncConversationStats('chat', orgId, chatId, item);
-  if (item.analysis) return;
-  const { messages } = await loadChat(orgId, chatId);
-  const start = Date.parse(item.started_at);
-  const transcript = messages
-    .filter((m) => (m.role === 'agent' || m.role === 'user') && m.content)
-    .map((m) => ({ role: m.role as 'agent' | 'user', text: m.content, time_sec: Math.max(0, Math.round((Date.parse(m.created_at) - start) / 100) / 10) }));
-  let analysis;
-  try {
-    analysis = await analyzer().analyze({
-      transcript,
-      model: item.analysis_model,
-      summaryPrompt: item.analysis_prompt,
-      disconnectionReason: item.end_reason ?? 'user_ended',
-      durationSec: Math.max(0, (Date.parse(item.ended_at ?? item.updated_at) - start) / 1000),
-      // Typed outcomes: the analysis_fields and success_criteria of the agent that finished the chat (its last segment's; docs/api.md, "Typed outcomes", "Hand-offs").
-      ...(await (await import('../analytics/settings')).typedOutcomeSettings(orgId, currentAgentOf(item).agent_id, currentAgentOf(item).agent_version)),
-      ...handoffAnalysis(item),
-    });
-  } catch (err) {
-    const reason = err instanceof AnalysisError ? err.reason : 'error';
-    await transact([updateExisting(key, { analysis_error: reason, updated_at: new Date().toISOString() }, { condition: 'attribute_not_exists(analysis) OR analysis = :null', values: { ':null': null } })]).catch((e) => {
-      if (!(e instanceof ConditionFailed)) throw e;
-    });
-    throw err;
-  }
-  const now = new Date().toISOString();
-  const next: ChatItem = { ...item, analysis, analysis_error: null, updated_at: now };
-  const event = newEvent(orgId, 'chat.analyzed', eventData(next, messages.map(messageView)));
-  try {
-    await transact([
-      updateExisting(key, { analysis, analysis_error: null, updated_at: now }, { condition: 'attribute_not_exists(analysis) OR analysis = :null', values: { ':null': null } }),
-      event.write,
-    ]);
-  } catch (err) {
-    if (err instanceof ConditionFailed) return; // analysed by another delivery meanwhile
-    throw err;
-  }
-  await dispatchEvents([event.event]);
-  // The analysis in the analytics counters (a redelivery after a crash here counts it at its start).
-  await syncConversationStats('chat', orgId, chatId);
-}
 
