@@ -213,7 +213,7 @@ const COLD_GAP = [
   'first use of each kind of schema (1–2 ms), Middy and the middleware, for a few functions libraries their operation needs',
   'on every request (luxon for dates in a zone, more of the SDK for transactions), and the files a function reads at start:',
   'Node pays about 0.3 ms for each, and code a function shares with its lazily loaded modules is split into a chunk per set',
-  'of them (the chat turns read 32–36 files, the floor 10). The Powertools logger loads beside the start (shared/logger.ts).',
+  'of them (the chat turns read 29–30 files, the floor 10). The Powertools logger loads beside the start (shared/logger.ts).',
   'On a busy shared machine the wall-clock ratios of nearly identical bundles spread widely; the CPU-time cross-check is the',
   'steadier figure.',
 ].join(' ');
