@@ -26,6 +26,8 @@ let powertools: Logger | undefined;
 let loading: Promise<void> | undefined;
 const waiting: [Level, Line][] = [];
 let level: Parameters<Logger['setLogLevel']>[0] | undefined;
+/** Set when the chunk failed to load: lines then go to the console as they come. */
+let failed = false;
 
 function load(): Promise<void> {
   return (loading ??= import('./powertools-logger').then(
@@ -36,6 +38,7 @@ function load(): Promise<void> {
     },
     (err: unknown) => {
       // A bundle without its chunk is broken anyway; its lines still reach the log.
+      failed = true;
       for (const [at, [message, ...extra]] of waiting.splice(0)) console[at](message, ...extra);
       console.error('Powertools Logger did not load', err);
     },
@@ -48,6 +51,7 @@ else void load();
 
 const line = (at: Level): Write => (...args) => {
   if (powertools) (powertools[at] as Write)(...args);
+  else if (failed) console[at](...args);
   else waiting.push([at, args]);
 };
 

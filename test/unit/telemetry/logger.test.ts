@@ -69,3 +69,20 @@ it('unbundled: the logger is there at once', async () => {
   expect(lines()).toEqual([expect.objectContaining({ level: 'INFO', message: 'at once' })]);
   await expect(logsWritten()).resolves.toBeUndefined();
 });
+
+it('bundled: a logger chunk that fails to load loses no line: the waiting ones and the later ones go to the console', async () => {
+  jest.doMock('../../../shared/powertools-logger', () => {
+    throw new Error('chunk missing');
+  });
+  const printed: unknown[][] = [];
+  for (const level of ['info', 'warn', 'error'] as const) jest.spyOn(console, level).mockImplementation((...args: unknown[]) => void printed.push([level, ...args]));
+  try {
+    const { logger, logsWritten } = fresh(true);
+    logger.warn('before', { n: 1 });
+    await logsWritten();
+    logger.info('after');
+    expect(printed).toEqual([['warn', 'before', { n: 1 }], ['error', 'Powertools Logger did not load', expect.any(Error)], ['info', 'after']]);
+  } finally {
+    jest.dontMock('../../../shared/powertools-logger');
+  }
+});
