@@ -12,7 +12,8 @@
  * Goals: off ≤ 0.2 ms p50 added over none, on ≤ 1.5 ms p50 added.
  *
  * The processes scatter by more than the goals, so two parts measure in one process: off against
- * none (`inproc`: a stubbed copy of the tree beside the real one) and on against off (`onoff`:
+ * none (`inproc`: two copies of the tree, one with the hooks stubbed; chat, getAgent and the relay's
+ * prompt handler) and on against off (`onoff`:
  * tracing switched on and off in blocks, flushed before each answer as deployed; paired
  * differences of the blocks' p50s).
  *
@@ -167,7 +168,8 @@ async function turns(): Promise<string> {
     const added = p50(mode, op) - p50('none', op);
     const e = error(mode, op);
     // Fewer than three processes a mode: their scatter is no estimate at all.
-    const verdict = Math.min(of(mode).length, of('none').length) < 3 ? 'not resolved: too few processes' : added + e <= goal ? 'met' : added - e > goal ? '**not met**' : 'not resolved';
+    // Undecided: the processes scatter more than the goal; the paired parts (inproc, onoff) decide it.
+    const verdict = Math.min(of(mode).length, of('none').length) < 3 ? 'too few processes to decide' : added + e <= goal ? 'met' : added - e > goal ? '**not met**' : 'wider than the goal: undecided here';
     return `${fmt(added)} ± ${e.toFixed(2)} ms (${op}: ${verdict})`;
   }).join(', ');
   const perProcess = OPS.map((op) => `${op}: ${results.map((r) => `${r.mode} ${pct(r.wall[op], 50).toFixed(2)}`).join(', ')}`).join('; ');
@@ -180,79 +182,164 @@ async function turns(): Promise<string> {
     '|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    `**Added over none at p50, ± twice its standard error over the processes: off ${judge('off', 0.2)} (goal ≤ 0.2 ms); on ${judge('on', 1.5)} (goal ≤ 1.5 ms).** "Met" needs the difference plus its error within the goal, "not met" the difference minus its error beyond it; "not resolved": the processes scatter more than the goal, so more rounds (BENCH_TRACE_ROUNDS) or a quieter machine are needed. Each process's p50 (ms), in order: ${perProcess}.`,
+    `**Added over none at p50, ± twice its standard error over the processes: off ${judge('off', 0.2)} (goal ≤ 0.2 ms); on ${judge('on', 1.5)} (goal ≤ 1.5 ms).** "Met" needs the difference plus its error within the goal, "not met" the difference minus its error beyond it; "undecided here": the processes scatter more than the goal, so this comparison cannot decide it (more rounds, BENCH_TRACE_ROUNDS, or a quieter machine would); the two paired measurements in one process below decide it. Each process's p50 (ms), in order: ${perProcess}.`,
     '',
   ].join('\n');
 }
 
 /**
- * Off against none in ONE process, where the processes' scatter cannot hide 0.2 ms: a copy of
- * shared/ and functions/ with the telemetry hook modules replaced by the stubs (a temporary tree),
- * and the handlers of both trees invoked directly (API Gateway events, no HTTP) in turns against one
- * local runtime: a chat turn (sendChatMessage) and GET /agents/{id}. Tracing stays off (no OTEL_*),
- * so this is "off" against "none"; "on" needs a process of its own (its SDK is global).
+ * Off against none in ONE process, where the processes' scatter cannot hide 0.2 ms: two copies of
+ * shared/ and functions/, one as it is and one with the telemetry hook modules replaced by the stubs
+ * (temporary trees, neither the one the local runtime runs), and the handlers of both trees
+ * invoked directly in turns against one local runtime: a chat turn (sendChatMessage, an API
+ * Gateway event), GET /agents/{id}, and a relay prompt (the relay's
+ * `$default` handler with a WebSocket MESSAGE event on a call's own connection: each tree answers
+ * its own call, its first prompt not counted, since the connection's setup was read by the real
+ * tree's runtime). Tracing stays off (no OTEL_*), so this is "off" against "none"; "on" needs a
+ * process of its own (its SDK is global). Verdicts: the mean of the blocks' paired p50 differences.
  */
 async function inProcess(): Promise<string> {
+  const BLOCK = 20;
   const { cpSync, symlinkSync } = await import('node:fs');
-  const copy = mkdtempSync(join(tmpdir(), 'vap-bench-no-tracing-'));
-  for (const dir of ['shared', 'functions']) cpSync(join(root, dir), join(copy, dir), { recursive: true });
+  // Two copies, neither the one the local runtime itself runs (whose modules serve every other request and are
+  // warmer): "off" as it is, "none" with the hook modules replaced by the stubs.
+  const copyOf = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    for (const sub of ['shared', 'functions']) cpSync(join(root, sub), join(dir, sub), { recursive: true });
+    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+    return dir;
+  };
+  const copy = copyOf('vap-bench-no-tracing-');
+  const copyOff = copyOf('vap-bench-tracing-off-');
   for (const name of STUBBED) cpSync(join(__dirname, 'no-tracing', `${name}.ts`), join(copy, 'shared', 'telemetry', `${name}.ts`));
-  symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
-  const { client, key, stop } = await startReplyBench();
+  const { client, desk, key, stop } = await startReplyBench();
   try {
     const { apiEvent, lambdaContext } = await import('../test/support/events');
-    type Handler = (e: unknown, c: unknown) => Promise<{ statusCode: number }>;
+    type Handler = (e: unknown, c: unknown) => Promise<{ statusCode?: number } | undefined>;
     const load = async (tree: string, entry: string) => ((await import(join(tree, entry))) as { handler: Handler }).handler;
-    const trees = { off: root, none: copy } as const;
+    const trees = { off: copyOff, none: copy } as const;
+    const both = async (entry: string) => ({ off: await load(trees.off, entry), none: await load(trees.none, entry) });
+    const handlers = { chat: await both('functions/chats/send-message.ts'), get: await both('functions/agents/get.ts'), relay: await both('functions/relay/default.ts') };
+    if (handlers.relay.off === handlers.relay.none) throw new Error('both trees gave the same relay handler');
+
+    // The relay's replies leave through the connections port the local runtime installed (globalThis, so both trees
+    // use it): wrapped to learn each new call's connection id and the time the platform posts a prompt's first token.
+    const LOCAL = Symbol.for('vap.localRelayConnections');
+    const holder = globalThis as unknown as Record<symbol, { post(id: string, data: string): Promise<void>; close(id: string): Promise<void> }>;
+    const port = holder[LOCAL]!;
+    const seen: string[] = [];
+    let firstToken: { connectionId: string; at: number } | undefined;
+    holder[LOCAL] = {
+      post(id, data) {
+        if (!seen.includes(id)) seen.push(id);
+        if (firstToken?.connectionId === id && !firstToken.at && (JSON.parse(data) as { type?: string }).type === 'text') firstToken.at = performance.now();
+        return port.post(id, data);
+      },
+      close: (id) => port.close(id),
+    };
+    type Call = Awaited<ReturnType<typeof desk.call>> & { connectionId: string };
+    const newCall = async (): Promise<Call> => {
+      const before = seen.length;
+      const call = await desk.call();
+      // The greeting is TwiML's (welcomeGreeting), never posted: the first reply, through the socket, names the connection.
+      await desk.prompt(call.relay, 'Hello?');
+      if (seen.length !== before + 1) throw new Error('the first prompt was not answered on one new connection');
+      return { ...call, connectionId: seen[seen.length - 1]! };
+    };
+
     const agent = (await client.send('POST', '/api/v1/agents', { name: 'In process', begin_message: 'Hello!' })).body.data;
     const chats = { off: '', none: '' };
-    const handlers = {
-      chat: { off: await load(trees.off, 'functions/chats/send-message.ts'), none: await load(trees.none, 'functions/chats/send-message.ts') },
-      get: { off: await load(trees.off, 'functions/agents/get.ts'), none: await load(trees.none, 'functions/agents/get.ts') },
-    };
+    const calls: { off?: Call; none?: Call } = {};
     const invoke = async (h: Handler, event: unknown) => {
       const c = process.cpuUsage();
       const t = performance.now();
       const r = await h(event, lambdaContext);
       const wall = performance.now() - t;
       const used = process.cpuUsage(c);
-      if (r.statusCode !== 200) throw new Error(`handler answered ${r.statusCode}`);
-      return { wall, cpu: (used.user + used.system) / 1000 };
+      if ((r?.statusCode ?? 200) !== 200) throw new Error(`handler answered ${r?.statusCode}`);
+      return { t, wall, cpu: (used.user + used.system) / 1000 };
     };
-    const times = { chat: { off: [] as number[], none: [] as number[] }, get: { off: [] as number[], none: [] as number[] } };
-    const cpu = { chat: { off: [] as number[], none: [] as number[] }, get: { off: [] as number[], none: [] as number[] } };
-    const turns = Math.max(ITERATIONS * 2, 100);
+    const OPS_IN = ['chat', 'relay', 'get'] as const;
+    type OpIn = (typeof OPS_IN)[number];
+    const series = () => ({ off: [] as number[], none: [] as number[] });
+    const times = { chat: series(), relay: series(), relayWhole: series(), get: series() };
+    const cpu = { chat: series(), relay: series(), get: series() };
+    const turns = Math.max(ITERATIONS * 4, 100);
+    let prompt = 0;
     for (let i = 0; i < WARMUP + turns; i++) {
+      // A call per tree, PER_CONVERSATION prompts each; the first prompt of each call not counted.
+      const fresh = i % PER_CONVERSATION === 0;
+      if (fresh) {
+        for (const mode of ['off', 'none'] as const) {
+          if (calls[mode]) await desk.hangUp(calls[mode]!.relay);
+          calls[mode] = await newCall();
+          chats[mode] = (await client.send('POST', '/api/v1/chats', { agent_id: agent.id })).body.data.id;
+        }
+      }
       for (const mode of (i % 2 ? ['off', 'none'] : ['none', 'off']) as ('off' | 'none')[]) {
-        if (i % PER_CONVERSATION === 0) chats[mode] = (await client.send('POST', '/api/v1/chats', { agent_id: agent.id })).body.data.id;
         const chat = await invoke(handlers.chat[mode], apiEvent({ method: 'POST', path: `/api/v1/chats/${chats[mode]}/messages`, headers: { 'x-api-key': key, 'content-type': 'application/json' }, pathParameters: { id: chats[mode] }, body: { content: `Question ${i}?` } }));
         const get = await invoke(handlers.get[mode], apiEvent({ path: `/api/v1/agents/${agent.id}`, headers: { 'x-api-key': key }, pathParameters: { id: agent.id } }));
-        if (i < WARMUP) continue;
+        const call = calls[mode]!;
+        firstToken = { connectionId: call.connectionId, at: 0 };
+        const before = call.relay.received.length;
+        const relay = await invoke(handlers.relay[mode], {
+          requestContext: { routeKey: '$default', eventType: 'MESSAGE', connectionId: call.connectionId, requestId: `bench-${++prompt}`, stage: 'local', domainName: 'localhost', apiId: 'local', requestTimeEpoch: Date.now() },
+          isBase64Encoded: false,
+          body: JSON.stringify({ type: 'prompt', voicePrompt: `Question ${i}?`, lang: 'en-US', last: true }),
+        });
+        if (!firstToken.at) throw new Error(`the relay prompt (${mode}) posted no text token`);
+        const toFirst = firstToken.at - relay.t;
+        await call.relay.until(() => call.relay.received.slice(before).some((m) => m.type === 'text' && m.last), 'the reply');
+        if (i < WARMUP || fresh) continue;
         times.chat[mode].push(chat.wall);
         cpu.chat[mode].push(chat.cpu);
         times.get[mode].push(get.wall);
         cpu.get[mode].push(get.cpu);
+        times.relay[mode].push(toFirst);
+        times.relayWhole[mode].push(relay.wall);
+        cpu.relay[mode].push(relay.cpu);
       }
     }
-    const rows = (['chat', 'get'] as const).map((op) => {
-      const d = pct(times[op].off, 50) - pct(times[op].none, 50);
+    for (const mode of ['off', 'none'] as const) await desk.hangUp(calls[mode]!.relay);
+    holder[LOCAL] = port;
+    const label: Record<OpIn, string> = {
+      chat: 'chat turn (`sendChatMessage` handler, answered whole)',
+      relay: 'relay prompt (`$default` handler: to its first token posted; the whole invocation after the slash)',
+      get: '`GET /agents/{id}` (`getAgent` handler)',
+    };
+    const verdicts: string[] = [];
+    const rows = OPS_IN.map((op) => {
+      const [off, none] = [times[op].off, times[op].none];
+      const d = pct(off, 50) - pct(none, 50);
       const dc = mean(cpu[op].off) - mean(cpu[op].none);
-      return `| ${op === 'chat' ? 'chat turn (`sendChatMessage` handler, answered whole)' : '`GET /agents/{id}` (`getAgent` handler)'} | ${pct(times[op].none, 50).toFixed(2)} ms | ${pct(times[op].off, 50).toFixed(2)} ms | ${fmt(d)} ms | ${mean(cpu[op].none).toFixed(3)} ms | ${mean(cpu[op].off).toFixed(3)} ms | ${fmt(dc, 3)} ms |`;
+      // Paired: the two trees ran in turns, so each block of BLOCK iterations gives one p50 difference.
+      const diffs: number[] = [];
+      for (let k = 0; k + BLOCK <= off.length; k += BLOCK) diffs.push(pct(off.slice(k, k + BLOCK), 50) - pct(none.slice(k, k + BLOCK), 50));
+      const m = mean(diffs);
+      const err = 2 * Math.sqrt(mean(diffs.map((x) => (x - m) ** 2)) / Math.max(1, diffs.length - 1));
+      const verdict = m + err <= 0.2 ? 'met' : m - err > 0.2 ? '**not met**' : 'not resolved';
+      verdicts.push(`${op === 'get' ? 'getAgent' : op} ${fmt(m)} ± ${err.toFixed(2)} ms over ${diffs.length} blocks (${verdict})`);
+      const whole = op === 'relay' ? ` / ${pct(times.relayWhole.none, 50).toFixed(2)} ms` : '';
+      const wholeOff = op === 'relay' ? ` / ${pct(times.relayWhole.off, 50).toFixed(2)} ms` : '';
+      return `| ${label[op]} | ${pct(none, 50).toFixed(2)} ms${whole} | ${pct(off, 50).toFixed(2)} ms${wholeOff} | ${fmt(d)} ms | ${mean(cpu[op].none).toFixed(3)} ms | ${mean(cpu[op].off).toFixed(3)} ms | ${fmt(dc, 3)} ms |`;
     });
     const l = loadavg();
     return [
       '### Off against none in one process',
       '',
-      `\`BENCH_TRACE_PARTS=inproc npx tsx bench/tracing-cost.ts\`. The processes above scatter by more than the 0.2 ms goal, so "off" is also set against "none" inside one process: a temporary copy of shared/ and functions/ with the telemetry hook modules replaced by the same stubs, and each tree's handler invoked directly with API Gateway events (no HTTP hop) against the same local runtime, the two taking turns (each first in every other iteration), ${turns} each after ${WARMUP} to warm up; tracing off (no OTEL_* setting). Wall p50 and this process's CPU time per invocation (mean). Load average when measured: ${l.map((x) => x.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
+      `\`BENCH_TRACE_PARTS=inproc npx tsx bench/tracing-cost.ts\`. The processes above scatter by more than the 0.2 ms goal, so "off" is also set against "none" inside one process: two temporary copies of shared/ and functions/, one as it is ("off") and one with the telemetry hook modules replaced by the same stubs ("none"), neither the tree the local runtime itself runs (whose modules, serving every other request, run warmer), and each copy's handler invoked directly against the same local runtime, the two taking turns (each first in every other iteration), ${times.chat.off.length} counted iterations each after ${WARMUP} to warm up; tracing off (no OTEL_* setting). An iteration is a chat turn and \`GET /agents/{id}\` (API Gateway events, no HTTP hop) and a relay prompt: the relay's \`$default\` handler invoked with a WebSocket MESSAGE event (a final \`prompt\`) on a call of its tree's own (calls of ${PER_CONVERSATION} prompts from the Twilio stand-in's relay client, whose setup and a first prompt the local runtime's handlers answered through the socket; the first direct prompt of each call not counted), timed to the platform's post of the first \`text\` token (the connections port, wrapped) and to the invocation's end. Wall p50 and this process's CPU time per invocation (mean). Load average when measured: ${l.map((x) => x.toFixed(2)).join(', ')} (1/5/15 min, ${cpus().length} cores).`,
       '',
-      '| operation | none, p50 | off, p50 | off − none | none, CPU | off, CPU | off − none, CPU |',
+      '| operation | none, p50 | off, p50 | off − none (p50) | none, CPU | off, CPU | off − none, CPU |',
       '|---|---|---|---|---|---|---|',
       ...rows,
+      '',
+      `**Off − none, the mean of the paired p50 differences of blocks of ${BLOCK} iterations ± twice its standard error: ${verdicts.join('; ')} (goal ≤ 0.2 ms; "met" needs the mean plus its error within it, "not met" the mean less its error beyond it).**`,
       '',
     ].join('\n');
   } finally {
     await stop();
     rmSync(copy, { recursive: true, force: true });
+    rmSync(copyOff, { recursive: true, force: true });
   }
 }
 
@@ -344,7 +431,9 @@ async function onOffInProcess(): Promise<string> {
         if (mode === 'on') runtimeApi.invoke({ requestId, deadlineMs: Date.now() + 30_000, invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:sendChatMessage' });
         let c = process.cpuUsage();
         const t = performance.now();
-        const r = await (mode === 'on' ? wrapped : chatHandler)(apiEvent({ method: 'POST', path: `/api/v1/chats/${chatId}/messages`, headers: { 'x-api-key': key, 'content-type': 'application/json' }, pathParameters: { id: chatId }, body: { content: `Question ${b}.${i}?` } }), lambdaContext);
+        // A context of its own per invocation, as Lambda gives: the extension's wrapper marks the one it gets for work
+        // after the answer, and a marked context handed to the bare handler would queue work that nothing runs.
+        const r = await (mode === 'on' ? wrapped : chatHandler)(apiEvent({ method: 'POST', path: `/api/v1/chats/${chatId}/messages`, headers: { 'x-api-key': key, 'content-type': 'application/json' }, pathParameters: { id: chatId }, body: { content: `Question ${b}.${i}?` } }), { ...lambdaContext, awsRequestId: requestId });
         const chatWall = performance.now() - t;
         const chatCpu = process.cpuUsage(c);
         if (r.statusCode !== 200) throw new Error(`the chat turn answered ${r.statusCode}`);

@@ -16,6 +16,7 @@ export const contextFrom = tracer;
 export const inSpan = <T>(_name: string, _options: unknown, fn: (span: undefined) => Promise<T> | T): Promise<T> | T => fn(undefined);
 export const markFailed = (): void => undefined;
 export const activeTraceparent = (): undefined => undefined;
+export const linkToActive = (): undefined => undefined;
 export const TRACEPARENT_PATTERN = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 export const withTraceQuery = (url: string): string => url;
 export const inStoredTrace = <T>(_name: string, _traceparent: unknown, _options: unknown, fn: (span: undefined) => Promise<T> | T): Promise<T> | T => fn(undefined);

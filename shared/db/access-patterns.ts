@@ -54,7 +54,7 @@ export const itemShapes: ItemShape[] = [
   { item: 'file upload', key: keys.kbUpload(O, ID), notes: 'expires through `ttl`' },
   { item: 'phone number', key: keys.phoneNumber(O, ID), gsi1: ix(gsi1.byStatus(O, 'PHONE_NUMBER', '<status>'), ID), gsi2: ix(gsi2.renewalsDue('<YYYY-MM-DD of next_renewal_at>'), gsi2.renewalEntry('<next_renewal_at>', O, ID)), notes: 'in gsi2 only while an active purchased number' },
   { item: 'number claim (who holds an E.164 number)', key: keys.numberClaim('<e164>') },
-  { item: 'inbound call marker (one session per carrier call)', key: keys.inboundCall('<provider>', '<carrier call id>'), notes: 'expires through `ttl` a day after the call' },
+  { item: 'inbound call marker (one session per carrier call)', key: keys.inboundCall('<provider>', '<carrier call id>'), notes: 'the call it made and, with tracing on, the answering request\'s `trace_parent` (the number\'s status callbacks continue that trace); expires through `ttl` a day after the call' },
   { item: 'minute sweep\'s next-due marker', key: keys.sweepMarker('<job: call-recovery | chat-sweep | webhook-sweep>'), notes: '`next_due_at`: no entry of the sweep\'s index is due earlier (shared/db/sweep-marker.ts)' },
   { item: 'voice stream token marker (one stream per token)', key: keys.voiceStreamToken('<sha256 of the token>'), notes: 'the call it admitted; expires through `ttl` an hour after the token' },
   { item: 'ConversationRelay connection', key: keys.relayConnection('<API Gateway connection id>'), notes: 'the call, the agent version\'s settings read at connect, turn counters, a pending interruption, the ending, `version`; small whatever the call\'s length (the conversation is in its turns); `last_prompt_ms`; expires through `ttl`' },

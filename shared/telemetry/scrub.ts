@@ -5,15 +5,22 @@
  */
 const E164 = /(?:\+|%2B)[1-9]\d{6,14}/gi;
 
+/** Whether the text may hold a number: a `+`, or a `%` of its URL-encoded form (most attributes have neither). */
+const mayHoldPhone = (text: string) => text.length > 7 && (text.includes('+') || text.includes('%'));
+
 /** The text with every E.164 number replaced. */
 export function scrubPhones(text: string): string {
-  return text.replace(E164, '[phone]');
+  return mayHoldPhone(text) ? text.replace(E164, '[phone]') : text;
 }
 
-/** Scrubs string (and string array) attribute values in place. */
+/** Scrubs string (and string array) attribute values in place (every span's, as it ends: so cheap for the common case). */
 export function scrubAttributes(attributes: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(attributes)) {
-    if (typeof value === 'string') attributes[key] = scrubPhones(value);
-    else if (Array.isArray(value)) attributes[key] = value.map((v) => (typeof v === 'string' ? scrubPhones(v) : v));
+  for (const key in attributes) {
+    const value = attributes[key];
+    if (typeof value === 'string') {
+      if (mayHoldPhone(value)) attributes[key] = scrubPhones(value);
+    } else if (Array.isArray(value) && value.some((v) => typeof v === 'string' && mayHoldPhone(v))) {
+      attributes[key] = value.map((v) => (typeof v === 'string' ? scrubPhones(v) : v));
+    }
   }
 }

@@ -110,6 +110,13 @@ export function activeTraceparent(): string | undefined {
   return traceCarrier()?.traceparent;
 }
 
+/** A link to the active span (for a span started in another trace: it follows from this one); undefined when off or without one. */
+export function linkToActive(): Api.Link[] | undefined {
+  if (!active || !api) return undefined;
+  const ctx = api.trace.getActiveSpan()?.spanContext();
+  return ctx && api.trace.isSpanContextValid(ctx) ? [{ context: ctx }] : undefined;
+}
+
 /** A `traceparent` value as the W3C Trace Context defines it (version 00: trace id, parent span id, flags; lower-case hex). */
 export const TRACEPARENT_PATTERN = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -145,6 +152,8 @@ export interface SpanOptions {
   parent?: Context;
   /** Whether a thrown error marks the span as failed (default true). */
   recordErrors?: boolean;
+  /** Spans of other traces this one follows from (OpenTelemetry span links). */
+  links?: Api.Link[];
 }
 
 /**
@@ -154,7 +163,7 @@ export interface SpanOptions {
 export async function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span | undefined) => Promise<T> | T): Promise<T> {
   if (!active || !api) return fn(undefined);
   const parent = options.parent ?? api.context.active();
-  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent, async (span) => {
+  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, ...(options.links ? { links: options.links } : {}) }, parent, async (span) => {
     try {
       return await fn(span);
     } catch (err) {

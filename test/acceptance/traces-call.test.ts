@@ -164,3 +164,67 @@ it('a call is one trace: its request, the dial, Twilio\'s callbacks, every relay
   for (const s of spans) for (const value of [s.name, ...Object.values(s.attributes)].flat()) if (typeof value === 'string') expect(value).not.toMatch(/(\+|%2B)\d{7,15}/);
   expect(otlp.rejected).toEqual([]);
 }, 60_000);
+
+it('an incoming call is one trace too: the number\'s status callback, which carries none, continues the answering request\'s trace (and links its own)', async () => {
+  const api = local.api;
+  const agent = await api('POST', '/api/v1/agents', { body: { name: 'Inbound desk', voice_pipeline: 'relay', voice_id: 'Google.en-GB-Neural2-A', begin_message: 'Acme, hello.' } });
+  expect(agent.status).toBe(200);
+  const phone = uniquePhone();
+  expect((await api('POST', '/api/v1/phone-numbers/import', { body: { phone, type: 'pstn', inbound_agent_id: agent.body.data.id } })).status).toBe(200);
+  // Twilio's number: its voice URL and its one fixed StatusCallback (no query of ours: no trace context).
+  twilio.adopt(phone, { voiceUrl: `${local.url}/api/v1/telephony/twilio/inbound`, statusCallback: `${local.url}/api/v1/telephony/twilio/status` });
+  model.script({ text: 'It opens at nine.' });
+  const incoming = await twilio.incomingCall(uniquePhone(), phone);
+  const callId = /<Parameter name="call_id" value="([^"]*)"/.exec(incoming.twiml)![1]!;
+  const relay = incoming.relay!;
+  relay.say('When do you open?');
+  await relay.until(() => relay.replies().length === 1, 'the answer');
+  relay.close(); // the caller hangs up: the number's status callback hears `completed` first
+  await relay.closed;
+  await local.platform.relay.idle();
+  await local.platform.queue.waitForIdle(20_000);
+  const ended = await until(async () => (await api('GET', `/api/v1/calls/${callId}`)).body.data, (c) => c.status === 'ended' && !!c.analysis, 'the call ended and analysed');
+  const traceId: string = ended.trace_id;
+  expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+  expect(twilio.callbacks.some((c) => c.url === `${local.url}/api/v1/telephony/twilio/status` && c.params.CallSid === incoming.sid && c.params.CallStatus === 'completed')).toBe(true);
+
+  const harnessParent = (s: ReceivedSpan) => otlp.spans.some((p) => p.spanId === s.parentSpanId && p.kind === CLIENT && String(p.attributes['url.full'] ?? '').startsWith(local.url));
+  const root = await otlp.waitFor((s) => s.traceId === traceId && s.kind === SERVER && s.name === 'POST /api/v1/telephony/twilio/inbound');
+  // (Its parent, if any, is the harness's: the stand-in's request from this process, traced by the platform's instrumentation.)
+  if (root.parentSpanId) expect(harnessParent(root)).toBe(true);
+  const status = await otlp.waitFor((s) => s.traceId === traceId && s.name === 'call status', 20_000);
+  await otlp.waitFor((s) => s.traceId === traceId && s.name === 'process call-analysis', 20_000);
+  // The status's work joins the call's trace, linked to the job that took it from the callback's queue message …
+  expect(status.attributes['call.status']).toBe('completed');
+  expect(status.links).toHaveLength(1);
+  const link = status.links[0]!;
+  const consumer = await otlp.waitFor((s) => s.spanId === link.spanId);
+  expect(consumer).toMatchObject({ traceId: link.traceId, name: 'process call-events', kind: CONSUMER });
+  // … whose trace is the status callback's own request (nothing tells Twilio to carry ours): not the call's.
+  expect(link.traceId).not.toBe(traceId);
+  const callback = await otlp.waitFor((s) => s.traceId === link.traceId && s.kind === SERVER && s.name === 'POST /api/v1/telephony/twilio/status');
+  const inLinked = new Map(otlp.spans.filter((s) => s.traceId === link.traceId).map((s) => [s.spanId, s]));
+  let up = consumer.parentSpanId ? inLinked.get(consumer.parentSpanId) : undefined;
+  while (up && up !== callback) up = up.parentSpanId ? inLinked.get(up.parentSpanId) : undefined;
+  expect(up).toBe(callback);
+  let byId = new Map<string, ReceivedSpan>();
+  const ancestors = (s: ReceivedSpan): ReceivedSpan[] => {
+    const chain: ReceivedSpan[] = [];
+    for (let at = s.parentSpanId ? byId.get(s.parentSpanId) : undefined; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) chain.push(at);
+    return chain;
+  };
+  const harness = (s: ReceivedSpan) => s.kind === CLIENT && String(s.attributes['url.full'] ?? '').startsWith(local.url);
+  const orphans = () => {
+    const spans = otlp.spans.filter((s) => s.traceId === traceId);
+    byId = new Map(spans.map((s) => [s.spanId, s]));
+    return spans.filter((s) => s !== root && !harness(s) && !ancestors(s).includes(root)).map((s) => `${s.name} (parent ${s.parentSpanId ?? 'none'})`);
+  };
+  for (const end = Date.now() + 10_000; orphans().length && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+  expect(orphans()).toEqual([]);
+  expect(ancestors(status)).toContain(root);
+  // What the ending started hangs from the status: the analysis and the call's end events.
+  const analysis = otlp.spans.find((s) => s.traceId === traceId && s.name === 'process call-analysis')!;
+  expect(ancestors(analysis)).toContain(status);
+  expect(otlp.spans.filter((s) => s.traceId === traceId && s.name === 'relay turn').length).toBeGreaterThanOrEqual(1);
+  expect(otlp.rejected).toEqual([]);
+}, 60_000);

@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   kind: number;
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
+  /** The span's links (OTLP `links`): the spans of other traces it names. */
+  links: { traceId: string; spanId: string }[];
 }
 
 export interface OtlpReceiver {
@@ -72,7 +74,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         const resource = attributesOf(rs.resource?.attributes);
         for (const ss of rs.scopeSpans ?? []) {
           for (const s of ss.spans ?? []) {
-            spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, kind: s.kind, attributes: attributesOf(s.attributes), resource });
+            spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, kind: s.kind, attributes: attributesOf(s.attributes), resource, links: ((s.links ?? []) as { traceId: string; spanId: string }[]).map((l) => ({ traceId: l.traceId, spanId: l.spanId })) });
           }
         }
       }

@@ -5,6 +5,7 @@ import { clockNow } from '../../clock';
 import { keys } from '../../db/keys';
 import { getItem, ignoreConditionFailed, transact, updateExisting } from '../../db/store';
 import { logger } from '../../logger';
+import { inStoredTrace, linkToActive, tracingActive } from '../../telemetry/tracing';
 import { simulatedConversation } from './conversation';
 import { callOf, correctDuration, moveCall, type CallEventMessage, type MoveDetails, type MoveResult } from './lifecycle';
 import { storeRecording } from './recordings';
@@ -97,11 +98,14 @@ export async function attachCarrierRecording(orgId: string, callId: string, prov
 export async function handleCallEventMessage(m: CallEventMessage): Promise<void> {
   if (m.kind === 'recording') return attachCarrierRecording(m.organization_id, m.call_id, m.provider_call_id, m.recording_url);
   if (m.kind === 'inbound-status') {
-    const made = await getItem<{ organization_id: string; call_id: string }>(keys.inboundCall(m.provider, m.event.providerCallId));
+    const made = await getItem<{ organization_id: string; call_id: string; trace_parent?: string }>(keys.inboundCall(m.provider, m.event.providerCallId));
     // A call refused before any session (<Reject/>) has none: nothing to end.
     if (!made) return void logger.info('A status callback for an incoming call without a session; dropped', { provider_call_id: m.event.providerCallId });
-    await applyCarrierEvent(made.organization_id, made.call_id, m.event, m.provider);
-    return;
+    // The number's fixed StatusCallback carries no trace of the call's: its status (and what that starts: the end, the
+    // analysis, the deliveries) joins the trace of the request that answered the call, linked to the callback's own.
+    const apply = async () => void (await applyCarrierEvent(made.organization_id, made.call_id, m.event, m.provider));
+    if (!made.trace_parent || !tracingActive()) return apply();
+    return inStoredTrace('call status', made.trace_parent, { attributes: { 'call.status': m.event.status }, links: linkToActive() }, apply);
   }
   await applyCarrierEvent(m.organization_id, m.call_id, m.event, m.provider);
 }

@@ -12,6 +12,7 @@ import { secrets } from '../../adapters/secrets';
 import { ConcurrencyLimitError, ValidationError } from '../../errors';
 import { transactWithSlot } from '../concurrency/slots';
 import { logger } from '../../logger';
+import { activeTraceparent } from '../../telemetry/tracing';
 import type { AgentVersionPin } from '../agents/schemas';
 import type { CallRouting } from './schemas';
 import type { ContactFields } from '../conversations/variables';
@@ -150,9 +151,12 @@ export async function createInboundCall(incoming: IncomingCall): Promise<Inbound
     provider: { name: incoming.provider, callId: incoming.providerCallId },
   });
   const item: CallItem = { ...made, routing };
-  // One session per carrier call: a repeated webhook (a carrier retry) answers the session it made.
+  // One session per carrier call: a repeated webhook (a carrier retry) answers the session it made. Tracing on, it
+  // keeps this request's trace context: the number's status callbacks, which carry none, continue it (carrier-events.ts).
+  const traceParent = activeTraceparent();
   const marker = putNew({
     ...keys.inboundCall(incoming.provider, incoming.providerCallId), entity: 'INBOUND_CALL', organization_id: orgId, call_id: item.id,
+    ...(traceParent ? { trace_parent: traceParent } : {}),
     ttl: Math.floor(clockNow().getTime() / 1000) + INBOUND_MARKER_TTL_SECONDS,
   });
   const counters = [{ orgId, collection: collections.calls, delta: 1 }];

@@ -5,6 +5,8 @@ it('replaces E.164 numbers, written or URL-encoded, and leaves other digits', ()
   expect(scrubPhones('call +14155550123 now')).toBe('call [phone] now');
   expect(scrubPhones('/Calls.json?To=%2B14155550123&x=1')).toBe('/Calls.json?To=[phone]&x=1');
   expect(scrubPhones('order 14155550123, id 42, +1 (')).toBe('order 14155550123, id 42, +1 (');
+  expect(scrubPhones('%2b447700900123')).toBe('[phone]');
+  expect(scrubPhones('+1415555')).toBe('[phone]'); // the shortest E.164 form: + and seven digits
 });
 
 it('scrubs string and string-array attributes in place', () => {
