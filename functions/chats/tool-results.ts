@@ -5,10 +5,10 @@ import { submitToolResults } from '../../shared/domain/chats/turns';
 import { streamChatTurn } from '../../shared/domain/chats/stream';
 import { wantsEventStream } from '../../shared/domain/common/stream-body';
 
-export const handler = http(op, ({ caller, params, body, event, requestId, afterAnswer }) =>
+export const handler = http(op, ({ caller, params, body, event, requestId, receivedMs, afterAnswer }) =>
   wantsEventStream(event)
-    ? streamChatTurn((listener) => submitToolResults(caller.organizationId, params.id, body.results, listener), { successMessage: op.successMessage!, requestId })
-    : submitToolResults(caller.organizationId, params.id, body.results, undefined, afterAnswer),
+    ? streamChatTurn((listener) => submitToolResults(caller.organizationId, params.id, body.results, { listener, receivedMs }), { successMessage: op.successMessage!, requestId })
+    : submitToolResults(caller.organizationId, params.id, body.results, { afterAnswer, receivedMs }),
 );
 
 /** Deployed behind the REST API's streaming routes (lib/streaming-api.ts): the same handler, its events written as they come. */

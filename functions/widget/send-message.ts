@@ -5,8 +5,8 @@ import { sendWidgetMessage } from '../../shared/domain/widgets/public-turns';
 import { publicCall } from '../../shared/domain/widgets/public-call';
 import { wantsEventStream } from '../../shared/domain/common/stream-body';
 
-export const handler = http(op, ({ params, body, event, setHeader, requestId, afterAnswer }) =>
-  sendWidgetMessage(publicCall(params.id, event, setHeader), params.chat_id, body.content, wantsEventStream(event) ? { requestId } : undefined, afterAnswer),
+export const handler = http(op, ({ params, body, event, setHeader, requestId, receivedMs, afterAnswer }) =>
+  sendWidgetMessage(publicCall(params.id, event, setHeader), params.chat_id, body.content, wantsEventStream(event) ? { requestId } : undefined, { afterAnswer, receivedMs }),
 );
 
 /** Deployed behind the REST API's streaming routes (lib/streaming-api.ts): the same handler, its events written as they come. */

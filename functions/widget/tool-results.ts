@@ -5,8 +5,8 @@ import { submitWidgetToolResults } from '../../shared/domain/widgets/public-turn
 import { publicCall } from '../../shared/domain/widgets/public-call';
 import { wantsEventStream } from '../../shared/domain/common/stream-body';
 
-export const handler = http(op, ({ params, body, event, setHeader, requestId, afterAnswer }) =>
-  submitWidgetToolResults(publicCall(params.id, event, setHeader), params.chat_id, body.results, wantsEventStream(event) ? { requestId } : undefined, afterAnswer),
+export const handler = http(op, ({ params, body, event, setHeader, requestId, receivedMs, afterAnswer }) =>
+  submitWidgetToolResults(publicCall(params.id, event, setHeader), params.chat_id, body.results, wantsEventStream(event) ? { requestId } : undefined, { afterAnswer, receivedMs }),
 );
 
 /** Deployed behind the REST API's streaming routes (lib/streaming-api.ts): the same handler, its events written as they come. */

@@ -29,6 +29,8 @@ export interface HandlerInput<P, Q, B> {
   body: Out<B>;
   caller: Caller;
   requestId: string;
+  /** When this function received the request (Date.now(), before any middleware): where a reply's `e2e` starts. */
+  receivedMs: number;
   event: APIGatewayProxyEventV2;
   /** Adds a header to the response (CORS on public endpoints, for instance). */
   setHeader(name: string, value: string): void;
@@ -60,6 +62,7 @@ export function http<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends
       ...input,
       caller: state.caller as Caller,
       requestId: state.requestId,
+      receivedMs: state.startedAt,
       event,
       setHeader: (name, value) => {
         state.responseHeaders[name.toLowerCase()] = value;

@@ -112,3 +112,35 @@ it('a streamed turn stores its figures with its messages: no write after the ans
   expect(await storedReplies(chatId)).toEqual([streamed]);
   expect(held).toEqual({ turns: 1, figures: 0 });
 });
+
+it('a widget turn\'s e2e starts when the function received the message: its admission writes (the visitor\'s allowances) are in it', async () => {
+  const { api } = local();
+  const widget = await api('POST', '/api/v1/widget-settings', { body: { name: 'Shop', allowed_origins: ['https://shop.example'] } });
+  expect(widget.status).toBe(200);
+  const widgetId = widget.body.data.id;
+  const agent = await api('POST', '/api/v1/agents', { body: { name: 'Widget desk', begin_message: 'Hello!', widget_settings_id: widgetId } });
+  expect(agent.status).toBe(200);
+  const origin = 'https://shop.example';
+  const started = await api('POST', `/api/v1/widget/${widgetId}/chats`, { key: null, headers: { origin }, body: {} });
+  expect(started.status).toBe(200);
+  const { id: chatId, token } = started.body.data;
+  // The chat's per-minute allowance, spent before the turn runs, held a known time.
+  let spent = 0;
+  installFaultInjector(async (service, commandName, args, next) => {
+    if (service === 'dynamodb' && JSON.stringify(args.input?.Key ?? {}).includes(`CHAT#${chatId}#`)) {
+      spent++;
+      await sleep(WRITE_HELD_MS);
+    }
+    return next(args);
+  });
+  const t0 = Date.now();
+  const turn = await api('POST', `/api/v1/widget/${widgetId}/chats/${chatId}/messages`, { key: null, headers: { origin, authorization: `Bearer ${token}` }, body: { content: 'When do you open?' } });
+  const clientMs = Date.now() - t0;
+  expect(turn.status).toBe(200);
+  expect(spent).toBe(1);
+  const figures = replyOf(turn);
+  expect(figures.e2e).toBeGreaterThanOrEqual(WRITE_HELD_MS);
+  expect(figures.e2e).toBeLessThanOrEqual(clientMs);
+  expect(figures.platform).toBeGreaterThanOrEqual(WRITE_HELD_MS);
+  expect(sum(figures)).toBe(figures.e2e);
+});

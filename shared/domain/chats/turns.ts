@@ -477,12 +477,14 @@ async function agentFor(item: ChatItem, read?: Promise<Agent | undefined>): Prom
   return agent;
 }
 
+/** How a turn was asked for: streamed (`listener`), answered whole with work after the answer (`afterAnswer`), and when it came in (`receivedMs`: the function received it; now by default). */
+export type TurnOptions = Partial<Pick<TurnRequest, 'listener' | 'afterAnswer' | 'receivedMs'>>;
+
 /**
  * One user message: a turn. 409 when the chat has ended, waits for tool results, or another turn won the race.
  * With a `listener` the turn streams (stream.ts): every refusal comes before `listener.started()`.
  */
-export async function sendMessage(orgId: string, chatId: string, content: string, listener?: ChatTurnListener, afterAnswer?: (task: AnswerTask) => void): Promise<ChatTurn> {
-  const receivedMs = Date.now();
+export async function sendMessage(orgId: string, chatId: string, content: string, { listener, afterAnswer, receivedMs = Date.now() }: TurnOptions = {}): Promise<ChatTurn> {
   const { item, stored, agent: agentRead } = await readTurn(orgId, chatId);
   const refused = refusal(item);
   if (refused) throw new ConflictError(refused, { id: chatId, status: item.status });
@@ -497,8 +499,7 @@ export async function sendMessage(orgId: string, chatId: string, content: string
 }
 
 /** The caller's answers to every pending `function` tool call; the turn goes on. */
-export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], listener?: ChatTurnListener, afterAnswer?: (task: AnswerTask) => void): Promise<ChatTurn> {
-  const receivedMs = Date.now();
+export async function submitToolResults(orgId: string, chatId: string, results: { tool_call_id: string; output: unknown }[], { listener, afterAnswer, receivedMs = Date.now() }: TurnOptions = {}): Promise<ChatTurn> {
   const { item, stored, agent: agentRead } = await readTurn(orgId, chatId);
   if (item.status !== 'requires_action') throw new ConflictError(item.status === 'ended' ? `The chat has ended (${item.end_reason})` : 'The chat has no pending tool calls', { id: chatId, status: item.status });
   const pending = new Map((item.pending_tool_calls ?? []).map((p: PendingToolCall) => [p.id, p]));

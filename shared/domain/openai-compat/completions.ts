@@ -276,8 +276,9 @@ function answerOf(out: TurnOutput) {
   return { text, toolCalls, usage, finish: toolCalls.length ? 'tool_calls' : 'stop' };
 }
 
-export async function chatCompletion(orgId: string, body: ChatCompletionBody): Promise<RawBody | StreamBody> {
-  const timer = new ReplyTimer();
+/** One completion; `receivedMs`: when the function received the request (Date.now()), where the reply's `e2e` starts. */
+export async function chatCompletion(orgId: string, body: ChatCompletionBody, receivedMs = Date.now()): Promise<RawBody | StreamBody> {
+  const timer = new ReplyTimer(receivedMs);
   const { agent, resolved, id, run } = await prepare(orgId, body, timer);
   const created = Math.floor(clockNow().getTime() / 1000);
   if (!body.stream) {

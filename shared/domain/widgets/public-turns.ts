@@ -1,6 +1,5 @@
 import type { ChatTurn } from '../chats/schemas';
-import type { AnswerTask } from '../../after-answer';
-import { sendMessage, submitToolResults } from '../chats/turns';
+import { sendMessage, submitToolResults, type TurnOptions } from '../chats/turns';
 import { streamChatTurn } from '../chats/stream';
 import type { StreamBody } from '../common/stream-body';
 import { spendChatTurn, spendDailyMessage } from './abuse-limits';
@@ -15,19 +14,22 @@ export interface WidgetStream {
   requestId?: string;
 }
 
-/** One visitor message: a turn, counted against the chat's allowance and the widget's daily budget (429). */
-export async function sendWidgetMessage(call: PublicCall, chatId: string, content: string, stream?: WidgetStream, afterAnswer?: (task: AnswerTask) => void): Promise<ChatTurn | StreamBody> {
+/**
+ * One visitor message: a turn, counted against the chat's allowance and the widget's daily budget (429).
+ * Its replies' `e2e` starts when the function received it (`receivedMs`), before those admission writes.
+ */
+export async function sendWidgetMessage(call: PublicCall, chatId: string, content: string, stream?: WidgetStream, { afterAnswer, receivedMs = Date.now() }: Omit<TurnOptions, 'listener'> = {}): Promise<ChatTurn | StreamBody> {
   const { orgId, widget } = await admitChatCall(call, chatId);
   await spendChatTurn(chatId);
   await spendDailyMessage(call.widgetId, widget.daily_message_limit ?? DEFAULT_DAILY_MESSAGE_LIMIT);
-  if (stream) return streamChatTurn((listener) => sendMessage(orgId, chatId, content, listener), { successMessage: 'Message answered', requestId: stream.requestId, view: turnView, showTools: false });
-  return turnView(await sendMessage(orgId, chatId, content, undefined, afterAnswer));
+  if (stream) return streamChatTurn((listener) => sendMessage(orgId, chatId, content, { listener, receivedMs }), { successMessage: 'Message answered', requestId: stream.requestId, view: turnView, showTools: false });
+  return turnView(await sendMessage(orgId, chatId, content, { afterAnswer, receivedMs }));
 }
 
 /** The page's answers to the chat's pending `function` tool calls: a turn too, counted against the chat's allowance (429). */
-export async function submitWidgetToolResults(call: PublicCall, chatId: string, results: { tool_call_id: string; output: unknown }[], stream?: WidgetStream, afterAnswer?: (task: AnswerTask) => void): Promise<ChatTurn | StreamBody> {
+export async function submitWidgetToolResults(call: PublicCall, chatId: string, results: { tool_call_id: string; output: unknown }[], stream?: WidgetStream, { afterAnswer, receivedMs = Date.now() }: Omit<TurnOptions, 'listener'> = {}): Promise<ChatTurn | StreamBody> {
   const { orgId } = await admitChatCall(call, chatId);
   await spendChatTurn(chatId);
-  if (stream) return streamChatTurn((listener) => submitToolResults(orgId, chatId, results, listener), { successMessage: 'Tool results accepted', requestId: stream.requestId, view: turnView, showTools: false });
-  return turnView(await submitToolResults(orgId, chatId, results, undefined, afterAnswer));
+  if (stream) return streamChatTurn((listener) => submitToolResults(orgId, chatId, results, { listener, receivedMs }), { successMessage: 'Tool results accepted', requestId: stream.requestId, view: turnView, showTools: false });
+  return turnView(await submitToolResults(orgId, chatId, results, { afterAnswer, receivedMs }));
 }
